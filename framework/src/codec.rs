@@ -1,0 +1,584 @@
+//! Packet sections and their codec.
+//!
+//! A packet body is a sequence of sections, one per entity:
+//!
+//! ```text
+//! section := varint(net_id) varint(len) payload[len]
+//! ```
+//!
+//! The payload is whatever the entity's controller wrote with a [`SectionWriter`]; the
+//! reader hands it back as a [`Section`]. Because every section carries its own length, a
+//! reader skips a section it cannot apply (an unknown entity, a payload its controller
+//! rejects) and keeps going. Only a broken frame (a length running past the end of the
+//! packet, a malformed varint) stops the walk, since nothing after it can be trusted.
+//!
+//! Reading borrows from the input and never allocates; every length is checked against the
+//! bytes that are actually there before it is used.
+
+use crate::{Error, NetId, Quat, Vec3};
+
+/// The largest payload a single section may carry. A section must fit in one datagram.
+pub const MAX_SECTION_LEN: usize = 1024;
+
+/// Appends `v` as an unsigned LEB128 varint.
+pub fn put_varint(out: &mut Vec<u8>, mut v: u64) {
+    while v >= 0x80 {
+        out.push((v as u8) | 0x80);
+        v >>= 7;
+    }
+    out.push(v as u8);
+}
+
+/// Reads an unsigned LEB128 varint of at most `max_bytes` bytes from the front of `input`.
+/// Returns the value and the number of bytes it took.
+fn get_varint(input: &[u8], max_bytes: usize) -> Result<(u64, usize), Error> {
+    let mut v: u64 = 0;
+    for (i, &b) in input.iter().enumerate().take(max_bytes) {
+        v |= u64::from(b & 0x7f) << (7 * i);
+        if b & 0x80 == 0 {
+            return Ok((v, i + 1));
+        }
+    }
+    if input.len() < max_bytes {
+        Err(Error::Truncated {
+            needed: 1,
+            remaining: 0,
+        })
+    } else {
+        Err(Error::BadVarint)
+    }
+}
+
+/// Reads a varint that must fit in a `u32` (at most 5 bytes).
+fn get_varint_u32(input: &[u8]) -> Result<(u32, usize), Error> {
+    let (v, n) = get_varint(input, 5)?;
+    let v = u32::try_from(v).map_err(|_| Error::BadVarint)?;
+    Ok((v, n))
+}
+
+/// Writes the payload of one section. Controllers get one in their server path.
+///
+/// All multi-byte values are little-endian. The quantizing helpers (`pos_mm`, `quat`,
+/// `vec3_bounded`) trade a little precision for a lot of bandwidth; a reader must use the
+/// matching `SectionReader` method.
+#[derive(Debug)]
+pub struct SectionWriter<'a> {
+    buf: &'a mut Vec<u8>,
+}
+
+impl<'a> SectionWriter<'a> {
+    /// A writer appending to `buf`.
+    pub fn new(buf: &'a mut Vec<u8>) -> Self {
+        SectionWriter { buf }
+    }
+
+    /// Bytes written so far.
+    pub fn len(&self) -> usize {
+        self.buf.len()
+    }
+
+    /// Whether nothing has been written. An empty section is not sent at all.
+    pub fn is_empty(&self) -> bool {
+        self.buf.is_empty()
+    }
+
+    /// One byte.
+    pub fn u8(&mut self, v: u8) {
+        self.buf.push(v);
+    }
+
+    /// A bool as one byte.
+    pub fn bool(&mut self, v: bool) {
+        self.buf.push(u8::from(v));
+    }
+
+    /// A little-endian `u16`.
+    pub fn u16(&mut self, v: u16) {
+        self.buf.extend_from_slice(&v.to_le_bytes());
+    }
+
+    /// A little-endian `u32`.
+    pub fn u32(&mut self, v: u32) {
+        self.buf.extend_from_slice(&v.to_le_bytes());
+    }
+
+    /// A little-endian `u64`.
+    pub fn u64(&mut self, v: u64) {
+        self.buf.extend_from_slice(&v.to_le_bytes());
+    }
+
+    /// An unsigned varint.
+    pub fn varint(&mut self, v: u64) {
+        put_varint(self.buf, v);
+    }
+
+    /// A full-precision `f32` (4 bytes).
+    pub fn f32(&mut self, v: f32) {
+        self.buf.extend_from_slice(&v.to_le_bytes());
+    }
+
+    /// A full-precision vector (12 bytes).
+    pub fn vec3(&mut self, v: Vec3) {
+        self.f32(v.x);
+        self.f32(v.y);
+        self.f32(v.z);
+    }
+
+    /// A full-precision rotation (16 bytes).
+    pub fn quat_exact(&mut self, q: Quat) {
+        self.f32(q.x);
+        self.f32(q.y);
+        self.f32(q.z);
+        self.f32(q.w);
+    }
+
+    /// A position quantized to whole millimetres (12 bytes, ±2147 km range; NaN writes 0).
+    pub fn pos_mm(&mut self, p: Vec3) {
+        for c in [p.x, p.y, p.z] {
+            // `as` saturates and maps NaN to 0, which is what we want on the sending side.
+            self.buf
+                .extend_from_slice(&((c * 1000.0).round() as i32).to_le_bytes());
+        }
+    }
+
+    /// A rotation in "smallest three" form: the index of the largest component and the
+    /// other three as 16-bit fixed point (7 bytes, error below 2e-5 per component).
+    pub fn quat(&mut self, q: Quat) {
+        let q = if q.is_finite() && q.length_squared() > 0.0 {
+            q.normalize()
+        } else {
+            Quat::IDENTITY
+        };
+        let c = [q.x, q.y, q.z, q.w];
+        let mut largest = 0;
+        for i in 1..4 {
+            if c[i].abs() > c[largest].abs() {
+                largest = i;
+            }
+        }
+        let sign = if c[largest] < 0.0 { -1.0 } else { 1.0 };
+        self.u8(largest as u8);
+        for (i, v) in c.iter().enumerate() {
+            if i != largest {
+                let scaled = (v * sign * QUAT_SCALE).round() as i16;
+                self.buf.extend_from_slice(&scaled.to_le_bytes());
+            }
+        }
+    }
+
+    /// A vector whose components lie in `[-max, max]`, as three 16-bit fixed-point values
+    /// (6 bytes). Components outside the range are clamped.
+    pub fn vec3_bounded(&mut self, v: Vec3, max: f32) {
+        for c in [v.x, v.y, v.z] {
+            let q = (c / max).clamp(-1.0, 1.0) * f32::from(i16::MAX);
+            self.buf
+                .extend_from_slice(&(q.round() as i16).to_le_bytes());
+        }
+    }
+
+    /// Raw bytes, prefixed by their length as a varint.
+    pub fn bytes(&mut self, b: &[u8]) {
+        self.varint(b.len() as u64);
+        self.buf.extend_from_slice(b);
+    }
+}
+
+/// `i16::MAX * sqrt(2)`: the three smaller components of a unit quaternion lie in
+/// `[-1/sqrt(2), 1/sqrt(2)]`.
+const QUAT_SCALE: f32 = 32767.0 * std::f32::consts::SQRT_2;
+
+/// One entity's section of a received packet: read-only bytes and the id they are for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Section<'a> {
+    /// The entity this section is for.
+    pub net_id: NetId,
+    /// What its controller wrote.
+    pub payload: &'a [u8],
+}
+
+impl<'a> Section<'a> {
+    /// A cursor over the payload.
+    pub fn reader(&self) -> SectionReader<'a> {
+        SectionReader::new(self.payload)
+    }
+}
+
+/// A bounded cursor over a section's payload. Every read checks the bytes left first, and
+/// float reads refuse NaN and infinities, so a forged section cannot poison the physics.
+#[derive(Debug, Clone)]
+pub struct SectionReader<'a> {
+    rest: &'a [u8],
+}
+
+impl<'a> SectionReader<'a> {
+    /// A reader over `bytes`.
+    pub fn new(bytes: &'a [u8]) -> Self {
+        SectionReader { rest: bytes }
+    }
+
+    /// Bytes not read yet.
+    pub fn remaining(&self) -> usize {
+        self.rest.len()
+    }
+
+    /// Fails with [`Error::TrailingBytes`] unless everything was read. Call it after the
+    /// last read to reject sections that are longer than their kind writes.
+    pub fn finish(&self) -> Result<(), Error> {
+        if self.rest.is_empty() {
+            Ok(())
+        } else {
+            Err(Error::TrailingBytes(self.rest.len()))
+        }
+    }
+
+    fn take<const N: usize>(&mut self) -> Result<[u8; N], Error> {
+        match self.rest.split_first_chunk::<N>() {
+            Some((head, tail)) => {
+                self.rest = tail;
+                Ok(*head)
+            }
+            None => Err(Error::Truncated {
+                needed: N,
+                remaining: self.rest.len(),
+            }),
+        }
+    }
+
+    /// One byte.
+    pub fn u8(&mut self) -> Result<u8, Error> {
+        Ok(self.take::<1>()?[0])
+    }
+
+    /// A bool; any byte other than 0 or 1 is an error.
+    pub fn bool(&mut self) -> Result<bool, Error> {
+        match self.u8()? {
+            0 => Ok(false),
+            1 => Ok(true),
+            _ => Err(Error::InvalidValue("bool out of range")),
+        }
+    }
+
+    /// A little-endian `u16`.
+    pub fn u16(&mut self) -> Result<u16, Error> {
+        Ok(u16::from_le_bytes(self.take()?))
+    }
+
+    /// A little-endian `u32`.
+    pub fn u32(&mut self) -> Result<u32, Error> {
+        Ok(u32::from_le_bytes(self.take()?))
+    }
+
+    /// A little-endian `u64`.
+    pub fn u64(&mut self) -> Result<u64, Error> {
+        Ok(u64::from_le_bytes(self.take()?))
+    }
+
+    /// An unsigned varint (at most 10 bytes).
+    pub fn varint(&mut self) -> Result<u64, Error> {
+        let (v, n) = get_varint(self.rest, 10)?;
+        self.rest = &self.rest[n..];
+        Ok(v)
+    }
+
+    /// A finite `f32`.
+    pub fn f32(&mut self) -> Result<f32, Error> {
+        let v = f32::from_le_bytes(self.take()?);
+        if v.is_finite() {
+            Ok(v)
+        } else {
+            Err(Error::InvalidValue("non-finite float"))
+        }
+    }
+
+    /// A full-precision vector.
+    pub fn vec3(&mut self) -> Result<Vec3, Error> {
+        Ok(Vec3::new(self.f32()?, self.f32()?, self.f32()?))
+    }
+
+    /// A full-precision rotation, normalised; a zero quaternion is an error.
+    pub fn quat_exact(&mut self) -> Result<Quat, Error> {
+        let q = Quat::from_xyzw(self.f32()?, self.f32()?, self.f32()?, self.f32()?);
+        let len2 = q.length_squared();
+        if !(len2 > 1e-6 && len2.is_finite()) {
+            return Err(Error::InvalidValue("degenerate quaternion"));
+        }
+        Ok(q.normalize())
+    }
+
+    /// A position written by [`SectionWriter::pos_mm`].
+    pub fn pos_mm(&mut self) -> Result<Vec3, Error> {
+        let mut c = [0.0f32; 3];
+        for v in &mut c {
+            *v = i32::from_le_bytes(self.take()?) as f32 / 1000.0;
+        }
+        Ok(Vec3::new(c[0], c[1], c[2]))
+    }
+
+    /// A rotation written by [`SectionWriter::quat`].
+    pub fn quat(&mut self) -> Result<Quat, Error> {
+        let largest = usize::from(self.u8()?);
+        if largest > 3 {
+            return Err(Error::InvalidValue("quaternion component index"));
+        }
+        let mut c = [0.0f32; 4];
+        let mut sum = 0.0;
+        for (i, v) in c.iter_mut().enumerate() {
+            if i != largest {
+                *v = f32::from(i16::from_le_bytes(self.take()?)) / QUAT_SCALE;
+                sum += *v * *v;
+            }
+        }
+        c[largest] = (1.0 - sum).max(0.0).sqrt();
+        Ok(Quat::from_xyzw(c[0], c[1], c[2], c[3]).normalize())
+    }
+
+    /// A vector written by [`SectionWriter::vec3_bounded`] with the same `max`.
+    pub fn vec3_bounded(&mut self, max: f32) -> Result<Vec3, Error> {
+        let mut c = [0.0f32; 3];
+        for v in &mut c {
+            *v = f32::from(i16::from_le_bytes(self.take()?)) / f32::from(i16::MAX) * max;
+        }
+        Ok(Vec3::new(c[0], c[1], c[2]))
+    }
+
+    /// Bytes written by [`SectionWriter::bytes`], borrowed from the input.
+    pub fn bytes(&mut self) -> Result<&'a [u8], Error> {
+        let len = self.varint()?;
+        let len = usize::try_from(len).map_err(|_| Error::InvalidValue("length"))?;
+        if len > self.rest.len() {
+            return Err(Error::Truncated {
+                needed: len,
+                remaining: self.rest.len(),
+            });
+        }
+        let (head, tail) = self.rest.split_at(len);
+        self.rest = tail;
+        Ok(head)
+    }
+}
+
+/// Builds a packet body: a sequence of sections.
+#[derive(Debug, Default, Clone)]
+pub struct PacketWriter {
+    buf: Vec<u8>,
+    scratch: Vec<u8>,
+    sections: usize,
+}
+
+impl PacketWriter {
+    /// An empty packet.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Forgets every section, keeping the allocations.
+    pub fn clear(&mut self) {
+        self.buf.clear();
+        self.sections = 0;
+    }
+
+    /// Appends the section `write` produces for `net_id`. An empty section is not appended;
+    /// one longer than [`MAX_SECTION_LEN`] is refused. Returns the payload length written.
+    pub fn section(
+        &mut self,
+        net_id: NetId,
+        write: impl FnOnce(&mut SectionWriter<'_>),
+    ) -> Result<usize, Error> {
+        self.scratch.clear();
+        write(&mut SectionWriter::new(&mut self.scratch));
+        let len = self.scratch.len();
+        if len > MAX_SECTION_LEN {
+            return Err(Error::SectionTooLong {
+                len,
+                max: MAX_SECTION_LEN,
+            });
+        }
+        if len > 0 {
+            put_varint(&mut self.buf, u64::from(net_id.0));
+            put_varint(&mut self.buf, len as u64);
+            self.buf.extend_from_slice(&self.scratch);
+            self.sections += 1;
+        }
+        Ok(len)
+    }
+
+    /// Appends an already-encoded section (for forwarding what a peer sent).
+    pub fn raw_section(&mut self, section: Section<'_>) -> Result<(), Error> {
+        if section.payload.len() > MAX_SECTION_LEN {
+            return Err(Error::SectionTooLong {
+                len: section.payload.len(),
+                max: MAX_SECTION_LEN,
+            });
+        }
+        if !section.payload.is_empty() {
+            put_varint(&mut self.buf, u64::from(section.net_id.0));
+            put_varint(&mut self.buf, section.payload.len() as u64);
+            self.buf.extend_from_slice(section.payload);
+            self.sections += 1;
+        }
+        Ok(())
+    }
+
+    /// The encoded packet body.
+    pub fn as_bytes(&self) -> &[u8] {
+        &self.buf
+    }
+
+    /// How many sections it holds.
+    pub fn section_count(&self) -> usize {
+        self.sections
+    }
+}
+
+/// Walks the sections of a packet body.
+///
+/// Yields `Ok(section)` for each well-framed section. On a framing error it yields that
+/// error once and then ends: the bytes after a broken frame cannot be located.
+#[derive(Debug, Clone)]
+pub struct PacketReader<'a> {
+    rest: &'a [u8],
+    failed: bool,
+}
+
+impl<'a> PacketReader<'a> {
+    /// A reader over a packet body.
+    pub fn new(bytes: &'a [u8]) -> Self {
+        PacketReader {
+            rest: bytes,
+            failed: false,
+        }
+    }
+
+    fn next_section(&mut self) -> Result<Section<'a>, Error> {
+        let (id, n) = get_varint_u32(self.rest)?;
+        let after_id = &self.rest[n..];
+        let (len, m) = get_varint_u32(after_id)?;
+        let len = len as usize;
+        if len > MAX_SECTION_LEN {
+            return Err(Error::SectionTooLong {
+                len,
+                max: MAX_SECTION_LEN,
+            });
+        }
+        let body = &after_id[m..];
+        if len > body.len() {
+            return Err(Error::Truncated {
+                needed: len,
+                remaining: body.len(),
+            });
+        }
+        let (payload, tail) = body.split_at(len);
+        self.rest = tail;
+        Ok(Section {
+            net_id: NetId(id),
+            payload,
+        })
+    }
+}
+
+impl<'a> Iterator for PacketReader<'a> {
+    type Item = Result<Section<'a>, Error>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.failed || self.rest.is_empty() {
+            return None;
+        }
+        let r = self.next_section();
+        if r.is_err() {
+            self.failed = true;
+        }
+        Some(r)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn varint_roundtrip_and_limits() {
+        for v in [0u64, 1, 127, 128, 300, u32::MAX as u64, u64::MAX] {
+            let mut b = Vec::new();
+            put_varint(&mut b, v);
+            assert_eq!(get_varint(&b, 10).unwrap(), (v, b.len()));
+        }
+        // Six continuation bytes cannot be a u32.
+        assert_eq!(get_varint_u32(&[0x80; 6]), Err(Error::BadVarint));
+        // A value over u32::MAX in five bytes is refused too.
+        assert_eq!(
+            get_varint_u32(&[0xff, 0xff, 0xff, 0xff, 0x7f]),
+            Err(Error::BadVarint)
+        );
+        assert!(matches!(
+            get_varint_u32(&[0x80]),
+            Err(Error::Truncated { .. })
+        ));
+    }
+
+    #[test]
+    fn quantizers_roundtrip_within_their_precision() {
+        let mut buf = Vec::new();
+        let mut w = SectionWriter::new(&mut buf);
+        let p = Vec3::new(1.23456, -9.8765, 1000.0004);
+        let q = Quat::from_euler(crate::glam::EulerRot::XYZ, 0.3, -2.1, 1.4);
+        let v = Vec3::new(3.0, -49.0, 100.0);
+        w.pos_mm(p);
+        w.quat(q);
+        w.quat(-q);
+        w.vec3_bounded(v, 50.0);
+        assert_eq!(buf.len(), 12 + 7 + 7 + 6);
+        let mut r = SectionReader::new(&buf);
+        assert!((r.pos_mm().unwrap() - p).abs().max_element() <= 0.0005);
+        for _ in 0..2 {
+            let back = r.quat().unwrap();
+            assert!(back.dot(q).abs() > 0.99999, "{back:?} vs {q:?}");
+        }
+        let vb = r.vec3_bounded(50.0).unwrap();
+        assert!((vb - Vec3::new(3.0, -49.0, 50.0)).abs().max_element() < 0.002);
+        r.finish().unwrap();
+    }
+
+    #[test]
+    fn reader_refuses_non_finite_floats_and_bad_bools() {
+        let mut r = SectionReader::new(&[0, 0, 0xc0, 0x7f]);
+        assert_eq!(r.f32(), Err(Error::InvalidValue("non-finite float")));
+        assert!(SectionReader::new(&[2]).bool().is_err());
+        assert!(SectionReader::new(&[9, 0, 0, 0, 0, 0, 0]).quat().is_err());
+    }
+
+    #[test]
+    fn packet_roundtrip_skips_empty_sections() {
+        let mut p = PacketWriter::new();
+        p.section(NetId(1), |w| w.u32(7)).unwrap();
+        p.section(NetId(2), |_| {}).unwrap();
+        p.section(NetId(300), |w| w.bytes(b"hey")).unwrap();
+        assert_eq!(p.section_count(), 2);
+        let got: Vec<_> = PacketReader::new(p.as_bytes())
+            .collect::<Result<_, _>>()
+            .unwrap();
+        assert_eq!(got.len(), 2);
+        assert_eq!(got[0].net_id, NetId(1));
+        assert_eq!(got[0].reader().u32().unwrap(), 7);
+        assert_eq!(got[1].net_id, NetId(300));
+        assert_eq!(got[1].reader().bytes().unwrap(), b"hey");
+    }
+
+    #[test]
+    fn oversized_sections_are_refused_on_both_sides() {
+        let mut p = PacketWriter::new();
+        let r = p.section(NetId(1), |w| {
+            for _ in 0..=MAX_SECTION_LEN {
+                w.u8(0)
+            }
+        });
+        assert!(matches!(r, Err(Error::SectionTooLong { .. })));
+        assert!(p.as_bytes().is_empty());
+        let mut forged = Vec::new();
+        put_varint(&mut forged, 1);
+        put_varint(&mut forged, 5000);
+        forged.resize(forged.len() + 5000, 0);
+        let mut it = PacketReader::new(&forged);
+        assert!(matches!(it.next(), Some(Err(Error::SectionTooLong { .. }))));
+        assert!(it.next().is_none());
+    }
+}

@@ -1,0 +1,244 @@
+//! The [`Controller`] trait: everything an entity does, in two paths.
+
+use crate::codec::{Section, SectionWriter};
+use crate::entity::{Entity, EntityRef};
+use crate::group::Slot;
+use crate::registry::KindRegistry;
+use crate::{EntityId, Error, KindId, NetId, Owner, Vec3};
+use rapier3d::prelude::{PhysicsWorld, RigidBody};
+use serde::Serialize;
+use std::any::Any;
+
+/// Everything an entity does.
+///
+/// * The **server path** ([`server_update`](Controller::server_update)) runs on the peer
+///   that has authority over the entity. It reads the entity and the world (it cannot change
+///   them) and writes what it decided into the entity's section of the outgoing packet.
+/// * The **client path** ([`client_update`](Controller::client_update)) runs on every peer,
+///   the authority included: the authority's own packet is looped back through it. With a
+///   section it applies it; without one it simulates the entity as well as it can.
+///
+/// Nothing changes an entity except its client path, so the same sections replayed through
+/// the same controllers give the same world, bit for bit.
+///
+/// The controller's own fields are its state (an input stream, a fuse timer). If they
+/// matter for determinism, implement [`save_state`](Controller::save_state) and
+/// [`load_state`](Controller::load_state) so snapshots carry them.
+pub trait Controller: Any + Send {
+    /// The server path: decide, and write the decision into `out`. Writing nothing sends no
+    /// section this frame (the client path then runs without one).
+    fn server_update(
+        &mut self,
+        me: EntityRef<'_>,
+        world: &WorldView<'_>,
+        out: &mut SectionWriter<'_>,
+    );
+
+    /// The client path: apply `section` if there is one, or simulate without it.
+    ///
+    /// Return an error if the section cannot be read; the group then counts it as a bad
+    /// section. Parse the whole section before changing anything, so a bad one changes
+    /// nothing.
+    fn client_update(
+        &mut self,
+        me: &mut Entity,
+        section: Option<Section<'_>>,
+        ctx: &mut ClientContext<'_>,
+    ) -> Result<(), Error>;
+
+    /// Appends the controller's own state for a snapshot. Stateless controllers keep the
+    /// default, which writes nothing.
+    fn save_state(&self, out: &mut Vec<u8>) {
+        let _ = out;
+    }
+
+    /// Restores what [`save_state`](Controller::save_state) wrote, on a controller freshly
+    /// built from the entity's spawn parameters.
+    fn load_state(&mut self, bytes: &[u8]) -> Result<(), Error> {
+        let _ = bytes;
+        Ok(())
+    }
+}
+
+/// A read-only view of the world, for server paths.
+#[derive(Clone, Copy)]
+pub struct WorldView<'a> {
+    pub(crate) slots: &'a [Slot],
+    pub(crate) order: &'a [(NetId, u32)],
+    pub(crate) physics: &'a PhysicsWorld,
+    pub(crate) tick: u64,
+    pub(crate) dt: f32,
+}
+
+impl<'a> WorldView<'a> {
+    /// The tick being computed (0 for the first frame).
+    pub fn tick(&self) -> u64 {
+        self.tick
+    }
+
+    /// The fixed timestep in seconds.
+    pub fn dt(&self) -> f32 {
+        self.dt
+    }
+
+    /// The whole physics world (bodies, colliders, scenery), read-only.
+    pub fn physics(&self) -> &'a PhysicsWorld {
+        self.physics
+    }
+
+    /// An entity by local id.
+    pub fn get(&self, id: EntityId) -> Option<EntityRef<'a>> {
+        let slot = self.slots.get(id.index as usize)?;
+        if slot.generation != id.generation {
+            return None;
+        }
+        entity_ref(slot, self.physics)
+    }
+
+    /// An entity by network id.
+    pub fn by_net(&self, net: NetId) -> Option<EntityRef<'a>> {
+        let i = self.order.binary_search_by_key(&net, |e| e.0).ok()?;
+        entity_ref(&self.slots[self.order[i].1 as usize], self.physics)
+    }
+
+    /// Every entity, in network-id order.
+    pub fn iter(&self) -> impl Iterator<Item = EntityRef<'a>> + 'a {
+        let slots = self.slots;
+        let physics = self.physics;
+        self.order
+            .iter()
+            .filter_map(move |&(_, i)| entity_ref(&slots[i as usize], physics))
+    }
+}
+
+pub(crate) fn entity_ref<'a>(slot: &'a Slot, physics: &'a PhysicsWorld) -> Option<EntityRef<'a>> {
+    let entity = slot.entity.as_ref()?;
+    let body = physics.bodies.get(entity.body)?;
+    Some(EntityRef { entity, body })
+}
+
+/// A client-side effect a client path emitted: something to show or play, not to simulate
+/// ("sparks at p", "flash at p"). The renderer drains them after each frame.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Effect {
+    /// What kind of effect, as the game names it.
+    pub name: &'static str,
+    /// Where.
+    pub at: Vec3,
+    /// How strong (the game decides the unit).
+    pub strength: f32,
+    /// The entity that emitted it.
+    pub source: NetId,
+}
+
+/// A spawn asked for by a client path, carried out after the client pass by whoever has
+/// the authority to assign network ids.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SpawnRequest {
+    /// The kind to spawn.
+    pub kind: KindId,
+    /// Its spawn parameters, encoded.
+    pub params: Vec<u8>,
+    /// Who will own it.
+    pub owner: Owner,
+    /// The entity whose client path asked.
+    pub requested_by: NetId,
+}
+
+/// What a client path asked the group to do once the pass is over.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Command {
+    /// Spawn an entity.
+    Spawn(SpawnRequest),
+    /// Despawn an entity.
+    Despawn(EntityId),
+}
+
+/// What a client path may touch besides its entity: the entity's rigid body, the frame's
+/// time, and the queues for spawns, despawns and effects.
+pub struct ClientContext<'a> {
+    pub(crate) body: &'a mut RigidBody,
+    pub(crate) me: EntityId,
+    pub(crate) net_id: NetId,
+    pub(crate) owner: Owner,
+    pub(crate) tick: u64,
+    pub(crate) dt: f32,
+    pub(crate) registry: &'a KindRegistry,
+    pub(crate) commands: &'a mut Vec<Command>,
+    pub(crate) effects: &'a mut Vec<Effect>,
+}
+
+impl ClientContext<'_> {
+    /// The entity's rigid body, read-only.
+    pub fn body(&self) -> &RigidBody {
+        self.body
+    }
+
+    /// The entity's rigid body, to apply forces and velocities or set its pose.
+    pub fn body_mut(&mut self) -> &mut RigidBody {
+        self.body
+    }
+
+    /// The tick being computed.
+    pub fn tick(&self) -> u64 {
+        self.tick
+    }
+
+    /// The fixed timestep in seconds.
+    pub fn dt(&self) -> f32 {
+        self.dt
+    }
+
+    /// Sets the linear velocity (and wakes the body).
+    pub fn set_linvel(&mut self, v: Vec3) {
+        self.body.set_linvel(v, true);
+    }
+
+    /// Applies an impulse at the centre of mass (and wakes the body).
+    pub fn apply_impulse(&mut self, impulse: Vec3) {
+        self.body.apply_impulse(impulse, true);
+    }
+
+    /// Adds a force for the next physics step (and wakes the body).
+    pub fn add_force(&mut self, force: Vec3) {
+        self.body.add_force(force, true);
+    }
+
+    /// Emits a client-side effect.
+    pub fn effect(&mut self, name: &'static str, at: Vec3, strength: f32) {
+        self.effects.push(Effect {
+            name,
+            at,
+            strength,
+            source: self.net_id,
+        });
+    }
+
+    /// Asks for an entity of kind `kind_name` owned by this entity's owner. On the
+    /// authority the spawn happens after the client pass; on a client the request waits for
+    /// the network layer to send it up.
+    pub fn spawn<P: Serialize>(&mut self, kind_name: &str, params: &P) -> Result<(), Error> {
+        let kind = self
+            .registry
+            .id_of(kind_name)
+            .ok_or_else(|| Error::UnknownKindName(kind_name.to_owned()))?;
+        let params = crate::registry::encode_params(kind, params)?;
+        self.commands.push(Command::Spawn(SpawnRequest {
+            kind,
+            params,
+            owner: self.owner,
+            requested_by: self.net_id,
+        }));
+        Ok(())
+    }
+
+    /// Asks for this entity to be despawned after the pass.
+    pub fn despawn_self(&mut self) {
+        self.commands.push(Command::Despawn(self.me));
+    }
+
+    /// Asks for another entity to be despawned after the pass.
+    pub fn despawn(&mut self, id: EntityId) {
+        self.commands.push(Command::Despawn(id));
+    }
+}

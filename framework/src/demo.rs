@@ -1,0 +1,293 @@
+//! Three example controller kinds that show the API, used by the tests, the benchmark and
+//! the README:
+//!
+//! * [`CRATE`]: a box that only carries its pose ([`PoseCarrier`]);
+//! * [`BALL`]: a bouncing ball that also emits a `"sparks"` effect on hard impacts ([`Ball`]);
+//! * [`MOVER`]: a box pushed around by a seeded input stream ([`Mover`]).
+//!
+//! [`register`] adds all three to a registry.
+
+use crate::codec::{Section, SectionWriter};
+use crate::pose::PoseState;
+use crate::prelude::*;
+use rapier3d::prelude::{Collider, RigidBody};
+use serde::{Deserialize, Serialize};
+
+/// Kind name of [`PoseCarrier`] boxes.
+pub const CRATE: &str = "demo.crate";
+/// Kind name of [`Ball`]s.
+pub const BALL: &str = "demo.ball";
+/// Kind name of [`Mover`]s.
+pub const MOVER: &str = "demo.mover";
+
+/// How far (metres) a peer's body may drift from the authority's before it is corrected.
+/// Two millimetres: four times the quantization step, so the authority's own looped-back
+/// state never corrects it.
+pub const CORRECTION_TOLERANCE: f32 = 0.002;
+
+/// Spawn parameters of a [`CRATE`].
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct CrateParams {
+    /// Where its centre starts.
+    pub pos: [f32; 3],
+    /// Half its size.
+    pub half_extents: [f32; 3],
+    /// Its colour.
+    pub color: [u8; 4],
+    /// Whether it may fall asleep when still (benchmarks keep it awake).
+    pub can_sleep: bool,
+}
+
+/// Spawn parameters of a [`BALL`].
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct BallParams {
+    /// Where its centre starts.
+    pub pos: [f32; 3],
+    /// Its radius.
+    pub radius: f32,
+    /// How bouncy (0 to 1).
+    pub restitution: f32,
+    /// Its colour.
+    pub color: [u8; 4],
+}
+
+/// Spawn parameters of a [`MOVER`].
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct MoverParams {
+    /// Where its centre starts.
+    pub pos: [f32; 3],
+    /// Half its size.
+    pub half_extents: [f32; 3],
+    /// The seed of its input stream.
+    pub seed: u64,
+    /// Its top horizontal speed, m/s.
+    pub speed: f32,
+    /// Ticks between changes of direction.
+    pub period: u32,
+}
+
+/// A box that carries its pose: the authority writes it, everyone else is corrected to it
+/// when they drift. Without a section it lets the physics carry it.
+#[derive(Debug, Default)]
+pub struct PoseCarrier;
+
+impl Controller for PoseCarrier {
+    fn server_update(
+        &mut self,
+        me: EntityRef<'_>,
+        _world: &WorldView<'_>,
+        out: &mut SectionWriter<'_>,
+    ) {
+        PoseState::of(me.body()).write(out);
+    }
+
+    fn client_update(
+        &mut self,
+        _me: &mut Entity,
+        section: Option<Section<'_>>,
+        ctx: &mut ClientContext<'_>,
+    ) -> Result<(), Error> {
+        if let Some(s) = section {
+            let mut r = s.reader();
+            let state = PoseState::read(&mut r)?;
+            r.finish()?;
+            state.correct(ctx.body_mut(), CORRECTION_TOLERANCE);
+        }
+        Ok(())
+    }
+}
+
+/// A ball: carries its pose like [`PoseCarrier`], and emits `"sparks"` where its velocity
+/// changes sharply (a hard bounce). The last velocity it saw is its own state.
+#[derive(Debug, Default)]
+pub struct Ball {
+    last_linvel: Vec3,
+}
+
+impl Ball {
+    /// The velocity change (m/s within one tick) that makes sparks.
+    pub const SPARK_THRESHOLD: f32 = 3.0;
+}
+
+impl Controller for Ball {
+    fn server_update(
+        &mut self,
+        me: EntityRef<'_>,
+        _world: &WorldView<'_>,
+        out: &mut SectionWriter<'_>,
+    ) {
+        PoseState::of(me.body()).write(out);
+    }
+
+    fn client_update(
+        &mut self,
+        _me: &mut Entity,
+        section: Option<Section<'_>>,
+        ctx: &mut ClientContext<'_>,
+    ) -> Result<(), Error> {
+        if let Some(s) = section {
+            let mut r = s.reader();
+            let state = PoseState::read(&mut r)?;
+            r.finish()?;
+            state.correct(ctx.body_mut(), CORRECTION_TOLERANCE);
+        }
+        let v = ctx.body().linvel();
+        let jolt = (v - self.last_linvel).length();
+        if jolt > Self::SPARK_THRESHOLD {
+            let at = ctx.body().translation();
+            ctx.effect("sparks", at, jolt);
+        }
+        self.last_linvel = v;
+        Ok(())
+    }
+
+    fn save_state(&self, out: &mut Vec<u8>) {
+        SectionWriter::new(out).vec3(self.last_linvel);
+    }
+
+    fn load_state(&mut self, bytes: &[u8]) -> Result<(), Error> {
+        let mut r = crate::codec::SectionReader::new(bytes);
+        self.last_linvel = r.vec3()?;
+        r.finish()
+    }
+}
+
+/// A box driven by a seeded input stream. Its server path draws a new horizontal target
+/// velocity every `period` ticks and sends it; its client path drives the body at the last
+/// target it heard of (so without a section it keeps going the way it was going).
+#[derive(Debug)]
+pub struct Mover {
+    rng: SeededRng,
+    speed: f32,
+    period: u32,
+    countdown: u32,
+    decided: Vec3,
+    target: Vec3,
+}
+
+impl Mover {
+    /// A mover with its own input stream.
+    pub fn new(seed: u64, speed: f32, period: u32) -> Self {
+        Mover {
+            rng: SeededRng::new(seed),
+            speed,
+            period: period.max(1),
+            countdown: 0,
+            decided: Vec3::ZERO,
+            target: Vec3::ZERO,
+        }
+    }
+
+    /// The target velocity its client path is driving at.
+    pub fn target(&self) -> Vec3 {
+        self.target
+    }
+}
+
+impl Controller for Mover {
+    fn server_update(
+        &mut self,
+        _me: EntityRef<'_>,
+        _world: &WorldView<'_>,
+        out: &mut SectionWriter<'_>,
+    ) {
+        if self.countdown == 0 {
+            self.countdown = self.period;
+            let s = self.speed;
+            self.decided = Vec3::new(self.rng.range_f32(-s, s), 0.0, self.rng.range_f32(-s, s));
+        }
+        self.countdown -= 1;
+        out.vec3(self.decided);
+    }
+
+    fn client_update(
+        &mut self,
+        _me: &mut Entity,
+        section: Option<Section<'_>>,
+        ctx: &mut ClientContext<'_>,
+    ) -> Result<(), Error> {
+        if let Some(s) = section {
+            let mut r = s.reader();
+            let t = r.vec3()?;
+            r.finish()?;
+            if t.length() > 4.0 * self.speed.max(1.0) {
+                return Err(Error::InvalidValue("mover target too fast"));
+            }
+            self.target = t;
+        }
+        if self.target != Vec3::ZERO {
+            let v = ctx.body().linvel();
+            ctx.set_linvel(Vec3::new(self.target.x, v.y, self.target.z));
+        }
+        Ok(())
+    }
+
+    fn save_state(&self, out: &mut Vec<u8>) {
+        let mut w = SectionWriter::new(out);
+        w.u64(self.rng.state());
+        w.u32(self.countdown);
+        w.vec3(self.decided);
+        w.vec3(self.target);
+    }
+
+    fn load_state(&mut self, bytes: &[u8]) -> Result<(), Error> {
+        let mut r = crate::codec::SectionReader::new(bytes);
+        self.rng = SeededRng::from_state(r.u64()?);
+        self.countdown = r.u32()?;
+        self.decided = r.vec3()?;
+        self.target = r.vec3()?;
+        r.finish()
+    }
+}
+
+fn dynamic_at(pos: [f32; 3]) -> RigidBodyBuilder {
+    RigidBodyBuilder::dynamic().translation(Vec3::from_array(pos))
+}
+
+/// Registers [`CRATE`], [`BALL`] and [`MOVER`].
+pub fn register(registry: &mut KindRegistry) -> Result<(), Error> {
+    registry.register(CRATE, |p: &CrateParams| {
+        let [x, y, z] = p.half_extents;
+        Blueprint {
+            body: dynamic_at(p.pos).can_sleep(p.can_sleep).build(),
+            colliders: vec![ColliderBuilder::cuboid(x, y, z).build()],
+            visual: Visual {
+                shape: Shape::Cuboid {
+                    half_extents: p.half_extents,
+                },
+                color: p.color,
+            },
+            controller: Box::new(PoseCarrier),
+        }
+    })?;
+    registry.register(BALL, |p: &BallParams| Blueprint {
+        body: dynamic_at(p.pos).build(),
+        colliders: vec![
+            ColliderBuilder::ball(p.radius)
+                .restitution(p.restitution)
+                .build(),
+        ],
+        visual: Visual {
+            shape: Shape::Ball { radius: p.radius },
+            color: p.color,
+        },
+        controller: Box::new(Ball::default()),
+    })?;
+    registry.register(MOVER, |p: &MoverParams| {
+        let [x, y, z] = p.half_extents;
+        let body: RigidBody = dynamic_at(p.pos).lock_rotations().build();
+        let collider: Collider = ColliderBuilder::cuboid(x, y, z).friction(0.2).build();
+        Blueprint {
+            body,
+            colliders: vec![collider],
+            visual: Visual {
+                shape: Shape::Cuboid {
+                    half_extents: p.half_extents,
+                },
+                color: [230, 120, 40, 255],
+            },
+            controller: Box::new(Mover::new(p.seed, p.speed, p.period)),
+        }
+    })?;
+    Ok(())
+}

@@ -1,0 +1,105 @@
+//! Entities: a rigid body, its colliders, how it looks, and who owns it.
+
+use crate::{EntityId, KindId, NetId, Owner};
+use rapier3d::prelude::{RigidBody, RigidBodyHandle};
+use serde::{Deserialize, Serialize};
+
+/// The shape a renderer draws for an entity. The server never needs it.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub enum Shape {
+    /// A box with these half extents.
+    Cuboid {
+        /// Half the size along x, y and z.
+        half_extents: [f32; 3],
+    },
+    /// A sphere.
+    Ball {
+        /// Its radius.
+        radius: f32,
+    },
+    /// A capsule along the local y axis.
+    Capsule {
+        /// Half the length of the cylindrical part.
+        half_height: f32,
+        /// The radius of the caps and the cylinder.
+        radius: f32,
+    },
+}
+
+/// How an entity looks: a shape and an sRGB colour with alpha.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Visual {
+    /// What to draw.
+    pub shape: Shape,
+    /// Red, green, blue, alpha.
+    pub color: [u8; 4],
+}
+
+/// One thing in the world.
+///
+/// The rigid body and colliders live in the group's physics world; the entity holds their
+/// handle. An entity is only ever created by its group, together with its controller.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Entity {
+    pub(crate) id: EntityId,
+    pub(crate) net_id: NetId,
+    pub(crate) owner: Owner,
+    pub(crate) kind: KindId,
+    pub(crate) body: RigidBodyHandle,
+    /// How it looks. Its controller may change it (a crate that glows when hit).
+    pub visual: Visual,
+}
+
+impl Entity {
+    /// The local generational id.
+    pub fn id(&self) -> EntityId {
+        self.id
+    }
+
+    /// The id every peer uses.
+    pub fn net_id(&self) -> NetId {
+        self.net_id
+    }
+
+    /// Who runs its server path.
+    pub fn owner(&self) -> Owner {
+        self.owner
+    }
+
+    /// Its controller kind.
+    pub fn kind(&self) -> KindId {
+        self.kind
+    }
+
+    /// The handle of its rigid body in the group's physics world.
+    pub fn body_handle(&self) -> RigidBodyHandle {
+        self.body
+    }
+}
+
+/// A shared view of an entity and its body, as a server path and readers see it.
+#[derive(Debug, Clone, Copy)]
+pub struct EntityRef<'a> {
+    pub(crate) entity: &'a Entity,
+    pub(crate) body: &'a RigidBody,
+}
+
+impl<'a> EntityRef<'a> {
+    /// The entity's metadata.
+    pub fn entity(&self) -> &'a Entity {
+        self.entity
+    }
+
+    /// Its rigid body.
+    pub fn body(&self) -> &'a RigidBody {
+        self.body
+    }
+}
+
+impl std::ops::Deref for EntityRef<'_> {
+    type Target = Entity;
+
+    fn deref(&self) -> &Entity {
+        self.entity
+    }
+}

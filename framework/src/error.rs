@@ -1,0 +1,70 @@
+//! The framework's one error type.
+
+use crate::{EntityId, KindId, NetId};
+
+/// Everything that can go wrong in the `lanyard` framework.
+///
+/// Decoding errors carry only numbers and static text, so reporting a bad packet never
+/// allocates.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Error {
+    /// A read ran past the end of a section or packet.
+    #[error("truncated input: needed {needed} more bytes, {remaining} left")]
+    Truncated {
+        /// Bytes the read needed.
+        needed: usize,
+        /// Bytes that were left.
+        remaining: usize,
+    },
+    /// A varint was longer than its type allows.
+    #[error("malformed varint")]
+    BadVarint,
+    /// A value was decoded but is not acceptable (a NaN, an out-of-range index, ...).
+    #[error("invalid value: {0}")]
+    InvalidValue(&'static str),
+    /// A section declared a length larger than the framework allows.
+    #[error("section of {len} bytes exceeds the limit of {max}")]
+    SectionTooLong {
+        /// Declared length.
+        len: usize,
+        /// The limit ([`crate::codec::MAX_SECTION_LEN`]).
+        max: usize,
+    },
+    /// A controller's section reader left bytes unread: the section does not match its kind.
+    #[error("{0} trailing bytes left unread in a section")]
+    TrailingBytes(usize),
+    /// A kind name was registered twice.
+    #[error("controller kind '{0}' is already registered")]
+    DuplicateKind(String),
+    /// Two different names hash to the same kind id.
+    #[error("controller kind '{new}' has the same id as '{existing}'; rename one of them")]
+    KindIdCollision {
+        /// The name already registered.
+        existing: String,
+        /// The name being registered.
+        new: String,
+    },
+    /// A spawn named a kind that is not registered.
+    #[error("unknown controller kind {0}")]
+    UnknownKind(KindId),
+    /// A spawn named a kind name that is not registered.
+    #[error("unknown controller kind '{0}'")]
+    UnknownKindName(String),
+    /// Spawn parameters could not be encoded or decoded.
+    #[error("bad spawn parameters for {kind}: {reason}")]
+    BadSpawnParams {
+        /// The kind being spawned.
+        kind: KindId,
+        /// What the codec said.
+        reason: String,
+    },
+    /// No live entity has this id.
+    #[error("no entity {0}")]
+    NoSuchEntity(EntityId),
+    /// A network id is already in use by a live entity.
+    #[error("network id {0} is already in use")]
+    NetIdInUse(NetId),
+    /// A snapshot could not be read.
+    #[error("bad snapshot: {0}")]
+    BadSnapshot(String),
+}

@@ -1,0 +1,774 @@
+//! The [`EntityGroup`]: every entity, its controller and the physics world, and the frame
+//! that drives them.
+
+use crate::codec::{PacketReader, PacketWriter, Section};
+use crate::controller::{
+    ClientContext, Command, Controller, Effect, SpawnRequest, WorldView, entity_ref,
+};
+use crate::entity::{Entity, EntityRef};
+use crate::hash::StateHasher;
+use crate::registry::{KindRegistry, encode_params};
+use crate::{ClientId, EntityId, Error, KindId, NetId, Owner, Vec3};
+use rapier3d::prelude::{Collider, ColliderHandle, PhysicsWorld};
+use serde::{Deserialize, Serialize};
+use std::sync::Arc;
+
+/// Which side of the network a group is on. The same type serves both: the role only
+/// decides which entities it has authority over and who assigns network ids.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Role {
+    /// The server (or a listen-server host, or a standalone simulation): authority over
+    /// server-owned entities, assigns network ids, carries out spawns.
+    Server,
+    /// A client: authority over the entities this client owns; spawns it asks for wait for
+    /// the network layer to send them up.
+    Client(ClientId),
+}
+
+/// How a group simulates.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct GroupConfig {
+    /// The fixed physics timestep, in seconds.
+    pub dt: f32,
+    /// Gravity, in metres per second squared.
+    pub gravity: Vec3,
+    /// Server or client.
+    pub role: Role,
+    /// Whether [`EntityGroup::frame`] feeds the packet its server paths wrote back through
+    /// its own client paths. Always on in a real game; tests turn it off to show that
+    /// nothing moves without it.
+    pub loopback: bool,
+}
+
+impl Default for GroupConfig {
+    fn default() -> Self {
+        GroupConfig {
+            dt: 1.0 / 60.0,
+            gravity: Vec3::new(0.0, -9.81, 0.0),
+            role: Role::Server,
+            loopback: true,
+        }
+    }
+}
+
+/// Running totals of what the group refused or could not do. Nothing is dropped silently:
+/// every skipped section lands in one of these.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Counters {
+    /// Sections accepted for a client path.
+    pub sections_in: u64,
+    /// Sections for a network id no live entity has.
+    pub unknown_entity: u64,
+    /// Sections from a peer that does not own the entity.
+    pub not_owner: u64,
+    /// Sections a controller could not read.
+    pub bad_sections: u64,
+    /// Packets whose framing broke (the rest of such a packet is lost).
+    pub framing_errors: u64,
+    /// Sections a server path wrote over the size limit (not sent).
+    pub oversized_sections: u64,
+    /// Spawns that failed (unknown kind, bad parameters).
+    pub failed_spawns: u64,
+}
+
+/// What one frame did.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct FrameReport {
+    /// The tick this frame computed (the group's tick is one more afterwards).
+    pub tick: u64,
+    /// Sections the server paths wrote.
+    pub sections_written: usize,
+    /// Client paths that ran with a section.
+    pub sections_applied: usize,
+    /// Client paths that rejected their section.
+    pub bad_sections: usize,
+    /// Entities spawned after the client pass.
+    pub spawned: usize,
+    /// Entities despawned after the client pass.
+    pub despawned: usize,
+    /// Errors from carrying out commands (failed spawns).
+    pub errors: Vec<Error>,
+}
+
+/// What [`EntityGroup::receive_sections`] did with a packet.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ReceiveReport {
+    /// Sections queued for their entity's client path.
+    pub accepted: usize,
+    /// Sections for unknown network ids.
+    pub unknown_entity: usize,
+    /// Sections from a sender that does not own the entity.
+    pub not_owner: usize,
+    /// Whether the packet's framing broke (sections after the break were lost).
+    pub framing_error: bool,
+}
+
+pub(crate) struct Slot {
+    pub(crate) generation: u32,
+    pub(crate) entity: Option<Entity>,
+    /// The encoded spawn parameters, to rebuild the controller on restore and to tell late
+    /// joiners how to build the entity.
+    pub(crate) params: Vec<u8>,
+    /// The newest section received this frame: a range of `EntityGroup::inbox`.
+    pub(crate) pending: Option<(u32, u32)>,
+}
+
+/// All entities, their controllers and the physics world.
+///
+/// The frame without networking is [`frame`](EntityGroup::frame): run the server paths of
+/// every entity this group has authority over into one packet, loop that packet back
+/// through decode and the client paths, carry out spawns and despawns, step physics. The
+/// network layer drives the same steps one by one ([`write_sections`](Self::write_sections),
+/// [`receive_sections`](Self::receive_sections), [`run_client_paths`](Self::run_client_paths),
+/// [`apply_commands`](Self::apply_commands), [`step_physics`](Self::step_physics)).
+///
+/// Entities are iterated in network-id order everywhere, so two groups given the same
+/// history do the same work in the same order.
+pub struct EntityGroup {
+    registry: Arc<KindRegistry>,
+    config: GroupConfig,
+    physics: PhysicsWorld,
+    slots: Vec<Slot>,
+    controllers: Vec<Option<Box<dyn Controller>>>,
+    free: Vec<u32>,
+    /// Live entities sorted by network id: (net id, slot index).
+    order: Vec<(NetId, u32)>,
+    next_net_id: u32,
+    tick: u64,
+    outgoing: PacketWriter,
+    inbox: Vec<u8>,
+    commands: Vec<Command>,
+    effects: Vec<Effect>,
+    requests: Vec<SpawnRequest>,
+    counters: Counters,
+}
+
+impl std::fmt::Debug for EntityGroup {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("EntityGroup")
+            .field("config", &self.config)
+            .field("tick", &self.tick)
+            .field("entities", &self.order.len())
+            .field("counters", &self.counters)
+            .finish_non_exhaustive()
+    }
+}
+
+impl EntityGroup {
+    /// An empty world using the kinds in `registry`.
+    pub fn new(registry: Arc<KindRegistry>, config: GroupConfig) -> Self {
+        let mut physics = PhysicsWorld::default();
+        physics.gravity = config.gravity;
+        physics.integration_parameters.dt = config.dt;
+        EntityGroup {
+            registry,
+            config,
+            physics,
+            slots: Vec::new(),
+            controllers: Vec::new(),
+            free: Vec::new(),
+            order: Vec::new(),
+            next_net_id: 1,
+            tick: 0,
+            outgoing: PacketWriter::new(),
+            inbox: Vec::new(),
+            commands: Vec::new(),
+            effects: Vec::new(),
+            requests: Vec::new(),
+            counters: Counters::default(),
+        }
+    }
+
+    /// The registered kinds.
+    pub fn registry(&self) -> &Arc<KindRegistry> {
+        &self.registry
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &GroupConfig {
+        &self.config
+    }
+
+    /// Turns the self-loopback of [`frame`](Self::frame) on or off.
+    pub fn set_loopback(&mut self, on: bool) {
+        self.config.loopback = on;
+    }
+
+    /// Changes the fixed timestep.
+    pub fn set_dt(&mut self, dt: f32) {
+        self.config.dt = dt;
+        self.physics.integration_parameters.dt = dt;
+    }
+
+    /// Changes gravity.
+    pub fn set_gravity(&mut self, gravity: Vec3) {
+        self.config.gravity = gravity;
+        self.physics.gravity = gravity;
+    }
+
+    /// The next tick to be computed (the number of frames stepped so far).
+    pub fn tick(&self) -> u64 {
+        self.tick
+    }
+
+    /// Running totals of refused and failed work.
+    pub fn counters(&self) -> Counters {
+        self.counters
+    }
+
+    /// The number of live entities.
+    pub fn len(&self) -> usize {
+        self.order.len()
+    }
+
+    /// Whether there are no entities.
+    pub fn is_empty(&self) -> bool {
+        self.order.is_empty()
+    }
+
+    /// The physics world, read-only.
+    pub fn physics(&self) -> &PhysicsWorld {
+        &self.physics
+    }
+
+    /// Adds a fixed collider that belongs to no entity (floors, walls: the scenery).
+    /// Scenery is part of snapshots but not of the state hash.
+    pub fn add_scenery(&mut self, collider: impl Into<Collider>) -> ColliderHandle {
+        self.physics.insert_collider(collider, None)
+    }
+
+    /// The owner this group runs server paths for.
+    pub fn local_owner(&self) -> Owner {
+        match self.config.role {
+            Role::Server => Owner::Server,
+            Role::Client(c) => Owner::Client(c),
+        }
+    }
+
+    /// Whether this group runs the server path of entities owned by `owner`.
+    pub fn has_authority(&self, owner: Owner) -> bool {
+        owner == self.local_owner()
+    }
+
+    /// Spawns an entity of the kind registered as `kind_name`, with a new network id.
+    pub fn spawn<P: Serialize>(
+        &mut self,
+        kind_name: &str,
+        params: &P,
+        owner: Owner,
+    ) -> Result<EntityId, Error> {
+        let kind = self
+            .registry
+            .id_of(kind_name)
+            .ok_or_else(|| Error::UnknownKindName(kind_name.to_owned()))?;
+        let params = encode_params(kind, params)?;
+        self.spawn_encoded(kind, params, owner)
+    }
+
+    /// Spawns an entity from encoded parameters, with a new network id.
+    pub fn spawn_encoded(
+        &mut self,
+        kind: KindId,
+        params: Vec<u8>,
+        owner: Owner,
+    ) -> Result<EntityId, Error> {
+        let net = NetId(self.next_net_id);
+        self.insert_with_net_id(net, kind, params, owner)
+    }
+
+    /// The network id the next [`spawn`](Self::spawn) will use.
+    pub fn next_net_id(&self) -> NetId {
+        NetId(self.next_net_id)
+    }
+
+    /// Spawns an entity under a network id someone else assigned (a server's spawn message
+    /// on a client). Later local spawns use ids above it.
+    pub fn insert_with_net_id(
+        &mut self,
+        net: NetId,
+        kind: KindId,
+        params: Vec<u8>,
+        owner: Owner,
+    ) -> Result<EntityId, Error> {
+        let pos = match self.order.binary_search_by_key(&net, |e| e.0) {
+            Ok(_) => return Err(Error::NetIdInUse(net)),
+            Err(pos) => pos,
+        };
+        let bp = self.registry.build(kind, &params)?;
+        let body = self.physics.insert_body(bp.body);
+        for c in bp.colliders {
+            self.physics.insert_collider(c, Some(body));
+        }
+        let index = match self.free.pop() {
+            Some(i) => i,
+            None => {
+                self.slots.push(Slot {
+                    generation: 0,
+                    entity: None,
+                    params: Vec::new(),
+                    pending: None,
+                });
+                self.controllers.push(None);
+                (self.slots.len() - 1) as u32
+            }
+        };
+        let slot = &mut self.slots[index as usize];
+        let id = EntityId {
+            index,
+            generation: slot.generation,
+        };
+        slot.entity = Some(Entity {
+            id,
+            net_id: net,
+            owner,
+            kind,
+            body,
+            visual: bp.visual,
+        });
+        slot.params = params;
+        slot.pending = None;
+        self.controllers[index as usize] = Some(bp.controller);
+        self.order.insert(pos, (net, index));
+        if !net.is_provisional() && net.0 >= self.next_net_id {
+            self.next_net_id = net.0.saturating_add(1);
+        }
+        Ok(id)
+    }
+
+    /// Despawns an entity now, with its body and colliders. Its slot is reused later under
+    /// a new generation, so `id` never resolves again. (Inside a frame, controllers ask for
+    /// despawns through their [`ClientContext`]; those wait until the pass is over.)
+    pub fn despawn(&mut self, id: EntityId) -> Result<(), Error> {
+        let slot = self
+            .slots
+            .get_mut(id.index as usize)
+            .filter(|s| s.generation == id.generation && s.entity.is_some())
+            .ok_or(Error::NoSuchEntity(id))?;
+        let Some(entity) = slot.entity.take() else {
+            return Err(Error::NoSuchEntity(id));
+        };
+        slot.generation = slot.generation.wrapping_add(1);
+        slot.params = Vec::new();
+        slot.pending = None;
+        self.controllers[id.index as usize] = None;
+        self.physics.remove_body(entity.body);
+        if let Ok(pos) = self.order.binary_search_by_key(&entity.net_id, |e| e.0) {
+            self.order.remove(pos);
+        }
+        self.free.push(id.index);
+        Ok(())
+    }
+
+    /// An entity by local id.
+    pub fn get(&self, id: EntityId) -> Option<EntityRef<'_>> {
+        self.view().get(id)
+    }
+
+    /// An entity by network id.
+    pub fn by_net(&self, net: NetId) -> Option<EntityRef<'_>> {
+        self.view().by_net(net)
+    }
+
+    /// The local id of the entity with network id `net`.
+    pub fn id_of(&self, net: NetId) -> Option<EntityId> {
+        self.by_net(net).map(|e| e.id())
+    }
+
+    /// Every entity, in network-id order.
+    pub fn iter(&self) -> impl Iterator<Item = EntityRef<'_>> {
+        let slots = &self.slots;
+        let physics = &self.physics;
+        self.order
+            .iter()
+            .filter_map(move |&(_, i)| entity_ref(&slots[i as usize], physics))
+    }
+
+    /// The encoded spawn parameters an entity was built from.
+    pub fn spawn_params(&self, id: EntityId) -> Option<&[u8]> {
+        let slot = self.slots.get(id.index as usize)?;
+        (slot.generation == id.generation && slot.entity.is_some())
+            .then_some(slot.params.as_slice())
+    }
+
+    /// An entity's controller, if it is of type `T`.
+    pub fn controller<T: Controller>(&self, id: EntityId) -> Option<&T> {
+        self.get(id)?;
+        let c: &dyn Controller = self.controllers.get(id.index as usize)?.as_deref()?;
+        (c as &dyn std::any::Any).downcast_ref::<T>()
+    }
+
+    /// An entity's controller, mutably, if it is of type `T`.
+    pub fn controller_mut<T: Controller>(&mut self, id: EntityId) -> Option<&mut T> {
+        self.get(id)?;
+        let c: &mut dyn Controller = self
+            .controllers
+            .get_mut(id.index as usize)?
+            .as_deref_mut()?;
+        (c as &mut dyn std::any::Any).downcast_mut::<T>()
+    }
+
+    /// A read-only view of the world, as server paths see it.
+    pub fn view(&self) -> WorldView<'_> {
+        WorldView {
+            slots: &self.slots,
+            order: &self.order,
+            physics: &self.physics,
+            tick: self.tick,
+            dt: self.config.dt,
+        }
+    }
+
+    /// One whole frame without networking: server paths into one packet, the packet looped
+    /// back through decode and the client paths (unless loopback is off), spawns and
+    /// despawns, one physics step.
+    pub fn frame(&mut self) -> FrameReport {
+        let tick = self.tick;
+        self.write_sections();
+        let sections_written = self.outgoing.section_count();
+        if self.config.loopback {
+            let packet = std::mem::take(&mut self.outgoing);
+            self.receive_sections(packet.as_bytes(), self.local_owner());
+            self.outgoing = packet;
+        }
+        let (sections_applied, bad_sections) = self.run_client_paths();
+        let (spawned, despawned, errors) = self.apply_commands();
+        self.step_physics();
+        FrameReport {
+            tick,
+            sections_written,
+            sections_applied,
+            bad_sections,
+            spawned,
+            despawned,
+            errors,
+        }
+    }
+
+    /// Runs the server path of every entity this group has authority over, in network-id
+    /// order, into one packet body, and returns it (also kept as
+    /// [`last_packet`](Self::last_packet) until the next call).
+    pub fn write_sections(&mut self) -> &[u8] {
+        self.outgoing.clear();
+        let local = self.local_owner();
+        let view = WorldView {
+            slots: &self.slots,
+            order: &self.order,
+            physics: &self.physics,
+            tick: self.tick,
+            dt: self.config.dt,
+        };
+        for &(net, index) in &self.order {
+            let i = index as usize;
+            let Some(me) = entity_ref(&self.slots[i], &self.physics) else {
+                continue;
+            };
+            if me.owner() != local {
+                continue;
+            }
+            let Some(ctrl) = self.controllers[i].as_deref_mut() else {
+                continue;
+            };
+            if self
+                .outgoing
+                .section(net, |w| ctrl.server_update(me, &view, w))
+                .is_err()
+            {
+                self.counters.oversized_sections += 1;
+            }
+        }
+        self.outgoing.as_bytes()
+    }
+
+    /// The packet body the last [`write_sections`](Self::write_sections) produced.
+    pub fn last_packet(&self) -> &[u8] {
+        self.outgoing.as_bytes()
+    }
+
+    /// Decodes a packet body from `from` and queues each section for its entity's client
+    /// path (the newest section for an entity wins). A section is accepted only if `from`
+    /// is the server or owns the entity. Bad sections are skipped and counted; the rest of
+    /// the packet still counts.
+    pub fn receive_sections(&mut self, bytes: &[u8], from: Owner) -> ReceiveReport {
+        let mut report = ReceiveReport::default();
+        for section in PacketReader::new(bytes) {
+            let section = match section {
+                Ok(s) => s,
+                Err(_) => {
+                    report.framing_error = true;
+                    self.counters.framing_errors += 1;
+                    break;
+                }
+            };
+            let Ok(pos) = self.order.binary_search_by_key(&section.net_id, |e| e.0) else {
+                report.unknown_entity += 1;
+                self.counters.unknown_entity += 1;
+                continue;
+            };
+            let slot = &mut self.slots[self.order[pos].1 as usize];
+            let Some(entity) = slot.entity.as_ref() else {
+                report.unknown_entity += 1;
+                self.counters.unknown_entity += 1;
+                continue;
+            };
+            if from != Owner::Server && entity.owner != from {
+                report.not_owner += 1;
+                self.counters.not_owner += 1;
+                continue;
+            }
+            let start = self.inbox.len() as u32;
+            self.inbox.extend_from_slice(section.payload);
+            slot.pending = Some((start, section.payload.len() as u32));
+            report.accepted += 1;
+            self.counters.sections_in += 1;
+        }
+        report
+    }
+
+    /// Runs every entity's client path once, in network-id order, with its queued section
+    /// or without one. Returns how many ran with a section and how many rejected theirs.
+    pub fn run_client_paths(&mut self) -> (usize, usize) {
+        let mut applied = 0;
+        let mut bad = 0;
+        for &(net, index) in &self.order {
+            let i = index as usize;
+            let slot = &mut self.slots[i];
+            let pending = slot.pending.take();
+            let Some(entity) = slot.entity.as_mut() else {
+                continue;
+            };
+            let Some(body) = self.physics.bodies.get_mut(entity.body) else {
+                continue;
+            };
+            let Some(ctrl) = self.controllers[i].as_deref_mut() else {
+                continue;
+            };
+            let section = pending.and_then(|(start, len)| {
+                let payload = self.inbox.get(start as usize..(start + len) as usize)?;
+                Some(Section {
+                    net_id: net,
+                    payload,
+                })
+            });
+            let had_section = section.is_some();
+            let mut ctx = ClientContext {
+                body,
+                me: entity.id,
+                net_id: net,
+                owner: entity.owner,
+                tick: self.tick,
+                dt: self.config.dt,
+                registry: &self.registry,
+                commands: &mut self.commands,
+                effects: &mut self.effects,
+            };
+            match ctrl.client_update(entity, section, &mut ctx) {
+                Ok(()) if had_section => applied += 1,
+                Ok(()) => {}
+                Err(_) => {
+                    bad += 1;
+                    self.counters.bad_sections += 1;
+                }
+            }
+        }
+        self.inbox.clear();
+        (applied, bad)
+    }
+
+    /// Carries out what client paths asked for: despawns first, then spawns. On the server
+    /// a spawn happens at once with a new network id; on a client a spawn of an entity this
+    /// client will own waits in [`take_spawn_requests`](Self::take_spawn_requests) for the
+    /// network layer, and other spawns are left to the server. Returns the spawn count, the
+    /// despawn count, and the errors of failed spawns.
+    pub fn apply_commands(&mut self) -> (usize, usize, Vec<Error>) {
+        let mut spawned = 0;
+        let mut despawned = 0;
+        let mut errors = Vec::new();
+        let commands = std::mem::take(&mut self.commands);
+        for c in &commands {
+            if let Command::Despawn(id) = c {
+                if self.despawn(*id).is_ok() {
+                    despawned += 1;
+                }
+            }
+        }
+        for c in commands {
+            if let Command::Spawn(req) = c {
+                match self.config.role {
+                    Role::Server => match self.spawn_encoded(req.kind, req.params, req.owner) {
+                        Ok(_) => spawned += 1,
+                        Err(e) => {
+                            self.counters.failed_spawns += 1;
+                            errors.push(e);
+                        }
+                    },
+                    Role::Client(_) if req.owner == self.local_owner() => self.requests.push(req),
+                    Role::Client(_) => {}
+                }
+            }
+        }
+        (spawned, despawned, errors)
+    }
+
+    /// Spawns this client asked for that the network layer has to send up.
+    pub fn take_spawn_requests(&mut self) -> Vec<SpawnRequest> {
+        std::mem::take(&mut self.requests)
+    }
+
+    /// The effects client paths emitted since the last call.
+    pub fn drain_effects(&mut self) -> std::vec::Drain<'_, Effect> {
+        self.effects.drain(..)
+    }
+
+    /// Steps physics once with the fixed timestep and advances the tick.
+    pub fn step_physics(&mut self) {
+        self.physics.step();
+        self.tick += 1;
+    }
+
+    /// A hash over the exact bits of every entity body's pose and velocities, in
+    /// network-id order. Two groups with the same hash are, for every practical purpose,
+    /// in the same state; one flipped bit anywhere changes it.
+    pub fn state_hash(&self) -> u64 {
+        let mut h = StateHasher::new();
+        for e in self.iter() {
+            h.u32(e.net_id().0);
+            let b = e.body();
+            let t = b.translation();
+            let r = b.rotation();
+            let v = b.linvel();
+            let w = b.angvel();
+            for f in [
+                t.x, t.y, t.z, r.x, r.y, r.z, r.w, v.x, v.y, v.z, w.x, w.y, w.z,
+            ] {
+                h.f32(f);
+            }
+        }
+        h.finish()
+    }
+
+    /// Captures the whole group: the physics world (rapier's own serialisation, so contacts
+    /// and solver caches come along), every entity, and every controller's own state.
+    ///
+    /// Take it between frames. Sections received but not yet applied are not included.
+    pub fn snapshot(&self) -> Result<Vec<u8>, Error> {
+        let snap = SnapshotMeta {
+            config: self.config,
+            tick: self.tick,
+            next_net_id: self.next_net_id,
+            free: self.free.clone(),
+            slots: self
+                .slots
+                .iter()
+                .zip(&self.controllers)
+                .map(|(s, c)| SlotSnapshot {
+                    generation: s.generation,
+                    entity: s.entity.clone(),
+                    params: s.params.clone(),
+                    state: c
+                        .as_ref()
+                        .map(|c| {
+                            let mut out = Vec::new();
+                            c.save_state(&mut out);
+                            out
+                        })
+                        .unwrap_or_default(),
+                })
+                .collect(),
+            counters: self.counters,
+        };
+        let cfg = bincode::config::standard();
+        let mut out = SNAPSHOT_MAGIC.to_vec();
+        out.extend_from_slice(&SNAPSHOT_VERSION.to_le_bytes());
+        let meta = bincode::serde::encode_to_vec(&snap, cfg)
+            .map_err(|e| Error::BadSnapshot(e.to_string()))?;
+        out.extend_from_slice(&(meta.len() as u64).to_le_bytes());
+        out.extend_from_slice(&meta);
+        bincode::serde::encode_into_std_write(&self.physics, &mut out, cfg)
+            .map_err(|e| Error::BadSnapshot(e.to_string()))?;
+        Ok(out)
+    }
+
+    /// Rebuilds a group from [`snapshot`](Self::snapshot) bytes. Controllers are built again
+    /// by their kind's factory from the stored spawn parameters, then given their saved
+    /// state. The registry must hold every kind the snapshot uses.
+    pub fn restore(registry: Arc<KindRegistry>, bytes: &[u8]) -> Result<Self, Error> {
+        let bad = |m: &str| Error::BadSnapshot(m.to_owned());
+        let rest = bytes
+            .strip_prefix(SNAPSHOT_MAGIC)
+            .ok_or_else(|| bad("not a Lanyard snapshot"))?;
+        let (version, rest) = rest
+            .split_first_chunk::<4>()
+            .ok_or_else(|| bad("truncated header"))?;
+        let version = u32::from_le_bytes(*version);
+        if version != SNAPSHOT_VERSION {
+            return Err(Error::BadSnapshot(format!(
+                "format version {version}, this build reads {SNAPSHOT_VERSION}"
+            )));
+        }
+        let (len, rest) = rest
+            .split_first_chunk::<8>()
+            .ok_or_else(|| bad("truncated header"))?;
+        let len = usize::try_from(u64::from_le_bytes(*len)).map_err(|_| bad("bad length"))?;
+        if len > rest.len() {
+            return Err(bad("truncated entity table"));
+        }
+        let (meta, world) = rest.split_at(len);
+        let cfg = bincode::config::standard();
+        let (snap, _): (SnapshotMeta, usize) = bincode::serde::decode_from_slice(meta, cfg)
+            .map_err(|e| Error::BadSnapshot(e.to_string()))?;
+        let (physics, _): (PhysicsWorld, usize) = bincode::serde::decode_from_slice(world, cfg)
+            .map_err(|e| Error::BadSnapshot(e.to_string()))?;
+        let mut group = EntityGroup::new(registry, snap.config);
+        group.physics = physics;
+        group.tick = snap.tick;
+        group.next_net_id = snap.next_net_id;
+        group.free = snap.free;
+        group.counters = snap.counters;
+        for (index, s) in snap.slots.into_iter().enumerate() {
+            let mut controller = None;
+            if let Some(e) = &s.entity {
+                if group.physics.bodies.get(e.body).is_none() {
+                    return Err(bad("an entity's body is missing from the physics world"));
+                }
+                let mut c = group.registry.build(e.kind, &s.params)?.controller;
+                c.load_state(&s.state)?;
+                controller = Some(c);
+                group.order.push((e.net_id, index as u32));
+            }
+            group.slots.push(Slot {
+                generation: s.generation,
+                entity: s.entity,
+                params: s.params,
+                pending: None,
+            });
+            group.controllers.push(controller);
+        }
+        group.order.sort_unstable_by_key(|e| e.0);
+        if group.order.windows(2).any(|w| w[0].0 == w[1].0) {
+            return Err(bad("two entities share a network id"));
+        }
+        Ok(group)
+    }
+}
+
+const SNAPSHOT_MAGIC: &[u8; 4] = b"LNYS";
+/// The snapshot format version this build writes and reads.
+pub const SNAPSHOT_VERSION: u32 = 1;
+
+#[derive(Serialize, Deserialize)]
+struct SnapshotMeta {
+    config: GroupConfig,
+    tick: u64,
+    next_net_id: u32,
+    free: Vec<u32>,
+    slots: Vec<SlotSnapshot>,
+    counters: Counters,
+}
+
+#[derive(Serialize, Deserialize)]
+struct SlotSnapshot {
+    generation: u32,
+    entity: Option<Entity>,
+    params: Vec<u8>,
+    state: Vec<u8>,
+}

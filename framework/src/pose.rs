@@ -1,0 +1,86 @@
+//! Carrying a body's pose and velocities in a section: the common case for a controller.
+
+use crate::codec::{SectionReader, SectionWriter};
+use crate::{Error, Quat, Vec3};
+use rapier3d::prelude::RigidBody;
+
+/// The largest linear speed a [`PoseState`] carries, in metres per second.
+pub const MAX_LINVEL: f32 = 64.0;
+/// The largest angular speed a [`PoseState`] carries, in radians per second.
+pub const MAX_ANGVEL: f32 = 64.0;
+
+/// A body's pose and velocities, quantized for the wire: positions to the millimetre,
+/// rotation in smallest-three form, velocities as bounded 16-bit values. 31 bytes.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PoseState {
+    /// Position of the body's origin.
+    pub pos: Vec3,
+    /// Orientation.
+    pub rot: Quat,
+    /// Linear velocity.
+    pub linvel: Vec3,
+    /// Angular velocity.
+    pub angvel: Vec3,
+}
+
+impl PoseState {
+    /// The encoded size in bytes.
+    pub const LEN: usize = 12 + 7 + 6 + 6;
+
+    /// The state of `body` now.
+    pub fn of(body: &RigidBody) -> Self {
+        PoseState {
+            pos: body.translation(),
+            rot: *body.rotation(),
+            linvel: body.linvel(),
+            angvel: body.angvel(),
+        }
+    }
+
+    /// Writes it, quantized.
+    pub fn write(&self, out: &mut SectionWriter<'_>) {
+        out.pos_mm(self.pos);
+        out.quat(self.rot);
+        out.vec3_bounded(self.linvel, MAX_LINVEL);
+        out.vec3_bounded(self.angvel, MAX_ANGVEL);
+    }
+
+    /// Reads what [`write`](Self::write) wrote.
+    pub fn read(r: &mut SectionReader<'_>) -> Result<Self, Error> {
+        Ok(PoseState {
+            pos: r.pos_mm()?,
+            rot: r.quat()?,
+            linvel: r.vec3_bounded(MAX_LINVEL)?,
+            angvel: r.vec3_bounded(MAX_ANGVEL)?,
+        })
+    }
+
+    /// Whether `body` is further from this state than quantization explains: more than
+    /// `tolerance` metres away, or turned by more than about `tolerance` radians.
+    pub fn differs_from(&self, body: &RigidBody, tolerance: f32) -> bool {
+        let dp = (body.translation() - self.pos).length();
+        let dq = 1.0 - body.rotation().dot(self.rot).abs();
+        dp > tolerance || dq > tolerance * tolerance * 0.5
+    }
+
+    /// Puts `body` in this state (waking it).
+    pub fn apply(&self, body: &mut RigidBody) {
+        body.set_translation(self.pos, true);
+        body.set_rotation(self.rot, true);
+        body.set_linvel(self.linvel, true);
+        body.set_angvel(self.angvel, true);
+    }
+
+    /// Applies this state only if `body` has drifted from it beyond `tolerance` (see
+    /// [`differs_from`](Self::differs_from)). Returns whether it corrected the body.
+    ///
+    /// On the authority the looped-back state is its own, quantized, so this changes
+    /// nothing; on other peers it pulls their simulation back to the authority's.
+    pub fn correct(&self, body: &mut RigidBody, tolerance: f32) -> bool {
+        let off = self.differs_from(body, tolerance);
+        if off {
+            self.apply(body);
+        }
+        off
+    }
+}
