@@ -150,8 +150,8 @@ pub struct SpawnRequest {
 pub enum Command {
     /// Spawn an entity.
     Spawn(SpawnRequest),
-    /// Despawn an entity.
-    Despawn(EntityId),
+    /// Despawn the entity with this network id.
+    Despawn(NetId),
 }
 
 /// What a client path may touch besides its entity: the entity's rigid body, the frame's
@@ -234,11 +234,21 @@ impl ClientContext<'_> {
 
     /// Asks for this entity to be despawned after the pass.
     pub fn despawn_self(&mut self) {
-        self.commands.push(Command::Despawn(self.me));
+        self.commands.push(Command::Despawn(self.net_id));
     }
 
     /// Asks for another entity to be despawned after the pass.
-    pub fn despawn(&mut self, id: EntityId) {
-        self.commands.push(Command::Despawn(id));
+    pub fn despawn(&mut self, net: NetId) {
+        self.commands.push(Command::Despawn(net));
+    }
+
+    /// This entity's local id.
+    pub fn id(&self) -> EntityId {
+        self.me
+    }
+
+    /// This entity's network id.
+    pub fn net_id(&self) -> NetId {
+        self.net_id
     }
 }

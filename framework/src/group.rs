@@ -157,8 +157,10 @@ impl std::fmt::Debug for EntityGroup {
 impl EntityGroup {
     /// An empty world using the kinds in `registry`.
     pub fn new(registry: Arc<KindRegistry>, config: GroupConfig) -> Self {
-        let mut physics = PhysicsWorld::default();
-        physics.gravity = config.gravity;
+        let mut physics = PhysicsWorld {
+            gravity: config.gravity,
+            ..PhysicsWorld::default()
+        };
         physics.integration_parameters.dt = config.dt;
         EntityGroup {
             registry,
@@ -585,10 +587,11 @@ impl EntityGroup {
         let mut errors = Vec::new();
         let commands = std::mem::take(&mut self.commands);
         for c in &commands {
-            if let Command::Despawn(id) = c {
-                if self.despawn(*id).is_ok() {
-                    despawned += 1;
-                }
+            if let Command::Despawn(net) = c
+                && let Some(id) = self.id_of(*net)
+                && self.despawn(id).is_ok()
+            {
+                despawned += 1;
             }
         }
         for c in commands {

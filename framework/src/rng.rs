@@ -53,7 +53,7 @@ impl SeededRng {
 
     /// An integer uniformly in `0..n` (`n` must be non-zero).
     pub fn below(&mut self, n: u32) -> u32 {
-        ((self.next_u64() >> 32) * u64::from(n) >> 32) as u32
+        (((self.next_u64() >> 32) * u64::from(n)) >> 32) as u32
     }
 }
 

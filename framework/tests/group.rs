@@ -1,0 +1,373 @@
+//! EntityGroup behaviour: the registry, authority on received sections, bad sections,
+//! commands from client paths, despawning mid-pass, and snapshots that cannot be read.
+
+use lanyard::codec::{PacketWriter, Section, SectionWriter};
+use lanyard::demo::{self, CrateParams, MoverParams};
+use lanyard::prelude::*;
+use lanyard::{KindId, Role};
+use serde::{Deserialize, Serialize};
+use std::sync::Arc;
+
+fn crate_at(x: f32) -> CrateParams {
+    CrateParams {
+        pos: [x, 0.5, 0.0],
+        half_extents: [0.5; 3],
+        color: [255; 4],
+        can_sleep: false,
+    }
+}
+
+fn demo_group(role: Role) -> EntityGroup {
+    let mut r = KindRegistry::new();
+    demo::register(&mut r).unwrap();
+    EntityGroup::new(
+        Arc::new(r),
+        GroupConfig {
+            role,
+            gravity: Vec3::ZERO,
+            ..GroupConfig::default()
+        },
+    )
+}
+
+#[test]
+fn registering_a_name_twice_is_an_error() {
+    let mut r = KindRegistry::new();
+    demo::register(&mut r).unwrap();
+    let e = demo::register(&mut r).unwrap_err();
+    assert_eq!(e, Error::DuplicateKind(demo::CRATE.into()));
+}
+
+#[test]
+fn kind_ids_do_not_depend_on_registration_order() {
+    let mut a = KindRegistry::new();
+    demo::register(&mut a).unwrap();
+    let mut b = KindRegistry::new();
+    b.register("zzz.first", |_: &()| unreachable!()).unwrap();
+    demo::register(&mut b).unwrap();
+    for name in [demo::CRATE, demo::BALL, demo::MOVER] {
+        assert_eq!(a.id_of(name), b.id_of(name));
+        assert_eq!(a.id_of(name), Some(KindId::of_name(name)));
+    }
+    assert_eq!(a.id_of("zzz.first"), None);
+}
+
+#[test]
+fn spawning_an_unknown_kind_or_bad_params_is_an_error() {
+    let mut g = demo_group(Role::Server);
+    assert_eq!(
+        g.spawn("no.such.kind", &(), Owner::Server).unwrap_err(),
+        Error::UnknownKindName("no.such.kind".into())
+    );
+    assert_eq!(
+        g.spawn_encoded(KindId(12345), vec![], Owner::Server)
+            .unwrap_err(),
+        Error::UnknownKind(KindId(12345))
+    );
+    let crate_kind = KindId::of_name(demo::CRATE);
+    assert!(matches!(
+        g.spawn_encoded(crate_kind, vec![1, 2, 3], Owner::Server),
+        Err(Error::BadSpawnParams { .. })
+    ));
+    assert!(g.is_empty());
+    assert_eq!(
+        g.physics().bodies.len(),
+        0,
+        "a failed spawn left a body behind"
+    );
+}
+
+#[test]
+fn ids_are_generational_and_net_ids_never_reused() {
+    let mut g = demo_group(Role::Server);
+    let a = g.spawn(demo::CRATE, &crate_at(0.0), Owner::Server).unwrap();
+    let net_a = g.get(a).unwrap().net_id();
+    g.despawn(a).unwrap();
+    assert!(g.get(a).is_none());
+    assert_eq!(g.despawn(a), Err(Error::NoSuchEntity(a)));
+    let b = g.spawn(demo::CRATE, &crate_at(1.0), Owner::Server).unwrap();
+    assert_eq!(a.index(), b.index(), "the slot is reused");
+    assert_ne!(a, b);
+    assert!(
+        g.get(a).is_none(),
+        "a stale id must not reach the new entity"
+    );
+    assert!(g.get(b).unwrap().net_id() > net_a);
+    assert_eq!(g.physics().bodies.len(), 1);
+    assert_eq!(g.physics().colliders.len(), 1);
+}
+
+fn packet(sections: &[(NetId, &[u8])]) -> Vec<u8> {
+    let mut p = PacketWriter::new();
+    for (id, bytes) in sections {
+        p.raw_section(Section {
+            net_id: *id,
+            payload: bytes,
+        })
+        .unwrap();
+    }
+    p.as_bytes().to_vec()
+}
+
+fn mover_target(v: Vec3) -> Vec<u8> {
+    let mut b = Vec::new();
+    SectionWriter::new(&mut b).vec3(v);
+    b
+}
+
+fn mover(g: &mut EntityGroup, owner: Owner) -> EntityId {
+    let p = MoverParams {
+        pos: [0.0, 1.0, 0.0],
+        half_extents: [0.5; 3],
+        seed: 1,
+        speed: 5.0,
+        period: 10,
+    };
+    g.spawn(demo::MOVER, &p, owner).unwrap()
+}
+
+#[test]
+fn a_bad_section_is_skipped_and_the_rest_of_the_packet_still_applies() {
+    let mut g = demo_group(Role::Server);
+    let ids: Vec<EntityId> = (0..3).map(|_| mover(&mut g, Owner::Server)).collect();
+    let nets: Vec<NetId> = ids.iter().map(|&i| g.get(i).unwrap().net_id()).collect();
+    let good = mover_target(Vec3::new(1.0, 0.0, 0.0));
+    let bad = [0xffu8, 0xff, 0xff, 0x7f, 0, 0, 0, 0, 0, 0, 0, 0]; // a NaN
+    let p = packet(&[
+        (nets[0], &good),
+        (nets[1], &bad),
+        (NetId(999), &good),
+        (nets[2], &good),
+    ]);
+    let r = g.receive_sections(&p, Owner::Server);
+    assert_eq!(
+        (r.accepted, r.unknown_entity, r.framing_error),
+        (3, 1, false)
+    );
+    let (applied, rejected) = g.run_client_paths();
+    assert_eq!((applied, rejected), (2, 1));
+    assert_eq!(g.counters().bad_sections, 1);
+    assert_eq!(g.counters().unknown_entity, 1);
+    let target = |g: &EntityGroup, i| g.controller::<demo::Mover>(i).unwrap().target();
+    assert_eq!(target(&g, ids[0]), Vec3::X);
+    assert_eq!(
+        target(&g, ids[1]),
+        Vec3::ZERO,
+        "the bad section changed its entity"
+    );
+    assert_eq!(
+        target(&g, ids[2]),
+        Vec3::X,
+        "the section after the bad one was lost"
+    );
+}
+
+#[test]
+fn sections_are_accepted_only_from_the_owner_or_the_server() {
+    let mut g = demo_group(Role::Server);
+    let server_owned = mover(&mut g, Owner::Server);
+    let alices = mover(&mut g, Owner::Client(ClientId(1)));
+    let (s, a) = (
+        g.get(server_owned).unwrap().net_id(),
+        g.get(alices).unwrap().net_id(),
+    );
+    let push = mover_target(Vec3::new(0.0, 0.0, 2.0));
+    let p = packet(&[(s, &push), (a, &push)]);
+
+    // Bob owns neither.
+    let r = g.receive_sections(&p, Owner::Client(ClientId(2)));
+    assert_eq!((r.accepted, r.not_owner), (0, 2));
+    // Alice owns only hers.
+    let r = g.receive_sections(&p, Owner::Client(ClientId(1)));
+    assert_eq!((r.accepted, r.not_owner), (1, 1));
+    g.run_client_paths();
+    assert_eq!(
+        g.controller::<demo::Mover>(server_owned).unwrap().target(),
+        Vec3::ZERO
+    );
+    assert_eq!(
+        g.controller::<demo::Mover>(alices).unwrap().target(),
+        Vec3::new(0.0, 0.0, 2.0)
+    );
+    assert_eq!(g.counters().not_owner, 3);
+}
+
+#[test]
+fn the_server_runs_server_paths_only_for_what_it_owns() {
+    let mut g = demo_group(Role::Server);
+    mover(&mut g, Owner::Server);
+    mover(&mut g, Owner::Client(ClientId(1)));
+    assert_eq!(g.frame().sections_written, 1);
+
+    let mut c = demo_group(Role::Client(ClientId(1)));
+    mover(&mut c, Owner::Server);
+    mover(&mut c, Owner::Client(ClientId(1)));
+    mover(&mut c, Owner::Client(ClientId(2)));
+    assert_eq!(c.frame().sections_written, 1);
+}
+
+/// A kind for testing commands: on a given tick its client path spawns a copy of itself
+/// and despawns a victim (possibly itself). It counts its client-path calls.
+#[derive(Serialize, Deserialize)]
+struct Saboteur {
+    on_tick: u64,
+    victim: Option<u32>,
+    spawn: bool,
+}
+
+struct SaboteurCtl {
+    p: Saboteur,
+    calls: u32,
+}
+
+impl Controller for SaboteurCtl {
+    fn server_update(&mut self, _: EntityRef<'_>, _: &WorldView<'_>, _: &mut SectionWriter<'_>) {}
+
+    fn client_update(
+        &mut self,
+        _: &mut Entity,
+        _: Option<Section<'_>>,
+        ctx: &mut ClientContext<'_>,
+    ) -> Result<(), Error> {
+        self.calls += 1;
+        if ctx.tick() == self.p.on_tick {
+            if let Some(v) = self.p.victim {
+                ctx.despawn(NetId(v));
+            }
+            if self.p.spawn {
+                ctx.spawn(
+                    "saboteur",
+                    &Saboteur {
+                        on_tick: u64::MAX,
+                        victim: None,
+                        spawn: false,
+                    },
+                )?;
+            }
+        }
+        Ok(())
+    }
+}
+
+fn saboteur_group(role: Role) -> EntityGroup {
+    let mut r = KindRegistry::new();
+    r.register("saboteur", |p: &Saboteur| Blueprint {
+        body: RigidBodyBuilder::fixed().build(),
+        colliders: vec![],
+        visual: Visual {
+            shape: Shape::Ball { radius: 1.0 },
+            color: [0; 4],
+        },
+        controller: Box::new(SaboteurCtl {
+            p: Saboteur {
+                on_tick: p.on_tick,
+                victim: p.victim,
+                spawn: p.spawn,
+            },
+            calls: 0,
+        }),
+    })
+    .unwrap();
+    EntityGroup::new(
+        Arc::new(r),
+        GroupConfig {
+            role,
+            ..GroupConfig::default()
+        },
+    )
+}
+
+#[test]
+fn despawning_during_the_pass_is_safe_and_happens_after_it() {
+    let mut g = saboteur_group(Role::Server);
+    let calm = |victim| Saboteur {
+        on_tick: 1,
+        victim,
+        spawn: false,
+    };
+    // #1 despawns #3 (later in the pass), #2 despawns itself, #4 spawns.
+    let e0 = g.spawn("saboteur", &calm(Some(3)), Owner::Server).unwrap();
+    let e1 = g.spawn("saboteur", &calm(Some(2)), Owner::Server).unwrap();
+    let e2 = g.spawn("saboteur", &calm(None), Owner::Server).unwrap();
+    let e3 = g
+        .spawn(
+            "saboteur",
+            &Saboteur {
+                on_tick: 1,
+                victim: None,
+                spawn: true,
+            },
+            Owner::Server,
+        )
+        .unwrap();
+    g.frame();
+    let r = g.frame();
+    assert_eq!((r.despawned, r.spawned), (2, 1));
+    assert!(g.get(e1).is_none() && g.get(e2).is_none());
+    assert_eq!(g.len(), 3);
+    // Every entity alive at the start of the pass ran exactly twice, the victims included.
+    assert_eq!(g.controller::<SaboteurCtl>(e0).unwrap().calls, 2);
+    assert_eq!(g.controller::<SaboteurCtl>(e3).unwrap().calls, 2);
+    // The newcomer got the next network id and runs from the next frame on.
+    let newcomer = g.iter().last().unwrap().id();
+    assert_eq!(g.get(newcomer).unwrap().net_id(), NetId(5));
+    assert_eq!(g.controller::<SaboteurCtl>(newcomer).unwrap().calls, 0);
+    g.frame();
+    assert_eq!(g.controller::<SaboteurCtl>(newcomer).unwrap().calls, 1);
+}
+
+#[test]
+fn a_client_keeps_its_own_spawns_for_the_network_layer() {
+    let mut g = saboteur_group(Role::Client(ClientId(4)));
+    let spawner = Saboteur {
+        on_tick: 0,
+        victim: None,
+        spawn: true,
+    };
+    g.insert_with_net_id(
+        NetId(10),
+        KindId::of_name("saboteur"),
+        lanyard::encode_params(KindId(0), &spawner).unwrap(),
+        Owner::Client(ClientId(4)),
+    )
+    .unwrap();
+    g.insert_with_net_id(
+        NetId(11),
+        KindId::of_name("saboteur"),
+        lanyard::encode_params(KindId(0), &spawner).unwrap(),
+        Owner::Server,
+    )
+    .unwrap();
+    let r = g.frame();
+    assert_eq!(r.spawned, 0, "a client must not assign network ids");
+    let reqs = g.take_spawn_requests();
+    assert_eq!(reqs.len(), 1, "only the spawn of its own entity goes up");
+    assert_eq!(reqs[0].owner, Owner::Client(ClientId(4)));
+    assert_eq!(reqs[0].requested_by, NetId(10));
+}
+
+#[test]
+fn unreadable_snapshots_are_errors_not_panics() {
+    let mut g = demo_group(Role::Server);
+    mover(&mut g, Owner::Server);
+    g.frame();
+    let snap = g.snapshot().unwrap();
+    let reg = g.registry().clone();
+    let restore = |b: &[u8]| EntityGroup::restore(reg.clone(), b);
+    assert!(matches!(restore(b"nope"), Err(Error::BadSnapshot(_))));
+    let mut other_version = snap.clone();
+    other_version[4] ^= 0xff;
+    assert!(matches!(restore(&other_version), Err(Error::BadSnapshot(m)) if m.contains("version")));
+    for cut in [5, 12, 20, snap.len() / 2, snap.len() - 1] {
+        assert!(
+            restore(&snap[..cut]).is_err(),
+            "truncated at {cut} was accepted"
+        );
+    }
+    let empty = KindRegistry::new();
+    assert!(matches!(
+        EntityGroup::restore(Arc::new(empty), &snap),
+        Err(Error::UnknownKind(_))
+    ));
+    assert_eq!(restore(&snap).unwrap().state_hash(), g.state_hash());
+}
