@@ -1,1 +1,117 @@
-fn main() {}
+//! One EntityGroup frame against a bare rapier3d step, with the same 1000 awake bodies.
+//!
+//! Run with `cargo bench -p lanyard --bench frame`. Both worlds are built from the same
+//! blueprints in the same order; the crates' controllers carry their pose through the
+//! self-loopback, which never corrects the authority's own bodies, so both worlds follow
+//! the same trajectory (checked bit for bit at the end) and the ratio is the cost of the
+//! frame's controller passes, packet encoding and decoding alone.
+
+use lanyard::demo::{self, CrateParams};
+use lanyard::prelude::*;
+use lanyard::rapier3d::prelude::PhysicsWorld;
+use lanyard::{KindId, encode_params};
+use std::hint::black_box;
+use std::sync::Arc;
+use std::time::Instant;
+
+const BODIES: usize = 1000;
+const WARMUP: usize = 120;
+const FRAMES_PER_ROUND: usize = 50;
+const ROUNDS: usize = 12;
+
+fn params(i: usize) -> CrateParams {
+    let (x, y, z) = ((i % 10) as f32, (i / 100) as f32, ((i / 10) % 10) as f32);
+    CrateParams {
+        pos: [x * 1.3 - 6.0, 0.6 + y * 1.1, z * 1.3 - 6.0],
+        half_extents: [0.5, 0.5, 0.5],
+        color: [180, 120, 60, 255],
+        can_sleep: false,
+    }
+}
+
+fn build() -> (EntityGroup, PhysicsWorld) {
+    let mut reg = KindRegistry::new();
+    demo::register(&mut reg).expect("register");
+    let reg = Arc::new(reg);
+    let cfg = GroupConfig::default();
+    let mut group = EntityGroup::new(reg.clone(), cfg);
+    let mut bare = PhysicsWorld {
+        gravity: cfg.gravity,
+        ..PhysicsWorld::default()
+    };
+    bare.integration_parameters.dt = cfg.dt;
+    for c in demo::pit(8.0) {
+        group.add_scenery(c.clone());
+        bare.insert_collider(c, None);
+    }
+    let kind = KindId::of_name(demo::CRATE);
+    for i in 0..BODIES {
+        let p = encode_params(kind, &params(i)).expect("encode");
+        let bp = reg.build(kind, &p).expect("build");
+        let h = bare.insert_body(bp.body);
+        for c in bp.colliders {
+            bare.insert_collider(c, Some(h));
+        }
+        group.spawn_encoded(kind, p, Owner::Server).expect("spawn");
+    }
+    (group, bare)
+}
+
+fn per_frame_ns(frames: usize, mut f: impl FnMut()) -> f64 {
+    let t = Instant::now();
+    for _ in 0..frames {
+        f();
+    }
+    t.elapsed().as_nanos() as f64 / frames as f64
+}
+
+fn median(v: &mut [f64]) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+fn main() {
+    let (mut group, mut bare) = build();
+    for _ in 0..WARMUP {
+        group.frame();
+        bare.step();
+    }
+    let mut g_ns = Vec::new();
+    let mut b_ns = Vec::new();
+    let mut bytes = 0;
+    // Interleave the two so that machine noise hits both alike.
+    for _ in 0..ROUNDS {
+        b_ns.push(per_frame_ns(FRAMES_PER_ROUND, || bare.step()));
+        g_ns.push(per_frame_ns(FRAMES_PER_ROUND, || {
+            black_box(group.frame());
+        }));
+        bytes = group.last_packet().len();
+    }
+    let awake_bare = bare
+        .bodies
+        .iter()
+        .filter(|(_, b)| b.is_dynamic() && !b.is_sleeping())
+        .count();
+    let awake_group = group.iter().filter(|e| !e.body().is_sleeping()).count();
+    let same = bare.bodies.iter().zip(group.iter()).all(|((_, b), e)| {
+        b.translation() == e.body().translation() && b.rotation() == e.body().rotation()
+    });
+    let (g, b) = (median(&mut g_ns), median(&mut b_ns));
+    println!("bodies: {BODIES}, awake: bare {awake_bare}, group {awake_group}");
+    println!(
+        "bare rapier3d step:  {:>8.1} us/frame (median of {ROUNDS} rounds x {FRAMES_PER_ROUND})",
+        b / 1e3
+    );
+    println!("EntityGroup frame:   {:>8.1} us/frame", g / 1e3);
+    println!(
+        "frame overhead:      {:>8.1} us/frame ({:.0} ns per entity)",
+        (g - b) / 1e3,
+        (g - b) / BODIES as f64
+    );
+    println!(
+        "packet: {bytes} bytes, {:.1} bytes per entity",
+        bytes as f64 / BODIES as f64
+    );
+    println!("identical trajectories: {same}");
+    println!("ratio frame / bare step: {:.3}", g / b);
+}

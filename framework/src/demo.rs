@@ -5,13 +5,14 @@
 //! * [`BALL`]: a bouncing ball that also emits a `"sparks"` effect on hard impacts ([`Ball`]);
 //! * [`MOVER`]: a box pushed around by a seeded input stream ([`Mover`]).
 //!
-//! [`register`] adds all three to a registry.
+//! [`register`] adds all three to a registry; [`mixed_scene`] builds a pit full of them.
 
 use crate::codec::{Section, SectionWriter};
 use crate::pose::PoseState;
 use crate::prelude::*;
 use rapier3d::prelude::{Collider, RigidBody};
 use serde::{Deserialize, Serialize};
+use std::sync::Arc;
 
 /// Kind name of [`PoseCarrier`] boxes.
 pub const CRATE: &str = "demo.crate";
@@ -238,6 +239,79 @@ impl Controller for Mover {
         self.target = r.vec3()?;
         r.finish()
     }
+}
+
+/// A square pit for demo scenes: a floor whose top is at y = 0, `half_size` metres from
+/// the centre to each of its four 2 m walls. Add the colliders as scenery.
+pub fn pit(half_size: f32) -> Vec<Collider> {
+    let h = half_size;
+    let mut v = vec![
+        ColliderBuilder::cuboid(h, 0.5, h)
+            .translation(Vec3::new(0.0, -0.5, 0.0))
+            .build(),
+    ];
+    for (x, z, hx, hz) in [
+        (h + 0.5, 0.0, 0.5, h + 1.0),
+        (-h - 0.5, 0.0, 0.5, h + 1.0),
+        (0.0, h + 0.5, h + 1.0, 0.5),
+        (0.0, -h - 0.5, h + 1.0, 0.5),
+    ] {
+        v.push(
+            ColliderBuilder::cuboid(hx, 1.0, hz)
+                .translation(Vec3::new(x, 1.0, z))
+                .build(),
+        );
+    }
+    v
+}
+
+/// A lively scene: `n` bodies in a 40 m [`pit`], a mix of crates, balls and movers (every
+/// tenth body is a mover whose input stream is seeded from `seed` and its index), dropped
+/// from a loose grid so they pile up and collide.
+pub fn mixed_scene(registry: Arc<KindRegistry>, n: usize, seed: u64) -> Result<EntityGroup, Error> {
+    let mut g = EntityGroup::new(registry, GroupConfig::default());
+    for c in pit(20.0) {
+        g.add_scenery(c);
+    }
+    for i in 0..n {
+        let (gx, gy, gz) = ((i % 10) as f32, (i / 100) as f32, ((i / 10) % 10) as f32);
+        let pos = [gx * 3.0 - 13.5 + 0.1 * gy, 1.0 + gy * 1.6, gz * 3.0 - 13.5];
+        let r = match i % 10 {
+            0 => g.spawn(
+                MOVER,
+                &MoverParams {
+                    pos,
+                    half_extents: [0.5, 0.5, 0.5],
+                    seed: seed.wrapping_mul(1_000_003).wrapping_add(i as u64),
+                    speed: 4.0,
+                    period: 45,
+                },
+                Owner::Server,
+            ),
+            1 | 4 | 7 => g.spawn(
+                BALL,
+                &BallParams {
+                    pos,
+                    radius: 0.4,
+                    restitution: 0.5,
+                    color: [200, 200, 60, 255],
+                },
+                Owner::Server,
+            ),
+            _ => g.spawn(
+                CRATE,
+                &CrateParams {
+                    pos,
+                    half_extents: [0.45, 0.45, 0.45],
+                    color: [150, 100, 60, 255],
+                    can_sleep: true,
+                },
+                Owner::Server,
+            ),
+        };
+        r?;
+    }
+    Ok(g)
 }
 
 fn dynamic_at(pos: [f32; 3]) -> RigidBodyBuilder {
