@@ -5,7 +5,7 @@ use crate::entity::{Entity, EntityRef};
 use crate::group::Slot;
 use crate::registry::KindRegistry;
 use crate::{EntityId, Error, KindId, NetId, Owner, Vec3};
-use rapier3d::prelude::{PhysicsWorld, RigidBody};
+use rapier3d::prelude::{PhysicsWorld, RigidBody, RigidBodyHandle, RigidBodySet};
 use serde::Serialize;
 use std::any::Any;
 
@@ -156,8 +156,14 @@ pub enum Command {
 
 /// What a client path may touch besides its entity: the entity's rigid body, the frame's
 /// time, and the queues for spawns, despawns and effects.
+///
+/// Reading the body is free; the first mutable access tells rapier the body changed (so a
+/// controller that only looks costs the physics step nothing extra).
 pub struct ClientContext<'a> {
-    pub(crate) body: &'a mut RigidBody,
+    /// The group's bodies. Invariant: `handle` is in it (the group checks before it builds
+    /// the context, and nothing reachable from here removes bodies).
+    pub(crate) bodies: &'a mut RigidBodySet,
+    pub(crate) handle: RigidBodyHandle,
     pub(crate) me: EntityId,
     pub(crate) net_id: NetId,
     pub(crate) owner: Owner,
@@ -171,12 +177,12 @@ pub struct ClientContext<'a> {
 impl ClientContext<'_> {
     /// The entity's rigid body, read-only.
     pub fn body(&self) -> &RigidBody {
-        self.body
+        &self.bodies[self.handle]
     }
 
     /// The entity's rigid body, to apply forces and velocities or set its pose.
     pub fn body_mut(&mut self) -> &mut RigidBody {
-        self.body
+        &mut self.bodies[self.handle]
     }
 
     /// The tick being computed.
@@ -191,17 +197,17 @@ impl ClientContext<'_> {
 
     /// Sets the linear velocity (and wakes the body).
     pub fn set_linvel(&mut self, v: Vec3) {
-        self.body.set_linvel(v, true);
+        self.body_mut().set_linvel(v, true);
     }
 
     /// Applies an impulse at the centre of mass (and wakes the body).
     pub fn apply_impulse(&mut self, impulse: Vec3) {
-        self.body.apply_impulse(impulse, true);
+        self.body_mut().apply_impulse(impulse, true);
     }
 
     /// Adds a force for the next physics step (and wakes the body).
     pub fn add_force(&mut self, force: Vec3) {
-        self.body.add_force(force, true);
+        self.body_mut().add_force(force, true);
     }
 
     /// Emits a client-side effect.

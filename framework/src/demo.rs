@@ -92,7 +92,7 @@ impl Controller for PoseCarrier {
             let mut r = s.reader();
             let state = PoseState::read(&mut r)?;
             r.finish()?;
-            state.correct(ctx.body_mut(), CORRECTION_TOLERANCE);
+            state.correct(ctx, CORRECTION_TOLERANCE);
         }
         Ok(())
     }
@@ -130,7 +130,7 @@ impl Controller for Ball {
             let mut r = s.reader();
             let state = PoseState::read(&mut r)?;
             r.finish()?;
-            state.correct(ctx.body_mut(), CORRECTION_TOLERANCE);
+            state.correct(ctx, CORRECTION_TOLERANCE);
         }
         let v = ctx.body().linvel();
         let jolt = (v - self.last_linvel).length();

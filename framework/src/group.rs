@@ -492,6 +492,9 @@ impl EntityGroup {
     /// the packet still counts.
     pub fn receive_sections(&mut self, bytes: &[u8], from: Owner) -> ReceiveReport {
         let mut report = ReceiveReport::default();
+        // Packets are written in network-id order, so the next section's entity is usually
+        // the one after the last: try there before searching.
+        let mut hint = 0;
         for section in PacketReader::new(bytes) {
             let section = match section {
                 Ok(s) => s,
@@ -501,11 +504,18 @@ impl EntityGroup {
                     break;
                 }
             };
-            let Ok(pos) = self.order.binary_search_by_key(&section.net_id, |e| e.0) else {
-                report.unknown_entity += 1;
-                self.counters.unknown_entity += 1;
-                continue;
+            let pos = match self.order.get(hint) {
+                Some(&(net, _)) if net == section.net_id => hint,
+                _ => match self.order.binary_search_by_key(&section.net_id, |e| e.0) {
+                    Ok(pos) => pos,
+                    Err(_) => {
+                        report.unknown_entity += 1;
+                        self.counters.unknown_entity += 1;
+                        continue;
+                    }
+                },
             };
+            hint = pos + 1;
             let slot = &mut self.slots[self.order[pos].1 as usize];
             let Some(entity) = slot.entity.as_ref() else {
                 report.unknown_entity += 1;
@@ -538,9 +548,9 @@ impl EntityGroup {
             let Some(entity) = slot.entity.as_mut() else {
                 continue;
             };
-            let Some(body) = self.physics.bodies.get_mut(entity.body) else {
+            if self.physics.bodies.get(entity.body).is_none() {
                 continue;
-            };
+            }
             let Some(ctrl) = self.controllers[i].as_deref_mut() else {
                 continue;
             };
@@ -553,7 +563,8 @@ impl EntityGroup {
             });
             let had_section = section.is_some();
             let mut ctx = ClientContext {
-                body,
+                bodies: &mut self.physics.bodies,
+                handle: entity.body,
                 me: entity.id,
                 net_id: net,
                 owner: entity.owner,

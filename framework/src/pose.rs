@@ -1,7 +1,7 @@
 //! Carrying a body's pose and velocities in a section: the common case for a controller.
 
 use crate::codec::{SectionReader, SectionWriter};
-use crate::{Error, Quat, Vec3};
+use crate::{ClientContext, Error, Quat, Vec3};
 use rapier3d::prelude::RigidBody;
 
 /// The largest linear speed a [`PoseState`] carries, in metres per second.
@@ -76,10 +76,10 @@ impl PoseState {
     ///
     /// On the authority the looped-back state is its own, quantized, so this changes
     /// nothing; on other peers it pulls their simulation back to the authority's.
-    pub fn correct(&self, body: &mut RigidBody, tolerance: f32) -> bool {
-        let off = self.differs_from(body, tolerance);
+    pub fn correct(&self, ctx: &mut ClientContext<'_>, tolerance: f32) -> bool {
+        let off = self.differs_from(ctx.body(), tolerance);
         if off {
-            self.apply(body);
+            self.apply(ctx.body_mut());
         }
         off
     }

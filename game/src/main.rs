@@ -42,7 +42,9 @@ fn parse(mut it: impl Iterator<Item = String>) -> Result<Option<Args>, String> {
             "--seconds" => a.seconds = num(&value("--seconds")?, "--seconds")?,
             "--seed" => a.seed = num(&value("--seed")?, "--seed")?,
             "host" | "join" | "server" | "browse" | "bot" | "replay" => {
-                return Err(format!("'{arg}' is not available yet: this build only runs the headless demo"));
+                return Err(format!(
+                    "'{arg}' is not available yet: this build only runs the headless demo"
+                ));
             }
             other => return Err(format!("unknown argument '{other}'")),
         }
@@ -54,7 +56,8 @@ fn parse(mut it: impl Iterator<Item = String>) -> Result<Option<Args>, String> {
 }
 
 fn num<T: std::str::FromStr>(s: &str, name: &str) -> Result<T, String> {
-    s.parse().map_err(|_| format!("{name}: '{s}' is not a valid number"))
+    s.parse()
+        .map_err(|_| format!("{name}: '{s}' is not a valid number"))
 }
 
 fn main() -> ExitCode {
