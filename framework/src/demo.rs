@@ -98,7 +98,7 @@ impl Controller for PoseCarrier {
     }
 }
 
-/// A ball: carries its pose like [`PoseCarrier`], and emits `"sparks"` where its velocity
+/// A ball: carries its pose through a [`PoseCarrier`], and emits `"sparks"` where its velocity
 /// changes sharply (a hard bounce). The last velocity it saw is its own state.
 #[derive(Debug, Default)]
 pub struct Ball {
@@ -111,27 +111,23 @@ impl Ball {
 }
 
 impl Controller for Ball {
+    // A ball is a pose carrier that also makes sparks: it delegates the pose to one.
     fn server_update(
         &mut self,
         me: EntityRef<'_>,
-        _world: &WorldView<'_>,
+        world: &WorldView<'_>,
         out: &mut SectionWriter<'_>,
     ) {
-        PoseState::of(me.body()).write(out);
+        PoseCarrier.server_update(me, world, out);
     }
 
     fn client_update(
         &mut self,
-        _me: &mut Entity,
+        me: &mut Entity,
         section: Option<Section<'_>>,
         ctx: &mut ClientContext<'_>,
     ) -> Result<(), Error> {
-        if let Some(s) = section {
-            let mut r = s.reader();
-            let state = PoseState::read(&mut r)?;
-            r.finish()?;
-            state.correct(ctx, CORRECTION_TOLERANCE);
-        }
+        PoseCarrier.client_update(me, section, ctx)?;
         let v = ctx.body().linvel();
         let jolt = (v - self.last_linvel).length();
         if jolt > Self::SPARK_THRESHOLD {

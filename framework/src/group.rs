@@ -664,6 +664,10 @@ impl EntityGroup {
     /// and solver caches come along), every entity, and every controller's own state.
     ///
     /// Take it between frames. Sections received but not yet applied are not included.
+    ///
+    /// Layout: `"LNYS"`, the format version (u32), an FNV-1a checksum of the rest (u64),
+    /// then the entity table's length (u64), the entity table and the physics world, both
+    /// bincode 2.
     pub fn snapshot(&self) -> Result<Vec<u8>, Error> {
         let snap = SnapshotMeta {
             config: self.config,
@@ -691,20 +695,29 @@ impl EntityGroup {
             counters: self.counters,
         };
         let cfg = bincode::config::standard();
-        let mut out = SNAPSHOT_MAGIC.to_vec();
-        out.extend_from_slice(&SNAPSHOT_VERSION.to_le_bytes());
         let meta = bincode::serde::encode_to_vec(&snap, cfg)
             .map_err(|e| Error::BadSnapshot(e.to_string()))?;
-        out.extend_from_slice(&(meta.len() as u64).to_le_bytes());
-        out.extend_from_slice(&meta);
-        bincode::serde::encode_into_std_write(&self.physics, &mut out, cfg)
+        let mut body = (meta.len() as u64).to_le_bytes().to_vec();
+        body.extend_from_slice(&meta);
+        bincode::serde::encode_into_std_write(&self.physics, &mut body, cfg)
             .map_err(|e| Error::BadSnapshot(e.to_string()))?;
+        let mut check = StateHasher::new();
+        check.bytes(&body);
+        let mut out = Vec::with_capacity(16 + body.len());
+        out.extend_from_slice(SNAPSHOT_MAGIC);
+        out.extend_from_slice(&SNAPSHOT_VERSION.to_le_bytes());
+        out.extend_from_slice(&check.finish().to_le_bytes());
+        out.extend_from_slice(&body);
         Ok(out)
     }
 
     /// Rebuilds a group from [`snapshot`](Self::snapshot) bytes. Controllers are built again
     /// by their kind's factory from the stored spawn parameters, then given their saved
     /// state. The registry must hold every kind the snapshot uses.
+    ///
+    /// A snapshot of another format version, a truncated one and a corrupted one (its
+    /// checksum does not match) are each refused with their own [`Error::BadSnapshot`]
+    /// message.
     pub fn restore(registry: Arc<KindRegistry>, bytes: &[u8]) -> Result<Self, Error> {
         let bad = |m: &str| Error::BadSnapshot(m.to_owned());
         let rest = bytes
@@ -718,6 +731,16 @@ impl EntityGroup {
             return Err(Error::BadSnapshot(format!(
                 "format version {version}, this build reads {SNAPSHOT_VERSION}"
             )));
+        }
+        let (sum, rest) = rest
+            .split_first_chunk::<8>()
+            .ok_or_else(|| bad("truncated header"))?;
+        let mut check = StateHasher::new();
+        check.bytes(rest);
+        if check.finish() != u64::from_le_bytes(*sum) {
+            return Err(bad(
+                "checksum mismatch: the snapshot is truncated or corrupted",
+            ));
         }
         let (len, rest) = rest
             .split_first_chunk::<8>()

@@ -364,6 +364,14 @@ fn unreadable_snapshots_are_errors_not_panics() {
             "truncated at {cut} was accepted"
         );
     }
+    for at in [30, snap.len() / 3, snap.len() - 3] {
+        let mut corrupted = snap.clone();
+        corrupted[at] ^= 0x10;
+        assert!(
+            matches!(restore(&corrupted), Err(Error::BadSnapshot(m)) if m.contains("checksum")),
+            "a flipped bit at {at} was not caught"
+        );
+    }
     let empty = KindRegistry::new();
     assert!(matches!(
         EntityGroup::restore(Arc::new(empty), &snap),
