@@ -46,6 +46,14 @@ pub trait Controller: Any + Send {
         ctx: &mut ClientContext<'_>,
     ) -> Result<(), Error>;
 
+    /// On the server, judges a section the entity's owner (a client) sent, before it is
+    /// applied or forwarded. An illegal section is dropped and the owner is sent the
+    /// server's view of the entity to roll back to. The default trusts the owner.
+    fn validate(&self, me: EntityRef<'_>, section: Section<'_>) -> Legality {
+        let _ = (me, section);
+        Legality::Legal
+    }
+
     /// Appends the controller's own state for a snapshot. Stateless controllers keep the
     /// default, which writes nothing.
     fn save_state(&self, out: &mut Vec<u8>) {
@@ -58,6 +66,15 @@ pub trait Controller: Any + Send {
         let _ = bytes;
         Ok(())
     }
+}
+
+/// The server's judgement of a section a client sent for an entity it owns.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Legality {
+    /// Apply and forward it.
+    Legal,
+    /// Drop it and correct the owner.
+    Illegal,
 }
 
 /// A read-only view of the world, for server paths.

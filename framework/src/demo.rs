@@ -3,13 +3,15 @@
 //!
 //! * [`CRATE`]: a box that only carries its pose ([`PoseCarrier`]);
 //! * [`BALL`]: a bouncing ball that also emits a `"sparks"` effect on hard impacts ([`Ball`]);
-//! * [`MOVER`]: a box pushed around by a seeded input stream ([`Mover`]).
+//! * [`MOVER`]: a player-like box driven by a seeded input stream, which a client may own
+//!   and spawn ([`Mover`]).
 //!
 //! [`register`] adds all three to a registry; [`mixed_scene`] builds a pit full of them.
 
 use crate::codec::{Section, SectionWriter};
 use crate::pose::PoseState;
 use crate::prelude::*;
+use crate::{KindOptions, Legality, OnOwnerLeave};
 use rapier3d::prelude::{Collider, RigidBody};
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
@@ -65,6 +67,8 @@ pub struct MoverParams {
     pub speed: f32,
     /// Ticks between changes of direction.
     pub period: u32,
+    /// Ticks after which it stops deciding to move (0: never stops).
+    pub moves_for: u32,
 }
 
 /// A box that carries its pose: the authority writes it, everyone else is corrected to it
@@ -149,26 +153,46 @@ impl Controller for Ball {
     }
 }
 
-/// A box driven by a seeded input stream. Its server path draws a new horizontal target
-/// velocity every `period` ticks and sends it; its client path drives the body at the last
-/// target it heard of (so without a section it keeps going the way it was going).
+/// A box driven by a seeded input stream, like a player. Its server path draws a new
+/// horizontal target velocity every `period` ticks and sends it with the body's pose; its
+/// client path drives the body at the last target it heard of (so without a section it keeps
+/// going the way it was going) and is corrected to the authority's pose when it drifts.
+///
+/// Its validation hook refuses targets faster than twice its top speed: a client that owns
+/// a mover cannot make it fly.
 #[derive(Debug)]
 pub struct Mover {
     rng: SeededRng,
     speed: f32,
     period: u32,
+    moves_for: u32,
+    moved: u32,
     countdown: u32,
     decided: Vec3,
     target: Vec3,
 }
 
 impl Mover {
-    /// A mover with its own input stream.
+    /// A mover with its own input stream that never stops.
     pub fn new(seed: u64, speed: f32, period: u32) -> Self {
-        Mover {
-            rng: SeededRng::new(seed),
+        Self::from_params(&MoverParams {
+            pos: [0.0; 3],
+            half_extents: [0.5; 3],
+            seed,
             speed,
-            period: period.max(1),
+            period,
+            moves_for: 0,
+        })
+    }
+
+    /// A mover as its spawn parameters describe it.
+    pub fn from_params(p: &MoverParams) -> Self {
+        Mover {
+            rng: SeededRng::new(p.seed),
+            speed: p.speed,
+            period: p.period.max(1),
+            moves_for: p.moves_for,
+            moved: 0,
             countdown: 0,
             decided: Vec3::ZERO,
             target: Vec3::ZERO,
@@ -179,22 +203,45 @@ impl Mover {
     pub fn target(&self) -> Vec3 {
         self.target
     }
+
+    /// The fastest target the validation hook accepts.
+    pub fn speed_limit(&self) -> f32 {
+        2.0 * self.speed.max(0.5)
+    }
+
+    fn read(&self, s: Section<'_>) -> Result<(Vec3, PoseState), Error> {
+        let mut r = s.reader();
+        let t = r.vec3()?;
+        let pose = PoseState::read(&mut r)?;
+        r.finish()?;
+        if t.length() > self.speed_limit() {
+            return Err(Error::InvalidValue("mover target too fast"));
+        }
+        Ok((t, pose))
+    }
 }
 
 impl Controller for Mover {
     fn server_update(
         &mut self,
-        _me: EntityRef<'_>,
+        me: EntityRef<'_>,
         _world: &WorldView<'_>,
         out: &mut SectionWriter<'_>,
     ) {
-        if self.countdown == 0 {
-            self.countdown = self.period;
-            let s = self.speed;
-            self.decided = Vec3::new(self.rng.range_f32(-s, s), 0.0, self.rng.range_f32(-s, s));
+        let stopped = self.moves_for > 0 && self.moved >= self.moves_for;
+        if stopped {
+            self.decided = Vec3::ZERO;
+        } else {
+            self.moved += 1;
+            if self.countdown == 0 {
+                self.countdown = self.period;
+                let s = self.speed;
+                self.decided = Vec3::new(self.rng.range_f32(-s, s), 0.0, self.rng.range_f32(-s, s));
+            }
+            self.countdown -= 1;
         }
-        self.countdown -= 1;
         out.vec3(self.decided);
+        PoseState::of(me.body()).write(out);
     }
 
     fn client_update(
@@ -204,12 +251,8 @@ impl Controller for Mover {
         ctx: &mut ClientContext<'_>,
     ) -> Result<(), Error> {
         if let Some(s) = section {
-            let mut r = s.reader();
-            let t = r.vec3()?;
-            r.finish()?;
-            if t.length() > 4.0 * self.speed.max(1.0) {
-                return Err(Error::InvalidValue("mover target too fast"));
-            }
+            let (t, pose) = self.read(s)?;
+            pose.correct(ctx, CORRECTION_TOLERANCE);
             self.target = t;
         }
         if self.target != Vec3::ZERO {
@@ -219,9 +262,17 @@ impl Controller for Mover {
         Ok(())
     }
 
+    fn validate(&self, _me: EntityRef<'_>, section: Section<'_>) -> Legality {
+        match self.read(section) {
+            Ok(_) => Legality::Legal,
+            Err(_) => Legality::Illegal,
+        }
+    }
+
     fn save_state(&self, out: &mut Vec<u8>) {
         let mut w = SectionWriter::new(out);
         w.u64(self.rng.state());
+        w.u32(self.moved);
         w.u32(self.countdown);
         w.vec3(self.decided);
         w.vec3(self.target);
@@ -230,6 +281,7 @@ impl Controller for Mover {
     fn load_state(&mut self, bytes: &[u8]) -> Result<(), Error> {
         let mut r = crate::codec::SectionReader::new(bytes);
         self.rng = SeededRng::from_state(r.u64()?);
+        self.moved = r.u32()?;
         self.countdown = r.u32()?;
         self.decided = r.vec3()?;
         self.target = r.vec3()?;
@@ -281,6 +333,7 @@ pub fn mixed_scene(registry: Arc<KindRegistry>, n: usize, seed: u64) -> Result<E
                     seed: seed.wrapping_mul(1_000_003).wrapping_add(i as u64),
                     speed: 4.0,
                     period: 45,
+                    moves_for: 0,
                 },
                 Owner::Server,
             ),
@@ -330,7 +383,11 @@ pub fn register(registry: &mut KindRegistry) -> Result<(), Error> {
             controller: Box::new(PoseCarrier),
         }
     })?;
-    registry.register(BALL, |p: &BallParams| Blueprint {
+    let thrown = KindOptions {
+        on_owner_leave: OnOwnerLeave::HandToServer,
+        client_spawnable: true,
+    };
+    registry.register_with(BALL, thrown, |p: &BallParams| Blueprint {
         body: dynamic_at(p.pos).build(),
         colliders: vec![
             ColliderBuilder::ball(p.radius)
@@ -343,7 +400,11 @@ pub fn register(registry: &mut KindRegistry) -> Result<(), Error> {
         },
         controller: Box::new(Ball::default()),
     })?;
-    registry.register(MOVER, |p: &MoverParams| {
+    let client_owned = KindOptions {
+        on_owner_leave: OnOwnerLeave::Despawn,
+        client_spawnable: true,
+    };
+    registry.register_with(MOVER, client_owned, |p: &MoverParams| {
         let [x, y, z] = p.half_extents;
         let body: RigidBody = dynamic_at(p.pos).lock_rotations().build();
         let collider: Collider = ColliderBuilder::cuboid(x, y, z).friction(0.2).build();
@@ -356,7 +417,7 @@ pub fn register(registry: &mut KindRegistry) -> Result<(), Error> {
                 },
                 color: [230, 120, 40, 255],
             },
-            controller: Box::new(Mover::new(p.seed, p.speed, p.period)),
+            controller: Box::new(Mover::from_params(p)),
         }
     })?;
     Ok(())

@@ -61,6 +61,9 @@ pub enum Error {
     /// No live entity has this id.
     #[error("no entity {0}")]
     NoSuchEntity(EntityId),
+    /// No live entity has this network id.
+    #[error("no entity with network id {0}")]
+    NoSuchNetId(NetId),
     /// A network id is already in use by a live entity.
     #[error("network id {0} is already in use")]
     NetIdInUse(NetId),

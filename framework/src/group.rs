@@ -1,12 +1,13 @@
 //! The [`EntityGroup`]: every entity, its controller and the physics world, and the frame
 //! that drives them.
 
-use crate::codec::{PacketReader, PacketWriter, Section};
+use crate::codec::{MAX_SECTION_LEN, PacketReader, PacketWriter, Section, SectionWriter};
 use crate::controller::{
-    ClientContext, Command, Controller, Effect, SpawnRequest, WorldView, entity_ref,
+    ClientContext, Command, Controller, Effect, Legality, SpawnRequest, WorldView, entity_ref,
 };
 use crate::entity::{Entity, EntityRef};
 use crate::hash::StateHasher;
+use crate::pose::BodyState;
 use crate::registry::{KindRegistry, encode_params};
 use crate::{ClientId, EntityId, Error, KindId, NetId, Owner, Vec3};
 use rapier3d::prelude::{Collider, ColliderHandle, PhysicsWorld};
@@ -61,6 +62,8 @@ pub struct Counters {
     pub unknown_entity: u64,
     /// Sections from a peer that does not own the entity.
     pub not_owner: u64,
+    /// Sections from the owner that its controller's validation hook judged illegal.
+    pub illegal: u64,
     /// Sections a controller could not read.
     pub bad_sections: u64,
     /// Packets whose framing broke (the rest of such a packet is lost).
@@ -90,6 +93,48 @@ pub struct FrameReport {
     pub errors: Vec<Error>,
 }
 
+/// A change to the set of entities, as the group's journal records it. The network layer
+/// announces these to peers; a recorder writes them down.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Change {
+    /// An entity was spawned (look it up for its kind, owner and parameters).
+    Spawned(NetId),
+    /// An entity was despawned.
+    Despawned {
+        /// Its network id.
+        net: NetId,
+        /// Who owned it.
+        owner: Owner,
+    },
+    /// An entity changed hands.
+    OwnerChanged {
+        /// Its network id.
+        net: NetId,
+        /// The new owner.
+        owner: Owner,
+    },
+    /// A provisional network id was replaced by the one the server assigned.
+    Renamed {
+        /// The provisional id.
+        from: NetId,
+        /// The confirmed id.
+        to: NetId,
+    },
+}
+
+/// What became of one offered section.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Verdict {
+    /// Queued for the entity's client path.
+    Accepted,
+    /// No live entity has that network id.
+    UnknownEntity,
+    /// The sender does not own the entity.
+    NotOwner,
+    /// The owner sent it, but the entity's validation hook judged it illegal.
+    Illegal,
+}
+
 /// What [`EntityGroup::receive_sections`] did with a packet.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct ReceiveReport {
@@ -99,6 +144,8 @@ pub struct ReceiveReport {
     pub unknown_entity: usize,
     /// Sections from a sender that does not own the entity.
     pub not_owner: usize,
+    /// Sections the entity's validation hook judged illegal.
+    pub illegal: usize,
     /// Whether the packet's framing broke (sections after the break were lost).
     pub framing_error: bool,
 }
@@ -140,6 +187,7 @@ pub struct EntityGroup {
     commands: Vec<Command>,
     effects: Vec<Effect>,
     requests: Vec<SpawnRequest>,
+    journal: Vec<Change>,
     counters: Counters,
 }
 
@@ -177,6 +225,7 @@ impl EntityGroup {
             commands: Vec::new(),
             effects: Vec::new(),
             requests: Vec::new(),
+            journal: Vec::new(),
             counters: Counters::default(),
         }
     }
@@ -331,6 +380,7 @@ impl EntityGroup {
         slot.pending = None;
         self.controllers[index as usize] = Some(bp.controller);
         self.order.insert(pos, (net, index));
+        self.journal.push(Change::Spawned(net));
         if !net.is_provisional() && net.0 >= self.next_net_id {
             self.next_net_id = net.0.saturating_add(1);
         }
@@ -358,7 +408,74 @@ impl EntityGroup {
             self.order.remove(pos);
         }
         self.free.push(id.index);
+        self.journal.push(Change::Despawned {
+            net: entity.net_id,
+            owner: entity.owner,
+        });
         Ok(())
+    }
+
+    /// Hands an entity to another owner (a leaving client's entity to the server).
+    pub fn set_owner(&mut self, id: EntityId, owner: Owner) -> Result<(), Error> {
+        let entity = self.entity_mut(id)?;
+        entity.owner = owner;
+        let net = entity.net_id;
+        self.journal.push(Change::OwnerChanged { net, owner });
+        Ok(())
+    }
+
+    /// Gives an entity a new network id: a client's provisional id becomes the one the
+    /// server assigned.
+    pub fn rename_net_id(&mut self, from: NetId, to: NetId) -> Result<EntityId, Error> {
+        if self.order.binary_search_by_key(&to, |e| e.0).is_ok() {
+            return Err(Error::NetIdInUse(to));
+        }
+        let pos = self
+            .order
+            .binary_search_by_key(&from, |e| e.0)
+            .map_err(|_| Error::NoSuchNetId(from))?;
+        let (_, index) = self.order.remove(pos);
+        let slot = &mut self.slots[index as usize];
+        let Some(entity) = slot.entity.as_mut() else {
+            return Err(Error::NoSuchNetId(from));
+        };
+        entity.net_id = to;
+        let id = entity.id;
+        let at = self
+            .order
+            .binary_search_by_key(&to, |e| e.0)
+            .unwrap_or_else(|p| p);
+        self.order.insert(at, (to, index));
+        if !to.is_provisional() && to.0 >= self.next_net_id {
+            self.next_net_id = to.0.saturating_add(1);
+        }
+        self.journal.push(Change::Renamed { from, to });
+        Ok(id)
+    }
+
+    /// Puts an entity's body in `state` (a spawn message's snapshot of where it is now).
+    /// Refuses non-finite values.
+    pub fn set_body_state(&mut self, id: EntityId, state: &BodyState) -> Result<(), Error> {
+        let handle = self.entity_mut(id)?.body;
+        let body = self
+            .physics
+            .bodies
+            .get_mut(handle)
+            .ok_or(Error::NoSuchEntity(id))?;
+        state.apply(body)
+    }
+
+    /// The changes to the set of entities since the last call, oldest first.
+    pub fn drain_changes(&mut self) -> std::vec::Drain<'_, Change> {
+        self.journal.drain(..)
+    }
+
+    fn entity_mut(&mut self, id: EntityId) -> Result<&mut Entity, Error> {
+        self.slots
+            .get_mut(id.index as usize)
+            .filter(|s| s.generation == id.generation)
+            .and_then(|s| s.entity.as_mut())
+            .ok_or(Error::NoSuchEntity(id))
     }
 
     /// An entity by local id.
@@ -486,54 +603,102 @@ impl EntityGroup {
         self.outgoing.as_bytes()
     }
 
-    /// Decodes a packet body from `from` and queues each section for its entity's client
-    /// path (the newest section for an entity wins). A section is accepted only if `from`
-    /// is the server or owns the entity. Bad sections are skipped and counted; the rest of
-    /// the packet still counts.
+    /// Decodes a packet body from `from` and offers each section to its entity
+    /// ([`offer_section`](Self::offer_section)). Bad sections are skipped and counted; the
+    /// rest of the packet still counts.
     pub fn receive_sections(&mut self, bytes: &[u8], from: Owner) -> ReceiveReport {
         let mut report = ReceiveReport::default();
         // Packets are written in network-id order, so the next section's entity is usually
         // the one after the last: try there before searching.
         let mut hint = 0;
         for section in PacketReader::new(bytes) {
-            let section = match section {
-                Ok(s) => s,
-                Err(_) => {
-                    report.framing_error = true;
-                    self.counters.framing_errors += 1;
-                    break;
-                }
+            let Ok(section) = section else {
+                report.framing_error = true;
+                self.counters.framing_errors += 1;
+                break;
             };
-            let pos = match self.order.get(hint) {
-                Some(&(net, _)) if net == section.net_id => hint,
-                _ => match self.order.binary_search_by_key(&section.net_id, |e| e.0) {
-                    Ok(pos) => pos,
-                    Err(_) => {
-                        report.unknown_entity += 1;
-                        self.counters.unknown_entity += 1;
-                        continue;
-                    }
-                },
-            };
-            hint = pos + 1;
-            let slot = &mut self.slots[self.order[pos].1 as usize];
-            let Some(entity) = slot.entity.as_ref() else {
-                report.unknown_entity += 1;
-                self.counters.unknown_entity += 1;
-                continue;
-            };
-            if from != Owner::Server && entity.owner != from {
-                report.not_owner += 1;
-                self.counters.not_owner += 1;
-                continue;
+            match self.offer_at(section, from, &mut hint) {
+                Verdict::Accepted => report.accepted += 1,
+                Verdict::UnknownEntity => report.unknown_entity += 1,
+                Verdict::NotOwner => report.not_owner += 1,
+                Verdict::Illegal => report.illegal += 1,
             }
-            let start = self.inbox.len() as u32;
-            self.inbox.extend_from_slice(section.payload);
-            slot.pending = Some((start, section.payload.len() as u32));
-            report.accepted += 1;
-            self.counters.sections_in += 1;
         }
         report
+    }
+
+    /// Judges one section from `from` and, if it is accepted, queues it for its entity's
+    /// client path this frame (the newest section for an entity wins).
+    ///
+    /// The server (`from == Owner::Server`) may send a section for any entity. Anyone else
+    /// only for an entity they own, and then the entity's controller
+    /// ([`Controller::validate`]) judges whether the content is legal. Every refusal is
+    /// counted in [`counters`](Self::counters).
+    pub fn offer_section(&mut self, section: Section<'_>, from: Owner) -> Verdict {
+        self.offer_at(section, from, &mut 0)
+    }
+
+    fn offer_at(&mut self, section: Section<'_>, from: Owner, hint: &mut usize) -> Verdict {
+        let pos = match self.order.get(*hint) {
+            Some(&(net, _)) if net == section.net_id => *hint,
+            _ => match self.order.binary_search_by_key(&section.net_id, |e| e.0) {
+                Ok(pos) => pos,
+                Err(_) => {
+                    self.counters.unknown_entity += 1;
+                    return Verdict::UnknownEntity;
+                }
+            },
+        };
+        *hint = pos + 1;
+        let i = self.order[pos].1 as usize;
+        let Some(me) = entity_ref(&self.slots[i], &self.physics) else {
+            self.counters.unknown_entity += 1;
+            return Verdict::UnknownEntity;
+        };
+        if from != Owner::Server {
+            if me.owner() != from {
+                self.counters.not_owner += 1;
+                return Verdict::NotOwner;
+            }
+            let legal = self.controllers[i]
+                .as_deref()
+                .is_some_and(|c| c.validate(me, section) == Legality::Legal);
+            if !legal {
+                self.counters.illegal += 1;
+                return Verdict::Illegal;
+            }
+        }
+        let start = self.inbox.len() as u32;
+        self.inbox.extend_from_slice(section.payload);
+        self.slots[i].pending = Some((start, section.payload.len() as u32));
+        self.counters.sections_in += 1;
+        Verdict::Accepted
+    }
+
+    /// Whether a section is queued for the entity with network id `net` this frame.
+    pub fn has_pending_section(&self, net: NetId) -> bool {
+        self.order
+            .binary_search_by_key(&net, |e| e.0)
+            .is_ok_and(|pos| self.slots[self.order[pos].1 as usize].pending.is_some())
+    }
+
+    /// Runs the server path of one entity, whoever owns it, and returns its section. The
+    /// server uses it to send an owner the server's view of an entity (a correction).
+    pub fn write_section_of(&mut self, net: NetId) -> Option<Vec<u8>> {
+        let pos = self.order.binary_search_by_key(&net, |e| e.0).ok()?;
+        let i = self.order[pos].1 as usize;
+        let me = entity_ref(&self.slots[i], &self.physics)?;
+        let view = WorldView {
+            slots: &self.slots,
+            order: &self.order,
+            physics: &self.physics,
+            tick: self.tick,
+            dt: self.config.dt,
+        };
+        let ctrl = self.controllers[i].as_deref_mut()?;
+        let mut out = Vec::new();
+        ctrl.server_update(me, &view, &mut SectionWriter::new(&mut out));
+        (!out.is_empty() && out.len() <= MAX_SECTION_LEN).then_some(out)
     }
 
     /// Runs every entity's client path once, in network-id order, with its queued section
@@ -598,9 +763,11 @@ impl EntityGroup {
         let mut errors = Vec::new();
         let commands = std::mem::take(&mut self.commands);
         for c in &commands {
+            // A client despawns only its own entities: the server's word decides the rest.
             if let Command::Despawn(net) = c
-                && let Some(id) = self.id_of(*net)
-                && self.despawn(id).is_ok()
+                && let Some(e) = self.by_net(*net)
+                && (self.config.role == Role::Server || e.owner() == self.local_owner())
+                && self.despawn(e.id()).is_ok()
             {
                 despawned += 1;
             }

@@ -67,15 +67,20 @@ pub mod pose;
 mod registry;
 mod rng;
 
-pub use controller::{ClientContext, Command, Controller, Effect, SpawnRequest, WorldView};
+pub use controller::{
+    ClientContext, Command, Controller, Effect, Legality, SpawnRequest, WorldView,
+};
 pub use entity::{Entity, EntityRef, Shape, Visual};
 pub use error::Error;
 pub use group::{
-    Counters, EntityGroup, FrameReport, GroupConfig, ReceiveReport, Role, SNAPSHOT_VERSION,
+    Change, Counters, EntityGroup, FrameReport, GroupConfig, ReceiveReport, Role, SNAPSHOT_VERSION,
+    Verdict,
 };
 pub use hash::StateHasher;
 pub use id::{ClientId, EntityId, KindId, NetId, Owner};
-pub use registry::{Blueprint, KindRegistry, MAX_PARAMS_LEN, encode_params};
+pub use registry::{
+    Blueprint, KindOptions, KindRegistry, MAX_PARAMS_LEN, OnOwnerLeave, encode_params,
+};
 pub use rng::SeededRng;
 
 /// The physics engine Lanyard is built on, re-exported so games use the same version.

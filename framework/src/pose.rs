@@ -3,6 +3,7 @@
 use crate::codec::{SectionReader, SectionWriter};
 use crate::{ClientContext, Error, Quat, Vec3};
 use rapier3d::prelude::RigidBody;
+use serde::{Deserialize, Serialize};
 
 /// The largest linear speed a [`PoseState`] carries, in metres per second.
 pub const MAX_LINVEL: f32 = 64.0;
@@ -82,5 +83,56 @@ impl PoseState {
             self.apply(ctx.body_mut());
         }
         off
+    }
+}
+
+/// A body's exact pose and velocities, for spawn messages and corrections: what a peer
+/// needs to put a freshly built body where the authority's is now. 52 bytes, no
+/// quantization.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct BodyState {
+    /// Position.
+    pub pos: [f32; 3],
+    /// Rotation quaternion, x y z w.
+    pub rot: [f32; 4],
+    /// Linear velocity.
+    pub linvel: [f32; 3],
+    /// Angular velocity.
+    pub angvel: [f32; 3],
+}
+
+impl BodyState {
+    /// The state of `body` now.
+    pub fn of(body: &RigidBody) -> Self {
+        let r = body.rotation();
+        BodyState {
+            pos: body.translation().to_array(),
+            rot: [r.x, r.y, r.z, r.w],
+            linvel: body.linvel().to_array(),
+            angvel: body.angvel().to_array(),
+        }
+    }
+
+    /// Puts `body` in this state (waking it). Refuses non-finite values and degenerate
+    /// rotations, leaving the body as it was.
+    pub fn apply(&self, body: &mut RigidBody) -> Result<(), Error> {
+        let all = self
+            .pos
+            .iter()
+            .chain(&self.rot)
+            .chain(&self.linvel)
+            .chain(&self.angvel);
+        if !all.clone().all(|v| v.is_finite()) {
+            return Err(Error::InvalidValue("non-finite body state"));
+        }
+        let q = Quat::from_array(self.rot);
+        if q.length_squared() < 1e-6 {
+            return Err(Error::InvalidValue("degenerate quaternion"));
+        }
+        body.set_translation(Vec3::from_array(self.pos), true);
+        body.set_rotation(q.normalize(), true);
+        body.set_linvel(Vec3::from_array(self.linvel), true);
+        body.set_angvel(Vec3::from_array(self.angvel), true);
+        Ok(())
     }
 }

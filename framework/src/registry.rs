@@ -60,10 +60,30 @@ pub struct Blueprint {
     pub controller: Box<dyn Controller>,
 }
 
+/// What happens to a client's entities of a kind when that client leaves.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum OnOwnerLeave {
+    /// They are despawned everywhere (a player's body).
+    #[default]
+    Despawn,
+    /// The server takes them over (a grenade already in flight).
+    HandToServer,
+}
+
+/// How the network layer treats a kind. The defaults trust clients with nothing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct KindOptions {
+    /// What happens to a leaving client's entities of this kind.
+    pub on_owner_leave: OnOwnerLeave,
+    /// Whether a client may ask to spawn entities of this kind that it will own.
+    pub client_spawnable: bool,
+}
+
 type Factory = Box<dyn Fn(KindId, &[u8]) -> Result<Blueprint, Error> + Send + Sync>;
 
 struct Kind {
     name: String,
+    options: KindOptions,
     factory: Factory,
 }
 
@@ -97,6 +117,20 @@ impl KindRegistry {
         P: DeserializeOwned + 'static,
         F: Fn(&P) -> Blueprint + Send + Sync + 'static,
     {
+        self.register_with(name, KindOptions::default(), factory)
+    }
+
+    /// Registers a kind like [`register`](Self::register), with network options.
+    pub fn register_with<P, F>(
+        &mut self,
+        name: &str,
+        options: KindOptions,
+        factory: F,
+    ) -> Result<KindId, Error>
+    where
+        P: DeserializeOwned + 'static,
+        F: Fn(&P) -> Blueprint + Send + Sync + 'static,
+    {
         let id = KindId::of_name(name);
         if let Some(existing) = self.kinds.get(&id) {
             return Err(if existing.name == name {
@@ -114,6 +148,7 @@ impl KindRegistry {
             id,
             Kind {
                 name: name.to_owned(),
+                options,
                 factory,
             },
         );
@@ -129,6 +164,11 @@ impl KindRegistry {
     /// The name a kind was registered under.
     pub fn name_of(&self, id: KindId) -> Option<&str> {
         self.kinds.get(&id).map(|k| k.name.as_str())
+    }
+
+    /// The network options of a kind.
+    pub fn options(&self, id: KindId) -> Option<KindOptions> {
+        self.kinds.get(&id).map(|k| k.options)
     }
 
     /// Every registered kind, by id.

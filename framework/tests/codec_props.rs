@@ -37,6 +37,7 @@ fn group_with_movers(n: usize) -> EntityGroup {
             seed: i as u64,
             speed: 3.0,
             period: 5,
+            moves_for: 0,
         };
         g.spawn(demo::MOVER, &p, Owner::Server).unwrap();
     }

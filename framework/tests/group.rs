@@ -3,8 +3,9 @@
 
 use lanyard::codec::{PacketWriter, Section, SectionWriter};
 use lanyard::demo::{self, CrateParams, MoverParams};
+use lanyard::pose::{BodyState, PoseState};
 use lanyard::prelude::*;
-use lanyard::{KindId, Role};
+use lanyard::{Change, KindId, Role, Verdict};
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 
@@ -111,7 +112,15 @@ fn packet(sections: &[(NetId, &[u8])]) -> Vec<u8> {
 
 fn mover_target(v: Vec3) -> Vec<u8> {
     let mut b = Vec::new();
-    SectionWriter::new(&mut b).vec3(v);
+    let mut w = SectionWriter::new(&mut b);
+    w.vec3(v);
+    PoseState {
+        pos: Vec3::new(0.0, 1.0, 0.0),
+        rot: Quat::IDENTITY,
+        linvel: Vec3::ZERO,
+        angvel: Vec3::ZERO,
+    }
+    .write(&mut w);
     b
 }
 
@@ -122,6 +131,7 @@ fn mover(g: &mut EntityGroup, owner: Owner) -> EntityId {
         seed: 1,
         speed: 5.0,
         period: 10,
+        moves_for: 0,
     };
     g.spawn(demo::MOVER, &p, owner).unwrap()
 }
@@ -378,4 +388,119 @@ fn unreadable_snapshots_are_errors_not_panics() {
         Err(Error::UnknownKind(_))
     ));
     assert_eq!(restore(&snap).unwrap().state_hash(), g.state_hash());
+}
+
+#[test]
+fn the_validation_hook_refuses_an_owners_illegal_section() {
+    let mut g = demo_group(Role::Server);
+    let alices = mover(&mut g, Owner::Client(ClientId(1)));
+    let net = g.get(alices).unwrap().net_id();
+    let alice = Owner::Client(ClientId(1));
+    // The mover's top speed is 5 m/s; its hook refuses targets over 10 m/s.
+    let fast = mover_target(Vec3::new(50.0, 0.0, 0.0));
+    let fine = mover_target(Vec3::new(4.0, 0.0, 0.0));
+    let section = |b: &'static [u8]| Section {
+        net_id: net,
+        payload: b,
+    };
+    let fast: &'static [u8] = fast.leak();
+    let fine: &'static [u8] = fine.leak();
+    assert_eq!(g.offer_section(section(fast), alice), Verdict::Illegal);
+    assert!(!g.has_pending_section(net));
+    assert_eq!(g.counters().illegal, 1);
+    // The server itself is not judged.
+    assert_eq!(
+        g.offer_section(section(fast), Owner::Server),
+        Verdict::Accepted
+    );
+    assert_eq!(g.offer_section(section(fine), alice), Verdict::Accepted);
+    g.run_client_paths();
+    assert_eq!(
+        g.controller::<demo::Mover>(alices).unwrap().target(),
+        Vec3::new(4.0, 0.0, 0.0)
+    );
+    // The server can state its own view of the entity, to correct the owner.
+    let correction = g.write_section_of(net).unwrap();
+    assert_eq!(correction.len(), 12 + PoseState::LEN);
+}
+
+#[test]
+fn the_journal_records_spawns_despawns_owner_changes_and_renames() {
+    let mut g = demo_group(Role::Server);
+    let a = g.spawn(demo::CRATE, &crate_at(0.0), Owner::Server).unwrap();
+    let b = mover(&mut g, Owner::Client(ClientId(3)));
+    let (na, nb) = (g.get(a).unwrap().net_id(), g.get(b).unwrap().net_id());
+    g.set_owner(b, Owner::Server).unwrap();
+    g.despawn(a).unwrap();
+    let prov = NetId(NetId::PROVISIONAL_BIT | 1);
+    g.rename_net_id(nb, prov).unwrap();
+    assert_eq!(
+        g.drain_changes().collect::<Vec<_>>(),
+        vec![
+            Change::Spawned(na),
+            Change::Spawned(nb),
+            Change::OwnerChanged {
+                net: nb,
+                owner: Owner::Server
+            },
+            Change::Despawned {
+                net: na,
+                owner: Owner::Server
+            },
+            Change::Renamed { from: nb, to: prov },
+        ]
+    );
+    assert_eq!(g.drain_changes().count(), 0);
+    assert_eq!(g.id_of(prov), Some(b));
+    assert_eq!(g.id_of(nb), None);
+    assert_eq!(
+        g.rename_net_id(NetId(77), NetId(78)),
+        Err(Error::NoSuchNetId(NetId(77)))
+    );
+}
+
+#[test]
+fn a_body_state_with_nan_is_refused_and_changes_nothing() {
+    let mut g = demo_group(Role::Server);
+    let a = g.spawn(demo::CRATE, &crate_at(2.0), Owner::Server).unwrap();
+    let before = g.state_hash();
+    let mut s = BodyState::of(g.get(a).unwrap().body());
+    s.linvel[1] = f32::NAN;
+    assert!(g.set_body_state(a, &s).is_err());
+    assert_eq!(g.state_hash(), before);
+    s.linvel[1] = 3.0;
+    g.set_body_state(a, &s).unwrap();
+    assert_eq!(g.get(a).unwrap().body().linvel().y, 3.0);
+}
+
+#[test]
+fn a_client_despawns_only_its_own_entities() {
+    let mut g = saboteur_group(Role::Client(ClientId(4)));
+    let kind = KindId::of_name("saboteur");
+    let killer = |victim| {
+        lanyard::encode_params(
+            kind,
+            &Saboteur {
+                on_tick: 0,
+                victim: Some(victim),
+                spawn: false,
+            },
+        )
+        .unwrap()
+    };
+    // #10 (the server's) tries to despawn #11 (also the server's); #12 (ours) despawns #13 (ours).
+    g.insert_with_net_id(NetId(10), kind, killer(11), Owner::Server)
+        .unwrap();
+    g.insert_with_net_id(NetId(11), kind, killer(99), Owner::Server)
+        .unwrap();
+    g.insert_with_net_id(NetId(12), kind, killer(13), Owner::Client(ClientId(4)))
+        .unwrap();
+    g.insert_with_net_id(NetId(13), kind, killer(99), Owner::Client(ClientId(4)))
+        .unwrap();
+    assert_eq!(g.frame().despawned, 1);
+    assert!(
+        g.by_net(NetId(11)).is_some(),
+        "a client despawned a server entity"
+    );
+    assert!(g.by_net(NetId(13)).is_none());
 }

@@ -22,6 +22,7 @@ fn floating_mover(loopback: bool) -> (EntityGroup, EntityId) {
         seed: 3,
         speed: 5.0,
         period: 20,
+        moves_for: 0,
     };
     let id = g.spawn(demo::MOVER, &params, Owner::Server).unwrap();
     (g, id)
