@@ -399,21 +399,19 @@ fn the_validation_hook_refuses_an_owners_illegal_section() {
     // The mover's top speed is 5 m/s; its hook refuses targets over 10 m/s.
     let fast = mover_target(Vec3::new(50.0, 0.0, 0.0));
     let fine = mover_target(Vec3::new(4.0, 0.0, 0.0));
-    let section = |b: &'static [u8]| Section {
+    let section = |b| Section {
         net_id: net,
         payload: b,
     };
-    let fast: &'static [u8] = fast.leak();
-    let fine: &'static [u8] = fine.leak();
-    assert_eq!(g.offer_section(section(fast), alice), Verdict::Illegal);
+    assert_eq!(g.offer_section(section(&fast), alice), Verdict::Illegal);
     assert!(!g.has_pending_section(net));
     assert_eq!(g.counters().illegal, 1);
     // The server itself is not judged.
     assert_eq!(
-        g.offer_section(section(fast), Owner::Server),
+        g.offer_section(section(&fast), Owner::Server),
         Verdict::Accepted
     );
-    assert_eq!(g.offer_section(section(fine), alice), Verdict::Accepted);
+    assert_eq!(g.offer_section(section(&fine), alice), Verdict::Accepted);
     g.run_client_paths();
     assert_eq!(
         g.controller::<demo::Mover>(alices).unwrap().target(),
