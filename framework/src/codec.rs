@@ -449,6 +449,11 @@ impl<'a> PacketReader<'a> {
         }
     }
 
+    /// Bytes not read yet.
+    pub fn remaining(&self) -> usize {
+        self.rest.len()
+    }
+
     fn next_section(&mut self) -> Result<Section<'a>, Error> {
         let (id, n) = get_varint_u32(self.rest)?;
         let after_id = &self.rest[n..];

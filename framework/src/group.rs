@@ -240,6 +240,11 @@ impl EntityGroup {
         &self.config
     }
 
+    /// Changes the role (a client learns its id when the server accepts it).
+    pub fn set_role(&mut self, role: Role) {
+        self.config.role = role;
+    }
+
     /// Turns the self-loopback of [`frame`](Self::frame) on or off.
     pub fn set_loopback(&mut self, on: bool) {
         self.config.loopback = on;
@@ -314,6 +319,34 @@ impl EntityGroup {
             .ok_or_else(|| Error::UnknownKindName(kind_name.to_owned()))?;
         let params = encode_params(kind, params)?;
         self.spawn_encoded(kind, params, owner)
+    }
+
+    /// Asks for an entity this group's side will own, the way a client path does with
+    /// [`ClientContext::spawn`]: on the server it is spawned at once (owned by the server);
+    /// on a client it waits in [`take_spawn_requests`](Self::take_spawn_requests) for the
+    /// network layer, which spawns it under a provisional id and asks the server.
+    pub fn request_spawn<P: Serialize>(
+        &mut self,
+        kind_name: &str,
+        params: &P,
+    ) -> Result<(), Error> {
+        let kind = self
+            .registry
+            .id_of(kind_name)
+            .ok_or_else(|| Error::UnknownKindName(kind_name.to_owned()))?;
+        let params = encode_params(kind, params)?;
+        match self.config.role {
+            Role::Server => self.spawn_encoded(kind, params, Owner::Server).map(|_| ()),
+            Role::Client(c) => {
+                self.requests.push(SpawnRequest {
+                    kind,
+                    params,
+                    owner: Owner::Client(c),
+                    requested_by: NetId(0),
+                });
+                Ok(())
+            }
+        }
     }
 
     /// Spawns an entity from encoded parameters, with a new network id.

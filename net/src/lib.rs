@@ -1,15 +1,52 @@
 //! `lanyard-net`: the NetManager, which moves controller sections between a server and its
 //! clients.
 //!
-//! This crate is a skeleton: it will hold a sans-IO NetManager core (fed
-//! `receive(from, bytes)` and `update(dt)`, drained with `drain_outgoing()`; no sockets and
-//! no clock inside), the protocol messages and sessions, and the transports (message-io
-//! UDP, an in-memory hub for tests, a seeded network conditioner). It drives the steps of
-//! [`lanyard::EntityGroup`]'s frame one by one and carries the packets they produce.
+//! * [`NetManager`]: one type for the server and its clients, **sans-IO**. It holds no
+//!   socket and reads no clock: it is fed datagrams with [`NetManager::receive`], runs a
+//!   frame of an [`lanyard::EntityGroup`] with [`NetManager::update`]`(group, dt)`, and hands
+//!   back datagrams with [`NetManager::drain_outgoing`]. Time is the sum of the `dt`s.
+//! * [`wire`]: the datagram format; [`link`]: acks, the reliable channel, the counters.
+//! * [`transport`]: the [`Transport`] trait, an in-memory [`Hub`] for tests and a seeded
+//!   [`Conditioned`] wrapper (latency, jitter, loss, duplication, reordering);
+//!   [`udp::UdpTransport`]: real sockets through message-io, the only I/O here.
+//!
+//! # Invariants
+//!
+//! * **Bad input never hurts.** Every datagram decodes to a value or an error, never a panic,
+//!   and allocates no more than its own size. A client that keeps sending garbage is
+//!   dropped; a stranger's garbage is counted and ignored.
+//! * **Authority.** A client's sections are applied only to entities it owns, and only if
+//!   the kind's validation hook calls them legal; the server forwards only those. Only the
+//!   server assigns network ids and admits clients.
+//! * **The cap holds.** Broadcasts are at least `1 / rate` seconds apart whatever the frame
+//!   rate, so no one-second window holds more than `rate` of them.
+//! * **Nothing is lost silently.** Spawns, despawns, owner changes, corrections and events
+//!   travel on an acknowledged, resent, ordered channel; a message that cannot be delivered
+//!   in time ends the session with a clear reason.
 #![warn(missing_docs)]
 
-/// The protocol version this build speaks. Peers with another version are refused at the
-/// handshake.
-pub const PROTOCOL_VERSION: u32 = 1;
+pub mod error;
+pub mod link;
+mod manager;
+pub mod transport;
+pub mod udp;
+pub mod wire;
+
+pub use error::{DisconnectReason, NetError, RejectReason};
+pub use link::PeerStats;
+pub use manager::{NetConfig, NetCounters, NetEvent, NetFrame, NetManager};
+pub use transport::{Conditioned, ConditionerStats, Conditions, Hub, HubEndpoint, Transport};
+pub use wire::{MAX_DATAGRAM, PROTOCOL_VERSION};
 
 pub use lanyard;
+
+/// Moves every datagram `transport` has received into `net`, and every datagram `net` wants
+/// to send out through `transport`. Call it around [`NetManager::update`].
+pub fn pump(net: &mut NetManager, transport: &mut dyn Transport) {
+    while let Some((from, bytes)) = transport.recv() {
+        net.receive(from, &bytes);
+    }
+    for (to, bytes) in net.drain_outgoing() {
+        transport.send(to, &bytes);
+    }
+}

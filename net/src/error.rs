@@ -1,0 +1,119 @@
+//! The network layer's one error type, and the reasons a session is refused or ends.
+
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+/// Why a server refused a client's handshake. It reaches the client's API as
+/// [`NetEvent::Rejected`](crate::NetEvent::Rejected).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum RejectReason {
+    /// The two builds speak different protocol versions.
+    VersionMismatch {
+        /// The server's version.
+        server: u16,
+        /// The client's version.
+        client: u16,
+    },
+    /// The server has a password and this was not it.
+    BadPassword,
+    /// Every player slot is taken.
+    ServerFull {
+        /// How many players the server takes.
+        max: u16,
+    },
+    /// Someone already plays under that name.
+    NameTaken,
+    /// The name is empty or too long.
+    BadName,
+}
+
+impl fmt::Display for RejectReason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            RejectReason::VersionMismatch { server, client } => write!(
+                f,
+                "version mismatch: the server speaks protocol {server}, this game speaks {client}"
+            ),
+            RejectReason::BadPassword => f.write_str("wrong password"),
+            RejectReason::ServerFull { max } => write!(f, "the server is full ({max} players)"),
+            RejectReason::NameTaken => f.write_str("that name is taken on this server"),
+            RejectReason::BadName => f.write_str("names are 1 to 32 characters"),
+        }
+    }
+}
+
+/// Why a session ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum DisconnectReason {
+    /// The client said goodbye.
+    Left,
+    /// Nothing came from the peer for longer than the timeout.
+    TimedOut,
+    /// The server is shutting down.
+    ServerShutdown,
+    /// The server removed the client.
+    Kicked,
+    /// A reliable message was not acknowledged before it expired.
+    ReliableExpired,
+    /// The peer kept sending datagrams that could not be decoded.
+    TooManyBadPackets,
+    /// The same address said hello again as a new client (it restarted).
+    Replaced,
+}
+
+impl fmt::Display for DisconnectReason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            DisconnectReason::Left => "left the game",
+            DisconnectReason::TimedOut => "timed out",
+            DisconnectReason::ServerShutdown => "the server shut down",
+            DisconnectReason::Kicked => "kicked by the server",
+            DisconnectReason::ReliableExpired => "a reliable message could not be delivered",
+            DisconnectReason::TooManyBadPackets => "sent too many malformed packets",
+            DisconnectReason::Replaced => "reconnected as a new session",
+        })
+    }
+}
+
+/// Everything that can go wrong in the network layer.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum NetError {
+    /// A datagram is shorter than its header or its fields say.
+    #[error("truncated datagram")]
+    Truncated,
+    /// A datagram does not start with the Lanyard magic.
+    #[error("not a Lanyard datagram")]
+    BadMagic,
+    /// A datagram has a kind this build does not know.
+    #[error("unknown datagram kind {0}")]
+    UnknownKind(u8),
+    /// A control message or reliable message could not be decoded.
+    #[error("malformed message: {0}")]
+    Malformed(String),
+    /// A message is larger than fits in a datagram.
+    #[error("message of {len} bytes exceeds the limit of {max}")]
+    MessageTooLarge {
+        /// Its size.
+        len: usize,
+        /// The limit.
+        max: usize,
+    },
+    /// The operation needs a connected session.
+    #[error("not connected")]
+    NotConnected,
+    /// No client has this id.
+    #[error("no client {0}")]
+    NoSuchClient(lanyard::ClientId),
+    /// A framework error (a spawn, a section).
+    #[error(transparent)]
+    Framework(#[from] lanyard::Error),
+    /// An I/O error from a transport.
+    #[error("transport: {0}")]
+    Io(String),
+}
+
+impl From<std::io::Error> for NetError {
+    fn from(e: std::io::Error) -> Self {
+        NetError::Io(e.to_string())
+    }
+}

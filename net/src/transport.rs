@@ -1,0 +1,305 @@
+//! Transports: how datagrams leave and arrive. The NetManager never touches one; the code
+//! that drives it moves datagrams between the two.
+//!
+//! * [`Hub`]: an in-memory network for tests. Deterministic, instantaneous.
+//! * [`Conditioned`]: wraps any transport with seeded latency, jitter, loss, duplication
+//!   and reordering. The same seed gives the same run; time passes only through
+//!   [`Transport::advance`].
+//! * [`crate::udp::UdpTransport`]: real UDP sockets through message-io.
+
+use lanyard::SeededRng;
+use std::cell::RefCell;
+use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::net::SocketAddr;
+use std::rc::Rc;
+
+/// Something that sends and receives datagrams.
+pub trait Transport {
+    /// The address peers reach this transport at.
+    fn local_addr(&self) -> SocketAddr;
+    /// Sends one datagram (best effort, like UDP).
+    fn send(&mut self, to: SocketAddr, bytes: &[u8]);
+    /// The next received datagram, if any. Never blocks.
+    fn recv(&mut self) -> Option<(SocketAddr, Vec<u8>)>;
+    /// Lets `dt` seconds pass, for transports that hold datagrams back. Real sockets ignore it.
+    fn advance(&mut self, dt: f32) {
+        let _ = dt;
+    }
+}
+
+#[derive(Default)]
+struct HubInner {
+    queues: HashMap<SocketAddr, VecDeque<(SocketAddr, Vec<u8>)>>,
+    delivered: u64,
+    undeliverable: u64,
+}
+
+/// An in-memory network: endpoints registered on one hub exchange datagrams instantly and
+/// in order. Combine with [`Conditioned`] for a bad network.
+#[derive(Clone, Default)]
+pub struct Hub {
+    inner: Rc<RefCell<HubInner>>,
+}
+
+impl Hub {
+    /// An empty hub.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// A new endpoint at `addr` (any address: nothing leaves the process).
+    pub fn endpoint(&self, addr: SocketAddr) -> HubEndpoint {
+        self.inner.borrow_mut().queues.entry(addr).or_default();
+        HubEndpoint {
+            hub: self.clone(),
+            addr,
+        }
+    }
+
+    /// Datagrams handed to an existing endpoint so far.
+    pub fn delivered(&self) -> u64 {
+        self.inner.borrow().delivered
+    }
+
+    /// Datagrams sent to an address no endpoint has.
+    pub fn undeliverable(&self) -> u64 {
+        self.inner.borrow().undeliverable
+    }
+}
+
+/// One endpoint of a [`Hub`].
+pub struct HubEndpoint {
+    hub: Hub,
+    addr: SocketAddr,
+}
+
+impl Transport for HubEndpoint {
+    fn local_addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    fn send(&mut self, to: SocketAddr, bytes: &[u8]) {
+        let mut inner = self.hub.inner.borrow_mut();
+        match inner.queues.get_mut(&to) {
+            Some(q) => {
+                q.push_back((self.addr, bytes.to_vec()));
+                inner.delivered += 1;
+            }
+            None => inner.undeliverable += 1,
+        }
+    }
+
+    fn recv(&mut self) -> Option<(SocketAddr, Vec<u8>)> {
+        self.hub
+            .inner
+            .borrow_mut()
+            .queues
+            .get_mut(&self.addr)?
+            .pop_front()
+    }
+}
+
+impl Drop for HubEndpoint {
+    fn drop(&mut self) {
+        self.hub.inner.borrow_mut().queues.remove(&self.addr);
+    }
+}
+
+/// How bad a [`Conditioned`] link is.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Conditions {
+    /// Base one-way delay, seconds.
+    pub latency: f32,
+    /// Extra delay drawn uniformly from `[-jitter, jitter]`, seconds (never below zero in
+    /// total). Jitter reorders datagrams by itself.
+    pub jitter: f32,
+    /// Probability a datagram is dropped.
+    pub loss: f32,
+    /// Probability a datagram is delivered twice (the copy with its own delay).
+    pub duplicate: f32,
+    /// Probability a datagram is held back an extra `latency`, to force reordering.
+    pub reorder: f32,
+}
+
+impl Conditions {
+    /// A perfect link.
+    pub const PERFECT: Conditions = Conditions {
+        latency: 0.0,
+        jitter: 0.0,
+        loss: 0.0,
+        duplicate: 0.0,
+        reorder: 0.0,
+    };
+}
+
+/// Counters of what a [`Conditioned`] transport did.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ConditionerStats {
+    /// Datagrams handed to it.
+    pub sent: u64,
+    /// Datagrams it dropped.
+    pub dropped: u64,
+    /// Extra copies it made.
+    pub duplicated: u64,
+    /// Datagrams it held back to reorder them.
+    pub reordered: u64,
+}
+
+/// Wraps a transport: outgoing datagrams are delayed, jittered, dropped, duplicated and
+/// reordered as [`Conditions`] say, drawing from a seeded generator. Incoming datagrams
+/// pass straight through (condition both ends for a bad link both ways).
+pub struct Conditioned<T> {
+    inner: T,
+    conditions: Conditions,
+    rng: SeededRng,
+    now_us: u64,
+    order: u64,
+    held: BTreeMap<(u64, u64), (SocketAddr, Vec<u8>)>,
+    stats: ConditionerStats,
+}
+
+impl<T: Transport> Conditioned<T> {
+    /// Wraps `inner`.
+    pub fn new(inner: T, conditions: Conditions, seed: u64) -> Self {
+        Conditioned {
+            inner,
+            conditions,
+            rng: SeededRng::new(seed),
+            now_us: 0,
+            order: 0,
+            held: BTreeMap::new(),
+            stats: ConditionerStats::default(),
+        }
+    }
+
+    /// Changes the conditions from now on.
+    pub fn set_conditions(&mut self, conditions: Conditions) {
+        self.conditions = conditions;
+    }
+
+    /// What it did so far.
+    pub fn stats(&self) -> ConditionerStats {
+        self.stats
+    }
+
+    /// The wrapped transport.
+    pub fn inner(&self) -> &T {
+        &self.inner
+    }
+
+    fn hold(&mut self, to: SocketAddr, bytes: &[u8]) {
+        let c = self.conditions;
+        let mut delay = c.latency + self.rng.range_f32(-c.jitter, c.jitter);
+        if c.reorder > 0.0 && self.rng.chance(c.reorder) {
+            delay += c.latency.max(0.01);
+            self.stats.reordered += 1;
+        }
+        let at = self.now_us + (delay.max(0.0) * 1e6) as u64;
+        self.order += 1;
+        self.held.insert((at, self.order), (to, bytes.to_vec()));
+    }
+
+    fn flush(&mut self) {
+        while let Some(entry) = self.held.first_entry() {
+            if entry.key().0 > self.now_us {
+                break;
+            }
+            let (to, bytes) = entry.remove();
+            self.inner.send(to, &bytes);
+        }
+    }
+}
+
+impl<T: Transport> Transport for Conditioned<T> {
+    fn local_addr(&self) -> SocketAddr {
+        self.inner.local_addr()
+    }
+
+    fn send(&mut self, to: SocketAddr, bytes: &[u8]) {
+        self.stats.sent += 1;
+        if self.rng.chance(self.conditions.loss) {
+            self.stats.dropped += 1;
+            return;
+        }
+        self.hold(to, bytes);
+        if self.rng.chance(self.conditions.duplicate) {
+            self.stats.duplicated += 1;
+            self.hold(to, bytes);
+        }
+        self.flush();
+    }
+
+    fn recv(&mut self) -> Option<(SocketAddr, Vec<u8>)> {
+        self.inner.recv()
+    }
+
+    fn advance(&mut self, dt: f32) {
+        self.now_us += (f64::from(dt) * 1e6).round() as u64;
+        self.flush();
+        self.inner.advance(dt);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn a(port: u16) -> SocketAddr {
+        SocketAddr::from(([127, 0, 0, 1], port))
+    }
+
+    fn run(seed: u64) -> (Vec<Vec<u8>>, ConditionerStats) {
+        let hub = Hub::new();
+        let mut rx = hub.endpoint(a(2));
+        let c = Conditions {
+            latency: 0.05,
+            jitter: 0.02,
+            loss: 0.2,
+            duplicate: 0.1,
+            reorder: 0.1,
+        };
+        let mut tx = Conditioned::new(hub.endpoint(a(1)), c, seed);
+        let mut got = Vec::new();
+        for i in 0..200u8 {
+            tx.send(a(2), &[i]);
+            tx.advance(0.01);
+            while let Some((_, b)) = rx.recv() {
+                got.push(b);
+            }
+        }
+        tx.advance(1.0);
+        while let Some((_, b)) = rx.recv() {
+            got.push(b);
+        }
+        (got, tx.stats())
+    }
+
+    #[test]
+    fn the_same_seed_gives_the_same_run_and_the_conditions_show() {
+        let (x, sx) = run(5);
+        let (y, _) = run(5);
+        let (z, _) = run(6);
+        assert_eq!(x, y);
+        assert_ne!(x, z);
+        assert!(sx.dropped > 10 && sx.dropped < 80, "{sx:?}");
+        assert!(sx.duplicated > 0 && sx.reordered > 0);
+        assert_eq!(x.len() as u64, sx.sent - sx.dropped + sx.duplicated);
+        assert!(x.windows(2).any(|w| w[0] > w[1]), "nothing was reordered");
+    }
+
+    #[test]
+    fn nothing_arrives_before_its_latency() {
+        let hub = Hub::new();
+        let mut rx = hub.endpoint(a(2));
+        let c = Conditions {
+            latency: 0.1,
+            ..Conditions::PERFECT
+        };
+        let mut tx = Conditioned::new(hub.endpoint(a(1)), c, 1);
+        tx.send(a(2), b"x");
+        tx.advance(0.099);
+        assert!(rx.recv().is_none());
+        tx.advance(0.002);
+        assert_eq!(rx.recv().unwrap().1, b"x");
+    }
+}

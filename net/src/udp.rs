@@ -1,0 +1,80 @@
+//! Real UDP sockets, through message-io. The only place in the network layer that does I/O.
+
+use crate::transport::Transport;
+use message_io::adapters::udp::UdpListenConfig;
+use message_io::network::TransportListen;
+use message_io::network::{
+    self, Endpoint, NetEvent, NetworkController, NetworkProcessor, ResourceId,
+};
+use std::collections::VecDeque;
+use std::io;
+use std::net::SocketAddr;
+use std::time::Duration;
+
+/// A UDP socket bound to one address, used both to receive and to send to any peer. It is
+/// polled, never blocks, and runs no thread.
+pub struct UdpTransport {
+    controller: NetworkController,
+    processor: NetworkProcessor,
+    listener: ResourceId,
+    local: SocketAddr,
+    queue: VecDeque<(SocketAddr, Vec<u8>)>,
+}
+
+impl UdpTransport {
+    /// Binds `addr` (port 0 for any free port).
+    pub fn bind(addr: SocketAddr) -> io::Result<Self> {
+        Self::bind_with(addr, false)
+    }
+
+    /// Binds `addr` with permission to send broadcasts (for LAN discovery).
+    pub fn bind_broadcast(addr: SocketAddr) -> io::Result<Self> {
+        Self::bind_with(addr, true)
+    }
+
+    fn bind_with(addr: SocketAddr, broadcast: bool) -> io::Result<Self> {
+        let (controller, processor) = network::split();
+        let mut config = UdpListenConfig::default();
+        if broadcast {
+            config = config.with_send_broadcasts();
+        }
+        let (listener, local) = controller.listen_with(TransportListen::Udp(config), addr)?;
+        Ok(UdpTransport {
+            controller,
+            processor,
+            listener,
+            local,
+            queue: VecDeque::new(),
+        })
+    }
+
+    /// Waits up to `timeout` for datagrams to arrive (for loops with nothing else to do).
+    pub fn wait(&mut self, timeout: Duration) {
+        let queue = &mut self.queue;
+        self.processor.process_poll_event(Some(timeout), |e| {
+            if let NetEvent::Message(ep, data) = e {
+                queue.push_back((ep.addr(), data.to_vec()));
+            }
+        });
+    }
+}
+
+impl Transport for UdpTransport {
+    fn local_addr(&self) -> SocketAddr {
+        self.local
+    }
+
+    fn send(&mut self, to: SocketAddr, bytes: &[u8]) {
+        // Best effort, like UDP itself: a failed send is a lost datagram.
+        let _ = self
+            .controller
+            .send(Endpoint::from_listener(self.listener, to), bytes);
+    }
+
+    fn recv(&mut self) -> Option<(SocketAddr, Vec<u8>)> {
+        if self.queue.is_empty() {
+            self.wait(Duration::ZERO);
+        }
+        self.queue.pop_front()
+    }
+}
