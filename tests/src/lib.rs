@@ -8,6 +8,8 @@ use lanyard::demo;
 use lanyard::prelude::*;
 use std::sync::Arc;
 
+pub mod scenario;
+
 /// A registry with the demo kinds.
 pub fn demo_registry() -> Arc<KindRegistry> {
     let mut r = KindRegistry::new();

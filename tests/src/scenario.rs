@@ -1,0 +1,239 @@
+//! A multi-peer scenario on the in-memory hub with a virtual clock: one server and some
+//! clients, each a NetManager with its own EntityGroup, optionally behind a seeded network
+//! conditioner. Tests read as "build this, run for so long, expect that".
+
+use crate::demo_registry;
+use lanyard::demo;
+use lanyard::prelude::*;
+use lanyard_net::{
+    Conditioned, Conditions, Hub, NetConfig, NetEvent, NetFrame, NetManager, Transport, pump,
+};
+use std::net::SocketAddr;
+
+/// One peer: its network manager, its world, its transport, and every event it reported.
+pub struct Peer {
+    /// The network manager.
+    pub net: NetManager,
+    /// Its world.
+    pub group: EntityGroup,
+    /// Its transport (a hub endpoint, perhaps conditioned).
+    pub transport: Box<dyn Transport>,
+    /// Every event it reported, in order.
+    pub events: Vec<NetEvent>,
+    /// Every frame report, in order.
+    pub frames: Vec<NetFrame>,
+    /// While false the peer is frozen: no datagrams in or out, no updates (a silent peer).
+    pub alive: bool,
+}
+
+impl Peer {
+    /// One frame: take in datagrams, update, send.
+    pub fn step(&mut self, dt: f32) {
+        if !self.alive {
+            // A frozen peer's datagrams pile up unread, like a hung process's socket.
+            self.transport.advance(dt);
+            return;
+        }
+        pump(&mut self.net, self.transport.as_mut());
+        let f = self.net.update(&mut self.group, dt);
+        self.frames.push(f);
+        pump(&mut self.net, self.transport.as_mut());
+        while let Some(e) = self.net.poll_event() {
+            self.events.push(e);
+        }
+        self.transport.advance(dt);
+    }
+
+    /// The body position of the entity with network id `net`.
+    pub fn pos(&self, net: NetId) -> Option<Vec3> {
+        self.group.by_net(net).map(|e| e.body().translation())
+    }
+
+    /// The network ids of every entity this peer has, sorted.
+    pub fn net_ids(&self) -> Vec<NetId> {
+        self.group.iter().map(|e| e.net_id()).collect()
+    }
+}
+
+/// The address of peer `i` on the hub (0 is the server).
+pub fn hub_addr(i: usize) -> SocketAddr {
+    SocketAddr::from(([127, 0, 0, 1], 7000 + i as u16))
+}
+
+/// A server and its clients on one hub.
+pub struct Scenario {
+    /// The hub.
+    pub hub: Hub,
+    /// The server.
+    pub server: Peer,
+    /// The clients, in the order they were added.
+    pub clients: Vec<Peer>,
+    /// The frame time, seconds.
+    pub dt: f32,
+    conditions: Option<(Conditions, u64)>,
+}
+
+fn transport(
+    hub: &Hub,
+    addr: SocketAddr,
+    conditions: Option<(Conditions, u64)>,
+    salt: u64,
+) -> Box<dyn Transport> {
+    let ep = hub.endpoint(addr);
+    match conditions {
+        Some((c, seed)) => Box::new(Conditioned::new(
+            ep,
+            c,
+            seed.wrapping_mul(31).wrapping_add(salt),
+        )),
+        None => Box::new(ep),
+    }
+}
+
+impl Scenario {
+    /// A server whose world `world` builds, on a hub with `conditions` (seeded) on every
+    /// peer's outgoing datagrams, stepping at `1/fps` seconds a frame.
+    pub fn new(
+        config: NetConfig,
+        conditions: Option<(Conditions, u64)>,
+        fps: f32,
+        world: impl FnOnce(&mut EntityGroup),
+    ) -> Self {
+        let hub = Hub::new();
+        let mut group = EntityGroup::new(
+            demo_registry(),
+            GroupConfig {
+                dt: 1.0 / fps,
+                ..GroupConfig::default()
+            },
+        );
+        world(&mut group);
+        let server = Peer {
+            net: NetManager::server(config),
+            group,
+            transport: transport(&hub, hub_addr(0), conditions, 0),
+            events: Vec::new(),
+            frames: Vec::new(),
+            alive: true,
+        };
+        Scenario {
+            hub,
+            server,
+            clients: Vec::new(),
+            dt: 1.0 / fps,
+            conditions,
+        }
+    }
+
+    /// Adds a client that says hello as `name`; returns its index. Like every peer it loads
+    /// the scene's scenery itself (the pit): scenery is not sent over the network.
+    pub fn add_client(&mut self, config: NetConfig, name: &str, password: Option<&str>) -> usize {
+        let i = self.clients.len() + 1;
+        let mut group = EntityGroup::new(
+            demo_registry(),
+            GroupConfig {
+                dt: self.dt,
+                role: Role::Client(ClientId(0)),
+                ..GroupConfig::default()
+            },
+        );
+        add_scenery(&mut group);
+        self.clients.push(Peer {
+            net: NetManager::client(config, hub_addr(0), name, password, 1000 + i as u64),
+            group,
+            transport: transport(&self.hub, hub_addr(i), self.conditions, i as u64),
+            events: Vec::new(),
+            frames: Vec::new(),
+            alive: true,
+        });
+        i - 1
+    }
+
+    /// One frame of every peer: the server first, then the clients.
+    pub fn step(&mut self) {
+        self.server.step(self.dt);
+        for c in &mut self.clients {
+            c.step(self.dt);
+        }
+    }
+
+    /// Steps for `seconds` of simulated time.
+    pub fn run_for(&mut self, seconds: f32) {
+        let n = (seconds / self.dt).round() as usize;
+        for _ in 0..n {
+            self.step();
+        }
+    }
+
+    /// Steps until `done` holds or `seconds` pass; returns whether it held.
+    pub fn run_until(&mut self, seconds: f32, mut done: impl FnMut(&Scenario) -> bool) -> bool {
+        let n = (seconds / self.dt).round() as usize;
+        for _ in 0..n {
+            if done(self) {
+                return true;
+            }
+            self.step();
+        }
+        done(self)
+    }
+
+    /// Whether every client has joined.
+    pub fn all_joined(&self) -> bool {
+        self.clients.iter().all(|c| c.net.is_connected())
+    }
+}
+
+/// The scene's scenery, which every peer loads for itself: a 40 m pit.
+pub fn add_scenery(group: &mut EntityGroup) {
+    for c in demo::pit(20.0) {
+        group.add_scenery(c);
+    }
+}
+
+/// The server's world: the scenery and a pile of `n` crates and balls.
+pub fn crates_and_balls(group: &mut EntityGroup, n: usize) {
+    add_scenery(group);
+    for i in 0..n {
+        let pos = [
+            (i % 5) as f32 * 2.0 - 4.0,
+            0.6 + (i / 25) as f32 * 1.2,
+            ((i / 5) % 5) as f32 * 2.0 - 4.0,
+        ];
+        let r = if i % 4 == 0 {
+            group.spawn(
+                demo::BALL,
+                &demo::BallParams {
+                    pos,
+                    radius: 0.4,
+                    restitution: 0.3,
+                    color: [255; 4],
+                },
+                Owner::Server,
+            )
+        } else {
+            group.spawn(
+                demo::CRATE,
+                &demo::CrateParams {
+                    pos,
+                    half_extents: [0.5; 3],
+                    color: [255; 4],
+                    can_sleep: true,
+                },
+                Owner::Server,
+            )
+        };
+        r.expect("demo kinds spawn");
+    }
+}
+
+/// Mover parameters for a client's "player": it wanders for `ticks` ticks, then stops.
+pub fn player(x: f32, seed: u64, ticks: u32) -> demo::MoverParams {
+    demo::MoverParams {
+        pos: [x, 0.6, 12.0],
+        half_extents: [0.5, 0.5, 0.5],
+        seed,
+        speed: 3.0,
+        period: 40,
+        moves_for: ticks,
+    }
+}

@@ -1,0 +1,218 @@
+//! Multi-peer behaviour on the in-memory hub with a virtual clock: convergence, reliable
+//! delivery under a bad network, and the rate cap.
+
+use lanyard::demo;
+use lanyard::prelude::*;
+use lanyard_net::{Conditions, NetConfig, NetEvent};
+use lanyard_tests::scenario::{Scenario, crates_and_balls, player};
+
+/// Pose agreement for an entity whose owner streams its pose: PoseState quantizes positions
+/// to 1 mm (error up to 0.5 mm), and a peer is only corrected once it drifts more than
+/// `demo::CORRECTION_TOLERANCE` (2 mm) from the stream. So peers agree within 2.5 mm.
+const POSE_TOLERANCE: f32 = demo::CORRECTION_TOLERANCE + 0.0005;
+
+fn events_of(p: &lanyard_tests::scenario::Peer, from: Owner) -> Vec<Vec<u8>> {
+    p.events
+        .iter()
+        .filter_map(|e| match e {
+            NetEvent::Event { from: f, bytes } if *f == from => Some(bytes.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Runs the 60-second session the convergence tests share: three clients join, the first
+/// spawns a player that wanders for 20 s and stops, the server despawns a crate and spawns a
+/// ball, and events go both ways. Returns the scenario and the player's network id.
+fn sixty_seconds(conditions: Option<(Conditions, u64)>) -> (Scenario, NetId) {
+    let mut s = Scenario::new(NetConfig::default(), conditions, 60.0, |g| {
+        crates_and_balls(g, 40)
+    });
+    for name in ["ann", "bob", "cat"] {
+        s.add_client(NetConfig::default(), name, None);
+    }
+    assert!(
+        s.run_until(5.0, |s| s.all_joined()),
+        "the clients did not all join"
+    );
+    let ann = s.clients[0].net.client_id().unwrap();
+    s.clients[0]
+        .group
+        .request_spawn(demo::MOVER, &player(0.0, 5, 20 * 60))
+        .unwrap();
+    s.run_for(5.0);
+
+    // Mid-session: a despawn, a spawn, and events both ways.
+    let victim = s.server.net_ids()[3];
+    let victim_id = s.server.group.id_of(victim).unwrap();
+    s.server.group.despawn(victim_id).unwrap();
+    s.server
+        .group
+        .spawn(
+            demo::BALL,
+            &demo::BallParams {
+                pos: [3.0, 6.0, 3.0],
+                radius: 0.5,
+                restitution: 0.6,
+                color: [9; 4],
+            },
+            Owner::Server,
+        )
+        .unwrap();
+    s.server.net.send_event(b"boom".to_vec()).unwrap();
+    s.clients[1]
+        .net
+        .send_event(b"hi from bob".to_vec())
+        .unwrap();
+    s.run_for(53.0);
+
+    let player = s
+        .server
+        .group
+        .iter()
+        .find(|e| e.owner() == Owner::Client(ann))
+        .map(|e| e.net_id())
+        .expect("the server has ann's player");
+    assert!(s.server.group.by_net(victim).is_none());
+    (s, player)
+}
+
+fn assert_converged(s: &Scenario, player: NetId) {
+    let ids = s.server.net_ids();
+    assert_eq!(
+        ids.len(),
+        41,
+        "40 crates and balls, minus one, plus one ball, plus the player"
+    );
+    for (i, c) in s.clients.iter().enumerate() {
+        assert_eq!(
+            c.net_ids(),
+            ids,
+            "client {i} does not have the server's entities"
+        );
+        assert!(c.net.is_connected(), "client {i} lost its session");
+    }
+    // The player, owned and moved by ann, is where ann says on every peer.
+    let at_owner = s.clients[0].pos(player).unwrap();
+    let mut seen = vec![s.server.pos(player).unwrap()];
+    seen.extend(s.clients[1..].iter().map(|c| c.pos(player).unwrap()));
+    for p in seen {
+        assert!(
+            (p - at_owner).length() <= POSE_TOLERANCE,
+            "player at {p} here, {at_owner} at its owner"
+        );
+    }
+    // It really went somewhere first.
+    assert!((at_owner - Vec3::new(0.0, 0.6, 12.0)).length() > 1.0);
+    // Every event arrived once, in order, everywhere.
+    for c in &s.clients {
+        assert_eq!(events_of(c, Owner::Server), vec![b"boom".to_vec()]);
+    }
+    let bob = s.clients[1].net.client_id().unwrap();
+    assert_eq!(
+        events_of(&s.server, Owner::Client(bob)),
+        vec![b"hi from bob".to_vec()]
+    );
+}
+
+#[test]
+fn three_clients_converge_over_sixty_seconds() {
+    let (s, player) = sixty_seconds(None);
+    assert_converged(&s, player);
+    // The server-owned bodies agree too: crates at rest are where the server has them.
+    for c in &s.clients {
+        for e in s.server.group.iter() {
+            let here = c.pos(e.net_id()).unwrap();
+            assert!(
+                (here - e.body().translation()).length() <= POSE_TOLERANCE,
+                "{} at {here}",
+                e.net_id()
+            );
+        }
+    }
+}
+
+#[test]
+fn nothing_reliable_is_lost_and_poses_converge_on_a_bad_network() {
+    let bad = Conditions {
+        latency: 0.150,
+        jitter: 0.040,
+        loss: 0.20,
+        duplicate: 0.0,
+        reorder: 0.0,
+    };
+    let (s, player) = sixty_seconds(Some((bad, 42)));
+    assert_converged(&s, player);
+    // The server's view of its link to cat: spawns and events to her were resent.
+    let cat = s.clients[2].net.client_id().unwrap();
+    let to_cat = s.server.net.peer_stats(cat).unwrap();
+    assert!(
+        to_cat.resends > 0,
+        "with 20% loss something must have been resent"
+    );
+    // Cat's view of her link to the server: the estimates reflect the conditions.
+    let stats = s.clients[2].net.server_stats().unwrap();
+    assert!(
+        stats.loss > 0.05 && stats.loss < 0.5,
+        "loss estimate {}",
+        stats.loss
+    );
+    assert!(
+        stats.rtt_ms > 250.0 && stats.rtt_ms < 600.0,
+        "rtt estimate {}",
+        stats.rtt_ms
+    );
+}
+
+#[test]
+fn the_rate_cap_holds_at_240_frames_per_second() {
+    let mut s = Scenario::new(NetConfig::default(), None, 240.0, |g| {
+        crates_and_balls(g, 10)
+    });
+    for name in ["ann", "bob", "cat"] {
+        s.add_client(NetConfig::default(), name, None);
+    }
+    assert!(s.run_until(2.0, |s| s.all_joined()));
+    s.clients[0]
+        .group
+        .request_spawn(demo::MOVER, &player(0.0, 1, 0))
+        .unwrap();
+    s.run_for(10.0);
+    let cap = NetConfig::default().rate as usize;
+    let peers = std::iter::once(&s.server).chain(&s.clients);
+    for (i, p) in peers.enumerate() {
+        let sends: Vec<usize> = p
+            .frames
+            .iter()
+            .enumerate()
+            .filter(|(_, f)| f.sent)
+            .map(|(t, _)| t)
+            .collect();
+        // The server and ann (who owns a mover) stream all the time; the others only ack
+        // and send heartbeats, but the cap binds them all.
+        if i <= 1 {
+            assert!(sends.len() > 150, "peer {i} hardly sent anything");
+        }
+        // Every window of 240 frames (one second) holds at most `cap` sends.
+        for (k, &start) in sends.iter().enumerate() {
+            let in_window = sends[k..].iter().take_while(|&&t| t < start + 240).count();
+            assert!(
+                in_window <= cap,
+                "peer {i}: {in_window} sends in the second after frame {start}"
+            );
+        }
+    }
+    // And the server does use its budget: 20 a second over the 10 s.
+    let server_sends = s
+        .server
+        .frames
+        .iter()
+        .rev()
+        .take(2400)
+        .filter(|f| f.sent)
+        .count();
+    assert!(
+        (195..=200).contains(&server_sends),
+        "{server_sends} broadcasts in 10 s"
+    );
+}
