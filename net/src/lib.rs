@@ -26,6 +26,8 @@
 #![warn(missing_docs)]
 
 pub mod error;
+#[doc(hidden)]
+pub mod fuzzing;
 pub mod link;
 mod manager;
 pub mod transport;
