@@ -200,7 +200,7 @@ enum ClientState {
     },
     Connected {
         id: ClientId,
-        link: Link,
+        link: Box<Link>,
     },
     Closed,
 }
@@ -1133,7 +1133,7 @@ impl Client {
                 group.set_role(Role::Client(w.client));
                 self.state = ClientState::Connected {
                     id: w.client,
-                    link: Link::new(self.server, c.now),
+                    link: Box::new(Link::new(self.server, c.now)),
                 };
                 c.events.push_back(NetEvent::Joined {
                     client: w.client,

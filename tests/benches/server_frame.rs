@@ -1,0 +1,155 @@
+//! The server frame with 1000 entities and 16 clients on the in-memory hub.
+//!
+//! Run with `cargo bench -p lanyard-tests --bench server_frame`. The server's world is 1000
+//! crates that cannot sleep (every one is awake and sends a section every broadcast). 16
+//! clients join and receive the world; then the server runs 600 frames at 60 Hz (10 s,
+//! 200 broadcasts at the default 20 per second) while the clients keep up (their time is not
+//! counted). Reported: the server's `NetManager::update` per frame, the same world's bare
+//! `EntityGroup::frame` for comparison, and the bytes each broadcast sends each client.
+
+use lanyard::demo::{self, CrateParams};
+use lanyard::prelude::*;
+use lanyard_net::NetConfig;
+use lanyard_tests::scenario::{Scenario, add_scenery};
+use std::time::Instant;
+
+const ENTITIES: usize = 1000;
+const CLIENTS: usize = 16;
+const FRAMES: usize = 600;
+
+fn world(g: &mut EntityGroup) {
+    add_scenery(g);
+    for i in 0..ENTITIES {
+        let p = CrateParams {
+            pos: [
+                (i % 20) as f32 * 1.5 - 14.0,
+                0.6 + (i / 400) as f32 * 1.1,
+                ((i / 20) % 20) as f32 * 1.5 - 14.0,
+            ],
+            half_extents: [0.5; 3],
+            color: [200, 150, 90, 255],
+            can_sleep: false,
+        };
+        g.spawn(demo::CRATE, &p, Owner::Server).expect("spawn");
+    }
+}
+
+fn median(v: &mut [f64]) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+fn main() {
+    let config = NetConfig {
+        max_clients: CLIENTS as u16,
+        ..NetConfig::default()
+    };
+    let mut s = Scenario::new(config, None, 60.0, world);
+    for i in 0..CLIENTS {
+        s.add_client(NetConfig::default(), &format!("bot{i}"), None);
+    }
+    assert!(s.run_until(5.0, |s| s.all_joined()), "clients did not join");
+    assert!(
+        s.run_until(10.0, |s| s
+            .clients
+            .iter()
+            .all(|c| c.group.len() == ENTITIES)),
+        "clients did not receive the world"
+    );
+    s.run_for(1.0);
+
+    let mut on_broadcast = Vec::new();
+    let mut quiet = Vec::new();
+    let mut broadcast_bytes = Vec::new();
+    let dt = s.dt;
+    let first_client = lanyard_tests::scenario::hub_addr(1);
+    for _ in 0..FRAMES {
+        lanyard_net::pump(&mut s.server.net, s.server.transport.as_mut());
+        let t = Instant::now();
+        let f = s.server.net.update(&mut s.server.group, dt);
+        let ns = t.elapsed().as_nanos() as f64;
+        let out: Vec<_> = s.server.net.drain_outgoing().collect();
+        if f.sent {
+            on_broadcast.push(ns);
+            broadcast_bytes.push(
+                out.iter()
+                    .filter(|(to, _)| *to == first_client)
+                    .map(|(_, d)| d.len())
+                    .sum::<usize>(),
+            );
+        } else {
+            quiet.push(ns);
+        }
+        for (to, d) in out {
+            s.server.transport.send(to, &d);
+        }
+        s.server.transport.advance(dt);
+        for c in &mut s.clients {
+            c.step(dt);
+        }
+    }
+    let all_connected = s.server.net.clients().len() == CLIENTS;
+    // The same group's bare frame, under the same conditions (the clients stepping their
+    // worlds in between), for 4 s: less than the clients' timeout.
+    let mut bare: Vec<f64> = (0..240)
+        .map(|_| {
+            let t = Instant::now();
+            s.server.group.frame();
+            let ns = t.elapsed().as_nanos() as f64;
+            for c in &mut s.clients {
+                c.step(dt);
+            }
+            ns
+        })
+        .collect();
+    let awake = s
+        .server
+        .group
+        .iter()
+        .filter(|e| !e.body().is_sleeping())
+        .count();
+    let per_broadcast =
+        broadcast_bytes.iter().sum::<usize>() as f64 / broadcast_bytes.len().max(1) as f64;
+    let g = median(&mut bare);
+    let b = median(&mut on_broadcast);
+    let q = median(&mut quiet);
+    let mean = (b * on_broadcast.len() as f64 + q * quiet.len() as f64) / FRAMES as f64;
+    println!(
+        "entities: {ENTITIES} ({awake} awake), clients: {CLIENTS}, all connected: {all_connected}"
+    );
+    println!(
+        "broadcasts: {} in {FRAMES} frames at 60 Hz",
+        on_broadcast.len()
+    );
+    println!(
+        "bare EntityGroup::frame:              {:>8.1} us (median)",
+        g / 1e3
+    );
+    println!(
+        "server update, frames that broadcast: {:>8.1} us (median), +{:.1} us",
+        b / 1e3,
+        (b - g) / 1e3
+    );
+    println!(
+        "server update, other frames:          {:>8.1} us (median), +{:.1} us",
+        q / 1e3,
+        (q - g) / 1e3
+    );
+    println!(
+        "networking on top, averaged per frame: {:>7.1} us ({:.2}x the bare frame)",
+        (mean - g) / 1e3,
+        mean / g
+    );
+    println!(
+        "bytes per broadcast per client: {per_broadcast:.0} ({:.1} datagrams of at most 1200)",
+        per_broadcast / 1200.0
+    );
+    println!(
+        "bytes per entity per broadcast: {:.2}",
+        per_broadcast / ENTITIES as f64
+    );
+    println!(
+        "downstream per client at 20 broadcasts/s: {:.0} kbit/s",
+        per_broadcast * 20.0 * 8.0 / 1000.0
+    );
+}
