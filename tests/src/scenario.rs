@@ -24,6 +24,9 @@ pub struct Peer {
     pub frames: Vec<NetFrame>,
     /// While false the peer is frozen: no datagrams in or out, no updates (a silent peer).
     pub alive: bool,
+    /// While true the peer hears nothing (its incoming datagrams are lost) but goes on
+    /// updating and sending: a one-way broken link.
+    pub deaf: bool,
 }
 
 impl Peer {
@@ -33,6 +36,9 @@ impl Peer {
             // A frozen peer's datagrams pile up unread, like a hung process's socket.
             self.transport.advance(dt);
             return;
+        }
+        if self.deaf {
+            while self.transport.recv().is_some() {}
         }
         pump(&mut self.net, self.transport.as_mut());
         let f = self.net.update(&mut self.group, dt);
@@ -115,6 +121,7 @@ impl Scenario {
             events: Vec::new(),
             frames: Vec::new(),
             alive: true,
+            deaf: false,
         };
         Scenario {
             hub,
@@ -145,6 +152,7 @@ impl Scenario {
             events: Vec::new(),
             frames: Vec::new(),
             alive: true,
+            deaf: false,
         });
         i - 1
     }

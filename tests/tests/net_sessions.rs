@@ -295,3 +295,29 @@ fn an_illegal_section_is_not_forwarded_and_its_owner_is_corrected() {
     );
     assert_eq!(s.clients[2].group.counters().bad_sections, 0);
 }
+
+#[test]
+fn an_undeliverable_reliable_message_ends_the_session_with_that_reason() {
+    let patient = NetConfig {
+        timeout: 60.0,
+        reliable_expiry: 3.0,
+        ..NetConfig::default()
+    };
+    let mut s = Scenario::new(patient.clone(), None, 60.0, |g| crates_and_balls(g, 2));
+    s.add_client(patient, "ann", None);
+    assert!(s.run_until(2.0, |s| s.all_joined()));
+    s.run_for(1.0);
+    let ann = s.clients[0].net.client_id().unwrap();
+    // ann stops hearing the server but keeps talking, so she never times out; the event
+    // the server sends her is never acknowledged.
+    s.clients[0].deaf = true;
+    s.server.net.send_event(b"are you there".to_vec()).unwrap();
+    s.run_for(2.0);
+    assert_eq!(s.server.net.clients().len(), 1, "dropped before the expiry");
+    s.run_for(2.0);
+    assert!(s.server.events.contains(&NetEvent::ClientLeft {
+        client: ann,
+        name: "ann".into(),
+        reason: DisconnectReason::ReliableExpired
+    }));
+}
