@@ -186,6 +186,7 @@ pub struct ClientContext<'a> {
     pub(crate) owner: Owner,
     pub(crate) tick: u64,
     pub(crate) dt: f32,
+    pub(crate) authority: bool,
     pub(crate) registry: &'a KindRegistry,
     pub(crate) commands: &'a mut Vec<Command>,
     pub(crate) effects: &'a mut Vec<Effect>,
@@ -205,6 +206,18 @@ impl ClientContext<'_> {
     /// The tick being computed.
     pub fn tick(&self) -> u64 {
         self.tick
+    }
+
+    /// Whether this peer has authority over the entity (runs its server path). Every peer
+    /// runs the client path; decisions with consequences elsewhere, such as spawning a
+    /// thrown grenade, belong to the authority alone.
+    pub fn is_authority(&self) -> bool {
+        self.authority
+    }
+
+    /// Who owns the entity.
+    pub fn owner(&self) -> Owner {
+        self.owner
     }
 
     /// The fixed timestep in seconds.

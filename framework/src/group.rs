@@ -737,6 +737,7 @@ impl EntityGroup {
     /// Runs every entity's client path once, in network-id order, with its queued section
     /// or without one. Returns how many ran with a section and how many rejected theirs.
     pub fn run_client_paths(&mut self) -> (usize, usize) {
+        let local = self.local_owner();
         let mut applied = 0;
         let mut bad = 0;
         for &(net, index) in &self.order {
@@ -760,7 +761,9 @@ impl EntityGroup {
                 })
             });
             let had_section = section.is_some();
+            let authority = entity.owner == local;
             let mut ctx = ClientContext {
+                authority,
                 bodies: &mut self.physics.bodies,
                 handle: entity.body,
                 me: entity.id,

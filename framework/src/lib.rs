@@ -79,7 +79,7 @@ pub use group::{
 pub use hash::StateHasher;
 pub use id::{ClientId, EntityId, KindId, NetId, Owner};
 pub use registry::{
-    Blueprint, KindOptions, KindRegistry, MAX_PARAMS_LEN, OnOwnerLeave, encode_params,
+    Blueprint, KindOptions, KindRegistry, MAX_PARAMS_LEN, OnOwnerLeave, decode_params, encode_params,
 };
 pub use rng::SeededRng;
 

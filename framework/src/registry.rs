@@ -28,7 +28,9 @@ pub fn encode_params<P: Serialize>(kind: KindId, params: &P) -> Result<Vec<u8>, 
     })
 }
 
-fn decode_params<P: DeserializeOwned>(kind: KindId, bytes: &[u8]) -> Result<P, Error> {
+/// Decodes spawn parameters encoded by [`encode_params`] (refusing oversized input and
+/// trailing bytes).
+pub fn decode_params<P: DeserializeOwned>(kind: KindId, bytes: &[u8]) -> Result<P, Error> {
     if bytes.len() > MAX_PARAMS_LEN {
         return Err(Error::BadSpawnParams {
             kind,

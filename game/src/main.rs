@@ -1,123 +1,292 @@
-//! `lanyard-game`: the Lanyard sample game.
-//!
-//! The windowed game, the dedicated server and LAN play come with the NetManager. Until
-//! then the binary runs the framework's demo scene headless, so a new user can see the
-//! engine work: `cargo run --release -p lanyard-game`.
+//! `lanyard-game`: Tumbleyard, the Lanyard sample game.
 
-use lanyard::KindRegistry;
-use lanyard::demo;
+use clap::{Args, Parser, Subcommand};
+use lanyard_game::bot::Bot;
+use lanyard_game::game::{DEFAULT_PORT, Game, Options};
+use lanyard_game::runner;
+use lanyard_game::scene::{DEFAULT_SCENE, Scene};
+use lanyard_net::discovery;
+use std::net::{SocketAddr, ToSocketAddrs};
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-const USAGE: &str = "\
-usage: lanyard-game [demo] [--bodies N] [--seconds S] [--seed N]
+#[cfg(feature = "client")]
+mod window;
 
-  demo          run the demo scene headless and print its progress (the default)
-  --bodies N    how many bodies to drop into the pit (default 300)
-  --seconds S   how many simulated seconds to run (default 10)
-  --seed N      the seed of the movers' input streams (default 1)
-
-The windowed sample game (host, join, server, browse, bot) is not built yet;
-this build runs the framework's demo scene with no window.";
-
-struct Args {
-    bodies: usize,
-    seconds: f32,
-    seed: u64,
+/// Tumbleyard: throw grenades, knock the crates (and your friends) off the yard.
+///
+/// Without a command it opens the game's start screen (host a game or join one).
+#[derive(Parser, Debug)]
+#[command(name = "lanyard-game", version, about, long_about = None)]
+struct Cli {
+    #[command(subcommand)]
+    command: Option<Command>,
+    #[command(flatten)]
+    common: Common,
 }
 
-fn parse(mut it: impl Iterator<Item = String>) -> Result<Option<Args>, String> {
-    let mut a = Args {
-        bodies: 300,
-        seconds: 10.0,
-        seed: 1,
+#[derive(Args, Debug, Clone)]
+struct Common {
+    /// UDP port the game listens on (host, server).
+    #[arg(long, global = true, default_value_t = DEFAULT_PORT)]
+    port: u16,
+    /// Your player name (host, join, bot) or the server's name (server).
+    #[arg(long, global = true)]
+    name: Option<String>,
+    /// Password the server asks for, or the one to give when joining.
+    #[arg(long, global = true)]
+    password: Option<String>,
+    /// Players the server takes (the host counts).
+    #[arg(long, global = true, default_value_t = 8, value_parser = clap::value_parser!(u16).range(1..=64))]
+    max_players: u16,
+    /// State broadcasts per second (under 30 unless you mean it).
+    #[arg(long, global = true, default_value_t = 20.0, value_parser = parse_rate)]
+    rate: f32,
+    /// Where LAN discovery requests go (a broadcast address and port). Tests and CI use
+    /// the loopback broadcast 127.255.255.255.
+    #[arg(long, global = true, env = "LANYARD_DISCOVERY_ADDR", default_value = "255.255.255.255:47800")]
+    discovery_addr: SocketAddr,
+    /// The arena file.
+    #[arg(long, global = true, default_value = DEFAULT_SCENE)]
+    scene: PathBuf,
+    /// Stop by yourself after this many seconds (server, host, bot).
+    #[arg(long, global = true, value_parser = parse_seconds)]
+    seconds: Option<f32>,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Host a game in a window: a listen-server where you play too.
+    Host {
+        /// At exit, write the players and entities as JSON to this file.
+        #[arg(long)]
+        summary: Option<PathBuf>,
+        #[command(flatten)]
+        shot: Screenshot,
+    },
+    /// Join a game in a window. Without an address, find LAN games and pick one.
+    Join {
+        /// The server: HOST[:PORT].
+        addr: Option<String>,
+        #[command(flatten)]
+        shot: Screenshot,
+    },
+    /// Run a dedicated server with no window.
+    Server {
+        /// At exit, write the players and entities as JSON to this file.
+        #[arg(long)]
+        summary: Option<PathBuf>,
+    },
+    /// List the LAN games that answer, then exit.
+    Browse {
+        /// Seconds to wait for answers.
+        #[arg(long, default_value_t = 1.0, value_parser = parse_seconds)]
+        wait: f32,
+    },
+    /// Join a game as a scripted player with no window; print a JSON report at the end.
+    Bot {
+        /// The server: HOST[:PORT].
+        addr: String,
+        /// The seed of the bot's choices.
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+    },
+}
+
+#[derive(Args, Debug, Clone)]
+struct Screenshot {
+    /// Render `--frames` frames, save a PNG here and exit.
+    #[arg(long, requires = "frames")]
+    screenshot: Option<PathBuf>,
+    /// Frames to render before the screenshot.
+    #[arg(long)]
+    frames: Option<u32>,
+}
+
+fn parse_rate(s: &str) -> Result<f32, String> {
+    let r: f32 = s.parse().map_err(|_| format!("'{s}' is not a number"))?;
+    if !(r.is_finite() && r > 0.0 && r <= 120.0) {
+        return Err("the rate must be above 0 and at most 120 per second".into());
+    }
+    Ok(r)
+}
+
+fn parse_seconds(s: &str) -> Result<f32, String> {
+    let v: f32 = s.parse().map_err(|_| format!("'{s}' is not a number of seconds"))?;
+    if !(v.is_finite() && v > 0.0) {
+        return Err("seconds must be a positive number".into());
+    }
+    Ok(v)
+}
+
+/// Resolves HOST[:PORT] (the game port by default).
+fn resolve(addr: &str) -> Result<SocketAddr, String> {
+    let with_port = if addr.parse::<SocketAddr>().is_ok() || addr.rsplit_once(':').is_some_and(|(_, p)| p.parse::<u16>().is_ok()) {
+        addr.to_owned()
+    } else {
+        format!("{addr}:{DEFAULT_PORT}")
     };
-    while let Some(arg) = it.next() {
-        let mut value = |name: &str| it.next().ok_or_else(|| format!("{name} needs a value"));
-        match arg.as_str() {
-            "demo" => {}
-            "-h" | "--help" => return Ok(None),
-            "--bodies" => a.bodies = num(&value("--bodies")?, "--bodies")?,
-            "--seconds" => a.seconds = num(&value("--seconds")?, "--seconds")?,
-            "--seed" => a.seed = num(&value("--seed")?, "--seed")?,
-            "host" | "join" | "server" | "browse" | "bot" | "replay" => {
-                return Err(format!(
-                    "'{arg}' is not available yet: this build only runs the headless demo"
-                ));
-            }
-            other => return Err(format!("unknown argument '{other}'")),
-        }
-    }
-    if !(a.seconds.is_finite() && a.seconds >= 0.0) {
-        return Err("--seconds must be a non-negative number".into());
-    }
-    Ok(Some(a))
+    with_port
+        .to_socket_addrs()
+        .map_err(|e| format!("cannot resolve '{addr}': {e}"))?
+        .find(SocketAddr::is_ipv4)
+        .ok_or_else(|| format!("'{addr}' has no IPv4 address"))
 }
 
-fn num<T: std::str::FromStr>(s: &str, name: &str) -> Result<T, String> {
-    s.parse()
-        .map_err(|_| format!("{name}: '{s}' is not a valid number"))
+fn nonce() -> u64 {
+    let t = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default();
+    t.as_nanos() as u64 ^ u64::from(std::process::id()) << 32
+}
+
+fn options(c: &Common, default_name: &str) -> Result<Options, String> {
+    let scene = Scene::load(&c.scene).map_err(|e| e.to_string())?;
+    if c.rate >= 30.0 {
+        eprintln!("note: --rate {} is 30 or more broadcasts per second", c.rate);
+    }
+    Ok(Options {
+        scene,
+        port: c.port,
+        name: c.name.clone().unwrap_or_else(|| default_name.to_owned()),
+        password: c.password.clone(),
+        max_players: c.max_players,
+        rate: c.rate,
+        discovery: Some(c.discovery_addr),
+    })
+}
+
+fn write_summary(game: &Game, path: &Path) -> Result<(), String> {
+    let text = serde_json::to_string_pretty(&game.summary_json()).map_err(|e| e.to_string())?;
+    std::fs::write(path, text).map_err(|e| format!("cannot write {}: {e}", path.display()))
+}
+
+fn server(c: &Common, summary: Option<&Path>) -> Result<(), String> {
+    let o = options(c, "Tumbleyard server")?;
+    let name = o.name.clone();
+    let mut game = Game::server(o, None)?;
+    println!(
+        "{name}: serving '{}' on UDP port {} (discovery on {}), up to {} players",
+        game.scene.name,
+        game.local_addr().port(),
+        c.discovery_addr,
+        c.max_players
+    );
+    let mut since = 0;
+    runner::run(
+        &mut game,
+        c.seconds,
+        |_, _| true,
+        |g, ms| {
+            for m in g.messages.drain(..) {
+                println!("{m}");
+            }
+            since += 1;
+            if since >= 5 {
+                since = 0;
+                println!(
+                    "players {}/{} | entities {} | frame {:.2} ms | in {:.1} kbit/s | out {:.1} kbit/s",
+                    g.net.clients().len(),
+                    c.max_players,
+                    g.group.len(),
+                    ms,
+                    g.traffic.kbps_in,
+                    g.traffic.kbps_out
+                );
+            }
+        },
+    );
+    game.shutdown();
+    if let Some(p) = summary {
+        write_summary(&game, p)?;
+    }
+    Ok(())
+}
+
+fn bot(c: &Common, addr: &str, seed: u64) -> Result<(), String> {
+    let server = resolve(addr)?;
+    let o = options(c, &format!("bot-{seed}"))?;
+    let mut game = Game::client(o, server, nonce())?;
+    let mut brain = Bot::new(seed);
+    let dt = 1.0 / lanyard_game::game::TICK_HZ;
+    runner::run(
+        &mut game,
+        c.seconds,
+        |g, left| {
+            let input = brain.input(g, dt, left);
+            g.set_input(input);
+            true
+        },
+        |g, _| {
+            for m in g.messages.drain(..) {
+                eprintln!("{m}");
+            }
+        },
+    );
+    if let Some(why) = &game.ended {
+        return Err(why.clone());
+    }
+    if !game.is_joined() {
+        return Err(format!("never joined {server}"));
+    }
+    let report = game.bot_report_json();
+    game.shutdown();
+    println!("{report}");
+    Ok(())
+}
+
+fn browse(c: &Common, wait: f32) -> Result<(), String> {
+    let found = discovery::browse(c.discovery_addr, Duration::from_secs_f32(wait)).map_err(|e| format!("cannot browse: {e}"))?;
+    if found.is_empty() {
+        println!("no games found on {}", c.discovery_addr);
+    }
+    for f in found {
+        println!(
+            "{}  {}  {}/{} players  {}  {:.0} ms{}",
+            f.addr,
+            f.info.name,
+            f.info.players,
+            f.info.max_players,
+            if f.info.password { "password" } else { "open" },
+            f.ping_ms,
+            if f.compatible() {
+                String::new()
+            } else {
+                format!("  incompatible (protocol {})", f.info.version)
+            }
+        );
+    }
+    Ok(())
 }
 
 fn main() -> ExitCode {
-    let args = match parse(std::env::args().skip(1)) {
-        Ok(Some(a)) => a,
-        Ok(None) => {
-            println!("{USAGE}");
-            return ExitCode::SUCCESS;
-        }
-        Err(e) => {
-            eprintln!("lanyard-game: {e}\n\n{USAGE}");
-            return ExitCode::from(2);
-        }
+    let cli = Cli::parse();
+    let c = &cli.common;
+    let result = match &cli.command {
+        Some(Command::Server { summary }) => server(c, summary.as_deref()),
+        Some(Command::Bot { addr, seed }) => bot(c, addr, *seed),
+        Some(Command::Browse { wait }) => browse(c, *wait),
+        #[cfg(feature = "client")]
+        Some(Command::Host { summary, shot }) => options(c, "host").and_then(|o| {
+            window::host(o, c.seconds, summary.clone(), shot.screenshot.clone(), shot.frames)
+        }),
+        #[cfg(feature = "client")]
+        Some(Command::Join { addr, shot }) => options(c, "player").and_then(|o| {
+            let server = addr.as_deref().map(resolve).transpose()?;
+            window::join(o, server, c.discovery_addr, shot.screenshot.clone(), shot.frames)
+        }),
+        #[cfg(feature = "client")]
+        None => options(c, "player").and_then(|o| window::menu(o, c.discovery_addr)),
+        #[cfg(not(feature = "client"))]
+        Some(Command::Host { .. }) | Some(Command::Join { .. }) | None => Err(
+            "this build has no window (it was built without the `client` feature): use `server`, `bot` or `browse`"
+                .into(),
+        ),
     };
-    let mut registry = KindRegistry::new();
-    if let Err(e) = demo::register(&mut registry) {
-        eprintln!("lanyard-game: {e}");
-        return ExitCode::FAILURE;
-    }
-    let mut group = match demo::mixed_scene(Arc::new(registry), args.bodies, args.seed) {
-        Ok(g) => g,
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("lanyard-game: {e}");
-            return ExitCode::FAILURE;
-        }
-    };
-    println!(
-        "Lanyard demo: {} bodies (crates, balls, movers) in a pit, {} s simulated at {:.0} Hz, no window.",
-        group.len(),
-        args.seconds,
-        1.0 / group.config().dt
-    );
-    println!("(The windowed sample game comes with the networking layer.)");
-    let ticks = (args.seconds / group.config().dt).round() as u64;
-    let per_second = (1.0 / group.config().dt).round() as u64;
-    let started = Instant::now();
-    let mut sparks = 0;
-    for _ in 0..ticks {
-        group.frame();
-        sparks += group.drain_effects().filter(|e| e.name == "sparks").count();
-        if group.tick() % per_second == 0 {
-            let awake = group.iter().filter(|e| !e.body().is_sleeping()).count();
-            println!(
-                "t={:>5.1}s  awake {:>4}/{}  sparks {:>5}  packet {:>6} B  hash {:016x}",
-                group.tick() as f32 * group.config().dt,
-                awake,
-                group.len(),
-                sparks,
-                group.last_packet().len(),
-                group.state_hash()
-            );
+            ExitCode::FAILURE
         }
     }
-    let wall = started.elapsed().as_secs_f64();
-    println!(
-        "done: {} ticks in {:.2} s wall ({:.0}x real time), final hash {:016x}",
-        ticks,
-        wall,
-        f64::from(args.seconds) / wall.max(1e-9),
-        group.state_hash()
-    );
-    ExitCode::SUCCESS
 }

@@ -9,6 +9,7 @@
 //! * [`transport`]: the [`Transport`] trait, an in-memory [`Hub`] for tests and a seeded
 //!   [`Conditioned`] wrapper (latency, jitter, loss, duplication, reordering);
 //!   [`udp::UdpTransport`]: real sockets through message-io, the only I/O here.
+//! * [`discovery`]: finding servers on the LAN by UDP broadcast.
 //!
 //! # Invariants
 //!
@@ -25,6 +26,7 @@
 //!   in time ends the session with a clear reason.
 #![warn(missing_docs)]
 
+pub mod discovery;
 pub mod error;
 #[doc(hidden)]
 pub mod fuzzing;

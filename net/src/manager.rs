@@ -126,6 +126,10 @@ pub struct NetCounters {
     pub failed_spawns: u64,
     /// Reliable messages too large to send.
     pub oversized_messages: u64,
+    /// Bytes received, from anyone, since the start (never decreases).
+    pub bytes_in: u64,
+    /// Bytes sent, to anyone, since the start (never decreases).
+    pub bytes_out: u64,
 }
 
 /// What one [`NetManager::update`] did.
@@ -388,6 +392,7 @@ impl NetManager {
     /// Queues a datagram that arrived from `from`. Nothing is decoded until
     /// [`update`](Self::update). Past the inbox limit, datagrams are dropped and counted.
     pub fn receive(&mut self, from: SocketAddr, bytes: &[u8]) {
+        self.common.counters.bytes_in += bytes.len() as u64;
         if self.inbox.len() >= self.common.config.inbox_limit {
             self.common.counters.inbox_overflow += 1;
             return;
@@ -397,6 +402,8 @@ impl NetManager {
 
     /// The datagrams to send, with their destinations.
     pub fn drain_outgoing(&mut self) -> std::vec::Drain<'_, (SocketAddr, Vec<u8>)> {
+        let sent: usize = self.common.outbox.iter().map(|(_, d)| d.len()).sum();
+        self.common.counters.bytes_out += sent as u64;
         self.common.outbox.drain(..)
     }
 

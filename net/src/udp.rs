@@ -32,12 +32,23 @@ impl UdpTransport {
         Self::bind_with(addr, true)
     }
 
+    /// Binds `addr` so that several sockets can share the port (each receives its own copy
+    /// of a broadcast): for LAN discovery responders.
+    pub fn bind_shared(addr: SocketAddr) -> io::Result<Self> {
+        let config = UdpListenConfig::default().with_reuse_address().with_reuse_port();
+        Self::bind_config(addr, config)
+    }
+
     fn bind_with(addr: SocketAddr, broadcast: bool) -> io::Result<Self> {
-        let (controller, processor) = network::split();
         let mut config = UdpListenConfig::default();
         if broadcast {
             config = config.with_send_broadcasts();
         }
+        Self::bind_config(addr, config)
+    }
+
+    fn bind_config(addr: SocketAddr, config: UdpListenConfig) -> io::Result<Self> {
+        let (controller, processor) = network::split();
         let (listener, local) = controller.listen_with(TransportListen::Udp(config), addr)?;
         Ok(UdpTransport {
             controller,

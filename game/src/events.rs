@@ -1,0 +1,39 @@
+//! Game events: what the server tells every peer on the reliable channel.
+
+use lanyard::{NetId, Owner};
+use serde::{Deserialize, Serialize};
+
+/// A game event.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub enum GameEvent {
+    /// A grenade went off.
+    Explosion {
+        /// Where.
+        at: [f32; 3],
+        /// Who threw it.
+        thrower: Owner,
+        /// The grenade.
+        grenade: NetId,
+    },
+    /// The score table, highest first.
+    Scores {
+        /// Player names and points.
+        table: Vec<(String, u32)>,
+    },
+}
+
+impl GameEvent {
+    /// The bytes sent.
+    pub fn encode(&self) -> Vec<u8> {
+        bincode::serde::encode_to_vec(self, bincode::config::standard()).unwrap_or_default()
+    }
+
+    /// Reads an event; `None` for bytes that are not one.
+    pub fn decode(bytes: &[u8]) -> Option<GameEvent> {
+        let cfg = bincode::config::standard().with_limit::<4096>();
+        match bincode::serde::decode_from_slice(bytes, cfg) {
+            Ok((e, n)) if n == bytes.len() => Some(e),
+            _ => None,
+        }
+    }
+}

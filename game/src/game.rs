@@ -1,0 +1,659 @@
+//! A running Tumbleyard peer: its world, its NetManager and socket, and the rules.
+//!
+//! The same [`Game`] serves the dedicated server, the host of a listen-server game (a
+//! server with a player of its own), a windowed client and a bot. The caller drives it
+//! with [`Game::tick`] at a fixed rate and reads what it needs to draw or report.
+
+use crate::events::GameEvent;
+use crate::kinds::{self, Crate, CrateParams, Grenade, Player, PlayerInput, PlayerParams};
+use crate::scene::Scene;
+use lanyard::prelude::*;
+use lanyard::{KindId, decode_params};
+use lanyard_net::discovery::{Responder, ServerInfo};
+use lanyard_net::udp::UdpTransport;
+use lanyard_net::{NetConfig, NetEvent, NetManager, PROTOCOL_VERSION, pump};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// The game's UDP port when none is given.
+pub const DEFAULT_PORT: u16 = 47810;
+
+/// Ticks per second.
+pub const TICK_HZ: f32 = 60.0;
+
+/// How a peer is set up.
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// The arena.
+    pub scene: Scene,
+    /// Server: the port to listen on.
+    pub port: u16,
+    /// The player's name (host and clients), or the server's name (dedicated server).
+    pub name: String,
+    /// Server: the password to ask; client: the password to give.
+    pub password: Option<String>,
+    /// Server: players it takes (the host counts).
+    pub max_players: u16,
+    /// Broadcasts per second.
+    pub rate: f32,
+    /// Server: the discovery address whose port it answers on (none: not discoverable).
+    pub discovery: Option<SocketAddr>,
+}
+
+/// An explosion as a peer saw it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Blast {
+    /// Where.
+    pub at: Vec3,
+    /// Who threw the grenade.
+    pub thrower: Owner,
+    /// Seconds since it went off.
+    pub age: f32,
+}
+
+/// Byte rates, measured over the last second of simulated time.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Traffic {
+    /// Kilobits per second received.
+    pub kbps_in: f32,
+    /// Kilobits per second sent.
+    pub kbps_out: f32,
+    window: f32,
+    bytes_in: u64,
+    bytes_out: u64,
+}
+
+struct ServerRules {
+    host_name: Option<String>,
+    scores: BTreeMap<String, u32>,
+    /// Who last blew each player about, and when (seconds).
+    player_hits: HashMap<NetId, (Owner, f64)>,
+    fallen: BTreeSet<NetId>,
+    scores_dirty: bool,
+}
+
+/// A running peer.
+pub struct Game {
+    /// The arena.
+    pub scene: Scene,
+    /// The world.
+    pub group: EntityGroup,
+    /// The network.
+    pub net: NetManager,
+    socket: UdpTransport,
+    responder: Option<Responder>,
+    options: Options,
+    server: Option<ServerRules>,
+    /// This peer's player name (none on a dedicated server).
+    pub my_name: Option<String>,
+    input: PlayerInput,
+    /// The score table, highest first.
+    pub scores: Vec<(String, u32)>,
+    /// Recent explosions (for drawing).
+    pub blasts: Vec<Blast>,
+    /// Explosions of grenades thrown by other players.
+    pub explosions_by_others: u32,
+    /// Every other player this peer has seen.
+    pub remote_players: BTreeSet<String>,
+    /// Lines for the screen or the log: joins, leaves, refusals.
+    pub messages: Vec<String>,
+    /// Why the session ended, if it did.
+    pub ended: Option<String>,
+    /// Byte rates.
+    pub traffic: Traffic,
+    joined: bool,
+}
+
+/// The colour of player number `n`.
+pub fn player_color(n: u32) -> [u8; 4] {
+    const C: [[u8; 4]; 6] = [
+        [60, 140, 230, 255],
+        [230, 70, 60, 255],
+        [80, 200, 90, 255],
+        [240, 200, 50, 255],
+        [170, 90, 220, 255],
+        [60, 210, 210, 255],
+    ];
+    C[n as usize % C.len()]
+}
+
+fn any_or_loopback(toward: Option<SocketAddr>, port: u16) -> SocketAddr {
+    let ip = match toward {
+        Some(a) if a.ip().is_loopback() => IpAddr::V4(Ipv4Addr::LOCALHOST),
+        _ => IpAddr::V4(Ipv4Addr::UNSPECIFIED),
+    };
+    SocketAddr::new(ip, port)
+}
+
+impl Game {
+    fn net_config(o: &Options) -> NetConfig {
+        NetConfig {
+            rate: o.rate,
+            max_clients: o.max_players,
+            password: o.password.clone(),
+            server_name: o.name.clone(),
+            ..NetConfig::default()
+        }
+    }
+
+    fn world(scene: &Scene, role: Role) -> EntityGroup {
+        let mut g = EntityGroup::new(
+            Arc::new(kinds::registry()),
+            GroupConfig {
+                dt: 1.0 / TICK_HZ,
+                role,
+                ..GroupConfig::default()
+            },
+        );
+        scene.add_scenery(&mut g);
+        g
+    }
+
+    /// A server. With `host_player`, the host plays too, under that name.
+    pub fn server(options: Options, host_player: Option<String>) -> Result<Game, String> {
+        let mut group = Self::world(&options.scene, Role::Server);
+        for (pos, size, color) in options.scene.crate_slots() {
+            group
+                .spawn(kinds::CRATE, &CrateParams { pos, size, color }, Owner::Server)
+                .map_err(|e| e.to_string())?;
+        }
+        let mut config = Self::net_config(&options);
+        if let Some(h) = &host_player {
+            config.reserved_names.push(h.clone());
+            // The host takes one of the places.
+            config.max_clients = config.max_clients.saturating_sub(1);
+        }
+        let bind = SocketAddr::new(IpAddr::V4(Ipv4Addr::UNSPECIFIED), options.port);
+        let socket = UdpTransport::bind(bind).map_err(|e| format!("cannot listen on UDP port {}: {e}", options.port))?;
+        let responder = match options.discovery {
+            Some(d) => Some(Responder::bind(d).map_err(|e| format!("cannot answer discovery on {d}: {e}"))?),
+            None => None,
+        };
+        let mut game = Game {
+            scene: options.scene.clone(),
+            group,
+            net: NetManager::server(config),
+            socket,
+            responder,
+            server: Some(ServerRules {
+                host_name: host_player.clone(),
+                scores: BTreeMap::new(),
+                player_hits: HashMap::new(),
+                fallen: BTreeSet::new(),
+                scores_dirty: true,
+            }),
+            my_name: host_player.clone(),
+            options,
+            input: PlayerInput::default(),
+            scores: Vec::new(),
+            blasts: Vec::new(),
+            explosions_by_others: 0,
+            remote_players: BTreeSet::new(),
+            messages: Vec::new(),
+            ended: None,
+            traffic: Traffic::default(),
+            joined: true,
+        };
+        if let Some(name) = host_player {
+            game.spawn_my_player(0, &name, Owner::Server).map_err(|e| e.to_string())?;
+        }
+        Ok(game)
+    }
+
+    /// A client of the server at `server`, playing as `options.name`.
+    pub fn client(options: Options, server: SocketAddr, nonce: u64) -> Result<Game, String> {
+        let group = Self::world(&options.scene, Role::Client(ClientId(0)));
+        let socket = UdpTransport::bind(any_or_loopback(Some(server), 0)).map_err(|e| format!("cannot open a UDP socket: {e}"))?;
+        let net = NetManager::client(Self::net_config(&options), server, &options.name, options.password.as_deref(), nonce);
+        Ok(Game {
+            scene: options.scene.clone(),
+            group,
+            net,
+            socket,
+            responder: None,
+            server: None,
+            my_name: Some(options.name.clone()),
+            options,
+            input: PlayerInput::default(),
+            scores: Vec::new(),
+            blasts: Vec::new(),
+            explosions_by_others: 0,
+            remote_players: BTreeSet::new(),
+            messages: Vec::new(),
+            ended: None,
+            traffic: Traffic::default(),
+            joined: false,
+        })
+    }
+
+    /// Whether this peer is the server (dedicated or host).
+    pub fn is_server(&self) -> bool {
+        self.server.is_some()
+    }
+
+    /// Whether a client is in a session (always true for a server).
+    pub fn is_joined(&self) -> bool {
+        self.joined && self.ended.is_none()
+    }
+
+    /// The owner this peer's entities have.
+    pub fn me(&self) -> Option<Owner> {
+        if self.is_server() {
+            return Some(Owner::Server);
+        }
+        self.net.client_id().map(Owner::Client)
+    }
+
+    /// This peer's player entity, if it has one.
+    pub fn my_player(&self) -> Option<EntityId> {
+        let me = self.me()?;
+        self.my_name.as_ref()?;
+        let player = KindId::of_name(kinds::PLAYER);
+        self.group.iter().find(|e| e.kind() == player && e.owner() == me).map(|e| e.id())
+    }
+
+    /// The name of the player an owner stands for.
+    pub fn name_of(&self, owner: Owner) -> String {
+        let player = KindId::of_name(kinds::PLAYER);
+        self.group
+            .iter()
+            .find(|e| e.kind() == player && e.owner() == owner)
+            .and_then(|e| self.group.controller::<Player>(e.id()))
+            .map(|p| p.name.clone())
+            .or_else(|| match owner {
+                Owner::Server => self.server.as_ref().and_then(|s| s.host_name.clone()),
+                Owner::Client(c) => self.net.clients().into_iter().find(|(id, _)| *id == c).map(|(_, n)| n),
+            })
+            .unwrap_or_else(|| match owner {
+                Owner::Server => "server".into(),
+                Owner::Client(c) => format!("player {}", c.0),
+            })
+    }
+
+    /// Every player's name: the host's and the connected clients' (on a server), or the
+    /// players seen (on a client).
+    pub fn player_names(&self) -> Vec<String> {
+        let player = KindId::of_name(kinds::PLAYER);
+        let mut names: BTreeSet<String> = self
+            .group
+            .iter()
+            .filter(|e| e.kind() == player)
+            .filter_map(|e| self.group.controller::<Player>(e.id()).map(|p| p.name.clone()))
+            .collect();
+        if let Some(s) = &self.server {
+            names.extend(s.host_name.clone());
+            names.extend(self.net.clients().into_iter().map(|(_, n)| n));
+        }
+        names.into_iter().collect()
+    }
+
+    fn spawn_my_player(&mut self, n: u32, name: &str, owner: Owner) -> Result<(), Error> {
+        let params = PlayerParams {
+            name: name.to_owned(),
+            pos: self.scene.spawn_point(n as usize),
+            color: player_color(n),
+            tuning: self.scene.tuning.clone(),
+        };
+        match owner {
+            Owner::Server => self.group.spawn(kinds::PLAYER, &params, owner).map(|_| ()),
+            Owner::Client(_) => self.group.request_spawn(kinds::PLAYER, &params),
+        }
+    }
+
+    /// Sets what this peer's player does next tick (walking, jumping, throwing).
+    pub fn set_input(&mut self, input: PlayerInput) {
+        let keep_throw = self.input.throw;
+        self.input = input;
+        self.input.throw = input.throw.or(keep_throw);
+    }
+
+    /// Waits up to `timeout` for datagrams (for loops with time to spare).
+    pub fn wait(&mut self, timeout: Duration) {
+        self.socket.wait(timeout);
+    }
+
+    /// One tick of `dt` seconds: datagrams in, the networked frame, the rules, datagrams out.
+    pub fn tick(&mut self, dt: f32) {
+        pump(&mut self.net, &mut self.socket);
+        self.feed_my_player();
+        self.net.update(&mut self.group, dt);
+        self.handle_events();
+        if self.server.is_some() {
+            self.server_rules();
+        }
+        pump(&mut self.net, &mut self.socket);
+        let game_port = self.socket_port();
+        if let Some(r) = &mut self.responder {
+            let players = self.net.clients().len() as u16 + u16::from(self.my_name.is_some());
+            let info = ServerInfo {
+                name: self.options.name.clone(),
+                players,
+                max_players: self.options.max_players,
+                password: self.options.password.is_some(),
+                version: PROTOCOL_VERSION,
+                game_port,
+            };
+            r.poll(&info);
+        }
+        for b in &mut self.blasts {
+            b.age += dt;
+        }
+        self.blasts.retain(|b| b.age < 1.5);
+        self.measure(dt);
+    }
+
+    fn socket_port(&self) -> u16 {
+        use lanyard_net::Transport;
+        self.socket.local_addr().port()
+    }
+
+    /// The address the game socket is bound to.
+    pub fn local_addr(&self) -> SocketAddr {
+        use lanyard_net::Transport;
+        self.socket.local_addr()
+    }
+
+    fn feed_my_player(&mut self) {
+        let Some(id) = self.my_player() else {
+            return;
+        };
+        let mut input = std::mem::take(&mut self.input);
+        let fallen = self.group.get(id).is_some_and(|e| e.body().translation().y < self.scene.kill_y);
+        if fallen {
+            let n = self.net.client_id().map_or(0, |c| u32::from(c.0));
+            input.respawn = Some(Vec3::from_array(self.scene.spawn_point(n as usize)));
+        }
+        if let Some(p) = self.group.controller_mut::<Player>(id) {
+            p.set_input(input);
+        }
+    }
+
+    fn handle_events(&mut self) {
+        while let Some(e) = self.net.poll_event() {
+            match e {
+                NetEvent::Joined { client, server_name } => {
+                    self.joined = true;
+                    self.messages.push(format!("joined {server_name} as player {}", client.0));
+                    let name = self.my_name.clone().unwrap_or_default();
+                    if let Err(e) = self.spawn_my_player(u32::from(client.0), &name, Owner::Client(client)) {
+                        self.messages.push(format!("cannot spawn the player: {e}"));
+                    }
+                }
+                NetEvent::Rejected { reason } => self.ended = Some(format!("the server refused us: {reason}")),
+                NetEvent::ConnectFailed => self.ended = Some("no server answered".into()),
+                NetEvent::ConnectionLost { reason } => self.ended = Some(format!("connection lost: {reason}")),
+                NetEvent::ClientJoined { name, .. } => {
+                    self.messages.push(format!("{name} joined"));
+                    if let Some(s) = &mut self.server {
+                        s.scores.entry(name).or_insert(0);
+                        s.scores_dirty = true;
+                    }
+                }
+                NetEvent::ClientLeft { name, reason, .. } => {
+                    self.messages.push(format!("{name} left ({reason})"));
+                    if let Some(s) = &mut self.server {
+                        s.scores.remove(&name);
+                        s.scores_dirty = true;
+                    }
+                }
+                NetEvent::Event { from: Owner::Server, bytes } => match GameEvent::decode(&bytes) {
+                    Some(GameEvent::Explosion { at, thrower, .. }) => self.on_blast(Vec3::from_array(at), thrower),
+                    Some(GameEvent::Scores { table }) => self.scores = table,
+                    None => {}
+                },
+                NetEvent::Event { .. } => {}
+            }
+        }
+        // Who else is playing.
+        let me = self.me();
+        let player = KindId::of_name(kinds::PLAYER);
+        let others: Vec<String> = self
+            .group
+            .iter()
+            .filter(|e| e.kind() == player && Some(e.owner()) != me)
+            .filter_map(|e| self.group.controller::<Player>(e.id()).map(|p| p.name.clone()))
+            .collect();
+        self.remote_players.extend(others);
+    }
+
+    /// An explosion happened: show it, and push our own player if it is in reach.
+    fn on_blast(&mut self, at: Vec3, thrower: Owner) {
+        self.blasts.push(Blast { at, thrower, age: 0.0 });
+        if Some(thrower) != self.me() {
+            self.explosions_by_others += 1;
+        }
+        if self.is_server() {
+            return; // The server pushed everything it owns when it set the grenade off.
+        }
+        if let Some(id) = self.my_player()
+            && let Some(push) = self.blast_push(at, self.group.get(id).map(|e| e.body().translation()))
+        {
+            self.input.push = Some(self.input.push.unwrap_or(Vec3::ZERO) + push);
+        }
+    }
+
+    fn blast_push(&self, at: Vec3, body: Option<Vec3>) -> Option<Vec3> {
+        let p = body?;
+        let t = &self.scene.tuning;
+        let d = p - at;
+        let dist = d.length();
+        if dist >= t.blast_radius {
+            return None;
+        }
+        let dir = (d.normalize_or_zero() + Vec3::Y * 0.6).normalize_or_zero();
+        Some(dir * t.blast_impulse * (1.0 - dist / t.blast_radius))
+    }
+
+    fn server_rules(&mut self) {
+        let now = self.net.now();
+        let grenade = KindId::of_name(kinds::GRENADE);
+        let crate_kind = KindId::of_name(kinds::CRATE);
+        let player = KindId::of_name(kinds::PLAYER);
+        // Grenades whose fuse has burnt down go off.
+        let due: Vec<(EntityId, NetId, Vec3, Owner)> = self
+            .group
+            .iter()
+            .filter(|e| e.kind() == grenade)
+            .filter_map(|e| {
+                let g = self.group.controller::<Grenade>(e.id())?;
+                (g.fuse() == 0).then(|| (e.id(), e.net_id(), e.body().translation(), g.thrower))
+            })
+            .collect();
+        for (id, net, at, thrower) in due {
+            let _ = self.group.despawn(id);
+            self.explode(at, thrower, net, now);
+        }
+        let kill_y = self.scene.kill_y;
+        // Crates off the yard score for whoever last blew them about, and come back home.
+        let off: Vec<(EntityId, Option<Owner>, Vec<u8>)> = self
+            .group
+            .iter()
+            .filter(|e| e.kind() == crate_kind && e.body().translation().y < kill_y)
+            .map(|e| {
+                let by = self.group.controller::<Crate>(e.id()).and_then(|c| c.last_hit_by);
+                (e.id(), by, self.group.spawn_params(e.id()).unwrap_or_default().to_vec())
+            })
+            .collect();
+        for (id, by, params) in off {
+            let _ = self.group.despawn(id);
+            let _ = self.group.spawn_encoded(crate_kind, params, Owner::Server);
+            if let Some(by) = by {
+                let name = self.name_of(by);
+                self.add_point(name);
+            }
+        }
+        // Players off the yard score for whoever blew them off in the last 8 seconds.
+        let falling: Vec<(NetId, Owner, bool)> = self
+            .group
+            .iter()
+            .filter(|e| e.kind() == player)
+            .map(|e| (e.net_id(), e.owner(), e.body().translation().y < kill_y))
+            .collect();
+        let mut points = Vec::new();
+        if let Some(s) = &mut self.server {
+            for (net, owner, below) in falling {
+                if !below {
+                    s.fallen.remove(&net);
+                    continue;
+                }
+                if s.fallen.insert(net)
+                    && let Some(&(by, when)) = s.player_hits.get(&net)
+                    && by != owner
+                    && now - when < 8.0
+                {
+                    points.push(by);
+                }
+            }
+        }
+        for by in points {
+            let name = self.name_of(by);
+            self.add_point(name);
+        }
+        if self.server.as_ref().is_some_and(|s| s.scores_dirty) {
+            self.publish_scores();
+        }
+    }
+
+    fn add_point(&mut self, name: String) {
+        if let Some(s) = &mut self.server {
+            *s.scores.entry(name).or_insert(0) += 1;
+            s.scores_dirty = true;
+        }
+    }
+
+    fn publish_scores(&mut self) {
+        let Some(s) = &mut self.server else {
+            return;
+        };
+        s.scores_dirty = false;
+        for n in s.host_name.iter().chain(self.net.clients().iter().map(|(_, n)| n)) {
+            s.scores.entry(n.clone()).or_insert(0);
+        }
+        let mut table: Vec<(String, u32)> = s.scores.iter().map(|(n, p)| (n.clone(), *p)).collect();
+        table.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+        self.scores = table.clone();
+        let _ = self.net.send_event(GameEvent::Scores { table }.encode());
+    }
+
+    fn explode(&mut self, at: Vec3, thrower: Owner, grenade: NetId, now: f64) {
+        let in_reach: Vec<(EntityId, NetId, KindId, Owner, Vec3)> = self
+            .group
+            .iter()
+            .map(|e| (e.id(), e.net_id(), e.kind(), e.owner(), e.body().translation()))
+            .collect();
+        let crate_kind = KindId::of_name(kinds::CRATE);
+        let player = KindId::of_name(kinds::PLAYER);
+        for (id, net, kind, owner, pos) in in_reach {
+            let Some(push) = self.blast_push(at, Some(pos)) else {
+                continue;
+            };
+            if kind == crate_kind
+                && let Some(c) = self.group.controller_mut::<Crate>(id)
+            {
+                c.push(push);
+                c.last_hit_by = Some(thrower);
+            } else if kind == player {
+                if let Some(s) = &mut self.server {
+                    s.player_hits.insert(net, (thrower, now));
+                }
+                // The host's own player is pushed here; clients push their own.
+                if owner == Owner::Server
+                    && let Some(p) = self.group.controller_mut::<Player>(id)
+                {
+                    p.set_input(PlayerInput {
+                        push: Some(push),
+                        ..PlayerInput::default()
+                    });
+                }
+            }
+        }
+        let _ = self.net.send_event(
+            GameEvent::Explosion {
+                at: at.to_array(),
+                thrower,
+                grenade,
+            }
+            .encode(),
+        );
+        self.on_blast(at, thrower);
+    }
+
+    fn measure(&mut self, dt: f32) {
+        let (bin, bout) = self.bytes();
+        let t = &mut self.traffic;
+        t.window += dt;
+        if t.window >= 1.0 {
+            t.kbps_in = (bin - t.bytes_in) as f32 * 8.0 / 1000.0 / t.window;
+            t.kbps_out = (bout - t.bytes_out) as f32 * 8.0 / 1000.0 / t.window;
+            t.bytes_in = bin;
+            t.bytes_out = bout;
+            t.window = 0.0;
+        }
+    }
+
+    /// Bytes received and sent so far (all peers, never decreasing).
+    pub fn bytes(&self) -> (u64, u64) {
+        let c = self.net.counters();
+        (c.bytes_in, c.bytes_out)
+    }
+
+    /// Round-trip time to the server (clients), milliseconds.
+    pub fn ping_ms(&self) -> Option<f32> {
+        self.net.server_stats().map(|s| s.rtt_ms)
+    }
+
+    /// Estimated loss towards the server (clients), 0 to 1.
+    pub fn loss(&self) -> f32 {
+        self.net.server_stats().map_or(0.0, |s| s.loss)
+    }
+
+    /// Says goodbye (a client) or shuts down (a server), and sends it.
+    pub fn shutdown(&mut self) {
+        self.net.disconnect(&mut self.group);
+        pump(&mut self.net, &mut self.socket);
+    }
+
+    /// The entities in the machine-readable shape: net id -> kind and position.
+    pub fn entities_json(&self) -> serde_json::Value {
+        let mut m = serde_json::Map::new();
+        for e in self.group.iter() {
+            let kind = self.group.registry().name_of(e.kind()).unwrap_or("?");
+            let p = e.body().translation();
+            m.insert(
+                e.net_id().0.to_string(),
+                serde_json::json!({ "kind": kind, "pos": [p.x, p.y, p.z] }),
+            );
+        }
+        serde_json::Value::Object(m)
+    }
+
+    /// The summary a server writes at exit: players and entities.
+    pub fn summary_json(&self) -> serde_json::Value {
+        serde_json::json!({
+            "players": self.player_names(),
+            "entities": self.entities_json(),
+        })
+    }
+
+    /// The report a bot prints at exit.
+    pub fn bot_report_json(&self) -> serde_json::Value {
+        let (bytes_in, bytes_out) = self.bytes();
+        serde_json::json!({
+            "client_id": self.net.client_id().map(|c| c.0),
+            "remote_players": self.remote_players.iter().collect::<Vec<_>>(),
+            "explosions_seen": self.explosions_by_others,
+            "entities": self.entities_json(),
+            "bytes_in": bytes_in,
+            "bytes_out": bytes_out,
+            "loss": self.loss(),
+        })
+    }
+
+    /// The spawn parameters of a player entity, decoded.
+    pub fn player_params(&self, id: EntityId) -> Option<PlayerParams> {
+        let kind = KindId::of_name(kinds::PLAYER);
+        decode_params(kind, self.group.spawn_params(id)?).ok()
+    }
+}

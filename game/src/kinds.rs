@@ -1,0 +1,444 @@
+//! Tumbleyard's controller kinds: `crate`, `player` and `grenade`.
+//!
+//! Everything that happens to an entity goes through its controller: the owner's game code
+//! sets a player's input (move, jump, throw, a push from an explosion, a respawn), the
+//! player's server path packs it into the section, and its client path applies it on every
+//! peer. So a recorded session replays exactly, and the server can validate what a client
+//! claims.
+
+use crate::scene::Tuning;
+use lanyard::codec::{Section, SectionReader, SectionWriter};
+use lanyard::pose::PoseState;
+use lanyard::prelude::*;
+use lanyard::{KindOptions, Legality, OnOwnerLeave};
+use serde::{Deserialize, Serialize};
+
+/// Kind name of crates.
+pub const CRATE: &str = "crate";
+/// Kind name of players.
+pub const PLAYER: &str = "player";
+/// Kind name of grenades.
+pub const GRENADE: &str = "grenade";
+
+/// How far a peer's body may drift from its authority's before it is corrected (2 mm).
+pub const CORRECTION: f32 = 0.002;
+
+/// Spawn parameters of a crate.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct CrateParams {
+    /// Its centre.
+    pub pos: [f32; 3],
+    /// Its edge length.
+    pub size: f32,
+    /// Its colour.
+    pub color: [u8; 4],
+}
+
+/// A crate: carries its pose; takes pushes from explosions through its section; remembers
+/// who last blew it about (for the score).
+#[derive(Debug, Default)]
+pub struct Crate {
+    /// The player whose explosion last pushed it (set by the server's rules).
+    pub last_hit_by: Option<Owner>,
+    push: Option<Vec3>,
+}
+
+impl Crate {
+    /// Queues a push (an impulse per kg) for the next server path to send.
+    pub fn push(&mut self, impulse: Vec3) {
+        self.push = Some(self.push.unwrap_or(Vec3::ZERO) + impulse);
+    }
+}
+
+impl Controller for Crate {
+    fn server_update(&mut self, me: EntityRef<'_>, _world: &WorldView<'_>, out: &mut SectionWriter<'_>) {
+        PoseState::of(me.body()).write(out);
+        match self.push.take() {
+            Some(p) => {
+                out.u8(F_PUSH);
+                out.vec3_bounded(p, 64.0);
+            }
+            None => out.u8(0),
+        }
+    }
+
+    fn client_update(&mut self, _me: &mut Entity, section: Option<Section<'_>>, ctx: &mut ClientContext<'_>) -> Result<(), Error> {
+        if let Some(s) = section {
+            let mut r = s.reader();
+            let pose = PoseState::read(&mut r)?;
+            let push = match r.u8()? {
+                0 => None,
+                F_PUSH => Some(r.vec3_bounded(64.0)?),
+                _ => return Err(Error::InvalidValue("crate flags")),
+            };
+            r.finish()?;
+            pose.correct(ctx, CORRECTION);
+            if let Some(p) = push {
+                let m = ctx.body().mass();
+                ctx.apply_impulse(p * m);
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Spawn parameters of a player.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct PlayerParams {
+    /// The player's name (shown above them, and in the scores).
+    pub name: String,
+    /// Where they appear.
+    pub pos: [f32; 3],
+    /// Their colour.
+    pub color: [u8; 4],
+    /// Gameplay numbers (every peer builds the player with the numbers of the scene the
+    /// server uses).
+    pub tuning: Tuning,
+}
+
+/// What the owner of a player wants it to do this frame.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct PlayerInput {
+    /// Walking direction on the ground, x and z, each in -1..=1.
+    pub walk: [f32; 2],
+    /// Jump (if on the ground).
+    pub jump: bool,
+    /// Throw a grenade in this direction (if the cooldown allows).
+    pub throw: Option<Vec3>,
+    /// A push to take (an explosion's impulse, per kg).
+    pub push: Option<Vec3>,
+    /// Reappear here (after a fall).
+    pub respawn: Option<Vec3>,
+}
+
+const F_JUMP: u8 = 1;
+const F_THROW: u8 = 2;
+const F_PUSH: u8 = 4;
+const F_RESPAWN: u8 = 8;
+
+/// What a player's section says.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct PlayerState {
+    pose: PoseState,
+    walk: [f32; 2],
+    flags: u8,
+    throw: Vec3,
+    push: Vec3,
+    respawn: Vec3,
+}
+
+/// A player: a capsule walked by its owner.
+#[derive(Debug)]
+pub struct Player {
+    /// The player's name.
+    pub name: String,
+    tuning: Tuning,
+    input: PlayerInput,
+    walking: [f32; 2],
+    cooldown: u32,
+    throws: u32,
+}
+
+impl Player {
+    /// Sets what the player does next frame (the owner's game code calls this; elsewhere it
+    /// has no effect, since only the owner runs the server path).
+    pub fn set_input(&mut self, input: PlayerInput) {
+        // One-shot requests stay queued until a server path sends them.
+        let keep = self.input;
+        self.input = PlayerInput {
+            throw: input.throw.or(keep.throw),
+            push: match (input.push, keep.push) {
+                (Some(a), Some(b)) => Some(a + b),
+                (a, b) => a.or(b),
+            },
+            respawn: input.respawn.or(keep.respawn),
+            jump: input.jump || keep.jump,
+            walk: input.walk,
+        };
+    }
+
+    /// Grenades this player has thrown (on its owner).
+    pub fn throws(&self) -> u32 {
+        self.throws
+    }
+
+    fn read(&self, s: Section<'_>) -> Result<PlayerState, Error> {
+        let mut r = s.reader();
+        let pose = PoseState::read(&mut r)?;
+        let walk = [axis(&mut r)?, axis(&mut r)?];
+        let flags = r.u8()?;
+        let mut st = PlayerState {
+            pose,
+            walk,
+            flags,
+            throw: Vec3::ZERO,
+            push: Vec3::ZERO,
+            respawn: Vec3::ZERO,
+        };
+        if flags & F_THROW != 0 {
+            st.throw = r.vec3_bounded(1.0)?;
+        }
+        if flags & F_PUSH != 0 {
+            st.push = r.vec3_bounded(64.0)?;
+        }
+        if flags & F_RESPAWN != 0 {
+            st.respawn = r.pos_mm()?;
+        }
+        r.finish()?;
+        Ok(st)
+    }
+}
+
+fn axis(r: &mut SectionReader<'_>) -> Result<f32, Error> {
+    Ok(f32::from(r.u8()? as i8) / 127.0)
+}
+
+fn put_axis(w: &mut SectionWriter<'_>, v: f32) {
+    w.u8((v.clamp(-1.0, 1.0) * 127.0).round() as i8 as u8);
+}
+
+impl Controller for Player {
+    fn server_update(&mut self, me: EntityRef<'_>, world: &WorldView<'_>, out: &mut SectionWriter<'_>) {
+        let input = std::mem::take(&mut self.input);
+        let mut flags = 0;
+        if input.jump {
+            flags |= F_JUMP;
+        }
+        let throw = input.throw.filter(|_| self.cooldown == 0);
+        if throw.is_some() {
+            flags |= F_THROW;
+            self.cooldown = (self.tuning.throw_cooldown / world.dt()).ceil() as u32;
+        } else if let Some(t) = input.throw {
+            // Not yet: keep asking.
+            self.input.throw = Some(t);
+        }
+        self.cooldown = self.cooldown.saturating_sub(1);
+        if input.push.is_some() {
+            flags |= F_PUSH;
+        }
+        if input.respawn.is_some() {
+            flags |= F_RESPAWN;
+        }
+        PoseState::of(me.body()).write(out);
+        put_axis(out, input.walk[0]);
+        put_axis(out, input.walk[1]);
+        out.u8(flags);
+        if let Some(t) = throw {
+            out.vec3_bounded(t.normalize_or_zero(), 1.0);
+        }
+        if let Some(p) = input.push {
+            out.vec3_bounded(p, 64.0);
+        }
+        if let Some(p) = input.respawn {
+            out.pos_mm(p);
+        }
+    }
+
+    fn client_update(&mut self, _me: &mut Entity, section: Option<Section<'_>>, ctx: &mut ClientContext<'_>) -> Result<(), Error> {
+        if let Some(s) = section {
+            let st = self.read(s)?;
+            if st.flags & F_RESPAWN != 0 {
+                let b = ctx.body_mut();
+                b.set_translation(st.respawn, true);
+                b.set_linvel(Vec3::ZERO, true);
+            } else {
+                st.pose.correct(ctx, CORRECTION);
+            }
+            self.walking = st.walk;
+            if st.flags & F_JUMP != 0 && ctx.body().linvel().y.abs() < 0.2 {
+                let v = ctx.body().linvel();
+                ctx.set_linvel(Vec3::new(v.x, self.tuning.jump_speed, v.z));
+            }
+            if st.flags & F_PUSH != 0 {
+                let m = ctx.body().mass();
+                ctx.apply_impulse(st.push * m);
+            }
+            if st.flags & F_THROW != 0 {
+                self.throws += 1;
+                // Only the owner spawns: everyone else learns of the grenade from the server.
+                if ctx.is_authority() {
+                    let from = ctx.body().translation() + Vec3::Y * 0.9 + st.throw * 0.6;
+                    let vel = st.throw * self.tuning.throw_speed + Vec3::Y * 3.0 + ctx.body().linvel() * 0.5;
+                    let fuse_ticks = (self.tuning.fuse / ctx.dt()).ceil() as u32;
+                    let thrower = ctx.owner();
+                    ctx.spawn(
+                        GRENADE,
+                        &GrenadeParams {
+                            pos: from.to_array(),
+                            vel: vel.to_array(),
+                            fuse_ticks,
+                            thrower,
+                        },
+                    )?;
+                }
+            }
+        }
+        // Walk: horizontal velocity follows the stick, gravity keeps the vertical.
+        let v = ctx.body().linvel();
+        let w = Vec3::new(self.walking[0], 0.0, self.walking[1]) * self.tuning.move_speed;
+        // Steer rather than snap while airborne, so pushes carry players off the edge.
+        let grip = if v.y.abs() < 0.2 { 1.0 } else { 0.05 };
+        let target = Vec3::new(v.x + (w.x - v.x) * grip, v.y, v.z + (w.z - v.z) * grip);
+        if (target - v).length_squared() > 1e-8 {
+            ctx.set_linvel(target);
+        }
+        Ok(())
+    }
+
+    fn validate(&self, _me: EntityRef<'_>, section: Section<'_>) -> Legality {
+        // The pose must be readable and no faster than a blast could make it.
+        match self.read(section) {
+            Ok(st) if st.pose.linvel.length() < 60.0 => Legality::Legal,
+            _ => Legality::Illegal,
+        }
+    }
+
+    fn save_state(&self, out: &mut Vec<u8>) {
+        let mut w = SectionWriter::new(out);
+        put_axis(&mut w, self.walking[0]);
+        put_axis(&mut w, self.walking[1]);
+        w.u32(self.cooldown);
+        w.u32(self.throws);
+    }
+
+    fn load_state(&mut self, bytes: &[u8]) -> Result<(), Error> {
+        let mut r = SectionReader::new(bytes);
+        self.walking = [axis(&mut r)?, axis(&mut r)?];
+        self.cooldown = r.u32()?;
+        self.throws = r.u32()?;
+        r.finish()
+    }
+}
+
+/// Spawn parameters of a grenade.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct GrenadeParams {
+    /// Where it leaves the hand.
+    pub pos: [f32; 3],
+    /// Its launch velocity.
+    pub vel: [f32; 3],
+    /// Ticks until it explodes.
+    pub fuse_ticks: u32,
+    /// Who threw it.
+    pub thrower: Owner,
+}
+
+/// A grenade: carries its pose and fuse. The server blows it up when the fuse runs out.
+#[derive(Debug)]
+pub struct Grenade {
+    fuse: u32,
+    /// Who threw it.
+    pub thrower: Owner,
+}
+
+impl Grenade {
+    /// Ticks until it explodes, as this peer counts them.
+    pub fn fuse(&self) -> u32 {
+        self.fuse
+    }
+}
+
+impl Controller for Grenade {
+    fn server_update(&mut self, me: EntityRef<'_>, _world: &WorldView<'_>, out: &mut SectionWriter<'_>) {
+        PoseState::of(me.body()).write(out);
+        out.u16(self.fuse.min(u32::from(u16::MAX)) as u16);
+    }
+
+    fn client_update(&mut self, _me: &mut Entity, section: Option<Section<'_>>, ctx: &mut ClientContext<'_>) -> Result<(), Error> {
+        if let Some(s) = section {
+            let mut r = s.reader();
+            let pose = PoseState::read(&mut r)?;
+            let fuse = u32::from(r.u16()?);
+            r.finish()?;
+            pose.correct(ctx, CORRECTION);
+            // A fuse only ever burns down.
+            self.fuse = self.fuse.min(fuse);
+        }
+        self.fuse = self.fuse.saturating_sub(1);
+        Ok(())
+    }
+
+    fn save_state(&self, out: &mut Vec<u8>) {
+        SectionWriter::new(out).u32(self.fuse);
+    }
+
+    fn load_state(&mut self, bytes: &[u8]) -> Result<(), Error> {
+        let mut r = SectionReader::new(bytes);
+        self.fuse = r.u32()?;
+        r.finish()
+    }
+}
+
+/// A registry with Tumbleyard's kinds.
+pub fn registry() -> KindRegistry {
+    let mut r = KindRegistry::new();
+    register(&mut r).expect("Tumbleyard's kinds have distinct names");
+    r
+}
+
+/// Registers `crate`, `player` and `grenade`.
+pub fn register(r: &mut KindRegistry) -> Result<(), Error> {
+    r.register(CRATE, |p: &CrateParams| {
+        let h = p.size / 2.0;
+        Blueprint {
+            body: RigidBodyBuilder::dynamic().translation(Vec3::from_array(p.pos)).build(),
+            colliders: vec![ColliderBuilder::cuboid(h, h, h).density(0.6).friction(0.7).build()],
+            visual: Visual {
+                shape: Shape::Cuboid { half_extents: [h; 3] },
+                color: p.color,
+            },
+            controller: Box::new(Crate::default()),
+        }
+    })?;
+    let player_options = KindOptions {
+        on_owner_leave: OnOwnerLeave::Despawn,
+        client_spawnable: true,
+    };
+    r.register_with(PLAYER, player_options, |p: &PlayerParams| {
+        let (hh, rad) = (p.tuning.player_half_height, p.tuning.player_radius);
+        Blueprint {
+            body: RigidBodyBuilder::dynamic()
+                .translation(Vec3::from_array(p.pos))
+                .lock_rotations()
+                .can_sleep(false)
+                .build(),
+            colliders: vec![ColliderBuilder::capsule_y(hh, rad).friction(0.0).density(1.5).build()],
+            visual: Visual {
+                shape: Shape::Capsule {
+                    half_height: hh,
+                    radius: rad,
+                },
+                color: p.color,
+            },
+            controller: Box::new(Player {
+                name: p.name.clone(),
+                tuning: p.tuning.clone(),
+                input: PlayerInput::default(),
+                walking: [0.0; 2],
+                cooldown: 0,
+                throws: 0,
+            }),
+        }
+    })?;
+    let thrown = KindOptions {
+        on_owner_leave: OnOwnerLeave::HandToServer,
+        client_spawnable: true,
+    };
+    r.register_with(GRENADE, thrown, |p: &GrenadeParams| Blueprint {
+        body: RigidBodyBuilder::dynamic()
+            .translation(Vec3::from_array(p.pos))
+            .linvel(Vec3::from_array(p.vel))
+            .ccd_enabled(true)
+            .build(),
+        colliders: vec![ColliderBuilder::ball(0.18).restitution(0.4).density(3.0).build()],
+        visual: Visual {
+            shape: Shape::Ball { radius: 0.18 },
+            color: [40, 50, 40, 255],
+        },
+        controller: Box::new(Grenade {
+            fuse: p.fuse_ticks,
+            thrower: p.thrower,
+        }),
+    })?;
+    Ok(())
+}

@@ -1,0 +1,16 @@
+//! Tumbleyard, the Lanyard sample game: players on a yard throw grenades to knock crates
+//! (and each other) off the edge.
+//!
+//! * [`scene`]: the arena, read from `assets/arena.toml`.
+//! * [`kinds`]: the controller kinds `crate`, `player` and `grenade`.
+//! * [`game`]: a running peer (dedicated server, host, client or bot) and the rules.
+//! * [`bot`]: a scripted player.
+//! * [`runner`]: the real-time fixed-step loop for headless modes.
+#![warn(missing_docs)]
+
+pub mod bot;
+pub mod events;
+pub mod game;
+pub mod kinds;
+pub mod runner;
+pub mod scene;

@@ -1,0 +1,166 @@
+//! LAN discovery: a client broadcasts a request to the discovery port; every server that
+//! listens there answers with its name, player count, maximum, whether it has a password,
+//! its protocol version and its game port.
+//!
+//! The broadcast address is the caller's choice: the game takes it from
+//! `--discovery-addr` or `LANYARD_DISCOVERY_ADDR`, and every automated run uses the
+//! loopback broadcast `127.255.255.255`.
+
+use crate::error::NetError;
+use crate::transport::Transport;
+use crate::udp::UdpTransport;
+use crate::wire::{self, PROTOCOL_VERSION};
+use serde::{Deserialize, Serialize};
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::time::{Duration, Instant};
+
+/// The discovery port when none is given.
+pub const DEFAULT_PORT: u16 = 47800;
+
+const REQUEST: &[u8; 4] = b"LYD?";
+const ANSWER: &[u8; 4] = b"LYD!";
+
+/// What a server says about itself.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ServerInfo {
+    /// Its name.
+    pub name: String,
+    /// Players connected (the host counts).
+    pub players: u16,
+    /// Players it takes.
+    pub max_players: u16,
+    /// Whether it wants a password.
+    pub password: bool,
+    /// The protocol version it speaks.
+    pub version: u16,
+    /// The UDP port its game listens on.
+    pub game_port: u16,
+}
+
+/// A discovery request.
+pub fn request() -> Vec<u8> {
+    let mut d = REQUEST.to_vec();
+    d.extend_from_slice(&PROTOCOL_VERSION.to_le_bytes());
+    d
+}
+
+/// Whether `bytes` is a discovery request.
+pub fn is_request(bytes: &[u8]) -> bool {
+    bytes.len() == 6 && bytes.starts_with(REQUEST)
+}
+
+/// An answer carrying `info`.
+pub fn answer(info: &ServerInfo) -> Result<Vec<u8>, NetError> {
+    let mut d = ANSWER.to_vec();
+    d.extend_from_slice(&wire::encode(info)?);
+    Ok(d)
+}
+
+/// Reads an answer.
+pub fn parse_answer(bytes: &[u8]) -> Result<ServerInfo, NetError> {
+    let body = bytes.strip_prefix(ANSWER).ok_or(NetError::BadMagic)?;
+    wire::decode(body)
+}
+
+/// Answers discovery requests on a shared port.
+pub struct Responder {
+    socket: UdpTransport,
+}
+
+impl Responder {
+    /// Listens for requests on `discovery.port()` (on every interface: requests arrive as
+    /// broadcasts). Several responders may share the port.
+    pub fn bind(discovery: SocketAddr) -> Result<Self, NetError> {
+        let any = SocketAddr::new(IpAddr::V4(Ipv4Addr::UNSPECIFIED), discovery.port());
+        Ok(Responder {
+            socket: UdpTransport::bind_shared(any)?,
+        })
+    }
+
+    /// Answers every pending request with `info`. Returns how many it answered.
+    pub fn poll(&mut self, info: &ServerInfo) -> usize {
+        let mut n = 0;
+        while let Some((from, bytes)) = self.socket.recv() {
+            if is_request(&bytes)
+                && let Ok(a) = answer(info)
+            {
+                self.socket.send(from, &a);
+                n += 1;
+            }
+        }
+        n
+    }
+}
+
+/// A server found on the LAN.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Found {
+    /// Where its game listens.
+    pub addr: SocketAddr,
+    /// What it said.
+    pub info: ServerInfo,
+    /// Time from request to answer, milliseconds.
+    pub ping_ms: f32,
+}
+
+impl Found {
+    /// Whether it speaks this build's protocol.
+    pub fn compatible(&self) -> bool {
+        self.info.version == PROTOCOL_VERSION
+    }
+}
+
+/// Broadcasts a request to `discovery` and collects answers for `wait`. Reads the wall
+/// clock (for the ping): this is edge code, for tools and menus.
+pub fn browse(discovery: SocketAddr, wait: Duration) -> Result<Vec<Found>, NetError> {
+    let local = if discovery.ip().is_loopback() {
+        IpAddr::V4(Ipv4Addr::LOCALHOST)
+    } else {
+        IpAddr::V4(Ipv4Addr::UNSPECIFIED)
+    };
+    let mut socket = UdpTransport::bind_broadcast(SocketAddr::new(local, 0))?;
+    let sent = Instant::now();
+    socket.send(discovery, &request());
+    let mut found: Vec<Found> = Vec::new();
+    while sent.elapsed() < wait {
+        socket.wait(Duration::from_millis(10));
+        while let Some((from, bytes)) = socket.recv() {
+            let Ok(info) = parse_answer(&bytes) else {
+                continue;
+            };
+            let addr = SocketAddr::new(from.ip(), info.game_port);
+            if found.iter().any(|f| f.addr == addr) {
+                continue;
+            }
+            found.push(Found {
+                addr,
+                info,
+                ping_ms: sent.elapsed().as_secs_f32() * 1000.0,
+            });
+        }
+    }
+    found.sort_by(|a, b| a.info.name.cmp(&b.info.name).then(a.addr.cmp(&b.addr)));
+    Ok(found)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn requests_and_answers_roundtrip_and_garbage_is_refused() {
+        assert!(is_request(&request()));
+        assert!(!is_request(b"LYD?"));
+        let info = ServerInfo {
+            name: "yard".into(),
+            players: 2,
+            max_players: 8,
+            password: true,
+            version: PROTOCOL_VERSION,
+            game_port: 4000,
+        };
+        assert_eq!(parse_answer(&answer(&info).unwrap()).unwrap(), info);
+        assert!(parse_answer(b"LYD!\xff\xff\xff").is_err());
+        assert!(parse_answer(b"nope").is_err());
+    }
+}
