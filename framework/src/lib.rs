@@ -63,6 +63,7 @@ mod error;
 mod group;
 mod hash;
 mod id;
+pub mod interp;
 pub mod pose;
 mod registry;
 mod rng;
@@ -79,7 +80,8 @@ pub use group::{
 pub use hash::StateHasher;
 pub use id::{ClientId, EntityId, KindId, NetId, Owner};
 pub use registry::{
-    Blueprint, KindOptions, KindRegistry, MAX_PARAMS_LEN, OnOwnerLeave, decode_params, encode_params,
+    Blueprint, KindOptions, KindRegistry, MAX_PARAMS_LEN, OnOwnerLeave, decode_params,
+    encode_params,
 };
 pub use rng::SeededRng;
 

@@ -156,7 +156,11 @@ impl Game {
         let mut group = Self::world(&options.scene, Role::Server);
         for (pos, size, color) in options.scene.crate_slots() {
             group
-                .spawn(kinds::CRATE, &CrateParams { pos, size, color }, Owner::Server)
+                .spawn(
+                    kinds::CRATE,
+                    &CrateParams { pos, size, color },
+                    Owner::Server,
+                )
                 .map_err(|e| e.to_string())?;
         }
         let mut config = Self::net_config(&options);
@@ -166,9 +170,12 @@ impl Game {
             config.max_clients = config.max_clients.saturating_sub(1);
         }
         let bind = SocketAddr::new(IpAddr::V4(Ipv4Addr::UNSPECIFIED), options.port);
-        let socket = UdpTransport::bind(bind).map_err(|e| format!("cannot listen on UDP port {}: {e}", options.port))?;
+        let socket = UdpTransport::bind(bind)
+            .map_err(|e| format!("cannot listen on UDP port {}: {e}", options.port))?;
         let responder = match options.discovery {
-            Some(d) => Some(Responder::bind(d).map_err(|e| format!("cannot answer discovery on {d}: {e}"))?),
+            Some(d) => Some(
+                Responder::bind(d).map_err(|e| format!("cannot answer discovery on {d}: {e}"))?,
+            ),
             None => None,
         };
         let mut game = Game {
@@ -197,7 +204,8 @@ impl Game {
             joined: true,
         };
         if let Some(name) = host_player {
-            game.spawn_my_player(0, &name, Owner::Server).map_err(|e| e.to_string())?;
+            game.spawn_my_player(0, &name, Owner::Server)
+                .map_err(|e| e.to_string())?;
         }
         Ok(game)
     }
@@ -205,8 +213,15 @@ impl Game {
     /// A client of the server at `server`, playing as `options.name`.
     pub fn client(options: Options, server: SocketAddr, nonce: u64) -> Result<Game, String> {
         let group = Self::world(&options.scene, Role::Client(ClientId(0)));
-        let socket = UdpTransport::bind(any_or_loopback(Some(server), 0)).map_err(|e| format!("cannot open a UDP socket: {e}"))?;
-        let net = NetManager::client(Self::net_config(&options), server, &options.name, options.password.as_deref(), nonce);
+        let socket = UdpTransport::bind(any_or_loopback(Some(server), 0))
+            .map_err(|e| format!("cannot open a UDP socket: {e}"))?;
+        let net = NetManager::client(
+            Self::net_config(&options),
+            server,
+            &options.name,
+            options.password.as_deref(),
+            nonce,
+        );
         Ok(Game {
             scene: options.scene.clone(),
             group,
@@ -251,7 +266,10 @@ impl Game {
         let me = self.me()?;
         self.my_name.as_ref()?;
         let player = KindId::of_name(kinds::PLAYER);
-        self.group.iter().find(|e| e.kind() == player && e.owner() == me).map(|e| e.id())
+        self.group
+            .iter()
+            .find(|e| e.kind() == player && e.owner() == me)
+            .map(|e| e.id())
     }
 
     /// The name of the player an owner stands for.
@@ -264,7 +282,12 @@ impl Game {
             .map(|p| p.name.clone())
             .or_else(|| match owner {
                 Owner::Server => self.server.as_ref().and_then(|s| s.host_name.clone()),
-                Owner::Client(c) => self.net.clients().into_iter().find(|(id, _)| *id == c).map(|(_, n)| n),
+                Owner::Client(c) => self
+                    .net
+                    .clients()
+                    .into_iter()
+                    .find(|(id, _)| *id == c)
+                    .map(|(_, n)| n),
             })
             .unwrap_or_else(|| match owner {
                 Owner::Server => "server".into(),
@@ -280,7 +303,11 @@ impl Game {
             .group
             .iter()
             .filter(|e| e.kind() == player)
-            .filter_map(|e| self.group.controller::<Player>(e.id()).map(|p| p.name.clone()))
+            .filter_map(|e| {
+                self.group
+                    .controller::<Player>(e.id())
+                    .map(|p| p.name.clone())
+            })
             .collect();
         if let Some(s) = &self.server {
             names.extend(s.host_name.clone());
@@ -360,7 +387,10 @@ impl Game {
             return;
         };
         let mut input = std::mem::take(&mut self.input);
-        let fallen = self.group.get(id).is_some_and(|e| e.body().translation().y < self.scene.kill_y);
+        let fallen = self
+            .group
+            .get(id)
+            .is_some_and(|e| e.body().translation().y < self.scene.kill_y);
         if fallen {
             let n = self.net.client_id().map_or(0, |c| u32::from(c.0));
             input.respawn = Some(Vec3::from_array(self.scene.spawn_point(n as usize)));
@@ -373,17 +403,27 @@ impl Game {
     fn handle_events(&mut self) {
         while let Some(e) = self.net.poll_event() {
             match e {
-                NetEvent::Joined { client, server_name } => {
+                NetEvent::Joined {
+                    client,
+                    server_name,
+                } => {
                     self.joined = true;
-                    self.messages.push(format!("joined {server_name} as player {}", client.0));
+                    self.messages
+                        .push(format!("joined {server_name} as player {}", client.0));
                     let name = self.my_name.clone().unwrap_or_default();
-                    if let Err(e) = self.spawn_my_player(u32::from(client.0), &name, Owner::Client(client)) {
+                    if let Err(e) =
+                        self.spawn_my_player(u32::from(client.0), &name, Owner::Client(client))
+                    {
                         self.messages.push(format!("cannot spawn the player: {e}"));
                     }
                 }
-                NetEvent::Rejected { reason } => self.ended = Some(format!("the server refused us: {reason}")),
+                NetEvent::Rejected { reason } => {
+                    self.ended = Some(format!("the server refused us: {reason}"))
+                }
                 NetEvent::ConnectFailed => self.ended = Some("no server answered".into()),
-                NetEvent::ConnectionLost { reason } => self.ended = Some(format!("connection lost: {reason}")),
+                NetEvent::ConnectionLost { reason } => {
+                    self.ended = Some(format!("connection lost: {reason}"))
+                }
                 NetEvent::ClientJoined { name, .. } => {
                     self.messages.push(format!("{name} joined"));
                     if let Some(s) = &mut self.server {
@@ -398,8 +438,13 @@ impl Game {
                         s.scores_dirty = true;
                     }
                 }
-                NetEvent::Event { from: Owner::Server, bytes } => match GameEvent::decode(&bytes) {
-                    Some(GameEvent::Explosion { at, thrower, .. }) => self.on_blast(Vec3::from_array(at), thrower),
+                NetEvent::Event {
+                    from: Owner::Server,
+                    bytes,
+                } => match GameEvent::decode(&bytes) {
+                    Some(GameEvent::Explosion { at, thrower, .. }) => {
+                        self.on_blast(Vec3::from_array(at), thrower)
+                    }
                     Some(GameEvent::Scores { table }) => self.scores = table,
                     None => {}
                 },
@@ -413,14 +458,22 @@ impl Game {
             .group
             .iter()
             .filter(|e| e.kind() == player && Some(e.owner()) != me)
-            .filter_map(|e| self.group.controller::<Player>(e.id()).map(|p| p.name.clone()))
+            .filter_map(|e| {
+                self.group
+                    .controller::<Player>(e.id())
+                    .map(|p| p.name.clone())
+            })
             .collect();
         self.remote_players.extend(others);
     }
 
     /// An explosion happened: show it, and push our own player if it is in reach.
     fn on_blast(&mut self, at: Vec3, thrower: Owner) {
-        self.blasts.push(Blast { at, thrower, age: 0.0 });
+        self.blasts.push(Blast {
+            at,
+            thrower,
+            age: 0.0,
+        });
         if Some(thrower) != self.me() {
             self.explosions_by_others += 1;
         }
@@ -428,7 +481,8 @@ impl Game {
             return; // The server pushed everything it owns when it set the grenade off.
         }
         if let Some(id) = self.my_player()
-            && let Some(push) = self.blast_push(at, self.group.get(id).map(|e| e.body().translation()))
+            && let Some(push) =
+                self.blast_push(at, self.group.get(id).map(|e| e.body().translation()))
         {
             self.input.push = Some(self.input.push.unwrap_or(Vec3::ZERO) + push);
         }
@@ -472,8 +526,15 @@ impl Game {
             .iter()
             .filter(|e| e.kind() == crate_kind && e.body().translation().y < kill_y)
             .map(|e| {
-                let by = self.group.controller::<Crate>(e.id()).and_then(|c| c.last_hit_by);
-                (e.id(), by, self.group.spawn_params(e.id()).unwrap_or_default().to_vec())
+                let by = self
+                    .group
+                    .controller::<Crate>(e.id())
+                    .and_then(|c| c.last_hit_by);
+                (
+                    e.id(),
+                    by,
+                    self.group.spawn_params(e.id()).unwrap_or_default().to_vec(),
+                )
             })
             .collect();
         for (id, by, params) in off {
@@ -528,7 +589,11 @@ impl Game {
             return;
         };
         s.scores_dirty = false;
-        for n in s.host_name.iter().chain(self.net.clients().iter().map(|(_, n)| n)) {
+        for n in s
+            .host_name
+            .iter()
+            .chain(self.net.clients().iter().map(|(_, n)| n))
+        {
             s.scores.entry(n.clone()).or_insert(0);
         }
         let mut table: Vec<(String, u32)> = s.scores.iter().map(|(n, p)| (n.clone(), *p)).collect();
@@ -541,7 +606,15 @@ impl Game {
         let in_reach: Vec<(EntityId, NetId, KindId, Owner, Vec3)> = self
             .group
             .iter()
-            .map(|e| (e.id(), e.net_id(), e.kind(), e.owner(), e.body().translation()))
+            .map(|e| {
+                (
+                    e.id(),
+                    e.net_id(),
+                    e.kind(),
+                    e.owner(),
+                    e.body().translation(),
+                )
+            })
             .collect();
         let crate_kind = KindId::of_name(kinds::CRATE);
         let player = KindId::of_name(kinds::PLAYER);

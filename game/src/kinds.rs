@@ -8,6 +8,7 @@
 
 use crate::scene::Tuning;
 use lanyard::codec::{Section, SectionReader, SectionWriter};
+use lanyard::interp::PoseBuffer;
 use lanyard::pose::PoseState;
 use lanyard::prelude::*;
 use lanyard::{KindOptions, Legality, OnOwnerLeave};
@@ -41,6 +42,8 @@ pub struct Crate {
     /// The player whose explosion last pushed it (set by the server's rules).
     pub last_hit_by: Option<Owner>,
     push: Option<Vec3>,
+    /// Received poses, for smooth drawing.
+    pub smooth: PoseBuffer,
 }
 
 impl Crate {
@@ -51,7 +54,12 @@ impl Crate {
 }
 
 impl Controller for Crate {
-    fn server_update(&mut self, me: EntityRef<'_>, _world: &WorldView<'_>, out: &mut SectionWriter<'_>) {
+    fn server_update(
+        &mut self,
+        me: EntityRef<'_>,
+        _world: &WorldView<'_>,
+        out: &mut SectionWriter<'_>,
+    ) {
         PoseState::of(me.body()).write(out);
         match self.push.take() {
             Some(p) => {
@@ -62,7 +70,12 @@ impl Controller for Crate {
         }
     }
 
-    fn client_update(&mut self, _me: &mut Entity, section: Option<Section<'_>>, ctx: &mut ClientContext<'_>) -> Result<(), Error> {
+    fn client_update(
+        &mut self,
+        _me: &mut Entity,
+        section: Option<Section<'_>>,
+        ctx: &mut ClientContext<'_>,
+    ) -> Result<(), Error> {
         if let Some(s) = section {
             let mut r = s.reader();
             let pose = PoseState::read(&mut r)?;
@@ -73,6 +86,7 @@ impl Controller for Crate {
             };
             r.finish()?;
             pose.correct(ctx, CORRECTION);
+            self.smooth.push(time_of(ctx), pose);
             if let Some(p) = push {
                 let m = ctx.body().mass();
                 ctx.apply_impulse(p * m);
@@ -137,6 +151,8 @@ pub struct Player {
     walking: [f32; 2],
     cooldown: u32,
     throws: u32,
+    /// Received poses, for smooth drawing.
+    pub smooth: PoseBuffer,
 }
 
 impl Player {
@@ -189,6 +205,11 @@ impl Player {
     }
 }
 
+/// The time a frame stands for, in seconds, for pose buffers.
+fn time_of(ctx: &ClientContext<'_>) -> f64 {
+    ctx.tick() as f64 * f64::from(ctx.dt())
+}
+
 fn axis(r: &mut SectionReader<'_>) -> Result<f32, Error> {
     Ok(f32::from(r.u8()? as i8) / 127.0)
 }
@@ -198,7 +219,12 @@ fn put_axis(w: &mut SectionWriter<'_>, v: f32) {
 }
 
 impl Controller for Player {
-    fn server_update(&mut self, me: EntityRef<'_>, world: &WorldView<'_>, out: &mut SectionWriter<'_>) {
+    fn server_update(
+        &mut self,
+        me: EntityRef<'_>,
+        world: &WorldView<'_>,
+        out: &mut SectionWriter<'_>,
+    ) {
         let input = std::mem::take(&mut self.input);
         let mut flags = 0;
         if input.jump {
@@ -234,7 +260,12 @@ impl Controller for Player {
         }
     }
 
-    fn client_update(&mut self, _me: &mut Entity, section: Option<Section<'_>>, ctx: &mut ClientContext<'_>) -> Result<(), Error> {
+    fn client_update(
+        &mut self,
+        _me: &mut Entity,
+        section: Option<Section<'_>>,
+        ctx: &mut ClientContext<'_>,
+    ) -> Result<(), Error> {
         if let Some(s) = section {
             let st = self.read(s)?;
             if st.flags & F_RESPAWN != 0 {
@@ -243,6 +274,7 @@ impl Controller for Player {
                 b.set_linvel(Vec3::ZERO, true);
             } else {
                 st.pose.correct(ctx, CORRECTION);
+                self.smooth.push(time_of(ctx), st.pose);
             }
             self.walking = st.walk;
             if st.flags & F_JUMP != 0 && ctx.body().linvel().y.abs() < 0.2 {
@@ -258,7 +290,9 @@ impl Controller for Player {
                 // Only the owner spawns: everyone else learns of the grenade from the server.
                 if ctx.is_authority() {
                     let from = ctx.body().translation() + Vec3::Y * 0.9 + st.throw * 0.6;
-                    let vel = st.throw * self.tuning.throw_speed + Vec3::Y * 3.0 + ctx.body().linvel() * 0.5;
+                    let vel = st.throw * self.tuning.throw_speed
+                        + Vec3::Y * 3.0
+                        + ctx.body().linvel() * 0.5;
                     let fuse_ticks = (self.tuning.fuse / ctx.dt()).ceil() as u32;
                     let thrower = ctx.owner();
                     ctx.spawn(
@@ -329,6 +363,8 @@ pub struct Grenade {
     fuse: u32,
     /// Who threw it.
     pub thrower: Owner,
+    /// Received poses, for smooth drawing.
+    pub smooth: PoseBuffer,
 }
 
 impl Grenade {
@@ -339,18 +375,29 @@ impl Grenade {
 }
 
 impl Controller for Grenade {
-    fn server_update(&mut self, me: EntityRef<'_>, _world: &WorldView<'_>, out: &mut SectionWriter<'_>) {
+    fn server_update(
+        &mut self,
+        me: EntityRef<'_>,
+        _world: &WorldView<'_>,
+        out: &mut SectionWriter<'_>,
+    ) {
         PoseState::of(me.body()).write(out);
         out.u16(self.fuse.min(u32::from(u16::MAX)) as u16);
     }
 
-    fn client_update(&mut self, _me: &mut Entity, section: Option<Section<'_>>, ctx: &mut ClientContext<'_>) -> Result<(), Error> {
+    fn client_update(
+        &mut self,
+        _me: &mut Entity,
+        section: Option<Section<'_>>,
+        ctx: &mut ClientContext<'_>,
+    ) -> Result<(), Error> {
         if let Some(s) = section {
             let mut r = s.reader();
             let pose = PoseState::read(&mut r)?;
             let fuse = u32::from(r.u16()?);
             r.finish()?;
             pose.correct(ctx, CORRECTION);
+            self.smooth.push(time_of(ctx), pose);
             // A fuse only ever burns down.
             self.fuse = self.fuse.min(fuse);
         }
@@ -381,10 +428,19 @@ pub fn register(r: &mut KindRegistry) -> Result<(), Error> {
     r.register(CRATE, |p: &CrateParams| {
         let h = p.size / 2.0;
         Blueprint {
-            body: RigidBodyBuilder::dynamic().translation(Vec3::from_array(p.pos)).build(),
-            colliders: vec![ColliderBuilder::cuboid(h, h, h).density(0.6).friction(0.7).build()],
+            body: RigidBodyBuilder::dynamic()
+                .translation(Vec3::from_array(p.pos))
+                .build(),
+            colliders: vec![
+                ColliderBuilder::cuboid(h, h, h)
+                    .density(0.6)
+                    .friction(0.7)
+                    .build(),
+            ],
             visual: Visual {
-                shape: Shape::Cuboid { half_extents: [h; 3] },
+                shape: Shape::Cuboid {
+                    half_extents: [h; 3],
+                },
                 color: p.color,
             },
             controller: Box::new(Crate::default()),
@@ -402,7 +458,12 @@ pub fn register(r: &mut KindRegistry) -> Result<(), Error> {
                 .lock_rotations()
                 .can_sleep(false)
                 .build(),
-            colliders: vec![ColliderBuilder::capsule_y(hh, rad).friction(0.0).density(1.5).build()],
+            colliders: vec![
+                ColliderBuilder::capsule_y(hh, rad)
+                    .friction(0.0)
+                    .density(1.5)
+                    .build(),
+            ],
             visual: Visual {
                 shape: Shape::Capsule {
                     half_height: hh,
@@ -417,6 +478,7 @@ pub fn register(r: &mut KindRegistry) -> Result<(), Error> {
                 walking: [0.0; 2],
                 cooldown: 0,
                 throws: 0,
+                smooth: PoseBuffer::new(),
             }),
         }
     })?;
@@ -430,7 +492,12 @@ pub fn register(r: &mut KindRegistry) -> Result<(), Error> {
             .linvel(Vec3::from_array(p.vel))
             .ccd_enabled(true)
             .build(),
-        colliders: vec![ColliderBuilder::ball(0.18).restitution(0.4).density(3.0).build()],
+        colliders: vec![
+            ColliderBuilder::ball(0.18)
+                .restitution(0.4)
+                .density(3.0)
+                .build(),
+        ],
         visual: Visual {
             shape: Shape::Ball { radius: 0.18 },
             color: [40, 50, 40, 255],
@@ -438,6 +505,7 @@ pub fn register(r: &mut KindRegistry) -> Result<(), Error> {
         controller: Box::new(Grenade {
             fuse: p.fuse_ticks,
             thrower: p.thrower,
+            smooth: PoseBuffer::new(),
         }),
     })?;
     Ok(())

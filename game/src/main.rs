@@ -45,7 +45,12 @@ struct Common {
     rate: f32,
     /// Where LAN discovery requests go (a broadcast address and port). Tests and CI use
     /// the loopback broadcast 127.255.255.255.
-    #[arg(long, global = true, env = "LANYARD_DISCOVERY_ADDR", default_value = "255.255.255.255:47800")]
+    #[arg(
+        long,
+        global = true,
+        env = "LANYARD_DISCOVERY_ADDR",
+        default_value = "255.255.255.255:47800"
+    )]
     discovery_addr: SocketAddr,
     /// The arena file.
     #[arg(long, global = true, default_value = DEFAULT_SCENE)]
@@ -113,7 +118,9 @@ fn parse_rate(s: &str) -> Result<f32, String> {
 }
 
 fn parse_seconds(s: &str) -> Result<f32, String> {
-    let v: f32 = s.parse().map_err(|_| format!("'{s}' is not a number of seconds"))?;
+    let v: f32 = s
+        .parse()
+        .map_err(|_| format!("'{s}' is not a number of seconds"))?;
     if !(v.is_finite() && v > 0.0) {
         return Err("seconds must be a positive number".into());
     }
@@ -122,7 +129,11 @@ fn parse_seconds(s: &str) -> Result<f32, String> {
 
 /// Resolves HOST[:PORT] (the game port by default).
 fn resolve(addr: &str) -> Result<SocketAddr, String> {
-    let with_port = if addr.parse::<SocketAddr>().is_ok() || addr.rsplit_once(':').is_some_and(|(_, p)| p.parse::<u16>().is_ok()) {
+    let with_port = if addr.parse::<SocketAddr>().is_ok()
+        || addr
+            .rsplit_once(':')
+            .is_some_and(|(_, p)| p.parse::<u16>().is_ok())
+    {
         addr.to_owned()
     } else {
         format!("{addr}:{DEFAULT_PORT}")
@@ -135,14 +146,19 @@ fn resolve(addr: &str) -> Result<SocketAddr, String> {
 }
 
 fn nonce() -> u64 {
-    let t = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default();
+    let t = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap_or_default();
     t.as_nanos() as u64 ^ u64::from(std::process::id()) << 32
 }
 
 fn options(c: &Common, default_name: &str) -> Result<Options, String> {
     let scene = Scene::load(&c.scene).map_err(|e| e.to_string())?;
     if c.rate >= 30.0 {
-        eprintln!("note: --rate {} is 30 or more broadcasts per second", c.rate);
+        eprintln!(
+            "note: --rate {} is 30 or more broadcasts per second",
+            c.rate
+        );
     }
     Ok(Options {
         scene,
@@ -235,7 +251,8 @@ fn bot(c: &Common, addr: &str, seed: u64) -> Result<(), String> {
 }
 
 fn browse(c: &Common, wait: f32) -> Result<(), String> {
-    let found = discovery::browse(c.discovery_addr, Duration::from_secs_f32(wait)).map_err(|e| format!("cannot browse: {e}"))?;
+    let found = discovery::browse(c.discovery_addr, Duration::from_secs_f32(wait))
+        .map_err(|e| format!("cannot browse: {e}"))?;
     if found.is_empty() {
         println!("no games found on {}", c.discovery_addr);
     }

@@ -50,7 +50,9 @@ pub fn run(
             ticks = 0;
             last_report = now;
         }
-        let wait = next.saturating_duration_since(Instant::now()).min(Duration::from_millis(4));
+        let wait = next
+            .saturating_duration_since(Instant::now())
+            .min(Duration::from_millis(4));
         game.wait(wait);
     }
 }

@@ -145,7 +145,11 @@ impl Scene {
             return Err("the floor's half_extents must be positive".into());
         }
         for s in &self.stacks {
-            if !positive(s.size) || s.width == 0 || s.layers == 0 || s.width * s.width * s.layers > 400 {
+            if !positive(s.size)
+                || s.width == 0
+                || s.layers == 0
+                || s.width * s.width * s.layers > 400
+            {
                 return Err("a stack needs a positive size and 1 to 400 crates".into());
             }
         }
@@ -168,10 +172,18 @@ impl Scene {
     /// Adds the floor and blocks to a group as scenery.
     pub fn add_scenery(&self, group: &mut EntityGroup) {
         let [hx, hy, hz] = self.floor.half_extents;
-        group.add_scenery(ColliderBuilder::cuboid(hx, hy, hz).translation(Vec3::new(0.0, -hy, 0.0)).friction(0.8));
+        group.add_scenery(
+            ColliderBuilder::cuboid(hx, hy, hz)
+                .translation(Vec3::new(0.0, -hy, 0.0))
+                .friction(0.8),
+        );
         for b in &self.blocks {
             let [x, y, z] = b.half_extents;
-            group.add_scenery(ColliderBuilder::cuboid(x, y, z).translation(Vec3::from_array(b.center)).friction(0.8));
+            group.add_scenery(
+                ColliderBuilder::cuboid(x, y, z)
+                    .translation(Vec3::from_array(b.center))
+                    .friction(0.8),
+            );
         }
     }
 
@@ -205,7 +217,11 @@ fn resolve(path: &Path) -> PathBuf {
         return path.to_path_buf();
     }
     let workspace = Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join(path);
-    if workspace.exists() { workspace } else { path.to_path_buf() }
+    if workspace.exists() {
+        workspace
+    } else {
+        path.to_path_buf()
+    }
 }
 
 #[cfg(test)]

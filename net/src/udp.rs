@@ -35,7 +35,9 @@ impl UdpTransport {
     /// Binds `addr` so that several sockets can share the port (each receives its own copy
     /// of a broadcast): for LAN discovery responders.
     pub fn bind_shared(addr: SocketAddr) -> io::Result<Self> {
-        let config = UdpListenConfig::default().with_reuse_address().with_reuse_port();
+        let config = UdpListenConfig::default()
+            .with_reuse_address()
+            .with_reuse_port();
         Self::bind_config(addr, config)
     }
 

@@ -1,0 +1,761 @@
+//! The window: the start screen, the 3D view and the HUD (macroquad).
+//!
+//! macroquad's math is glam 0.27 and rapier's is glam 0.30: they meet only here, through
+//! plain arrays.
+
+use lanyard::KindId;
+use lanyard::interp::PoseBuffer;
+use lanyard::{Entity, Shape};
+use lanyard_game::game::{Blast, Game, Options, TICK_HZ};
+use lanyard_game::kinds::{self, Crate, Grenade, Player, PlayerInput};
+use lanyard_net::discovery::{self, Found};
+use macroquad::prelude as mq;
+use macroquad::prelude::{Color, KeyCode, Mesh, MouseButton, Vertex, vec2, vec3, vec4};
+use std::cell::RefCell;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::rc::Rc;
+use std::sync::mpsc::{Receiver, channel};
+use std::time::Duration;
+
+/// How far in the past remote entities are drawn, so there is nearly always a received
+/// pose on each side to blend between (1.5 broadcasts at 20 per second, and a little).
+const RENDER_DELAY: f64 = 0.1;
+/// How long a stalled entity keeps moving along its last velocity before it holds.
+const MAX_EXTRAPOLATION: f64 = 0.25;
+
+fn mq3(v: lanyard::Vec3) -> mq::Vec3 {
+    vec3(v.x, v.y, v.z)
+}
+
+fn color(c: [u8; 4]) -> Color {
+    Color::from_rgba(c[0], c[1], c[2], c[3])
+}
+
+/// What to do once the window is up.
+struct Plan {
+    seconds: Option<f32>,
+    summary: Option<PathBuf>,
+    screenshot: Option<PathBuf>,
+    frames: Option<u32>,
+}
+
+enum Screen {
+    Menu(Box<Menu>),
+    Playing(Box<Game>),
+    Ended(String),
+}
+
+struct Menu {
+    options: Options,
+    discovery: SocketAddr,
+    games: Vec<Found>,
+    browsing: Option<Receiver<Result<Vec<Found>, String>>>,
+    note: String,
+    allow_host: bool,
+}
+
+impl Menu {
+    fn new(options: Options, discovery: SocketAddr, allow_host: bool) -> Self {
+        let mut m = Menu {
+            options,
+            discovery,
+            games: Vec::new(),
+            browsing: None,
+            note: String::new(),
+            allow_host,
+        };
+        m.refresh();
+        m
+    }
+
+    fn refresh(&mut self) {
+        let (tx, rx) = channel();
+        let d = self.discovery;
+        std::thread::spawn(move || {
+            let r = discovery::browse(d, Duration::from_millis(800)).map_err(|e| e.to_string());
+            let _ = tx.send(r);
+        });
+        self.browsing = Some(rx);
+        self.note = format!("looking for games on {} ...", self.discovery);
+    }
+
+    /// Draws the menu and returns the game to start, if the player picked one.
+    fn frame(&mut self) -> Option<Result<Game, String>> {
+        if let Some(rx) = &self.browsing
+            && let Ok(r) = rx.try_recv()
+        {
+            match r {
+                Ok(g) => {
+                    self.note = format!("{} game(s) found on {}", g.len(), self.discovery);
+                    self.games = g;
+                }
+                Err(e) => self.note = format!("cannot browse: {e}"),
+            }
+            self.browsing = None;
+        }
+        mq::clear_background(Color::from_rgba(34, 40, 52, 255));
+        mq::draw_text(
+            "TUMBLEYARD",
+            40.0,
+            80.0,
+            64.0,
+            Color::from_rgba(240, 190, 80, 255),
+        );
+        mq::draw_text(
+            "knock the crates (and your friends) off the yard",
+            42.0,
+            112.0,
+            24.0,
+            mq::LIGHTGRAY,
+        );
+        let mut y = 170.0;
+        if self.allow_host {
+            mq::draw_text("[H] host a game on this machine", 40.0, y, 28.0, mq::WHITE);
+            y += 40.0;
+        }
+        mq::draw_text("[R] look for LAN games again", 40.0, y, 28.0, mq::WHITE);
+        y += 50.0;
+        mq::draw_text(&self.note, 40.0, y, 22.0, mq::GRAY);
+        y += 34.0;
+        for (i, g) in self.games.iter().enumerate().take(9) {
+            let line = format!(
+                "[{}] {}  {}/{} players  {}  {:.0} ms  {}{}",
+                i + 1,
+                g.info.name,
+                g.info.players,
+                g.info.max_players,
+                if g.info.password { "password" } else { "open" },
+                g.ping_ms,
+                g.addr,
+                if g.compatible() {
+                    ""
+                } else {
+                    "  (incompatible version)"
+                }
+            );
+            let c = if g.compatible() { mq::WHITE } else { mq::GRAY };
+            mq::draw_text(&line, 40.0, y, 26.0, c);
+            y += 32.0;
+        }
+        mq::draw_text(
+            "[Esc] quit",
+            40.0,
+            mq::screen_height() - 30.0,
+            22.0,
+            mq::GRAY,
+        );
+        if self.allow_host && mq::is_key_pressed(KeyCode::H) {
+            let name = self.options.name.clone();
+            return Some(Game::server(self.options.clone(), Some(name)));
+        }
+        if mq::is_key_pressed(KeyCode::R) && self.browsing.is_none() {
+            self.refresh();
+        }
+        let digits = [
+            KeyCode::Key1,
+            KeyCode::Key2,
+            KeyCode::Key3,
+            KeyCode::Key4,
+            KeyCode::Key5,
+            KeyCode::Key6,
+            KeyCode::Key7,
+            KeyCode::Key8,
+            KeyCode::Key9,
+        ];
+        for (i, k) in digits.iter().enumerate() {
+            if mq::is_key_pressed(*k)
+                && let Some(g) = self.games.get(i)
+            {
+                if !g.compatible() {
+                    self.note = "that game runs another version of Tumbleyard".into();
+                    continue;
+                }
+                return Some(Game::client(self.options.clone(), g.addr, nonce()));
+            }
+        }
+        None
+    }
+}
+
+fn nonce() -> u64 {
+    let t = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default();
+    t.as_nanos() as u64 ^ u64::from(std::process::id()) << 32
+}
+
+/// Host a game in a window.
+pub fn host(
+    options: Options,
+    seconds: Option<f32>,
+    summary: Option<PathBuf>,
+    screenshot: Option<PathBuf>,
+    frames: Option<u32>,
+) -> Result<(), String> {
+    let name = options.name.clone();
+    let game = Game::server(options, Some(name))?;
+    open(
+        "Tumbleyard (host)",
+        Screen::Playing(Box::new(game)),
+        Plan {
+            seconds,
+            summary,
+            screenshot,
+            frames,
+        },
+    )
+}
+
+/// Join a game in a window (or pick one from the LAN first).
+pub fn join(
+    options: Options,
+    server: Option<SocketAddr>,
+    discovery: SocketAddr,
+    screenshot: Option<PathBuf>,
+    frames: Option<u32>,
+) -> Result<(), String> {
+    let screen = match server {
+        Some(addr) => Screen::Playing(Box::new(Game::client(options, addr, nonce())?)),
+        None => Screen::Menu(Box::new(Menu::new(options, discovery, false))),
+    };
+    let plan = Plan {
+        seconds: None,
+        summary: None,
+        screenshot,
+        frames,
+    };
+    open("Tumbleyard", screen, plan)
+}
+
+/// The start screen: host a game or join one.
+pub fn menu(options: Options, discovery: SocketAddr) -> Result<(), String> {
+    let plan = Plan {
+        seconds: None,
+        summary: None,
+        screenshot: None,
+        frames: None,
+    };
+    open(
+        "Tumbleyard",
+        Screen::Menu(Box::new(Menu::new(options, discovery, true))),
+        plan,
+    )
+}
+
+fn open(title: &str, screen: Screen, plan: Plan) -> Result<(), String> {
+    let result: Rc<RefCell<Result<(), String>>> = Rc::new(RefCell::new(Ok(())));
+    let out = result.clone();
+    let conf = mq::Conf {
+        window_title: title.to_owned(),
+        window_width: 1100,
+        window_height: 700,
+        sample_count: 1,
+        ..Default::default()
+    };
+    macroquad::Window::from_config(conf, async move {
+        let r = run(screen, plan).await;
+        *out.borrow_mut() = r;
+    });
+    result.replace(Ok(()))
+}
+
+struct View {
+    yaw: f32,
+    /// Show the whole yard from above instead of following the player.
+    overview: bool,
+    camera: mq::Camera3D,
+    smoothing_time: f64,
+}
+
+async fn run(mut screen: Screen, plan: Plan) -> Result<(), String> {
+    let dt = 1.0 / TICK_HZ;
+    let mut acc = 0.0f32;
+    let mut frames = 0u32;
+    let mut elapsed = 0.0f32;
+    let mut view = View {
+        yaw: 0.0,
+        overview: plan.screenshot.is_some(),
+        camera: mq::Camera3D::default(),
+        smoothing_time: 0.0,
+    };
+    loop {
+        let frame_time = mq::get_frame_time().min(0.25);
+        elapsed += frame_time;
+        if mq::is_key_pressed(KeyCode::Escape) {
+            break;
+        }
+        let mut next = None;
+        match &mut screen {
+            Screen::Menu(m) => {
+                if let Some(r) = m.frame() {
+                    next = Some(match r {
+                        Ok(g) => Screen::Playing(Box::new(g)),
+                        Err(e) => Screen::Ended(e),
+                    });
+                }
+            }
+            Screen::Playing(game) => {
+                // In screenshot mode the simulation runs a fixed tick per frame, so the
+                // picture does not depend on how fast the machine renders.
+                let ticks = if plan.screenshot.is_some() {
+                    1
+                } else {
+                    acc += frame_time;
+                    let n = ((acc / dt) as u32).min(5);
+                    acc -= n as f32 * dt;
+                    if n == 5 {
+                        acc = 0.0;
+                    }
+                    n
+                };
+                for _ in 0..ticks {
+                    let input = read_input(game, &view);
+                    game.set_input(input);
+                    game.tick(dt);
+                    view.smoothing_time += f64::from(dt);
+                }
+                draw_world(game, &mut view, acc / dt);
+                draw_hud(game);
+                if let Some(why) = &game.ended {
+                    next = Some(Screen::Ended(why.clone()));
+                }
+            }
+            Screen::Ended(why) => {
+                mq::clear_background(Color::from_rgba(34, 40, 52, 255));
+                mq::draw_text(why, 40.0, 120.0, 30.0, mq::WHITE);
+                mq::draw_text("[Esc] quit", 40.0, 170.0, 24.0, mq::GRAY);
+            }
+        }
+        if let Some(n) = next {
+            screen = n;
+        }
+        frames += 1;
+        if let (Some(path), Some(n)) = (&plan.screenshot, plan.frames)
+            && frames >= n
+        {
+            save_screenshot(path)?;
+            break;
+        }
+        if plan.seconds.is_some_and(|s| elapsed >= s) {
+            break;
+        }
+        mq::next_frame().await;
+    }
+    if let Screen::Playing(game) = &mut screen {
+        if let Some(path) = &plan.summary {
+            let text =
+                serde_json::to_string_pretty(&game.summary_json()).map_err(|e| e.to_string())?;
+            std::fs::write(path, text)
+                .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+        }
+        game.shutdown();
+    }
+    if let Screen::Ended(why) = screen {
+        return Err(why);
+    }
+    Ok(())
+}
+
+fn save_screenshot(path: &std::path::Path) -> Result<(), String> {
+    let img = mq::get_screen_data();
+    let p = path
+        .to_str()
+        .ok_or("the screenshot path is not valid UTF-8")?;
+    img.export_png(p);
+    Ok(())
+}
+
+/// The keyboard and mouse, as a player's input: WASD walks (relative to the camera), space
+/// jumps, the left mouse button (or F) throws towards the point under the cursor, Q and E
+/// turn the camera.
+fn read_input(game: &Game, view: &View) -> PlayerInput {
+    let mut walk = mq::Vec2::ZERO;
+    if mq::is_key_down(KeyCode::W) {
+        walk.y -= 1.0;
+    }
+    if mq::is_key_down(KeyCode::S) {
+        walk.y += 1.0;
+    }
+    if mq::is_key_down(KeyCode::A) {
+        walk.x -= 1.0;
+    }
+    if mq::is_key_down(KeyCode::D) {
+        walk.x += 1.0;
+    }
+    let (s, c) = view.yaw.sin_cos();
+    let world = vec2(walk.x * c - walk.y * s, walk.x * s + walk.y * c).normalize_or_zero();
+    let mut input = PlayerInput {
+        walk: [world.x, world.y],
+        jump: mq::is_key_pressed(KeyCode::Space),
+        ..PlayerInput::default()
+    };
+    if (mq::is_mouse_button_pressed(MouseButton::Left) || mq::is_key_pressed(KeyCode::F))
+        && let Some(me) = game.my_player().and_then(|id| game.group.get(id))
+    {
+        let p = me.body().translation();
+        let target =
+            cursor_on_ground(&view.camera).unwrap_or(vec3(p.x - s * 5.0, 0.0, p.z - c * 5.0));
+        let d = lanyard::Vec3::new(target.x - p.x, 0.0, target.z - p.z);
+        input.throw = Some(d.normalize_or(lanyard::Vec3::X));
+    }
+    input
+}
+
+/// Where the ray through the mouse cursor meets the ground plane.
+fn cursor_on_ground(camera: &mq::Camera3D) -> Option<mq::Vec3> {
+    use mq::Camera;
+    let (mx, my) = mq::mouse_position();
+    let ndc = vec2(
+        mx / mq::screen_width() * 2.0 - 1.0,
+        1.0 - my / mq::screen_height() * 2.0,
+    );
+    let inv = camera.matrix().inverse();
+    let near = inv.project_point3(vec3(ndc.x, ndc.y, -1.0));
+    let far = inv.project_point3(vec3(ndc.x, ndc.y, 1.0));
+    let dir = far - near;
+    if dir.y.abs() < 1e-6 {
+        return None;
+    }
+    let t = -near.y / dir.y;
+    (t > 0.0).then(|| near + dir * t)
+}
+
+fn light(n: mq::Vec3) -> f32 {
+    let l = vec3(0.4, 1.0, 0.3).normalize();
+    0.45 + 0.55 * n.dot(l).max(0.0)
+}
+
+/// A box as a mesh with one shade per face, so its rotation shows.
+fn draw_box(center: mq::Vec3, rot: mq::Quat, half: mq::Vec3, base: Color) {
+    const FACES: [([f32; 3], [[f32; 3]; 4]); 6] = [
+        (
+            [1.0, 0.0, 0.0],
+            [
+                [1.0, -1.0, -1.0],
+                [1.0, 1.0, -1.0],
+                [1.0, 1.0, 1.0],
+                [1.0, -1.0, 1.0],
+            ],
+        ),
+        (
+            [-1.0, 0.0, 0.0],
+            [
+                [-1.0, -1.0, 1.0],
+                [-1.0, 1.0, 1.0],
+                [-1.0, 1.0, -1.0],
+                [-1.0, -1.0, -1.0],
+            ],
+        ),
+        (
+            [0.0, 1.0, 0.0],
+            [
+                [-1.0, 1.0, -1.0],
+                [-1.0, 1.0, 1.0],
+                [1.0, 1.0, 1.0],
+                [1.0, 1.0, -1.0],
+            ],
+        ),
+        (
+            [0.0, -1.0, 0.0],
+            [
+                [-1.0, -1.0, 1.0],
+                [-1.0, -1.0, -1.0],
+                [1.0, -1.0, -1.0],
+                [1.0, -1.0, 1.0],
+            ],
+        ),
+        (
+            [0.0, 0.0, 1.0],
+            [
+                [-1.0, -1.0, 1.0],
+                [1.0, -1.0, 1.0],
+                [1.0, 1.0, 1.0],
+                [-1.0, 1.0, 1.0],
+            ],
+        ),
+        (
+            [0.0, 0.0, -1.0],
+            [
+                [1.0, -1.0, -1.0],
+                [-1.0, -1.0, -1.0],
+                [-1.0, 1.0, -1.0],
+                [1.0, 1.0, -1.0],
+            ],
+        ),
+    ];
+    let mut vertices = Vec::with_capacity(24);
+    let mut indices = Vec::with_capacity(36);
+    for (n, corners) in FACES {
+        let shade = light(rot * vec3(n[0], n[1], n[2]));
+        let c = Color::new(base.r * shade, base.g * shade, base.b * shade, base.a);
+        let first = vertices.len() as u16;
+        for k in corners {
+            let p = center + rot * (vec3(k[0], k[1], k[2]) * half);
+            vertices.push(Vertex {
+                position: p,
+                uv: vec2(0.0, 0.0),
+                color: c.into(),
+                normal: vec4(0.0, 0.0, 0.0, 0.0),
+            });
+        }
+        indices.extend_from_slice(&[first, first + 1, first + 2, first, first + 2, first + 3]);
+    }
+    mq::draw_mesh(&Mesh {
+        vertices,
+        indices,
+        texture: None,
+    });
+    // Dark edges make the boxes crisp.
+    let edge = Color::new(base.r * 0.3, base.g * 0.3, base.b * 0.3, 1.0);
+    let corner = |x: f32, y: f32, z: f32| center + rot * (vec3(x, y, z) * half);
+    for (a, b) in [
+        ((-1., -1., -1.), (1., -1., -1.)),
+        ((-1., 1., -1.), (1., 1., -1.)),
+        ((-1., -1., 1.), (1., -1., 1.)),
+        ((-1., 1., 1.), (1., 1., 1.)),
+        ((-1., -1., -1.), (-1., 1., -1.)),
+        ((1., -1., -1.), (1., 1., -1.)),
+        ((-1., -1., 1.), (-1., 1., 1.)),
+        ((1., -1., 1.), (1., 1., 1.)),
+        ((-1., -1., -1.), (-1., -1., 1.)),
+        ((1., -1., -1.), (1., -1., 1.)),
+        ((-1., 1., -1.), (-1., 1., 1.)),
+        ((1., 1., -1.), (1., 1., 1.)),
+    ] {
+        mq::draw_line_3d(corner(a.0, a.1, a.2), corner(b.0, b.1, b.2), edge);
+    }
+}
+
+/// Where to draw an entity: its own body if this peer has authority over it, else the
+/// smoothed stream of poses it received.
+fn draw_pose(
+    game: &Game,
+    e: &Entity,
+    body_pos: lanyard::Vec3,
+    body_rot: lanyard::Quat,
+    at: f64,
+) -> (mq::Vec3, mq::Quat) {
+    let own = Some(e.owner()) == game.me();
+    let buffer: Option<&PoseBuffer> = if own {
+        None
+    } else if e.kind() == KindId::of_name(kinds::CRATE) {
+        game.group.controller::<Crate>(e.id()).map(|c| &c.smooth)
+    } else if e.kind() == KindId::of_name(kinds::PLAYER) {
+        game.group.controller::<Player>(e.id()).map(|c| &c.smooth)
+    } else if e.kind() == KindId::of_name(kinds::GRENADE) {
+        game.group.controller::<Grenade>(e.id()).map(|c| &c.smooth)
+    } else {
+        None
+    };
+    let (p, r) = buffer
+        .filter(|b| !b.is_empty())
+        .and_then(|b| b.sample(at - RENDER_DELAY, MAX_EXTRAPOLATION))
+        .unwrap_or((body_pos, body_rot));
+    (mq3(p), mq::Quat::from_xyzw(r.x, r.y, r.z, r.w))
+}
+
+fn draw_world(game: &mut Game, view: &mut View, _alpha: f32) {
+    mq::clear_background(Color::from_rgba(150, 192, 230, 255));
+    if mq::is_key_down(KeyCode::Q) {
+        view.yaw -= 2.0 * mq::get_frame_time();
+    }
+    if mq::is_key_down(KeyCode::E) {
+        view.yaw += 2.0 * mq::get_frame_time();
+    }
+    let focus = game
+        .my_player()
+        .and_then(|id| game.group.get(id))
+        .map(|e| mq3(e.body().translation()))
+        .unwrap_or(vec3(0.0, 0.0, 0.0));
+    if mq::is_key_pressed(KeyCode::C) {
+        view.overview = !view.overview;
+    }
+    let (s, c) = view.yaw.sin_cos();
+    let back = vec3(s, 0.0, c);
+    let (position, target) = if view.overview {
+        let reach = game.scene.floor.half_extents[0].max(game.scene.floor.half_extents[2]);
+        (
+            back * reach * 1.55 + vec3(0.0, reach * 1.6, 0.0),
+            vec3(0.0, -1.0, 0.0),
+        )
+    } else {
+        (
+            focus + back * 13.0 + vec3(0.0, 11.0, 0.0),
+            focus + vec3(0.0, 0.5, 0.0),
+        )
+    };
+    view.camera = mq::Camera3D {
+        position,
+        target,
+        up: vec3(0.0, 1.0, 0.0),
+        fovy: 0.9,
+        ..Default::default()
+    };
+    mq::set_camera(&view.camera);
+    // The yard.
+    let f = &game.scene.floor;
+    draw_box(
+        vec3(0.0, -f.half_extents[1], 0.0),
+        mq::Quat::IDENTITY,
+        vec3(f.half_extents[0], f.half_extents[1], f.half_extents[2]),
+        color(f.color),
+    );
+    for b in &game.scene.blocks {
+        draw_box(
+            vec3(b.center[0], b.center[1], b.center[2]),
+            mq::Quat::IDENTITY,
+            vec3(b.half_extents[0], b.half_extents[1], b.half_extents[2]),
+            color(b.color),
+        );
+    }
+    // The entities.
+    let at = view.smoothing_time;
+    let mut labels = Vec::new();
+    for e in game.group.iter() {
+        let (pos, rot) = draw_pose(
+            game,
+            e.entity(),
+            e.body().translation(),
+            *e.body().rotation(),
+            at,
+        );
+        let base = color(e.visual.color);
+        match e.visual.shape {
+            Shape::Cuboid { half_extents } => draw_box(
+                pos,
+                rot,
+                vec3(half_extents[0], half_extents[1], half_extents[2]),
+                base,
+            ),
+            Shape::Ball { radius } => mq::draw_sphere(pos, radius, None, base),
+            Shape::Capsule {
+                half_height,
+                radius,
+            } => {
+                let shade = |k: f32| Color::new(base.r * k, base.g * k, base.b * k, 1.0);
+                mq::draw_cylinder(
+                    pos - vec3(0.0, half_height, 0.0),
+                    radius,
+                    radius,
+                    half_height * 2.0,
+                    None,
+                    shade(0.85),
+                );
+                mq::draw_sphere(pos + vec3(0.0, half_height, 0.0), radius, None, shade(1.0));
+                mq::draw_sphere(pos - vec3(0.0, half_height, 0.0), radius, None, shade(0.7));
+                if let Some(p) = game.group.controller::<Player>(e.id()) {
+                    labels.push((
+                        pos + vec3(0.0, half_height + radius + 0.4, 0.0),
+                        p.name.clone(),
+                    ));
+                }
+            }
+        }
+    }
+    for b in &game.blasts {
+        draw_blast(b);
+    }
+    mq::set_default_camera();
+    use mq::Camera;
+    let m = view.camera.matrix();
+    for (p, name) in labels {
+        let ndc = m.project_point3(p);
+        if ndc.z < 1.0 {
+            let x = (ndc.x + 1.0) / 2.0 * mq::screen_width();
+            let y = (1.0 - ndc.y) / 2.0 * mq::screen_height();
+            let w = mq::measure_text(&name, None, 22, 1.0).width;
+            mq::draw_text(&name, x - w / 2.0, y, 22.0, mq::WHITE);
+        }
+    }
+}
+
+/// A flash that grows and fades, and sparks flying out.
+fn draw_blast(b: &Blast) {
+    let at = mq3(b.at);
+    let k = (b.age / 1.5).clamp(0.0, 1.0);
+    if b.age < 0.35 {
+        let r = 0.4 + b.age * 10.0;
+        mq::draw_sphere(
+            at,
+            r,
+            None,
+            Color::new(1.0, 0.85, 0.4, 0.55 * (1.0 - b.age / 0.35)),
+        );
+    }
+    // Sparks in directions fixed by the blast's position, so every frame agrees.
+    let mut seed = (b.at.x.to_bits() ^ b.at.z.to_bits().rotate_left(13)) as u64 | 1;
+    for _ in 0..28 {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        let a = (seed & 0xffff) as f32 / 65535.0 * std::f32::consts::TAU;
+        let up = ((seed >> 16) & 0xffff) as f32 / 65535.0;
+        let d = vec3(
+            a.cos() * (1.0 - up * 0.5),
+            0.3 + up,
+            a.sin() * (1.0 - up * 0.5),
+        )
+        .normalize();
+        let start = at + d * (b.age * 6.0);
+        let end = start + d * 0.5 - vec3(0.0, b.age * b.age * 4.0, 0.0);
+        mq::draw_line_3d(start, end, Color::new(1.0, 0.7 - 0.5 * k, 0.2, 1.0 - k));
+    }
+}
+
+fn draw_hud(game: &Game) {
+    let panel = Color::new(0.0, 0.0, 0.0, 0.45);
+    let rows = game.scores.len().max(1) as f32;
+    mq::draw_rectangle(10.0, 10.0, 420.0, 78.0 + rows * 24.0, panel);
+    mq::draw_text(
+        format!("TUMBLEYARD  {}", game.scene.name),
+        20.0,
+        36.0,
+        26.0,
+        Color::from_rgba(240, 190, 80, 255),
+    );
+    let net = match game.ping_ms() {
+        Some(p) => format!(
+            "ping {:.0} ms  in {:.0} kbit/s  out {:.0} kbit/s  loss {:.0}%",
+            p,
+            game.traffic.kbps_in,
+            game.traffic.kbps_out,
+            game.loss() * 100.0
+        ),
+        None => format!(
+            "hosting: {} players  in {:.0} kbit/s  out {:.0} kbit/s",
+            game.player_names().len(),
+            game.traffic.kbps_in,
+            game.traffic.kbps_out
+        ),
+    };
+    mq::draw_text(&net, 20.0, 60.0, 18.0, mq::LIGHTGRAY);
+    let mut y = 86.0;
+    if game.scores.is_empty() {
+        mq::draw_text("no scores yet", 20.0, y, 22.0, mq::WHITE);
+    }
+    for (name, points) in &game.scores {
+        mq::draw_text(format!("{points:>3}  {name}"), 20.0, y, 22.0, mq::WHITE);
+        y += 24.0;
+    }
+    let help = "WASD walk  Space jump  click/F throw  Q/E turn  C overview  Esc quit";
+    mq::draw_text(help, 14.0, mq::screen_height() - 14.0, 20.0, mq::WHITE);
+    if !game.is_joined() {
+        mq::draw_text(
+            "joining ...",
+            mq::screen_width() / 2.0 - 60.0,
+            40.0,
+            30.0,
+            mq::WHITE,
+        );
+    }
+    for (i, m) in game.messages.iter().rev().take(4).enumerate() {
+        mq::draw_text(
+            m,
+            mq::screen_width() - 360.0,
+            30.0 + i as f32 * 22.0,
+            20.0,
+            mq::WHITE,
+        );
+    }
+}
