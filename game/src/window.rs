@@ -697,8 +697,9 @@ fn draw_blast(b: &Blast) {
             a.sin() * (1.0 - up * 0.5),
         )
         .normalize();
-        let start = at + d * (b.age * 6.0);
-        let end = start + d * 0.5 - vec3(0.0, b.age * b.age * 4.0, 0.0);
+        // Each spark flies out and falls; it is drawn as a short streak along its path.
+        let start = at + d * (b.age * 6.0) - vec3(0.0, 4.9 * b.age * b.age, 0.0);
+        let end = start + (d - vec3(0.0, b.age * 1.6, 0.0)).normalize() * 0.35;
         mq::draw_line_3d(start, end, Color::new(1.0, 0.7 - 0.5 * k, 0.2, 1.0 - k));
     }
 }

@@ -1,0 +1,195 @@
+//! The game binary as separate processes on 127.0.0.1: a dedicated server and two bots
+//! play for twenty seconds; `browse` finds a server; bad input gives clear errors.
+
+mod common;
+
+use common::*;
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+/// Crate positions: the server streams each crate's pose quantized to 1 mm (error up to
+/// 0.5 mm) and a bot's copy is corrected once it drifts more than 2 mm, so at the moment a
+/// bot reports, its crates are within 2.5 mm of the server's. The server's summary is taken
+/// a few seconds later, after the bots have been standing still (they stop throwing 4 s
+/// before the end), so resting crates may settle by a hair more. 1 cm bounds that with
+/// margin while staying far below a crate's 0.8 m: a crate that had moved, fallen or never
+/// been updated on a bot would fail.
+const CRATE_TOLERANCE: f64 = 0.01;
+
+fn crates(entities: &Value) -> BTreeMap<String, [f64; 3]> {
+    entities
+        .as_object()
+        .expect("entities is an object")
+        .iter()
+        .filter(|(_, e)| e["kind"] == "crate")
+        .map(|(id, e)| {
+            let p = &e["pos"];
+            (
+                id.clone(),
+                [
+                    p[0].as_f64().unwrap(),
+                    p[1].as_f64().unwrap(),
+                    p[2].as_f64().unwrap(),
+                ],
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn a_server_and_two_bots_play_together_for_twenty_seconds() {
+    let dir = scratch("play");
+    let summary = dir.join("summary.json");
+    let port = free_port().to_string();
+    let disc = discovery(free_port());
+    let server = Running::start(game(&[
+        "server",
+        "--port",
+        &port,
+        "--seconds",
+        "26",
+        "--discovery-addr",
+        &disc,
+        "--summary",
+        summary.to_str().unwrap(),
+    ]));
+    let addr = format!("127.0.0.1:{port}");
+    let bots: Vec<Running> = ["1", "2"]
+        .iter()
+        .map(|seed| Running::start(game(&["bot", &addr, "--seed", seed, "--seconds", "20"])))
+        .collect();
+    let reports: Vec<Value> = bots
+        .into_iter()
+        .map(|b| {
+            let out = b.finish(Duration::from_secs(60));
+            assert!(
+                out.status.success(),
+                "a bot failed: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            last_json(&out)
+        })
+        .collect();
+    let out = server.finish(Duration::from_secs(60));
+    assert!(
+        out.status.success(),
+        "the server failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("players 2/8"),
+        "no status line with both players:\n{stdout}"
+    );
+    let summary: Value = serde_json::from_str(&std::fs::read_to_string(&summary).unwrap()).unwrap();
+    let server_crates = crates(&summary["entities"]);
+    assert!(server_crates.len() >= 20, "the yard has its crates");
+
+    for (i, r) in reports.iter().enumerate() {
+        let other = format!("bot-{}", 2 - i);
+        for key in [
+            "client_id",
+            "remote_players",
+            "explosions_seen",
+            "entities",
+            "bytes_in",
+            "bytes_out",
+            "loss",
+        ] {
+            assert!(r.get(key).is_some(), "bot {i} report lacks '{key}'");
+        }
+        let remote: Vec<&str> = r["remote_players"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(Value::as_str)
+            .collect();
+        assert!(
+            remote.contains(&other.as_str()),
+            "bot {i} never saw {other}: {remote:?}"
+        );
+        assert!(
+            r["explosions_seen"].as_u64().unwrap() >= 1,
+            "bot {i} saw none of {other}'s explosions"
+        );
+        assert!(r["bytes_in"].as_u64().unwrap() > 10_000);
+        let mine = crates(&r["entities"]);
+        assert_eq!(
+            mine.keys().collect::<Vec<_>>(),
+            server_crates.keys().collect::<Vec<_>>(),
+            "bot {i} has other crates than the server"
+        );
+        for (id, p) in &mine {
+            let q = server_crates[id];
+            let gap =
+                ((p[0] - q[0]).powi(2) + (p[1] - q[1]).powi(2) + (p[2] - q[2]).powi(2)).sqrt();
+            assert!(
+                gap <= CRATE_TOLERANCE,
+                "bot {i}: crate {id} is {gap} m from the server's"
+            );
+        }
+    }
+    assert_ne!(reports[0]["client_id"], reports[1]["client_id"]);
+}
+
+#[test]
+fn browse_lists_a_running_server_with_its_player_count() {
+    let port = free_port().to_string();
+    let disc = discovery(free_port());
+    let _server = Running::start(game(&[
+        "server",
+        "--port",
+        &port,
+        "--seconds",
+        "20",
+        "--discovery-addr",
+        &disc,
+        "--name",
+        "Browse Yard",
+        "--max-players",
+        "6",
+        "--password",
+        "pw",
+    ]));
+    let addr = format!("127.0.0.1:{port}");
+    let _bot = Running::start(game(&["bot", &addr, "--password", "pw", "--seconds", "15"]));
+    let mut last = String::new();
+    for _ in 0..20 {
+        let out = game(&["browse", "--discovery-addr", &disc, "--wait", "0.5"])
+            .output()
+            .unwrap();
+        assert!(out.status.success());
+        last = String::from_utf8_lossy(&out.stdout).into_owned();
+        if last.contains("Browse Yard") && last.contains("1/6 players") {
+            assert!(last.contains("password"), "{last}");
+            assert!(last.contains(&addr), "{last}");
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(300));
+    }
+    panic!("browse never listed the server with its bot:\n{last}");
+}
+
+#[test]
+fn bad_flags_and_unreachable_servers_are_clear_errors() {
+    let out = game(&["server", "--rate", "0"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("rate"));
+
+    let out = game(&["server", "--scene", "no/such/arena.toml", "--seconds", "1"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("cannot read scene"));
+
+    // Nobody listens on this port: the bot gives up after its connect timeout.
+    let port = free_port();
+    let out = game(&["bot", &format!("127.0.0.1:{port}"), "--seconds", "10"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("no server answered"), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+}
