@@ -275,6 +275,22 @@ fn browse(c: &Common, wait: f32) -> Result<(), String> {
     Ok(())
 }
 
+/// On Linux a window needs an X11 or Wayland display; without one, macroquad would panic
+/// deep inside X11. Say so plainly instead.
+#[cfg(feature = "client")]
+fn check_display() -> Result<(), String> {
+    let missing = |v: &str| std::env::var_os(v).is_none_or(|s| s.is_empty());
+    if cfg!(target_os = "linux") && missing("DISPLAY") && missing("WAYLAND_DISPLAY") {
+        return Err(
+            "there is no display to open a window on (DISPLAY is not set). \
+             On a machine without one, run the dedicated server: \
+             `lanyard-game server` (or build with --no-default-features)"
+                .into(),
+        );
+    }
+    Ok(())
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let c = &cli.common;
@@ -283,16 +299,18 @@ fn main() -> ExitCode {
         Some(Command::Bot { addr, seed }) => bot(c, addr, *seed),
         Some(Command::Browse { wait }) => browse(c, *wait),
         #[cfg(feature = "client")]
-        Some(Command::Host { summary, shot }) => options(c, "host").and_then(|o| {
+        Some(Command::Host { summary, shot }) => check_display().and_then(|()| options(c, "host")).and_then(|o| {
             window::host(o, c.seconds, summary.clone(), shot.screenshot.clone(), shot.frames)
         }),
         #[cfg(feature = "client")]
-        Some(Command::Join { addr, shot }) => options(c, "player").and_then(|o| {
+        Some(Command::Join { addr, shot }) => check_display().and_then(|()| options(c, "player")).and_then(|o| {
             let server = addr.as_deref().map(resolve).transpose()?;
             window::join(o, server, c.discovery_addr, shot.screenshot.clone(), shot.frames)
         }),
         #[cfg(feature = "client")]
-        None => options(c, "player").and_then(|o| window::menu(o, c.discovery_addr)),
+        None => check_display()
+            .and_then(|()| options(c, "player"))
+            .and_then(|o| window::menu(o, c.discovery_addr)),
         #[cfg(not(feature = "client"))]
         Some(Command::Host { .. }) | Some(Command::Join { .. }) | None => Err(
             "this build has no window (it was built without the `client` feature): use `server`, `bot` or `browse`"

@@ -183,6 +183,17 @@ fn bad_flags_and_unreachable_servers_are_clear_errors() {
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("cannot read scene"));
 
+    // No display: the window commands refuse plainly instead of crashing in X11.
+    for cmd in [&["host", "--seconds", "1"][..], &["join", "127.0.0.1"][..]] {
+        let out = game(cmd).output().unwrap();
+        assert_eq!(out.status.code(), Some(1), "{cmd:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains("no display") && !err.contains("panicked"),
+            "{err}"
+        );
+    }
+
     // Nobody listens on this port: the bot gives up after its connect timeout.
     let port = free_port();
     let out = game(&["bot", &format!("127.0.0.1:{port}"), "--seconds", "10"])
