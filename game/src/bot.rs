@@ -12,8 +12,9 @@ pub struct Bot {
     walk: [f32; 2],
     until_turn: f32,
     until_throw: f32,
-    /// Seconds at the end of the run during which it stands still and throws nothing, so
-    /// the yard settles before the reports are compared.
+    /// Seconds at the end of the run during which it throws nothing: it walks back to its
+    /// spawn corner, away from the crates, and stands still, so the yard settles (and stays
+    /// settled when its player leaves) before the reports are compared.
     pub quiet_at_end: f32,
 }
 
@@ -25,7 +26,7 @@ impl Bot {
             walk: [0.0; 2],
             until_turn: 0.0,
             until_throw: 1.0,
-            quiet_at_end: 4.0,
+            quiet_at_end: 6.0,
         }
     }
 
@@ -34,10 +35,17 @@ impl Bot {
         let Some(me) = game.my_player().and_then(|id| game.group.get(id)) else {
             return PlayerInput::default();
         };
-        if left < self.quiet_at_end {
-            return PlayerInput::default();
-        }
         let here = me.body().translation();
+        if left < self.quiet_at_end {
+            let home = Vec3::from_array(game.my_spawn());
+            let d = Vec3::new(home.x - here.x, 0.0, home.z - here.z);
+            let walk_home = left > self.quiet_at_end / 2.0 && d.length() > 0.5;
+            let w = if walk_home { d.normalize() } else { Vec3::ZERO };
+            return PlayerInput {
+                walk: [w.x, w.z],
+                ..PlayerInput::default()
+            };
+        }
         self.until_turn -= dt;
         if self.until_turn <= 0.0 {
             self.until_turn = self.rng.range_f32(0.6, 1.8);

@@ -272,6 +272,12 @@ impl Game {
             .map(|e| e.id())
     }
 
+    /// Where this peer's player appears.
+    pub fn my_spawn(&self) -> [f32; 3] {
+        let n = self.net.client_id().map_or(0, |c| usize::from(c.0));
+        self.scene.spawn_point(n)
+    }
+
     /// The name of the player an owner stands for.
     pub fn name_of(&self, owner: Owner) -> String {
         let player = KindId::of_name(kinds::PLAYER);
@@ -392,8 +398,7 @@ impl Game {
             .get(id)
             .is_some_and(|e| e.body().translation().y < self.scene.kill_y);
         if fallen {
-            let n = self.net.client_id().map_or(0, |c| u32::from(c.0));
-            input.respawn = Some(Vec3::from_array(self.scene.spawn_point(n as usize)));
+            input.respawn = Some(Vec3::from_array(self.my_spawn()));
         }
         if let Some(p) = self.group.controller_mut::<Player>(id) {
             p.set_input(input);
