@@ -130,7 +130,13 @@ fn a_server_and_two_bots_play_together_for_twenty_seconds() {
                 gap <= CRATE_TOLERANCE,
                 "bot {i}: crate {id} is {gap} m from the server's"
             );
+            widest = widest.max(gap);
         }
+        eprintln!(
+            "bot {i}: {} crates, widest gap {:.2} mm",
+            mine.len(),
+            widest * 1000.0
+        );
     }
     assert_ne!(reports[0]["client_id"], reports[1]["client_id"]);
 }
