@@ -70,4 +70,30 @@ pub enum Error {
     /// A snapshot could not be read.
     #[error("bad snapshot: {0}")]
     BadSnapshot(String),
+    /// A recording could not be written.
+    #[error("cannot record: {0}")]
+    BadRecording(String),
+    /// The file is not a Lanyard recording.
+    #[error("not a Lanyard recording (no LNYR header)")]
+    NotARecording,
+    /// The recording was written in another format version.
+    #[error("recording format version {found}; this build reads version {supported}")]
+    RecordingVersion {
+        /// The file's version.
+        found: u32,
+        /// The version this build reads.
+        supported: u32,
+    },
+    /// The recording ends in the middle of a record.
+    #[error("the recording is truncated{}", tick.map(|t| format!(" at tick {t}")).unwrap_or_else(|| " in its header".into()))]
+    RecordingTruncated {
+        /// The tick whose record is cut off (none: the header is).
+        tick: Option<u64>,
+    },
+    /// A record's checksum does not match its bytes.
+    #[error("the recording is corrupted{}", tick.map(|t| format!(" at tick {t}")).unwrap_or_else(|| " in its header".into()))]
+    RecordingCorrupted {
+        /// The tick whose record is damaged (none: the header is).
+        tick: Option<u64>,
+    },
 }

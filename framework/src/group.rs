@@ -8,6 +8,7 @@ use crate::controller::{
 use crate::entity::{Entity, EntityRef};
 use crate::hash::StateHasher;
 use crate::pose::BodyState;
+use crate::record::{Op, Recorder, RecordingHeader, TickRecord};
 use crate::registry::{KindRegistry, encode_params};
 use crate::{ClientId, EntityId, Error, KindId, NetId, Owner, Vec3};
 use rapier3d::prelude::{Collider, ColliderHandle, PhysicsWorld};
@@ -189,6 +190,7 @@ pub struct EntityGroup {
     requests: Vec<SpawnRequest>,
     journal: Vec<Change>,
     counters: Counters,
+    recorder: Option<Recorder>,
 }
 
 impl std::fmt::Debug for EntityGroup {
@@ -227,6 +229,7 @@ impl EntityGroup {
             requests: Vec::new(),
             journal: Vec::new(),
             counters: Counters::default(),
+            recorder: None,
         }
     }
 
@@ -414,6 +417,14 @@ impl EntityGroup {
         self.controllers[index as usize] = Some(bp.controller);
         self.order.insert(pos, (net, index));
         self.journal.push(Change::Spawned(net));
+        if let Some(r) = &mut self.recorder {
+            r.op(Op::Spawn {
+                net,
+                kind,
+                owner,
+                params: self.slots[index as usize].params.clone(),
+            });
+        }
         if !net.is_provisional() && net.0 >= self.next_net_id {
             self.next_net_id = net.0.saturating_add(1);
         }
@@ -445,6 +456,9 @@ impl EntityGroup {
             net: entity.net_id,
             owner: entity.owner,
         });
+        if let Some(r) = &mut self.recorder {
+            r.op(Op::Despawn { net: entity.net_id });
+        }
         Ok(())
     }
 
@@ -454,6 +468,9 @@ impl EntityGroup {
         entity.owner = owner;
         let net = entity.net_id;
         self.journal.push(Change::OwnerChanged { net, owner });
+        if let Some(r) = &mut self.recorder {
+            r.op(Op::SetOwner { net, owner });
+        }
         Ok(())
     }
 
@@ -483,19 +500,27 @@ impl EntityGroup {
             self.next_net_id = to.0.saturating_add(1);
         }
         self.journal.push(Change::Renamed { from, to });
+        if let Some(r) = &mut self.recorder {
+            r.op(Op::Rename { from, to });
+        }
         Ok(id)
     }
 
     /// Puts an entity's body in `state` (a spawn message's snapshot of where it is now).
     /// Refuses non-finite values.
     pub fn set_body_state(&mut self, id: EntityId, state: &BodyState) -> Result<(), Error> {
-        let handle = self.entity_mut(id)?.body;
+        let entity = self.entity_mut(id)?;
+        let (handle, net) = (entity.body, entity.net_id);
         let body = self
             .physics
             .bodies
             .get_mut(handle)
             .ok_or(Error::NoSuchEntity(id))?;
-        state.apply(body)
+        state.apply(body)?;
+        if let Some(r) = &mut self.recorder {
+            r.op(Op::BodyState { net, state: *state });
+        }
+        Ok(())
     }
 
     /// The changes to the set of entities since the last call, oldest first.
@@ -705,6 +730,12 @@ impl EntityGroup {
         self.inbox.extend_from_slice(section.payload);
         self.slots[i].pending = Some((start, section.payload.len() as u32));
         self.counters.sections_in += 1;
+        if let Some(r) = &mut self.recorder {
+            r.op(Op::Section {
+                net: section.net_id,
+                payload: section.payload.to_vec(),
+            });
+        }
         Verdict::Accepted
     }
 
@@ -737,6 +768,9 @@ impl EntityGroup {
     /// Runs every entity's client path once, in network-id order, with its queued section
     /// or without one. Returns how many ran with a section and how many rejected theirs.
     pub fn run_client_paths(&mut self) -> (usize, usize) {
+        if let Some(r) = &mut self.recorder {
+            r.op(Op::ClientPass);
+        }
         let local = self.local_owner();
         let mut applied = 0;
         let mut bad = 0;
@@ -794,6 +828,18 @@ impl EntityGroup {
     /// network layer, and other spawns are left to the server. Returns the spawn count, the
     /// despawn count, and the errors of failed spawns.
     pub fn apply_commands(&mut self) -> (usize, usize, Vec<Error>) {
+        if let Some(r) = &mut self.recorder {
+            r.op(Op::Commands);
+            r.quiet = true;
+        }
+        let result = self.carry_out_commands();
+        if let Some(r) = &mut self.recorder {
+            r.quiet = false;
+        }
+        result
+    }
+
+    fn carry_out_commands(&mut self) -> (usize, usize, Vec<Error>) {
         let mut spawned = 0;
         let mut despawned = 0;
         let mut errors = Vec::new();
@@ -840,6 +886,56 @@ impl EntityGroup {
     pub fn step_physics(&mut self) {
         self.physics.step();
         self.tick += 1;
+        if self.recorder.is_some() {
+            let hash = self.state_hash();
+            let poses = crate::record::poses_of(self);
+            let tick = self.tick - 1;
+            if let Some(r) = &mut self.recorder {
+                let record = TickRecord {
+                    tick,
+                    ops: std::mem::take(&mut r.ops),
+                    hash,
+                    poses,
+                };
+                // Encoding into memory cannot fail for these types.
+                let _ = crate::record::write_record(&mut r.out, &record);
+            }
+        }
+    }
+
+    /// Starts recording everything that happens to the group from now on (see
+    /// [`crate::record`]). Call it between frames. The recorded bytes accumulate in memory;
+    /// take them with [`take_recording`](Self::take_recording) and write them where you like.
+    pub fn start_recording(&mut self, scene: &str, recorded_by: &str) -> Result<(), Error> {
+        let header = RecordingHeader {
+            scene: scene.to_owned(),
+            recorded_by: recorded_by.to_owned(),
+            kinds: self
+                .registry
+                .kinds()
+                .map(|(id, n)| (n.to_owned(), id))
+                .collect(),
+            dt: self.config.dt,
+        };
+        let out = crate::record::preamble(&header, &self.snapshot()?)?;
+        self.recorder = Some(Recorder {
+            out,
+            ..Recorder::default()
+        });
+        Ok(())
+    }
+
+    /// Whether the group is recording.
+    pub fn is_recording(&self) -> bool {
+        self.recorder.is_some()
+    }
+
+    /// The recorded bytes since the last call (append them to the recording's file).
+    pub fn take_recording(&mut self) -> Vec<u8> {
+        self.recorder
+            .as_mut()
+            .map(|r| std::mem::take(&mut r.out))
+            .unwrap_or_default()
     }
 
     /// A hash over the exact bits of every entity body's pose and velocities, in

@@ -65,6 +65,7 @@ mod hash;
 mod id;
 pub mod interp;
 pub mod pose;
+pub mod record;
 mod registry;
 mod rng;
 
