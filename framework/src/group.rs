@@ -245,24 +245,44 @@ impl EntityGroup {
 
     /// Changes the role (a client learns its id when the server accepts it).
     pub fn set_role(&mut self, role: Role) {
-        self.config.role = role;
+        self.set_config(GroupConfig {
+            role,
+            ..self.config
+        });
     }
 
     /// Turns the self-loopback of [`frame`](Self::frame) on or off.
     pub fn set_loopback(&mut self, on: bool) {
-        self.config.loopback = on;
+        self.set_config(GroupConfig {
+            loopback: on,
+            ..self.config
+        });
     }
 
     /// Changes the fixed timestep.
     pub fn set_dt(&mut self, dt: f32) {
-        self.config.dt = dt;
-        self.physics.integration_parameters.dt = dt;
+        self.set_config(GroupConfig { dt, ..self.config });
     }
 
     /// Changes gravity.
     pub fn set_gravity(&mut self, gravity: Vec3) {
-        self.config.gravity = gravity;
-        self.physics.gravity = gravity;
+        self.set_config(GroupConfig {
+            gravity,
+            ..self.config
+        });
+    }
+
+    /// Changes the whole configuration (a recording notes the change).
+    pub fn set_config(&mut self, config: GroupConfig) {
+        if config == self.config {
+            return;
+        }
+        self.config = config;
+        self.physics.gravity = config.gravity;
+        self.physics.integration_parameters.dt = config.dt;
+        if let Some(r) = &mut self.recorder {
+            r.op(Op::Config(config));
+        }
     }
 
     /// The next tick to be computed (the number of frames stepped so far).
@@ -888,14 +908,16 @@ impl EntityGroup {
         self.tick += 1;
         if self.recorder.is_some() {
             let hash = self.state_hash();
-            let poses = crate::record::poses_of(self);
+            let now = crate::record::poses_of(self);
             let tick = self.tick - 1;
             if let Some(r) = &mut self.recorder {
+                let (poses, gone) = r.delta(now);
                 let record = TickRecord {
                     tick,
                     ops: std::mem::take(&mut r.ops),
                     hash,
                     poses,
+                    gone,
                 };
                 // Encoding into memory cannot fail for these types.
                 let _ = crate::record::write_record(&mut r.out, &record);

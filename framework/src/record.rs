@@ -22,6 +22,7 @@ use crate::pose::BodyState;
 use crate::registry::KindRegistry;
 use crate::{EntityGroup, Error, KindId, NetId, Owner, Vec3};
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 /// The recording format version this build writes and reads.
@@ -90,6 +91,8 @@ pub enum Op {
         /// The state.
         state: BodyState,
     },
+    /// The group's configuration changed (a client learning its id, say).
+    Config(crate::GroupConfig),
     /// The client paths ran.
     ClientPass,
     /// The commands the client paths gave were carried out.
@@ -105,8 +108,11 @@ pub struct TickRecord {
     pub ops: Vec<Op>,
     /// [`EntityGroup::state_hash`] after the step.
     pub hash: u64,
-    /// Every entity's position and rotation (x y z, qx qy qz qw) after the step.
+    /// The position and rotation (x y z, qx qy qz qw) after the step of every entity whose
+    /// pose changed since the tick before (resting bodies cost nothing).
     pub poses: Vec<(NetId, [f32; 7])>,
+    /// Entities that existed the tick before and do not now.
+    pub gone: Vec<NetId>,
 }
 
 /// Collects a group's ops while it records.
@@ -116,9 +122,35 @@ pub(crate) struct Recorder {
     pub(crate) ops: Vec<Op>,
     /// Inside the command pass: its changes are regenerated on replay, not recorded.
     pub(crate) quiet: bool,
+    /// The poses as of the last recorded tick.
+    pub(crate) last: BTreeMap<NetId, [f32; 7]>,
 }
 
 impl Recorder {
+    /// The poses that changed and the entities that went since the last tick, remembering
+    /// the new poses.
+    pub(crate) fn delta(
+        &mut self,
+        now: Vec<(NetId, [f32; 7])>,
+    ) -> (Vec<(NetId, [f32; 7])>, Vec<NetId>) {
+        let mut changed = Vec::new();
+        let mut next = BTreeMap::new();
+        for (net, p) in now {
+            if self.last.get(&net).map(|q| q.map(f32::to_bits)) != Some(p.map(f32::to_bits)) {
+                changed.push((net, p));
+            }
+            next.insert(net, p);
+        }
+        let gone = self
+            .last
+            .keys()
+            .filter(|k| !next.contains_key(k))
+            .copied()
+            .collect();
+        self.last = next;
+        (changed, gone)
+    }
+
     pub(crate) fn op(&mut self, op: Op) {
         if !self.quiet {
             self.ops.push(op);
@@ -351,6 +383,8 @@ pub struct Replay {
     recording: Recording,
     group: EntityGroup,
     next: usize,
+    /// The recorded poses as of the last replayed tick.
+    known: BTreeMap<NetId, [f32; 7]>,
 }
 
 impl std::fmt::Debug for Replay {
@@ -396,6 +430,7 @@ impl Replay {
             recording,
             group,
             next: 0,
+            known: BTreeMap::new(),
         })
     }
 
@@ -471,6 +506,10 @@ impl Replay {
                     Some(id) => g.set_body_state(id, state),
                     None => Ok(()),
                 },
+                Op::Config(c) => {
+                    g.set_config(*c);
+                    Ok(())
+                }
                 Op::ClientPass => {
                     g.run_client_paths();
                     Ok(())
@@ -484,6 +523,10 @@ impl Replay {
         }
         g.step_physics();
         g.drain_changes().for_each(drop);
+        for net in &record.gone {
+            self.known.remove(net);
+        }
+        self.known.extend(record.poses.iter().copied());
         let found = g.state_hash();
         if found == record.hash && g.tick() == record.tick + 1 {
             return Ok(Step::Matched(record.tick));
@@ -492,7 +535,10 @@ impl Replay {
             tick: record.tick,
             expected: record.hash,
             found,
-            entities: diff(&record.poses, &poses_of(g)),
+            entities: diff(
+                &self.known.iter().map(|(n, p)| (*n, *p)).collect::<Vec<_>>(),
+                &poses_of(g),
+            ),
         })))
     }
 

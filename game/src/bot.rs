@@ -19,14 +19,15 @@ pub struct Bot {
 }
 
 impl Bot {
-    /// A bot with its own seed.
-    pub fn new(seed: u64) -> Self {
+    /// A bot with its own seed, for a run of `seconds` (unbounded if `None`): it keeps the
+    /// last third of the run quiet, at most 6 s.
+    pub fn new(seed: u64, seconds: Option<f32>) -> Self {
         Bot {
             rng: SeededRng::new(seed),
             walk: [0.0; 2],
             until_turn: 0.0,
             until_throw: 1.0,
-            quiet_at_end: 6.0,
+            quiet_at_end: seconds.map_or(0.0, |s| (s / 3.0).min(6.0)),
         }
     }
 

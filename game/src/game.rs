@@ -104,6 +104,7 @@ pub struct Game {
     /// Byte rates.
     pub traffic: Traffic,
     joined: bool,
+    recording: Option<std::io::BufWriter<std::fs::File>>,
 }
 
 /// The colour of player number `n`.
@@ -202,6 +203,7 @@ impl Game {
             ended: None,
             traffic: Traffic::default(),
             joined: true,
+            recording: None,
         };
         if let Some(name) = host_player {
             game.spawn_my_player(0, &name, Owner::Server)
@@ -240,7 +242,34 @@ impl Game {
             ended: None,
             traffic: Traffic::default(),
             joined: false,
+            recording: None,
         })
+    }
+
+    /// Records this peer's world from now on into `path` (see `lanyard::record`): the
+    /// arena goes in the header, so the file replays on its own.
+    pub fn record_to(&mut self, path: &std::path::Path) -> Result<(), String> {
+        let scene = toml::to_string(&self.scene).map_err(|e| e.to_string())?;
+        let who = if self.is_server() { "server" } else { "client" };
+        self.group
+            .start_recording(&scene, who)
+            .map_err(|e| e.to_string())?;
+        let file = std::fs::File::create(path)
+            .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+        self.recording = Some(std::io::BufWriter::new(file));
+        self.flush_recording();
+        Ok(())
+    }
+
+    fn flush_recording(&mut self) {
+        use std::io::Write;
+        if let Some(w) = &mut self.recording {
+            let bytes = self.group.take_recording();
+            if let Err(e) = w.write_all(&bytes) {
+                self.messages.push(format!("recording stopped: {e}"));
+                self.recording = None;
+            }
+        }
     }
 
     /// Whether this peer is the server (dedicated or host).
@@ -370,6 +399,7 @@ impl Game {
             };
             r.poll(&info);
         }
+        self.flush_recording();
         for b in &mut self.blasts {
             b.age += dt;
         }
@@ -691,6 +721,11 @@ impl Game {
     pub fn shutdown(&mut self) {
         self.net.disconnect(&mut self.group);
         pump(&mut self.net, &mut self.socket);
+        self.flush_recording();
+        if let Some(mut w) = self.recording.take() {
+            use std::io::Write;
+            let _ = w.flush();
+        }
     }
 
     /// The entities in the machine-readable shape: net id -> kind and position.

@@ -1,6 +1,7 @@
 //! `lanyard-game`: Tumbleyard, the Lanyard sample game.
 
 use clap::{Args, Parser, Subcommand};
+use lanyard::record::Replay;
 use lanyard_game::bot::Bot;
 use lanyard_game::game::{DEFAULT_PORT, Game, Options};
 use lanyard_game::runner;
@@ -58,6 +59,9 @@ struct Common {
     /// Stop by yourself after this many seconds (server, host, bot).
     #[arg(long, global = true, value_parser = parse_seconds)]
     seconds: Option<f32>,
+    /// Record this peer's world into FILE, to replay headless later (host, server, join, bot).
+    #[arg(long, global = true, value_name = "FILE")]
+    record: Option<PathBuf>,
 }
 
 #[derive(Subcommand, Debug)]
@@ -88,6 +92,20 @@ enum Command {
         /// Seconds to wait for answers.
         #[arg(long, default_value_t = 1.0, value_parser = parse_seconds)]
         wait: f32,
+    },
+    /// Replay a recording headless and check it bit for bit, or watch it.
+    Replay {
+        /// The recording.
+        file: PathBuf,
+        /// Check the world hash at every tick (the default); exit non-zero at the first
+        /// divergence, naming the tick and the entities that differ.
+        #[arg(long)]
+        verify: bool,
+        /// Show the replay in a window instead.
+        #[arg(long, conflicts_with = "verify")]
+        view: bool,
+        #[command(flatten)]
+        shot: Screenshot,
     },
     /// Join a game as a scripted player with no window; print a JSON report at the end.
     Bot {
@@ -180,6 +198,9 @@ fn server(c: &Common, summary: Option<&Path>) -> Result<(), String> {
     let o = options(c, "Tumbleyard server")?;
     let name = o.name.clone();
     let mut game = Game::server(o, None)?;
+    if let Some(r) = &c.record {
+        game.record_to(r)?;
+    }
     println!(
         "{name}: serving '{}' on UDP port {} (discovery on {}), up to {} players",
         game.scene.name,
@@ -222,7 +243,10 @@ fn bot(c: &Common, addr: &str, seed: u64) -> Result<(), String> {
     let server = resolve(addr)?;
     let o = options(c, &format!("bot-{seed}"))?;
     let mut game = Game::client(o, server, nonce())?;
-    let mut brain = Bot::new(seed);
+    if let Some(r) = &c.record {
+        game.record_to(r)?;
+    }
+    let mut brain = Bot::new(seed, c.seconds);
     let dt = 1.0 / lanyard_game::game::TICK_HZ;
     runner::run(
         &mut game,
@@ -291,6 +315,40 @@ fn check_display() -> Result<(), String> {
     Ok(())
 }
 
+fn replay_verify(file: &Path) -> Result<(), String> {
+    let bytes = std::fs::read(file).map_err(|e| format!("cannot read {}: {e}", file.display()))?;
+    let registry = std::sync::Arc::new(lanyard_game::kinds::registry());
+    let mut replay =
+        Replay::open(&bytes, registry).map_err(|e| format!("{}: {e}", file.display()))?;
+    let total = replay.len();
+    let long = total > 2000;
+    let outcome = replay
+        .verify(|done, total| {
+            if long && done < total {
+                eprint!(
+                    "\rreplaying {done}/{total} ticks ({:.0}%)",
+                    done as f64 * 100.0 / total as f64
+                );
+            }
+        })
+        .map_err(|e| format!("{}: {e}", file.display()))?;
+    if long {
+        eprintln!();
+    }
+    match outcome {
+        None => {
+            println!(
+                "{}: all {total} ticks match (recorded by {}, final hash {:016x})",
+                file.display(),
+                replay.header().recorded_by,
+                replay.group().state_hash()
+            );
+            Ok(())
+        }
+        Some(d) => Err(format!("{}: {d}", file.display()).trim_end().to_owned()),
+    }
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let c = &cli.common;
@@ -298,14 +356,21 @@ fn main() -> ExitCode {
         Some(Command::Server { summary }) => server(c, summary.as_deref()),
         Some(Command::Bot { addr, seed }) => bot(c, addr, *seed),
         Some(Command::Browse { wait }) => browse(c, *wait),
+        Some(Command::Replay { file, view: false, .. }) => replay_verify(file),
+        #[cfg(feature = "client")]
+        Some(Command::Replay {
+            file, view: true, shot, ..
+        }) => check_display().and_then(|()| window::replay(file, shot.screenshot.clone(), shot.frames)),
+        #[cfg(not(feature = "client"))]
+        Some(Command::Replay { view: true, .. }) => Err("this build has no window: use `replay FILE --verify`".into()),
         #[cfg(feature = "client")]
         Some(Command::Host { summary, shot }) => check_display().and_then(|()| options(c, "host")).and_then(|o| {
-            window::host(o, c.seconds, summary.clone(), shot.screenshot.clone(), shot.frames)
+            window::host(o, c.seconds, summary.clone(), shot.screenshot.clone(), shot.frames, c.record.clone())
         }),
         #[cfg(feature = "client")]
         Some(Command::Join { addr, shot }) => check_display().and_then(|()| options(c, "player")).and_then(|o| {
             let server = addr.as_deref().map(resolve).transpose()?;
-            window::join(o, server, c.discovery_addr, shot.screenshot.clone(), shot.frames)
+            window::join(o, server, c.discovery_addr, shot.screenshot.clone(), shot.frames, c.record.clone())
         }),
         #[cfg(feature = "client")]
         None => check_display()

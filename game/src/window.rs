@@ -5,9 +5,11 @@
 
 use lanyard::KindId;
 use lanyard::interp::PoseBuffer;
-use lanyard::{Entity, Shape};
+use lanyard::record::{Replay, Step};
+use lanyard::{Entity, EntityGroup, Owner, Shape};
 use lanyard_game::game::{Blast, Game, Options, TICK_HZ};
 use lanyard_game::kinds::{self, Crate, Grenade, Player, PlayerInput};
+use lanyard_game::scene::Scene;
 use lanyard_net::discovery::{self, Found};
 use macroquad::prelude as mq;
 use macroquad::prelude::{Color, KeyCode, Mesh, MouseButton, Vertex, vec2, vec3, vec4};
@@ -43,7 +45,39 @@ struct Plan {
 enum Screen {
     Menu(Box<Menu>),
     Playing(Box<Game>),
+    Replaying(Box<ReplayView>),
     Ended(String),
+}
+
+struct ReplayView {
+    replay: Replay,
+    scene: Scene,
+    status: String,
+}
+
+/// Watch a recording in a window, at the speed it was recorded.
+pub fn replay(
+    file: &std::path::Path,
+    screenshot: Option<PathBuf>,
+    frames: Option<u32>,
+) -> Result<(), String> {
+    let bytes = std::fs::read(file).map_err(|e| format!("cannot read {}: {e}", file.display()))?;
+    let replay = Replay::open(&bytes, std::sync::Arc::new(kinds::registry()))
+        .map_err(|e| format!("{}: {e}", file.display()))?;
+    let scene =
+        Scene::parse(&replay.header().scene).map_err(|e| format!("the recording's arena: {e}"))?;
+    let view = ReplayView {
+        replay,
+        scene,
+        status: String::new(),
+    };
+    let plan = Plan {
+        seconds: None,
+        summary: None,
+        screenshot,
+        frames,
+    };
+    open("Tumbleyard replay", Screen::Replaying(Box::new(view)), plan)
 }
 
 struct Menu {
@@ -192,9 +226,13 @@ pub fn host(
     summary: Option<PathBuf>,
     screenshot: Option<PathBuf>,
     frames: Option<u32>,
+    record: Option<PathBuf>,
 ) -> Result<(), String> {
     let name = options.name.clone();
-    let game = Game::server(options, Some(name))?;
+    let mut game = Game::server(options, Some(name))?;
+    if let Some(r) = &record {
+        game.record_to(r)?;
+    }
     open(
         "Tumbleyard (host)",
         Screen::Playing(Box::new(game)),
@@ -214,9 +252,16 @@ pub fn join(
     discovery: SocketAddr,
     screenshot: Option<PathBuf>,
     frames: Option<u32>,
+    record: Option<PathBuf>,
 ) -> Result<(), String> {
     let screen = match server {
-        Some(addr) => Screen::Playing(Box::new(Game::client(options, addr, nonce())?)),
+        Some(addr) => {
+            let mut game = Game::client(options, addr, nonce())?;
+            if let Some(r) = &record {
+                game.record_to(r)?;
+            }
+            Screen::Playing(Box::new(game))
+        }
         None => Screen::Menu(Box::new(Menu::new(options, discovery, false))),
     };
     let plan = Plan {
@@ -275,7 +320,7 @@ async fn run(mut screen: Screen, plan: Plan) -> Result<(), String> {
     let mut elapsed = 0.0f32;
     let mut view = View {
         yaw: 0.0,
-        overview: plan.screenshot.is_some(),
+        overview: plan.screenshot.is_some() || matches!(screen, Screen::Replaying(_)),
         camera: mq::Camera3D::default(),
         smoothing_time: 0.0,
     };
@@ -319,6 +364,35 @@ async fn run(mut screen: Screen, plan: Plan) -> Result<(), String> {
                 draw_hud(game);
                 if let Some(why) = &game.ended {
                     next = Some(Screen::Ended(why.clone()));
+                }
+            }
+            Screen::Replaying(r) => {
+                acc += frame_time;
+                while acc >= dt {
+                    acc -= dt;
+                    match r.replay.step() {
+                        Ok(Step::Matched(t)) => {
+                            r.status =
+                                format!("tick {t} of {}: matches the recording", r.replay.len())
+                        }
+                        Ok(Step::Diverged(d)) => r.status = d.to_string(),
+                        Ok(Step::End) => {
+                            r.status = format!("end of the recording ({} ticks)", r.replay.len())
+                        }
+                        Err(e) => r.status = e.to_string(),
+                    }
+                    view.smoothing_time += f64::from(dt);
+                }
+                draw_scene(&r.scene, r.replay.group(), None, None, &[], &mut view);
+                mq::draw_text(
+                    "REPLAY",
+                    20.0,
+                    36.0,
+                    30.0,
+                    Color::from_rgba(240, 190, 80, 255),
+                );
+                for (i, line) in r.status.lines().take(6).enumerate() {
+                    mq::draw_text(line, 20.0, 64.0 + i as f32 * 22.0, 20.0, mq::WHITE);
                 }
             }
             Screen::Ended(why) => {
@@ -530,21 +604,22 @@ fn draw_box(center: mq::Vec3, rot: mq::Quat, half: mq::Vec3, base: Color) {
 /// Where to draw an entity: its own body if this peer has authority over it, else the
 /// smoothed stream of poses it received.
 fn draw_pose(
-    game: &Game,
+    group: &EntityGroup,
+    me: Option<Owner>,
     e: &Entity,
     body_pos: lanyard::Vec3,
     body_rot: lanyard::Quat,
     at: f64,
 ) -> (mq::Vec3, mq::Quat) {
-    let own = Some(e.owner()) == game.me();
+    let own = Some(e.owner()) == me;
     let buffer: Option<&PoseBuffer> = if own {
         None
     } else if e.kind() == KindId::of_name(kinds::CRATE) {
-        game.group.controller::<Crate>(e.id()).map(|c| &c.smooth)
+        group.controller::<Crate>(e.id()).map(|c| &c.smooth)
     } else if e.kind() == KindId::of_name(kinds::PLAYER) {
-        game.group.controller::<Player>(e.id()).map(|c| &c.smooth)
+        group.controller::<Player>(e.id()).map(|c| &c.smooth)
     } else if e.kind() == KindId::of_name(kinds::GRENADE) {
-        game.group.controller::<Grenade>(e.id()).map(|c| &c.smooth)
+        group.controller::<Grenade>(e.id()).map(|c| &c.smooth)
     } else {
         None
     };
@@ -556,6 +631,29 @@ fn draw_pose(
 }
 
 fn draw_world(game: &mut Game, view: &mut View, _alpha: f32) {
+    let focus = game
+        .my_player()
+        .and_then(|id| game.group.get(id))
+        .map(|e| e.body().translation());
+    draw_scene(
+        &game.scene,
+        &game.group,
+        game.me(),
+        focus,
+        &game.blasts,
+        view,
+    );
+}
+
+/// Draws the yard, its entities and explosions, from the view's camera.
+fn draw_scene(
+    scene: &Scene,
+    group: &EntityGroup,
+    me: Option<Owner>,
+    focus: Option<lanyard::Vec3>,
+    blasts: &[Blast],
+    view: &mut View,
+) {
     mq::clear_background(Color::from_rgba(150, 192, 230, 255));
     if mq::is_key_down(KeyCode::Q) {
         view.yaw -= 2.0 * mq::get_frame_time();
@@ -563,18 +661,14 @@ fn draw_world(game: &mut Game, view: &mut View, _alpha: f32) {
     if mq::is_key_down(KeyCode::E) {
         view.yaw += 2.0 * mq::get_frame_time();
     }
-    let focus = game
-        .my_player()
-        .and_then(|id| game.group.get(id))
-        .map(|e| mq3(e.body().translation()))
-        .unwrap_or(vec3(0.0, 0.0, 0.0));
+    let focus = focus.map(mq3).unwrap_or(vec3(0.0, 0.0, 0.0));
     if mq::is_key_pressed(KeyCode::C) {
         view.overview = !view.overview;
     }
     let (s, c) = view.yaw.sin_cos();
     let back = vec3(s, 0.0, c);
     let (position, target) = if view.overview {
-        let reach = game.scene.floor.half_extents[0].max(game.scene.floor.half_extents[2]);
+        let reach = scene.floor.half_extents[0].max(scene.floor.half_extents[2]);
         (
             back * reach * 1.55 + vec3(0.0, reach * 1.6, 0.0),
             vec3(0.0, -1.0, 0.0),
@@ -594,14 +688,14 @@ fn draw_world(game: &mut Game, view: &mut View, _alpha: f32) {
     };
     mq::set_camera(&view.camera);
     // The yard.
-    let f = &game.scene.floor;
+    let f = &scene.floor;
     draw_box(
         vec3(0.0, -f.half_extents[1], 0.0),
         mq::Quat::IDENTITY,
         vec3(f.half_extents[0], f.half_extents[1], f.half_extents[2]),
         color(f.color),
     );
-    for b in &game.scene.blocks {
+    for b in &scene.blocks {
         draw_box(
             vec3(b.center[0], b.center[1], b.center[2]),
             mq::Quat::IDENTITY,
@@ -612,9 +706,10 @@ fn draw_world(game: &mut Game, view: &mut View, _alpha: f32) {
     // The entities.
     let at = view.smoothing_time;
     let mut labels = Vec::new();
-    for e in game.group.iter() {
+    for e in group.iter() {
         let (pos, rot) = draw_pose(
-            game,
+            group,
+            me,
             e.entity(),
             e.body().translation(),
             *e.body().rotation(),
@@ -644,7 +739,7 @@ fn draw_world(game: &mut Game, view: &mut View, _alpha: f32) {
                 );
                 mq::draw_sphere(pos + vec3(0.0, half_height, 0.0), radius, None, shade(1.0));
                 mq::draw_sphere(pos - vec3(0.0, half_height, 0.0), radius, None, shade(0.7));
-                if let Some(p) = game.group.controller::<Player>(e.id()) {
+                if let Some(p) = group.controller::<Player>(e.id()) {
                     labels.push((
                         pos + vec3(0.0, half_height + radius + 0.4, 0.0),
                         p.name.clone(),
@@ -653,7 +748,7 @@ fn draw_world(game: &mut Game, view: &mut View, _alpha: f32) {
             }
         }
     }
-    for b in &game.blasts {
+    for b in blasts {
         draw_blast(b);
     }
     mq::set_default_camera();
