@@ -42,6 +42,13 @@ pub struct GroupConfig {
     pub loopback: bool,
 }
 
+impl GroupConfig {
+    /// Whether the numbers make sense: a positive finite timestep and finite gravity.
+    pub fn is_valid(&self) -> bool {
+        self.dt.is_finite() && self.dt > 0.0 && self.dt <= 1.0 && self.gravity.is_finite()
+    }
+}
+
 impl Default for GroupConfig {
     fn default() -> Self {
         GroupConfig {
@@ -1076,6 +1083,9 @@ impl EntityGroup {
             .map_err(|e| Error::BadSnapshot(e.to_string()))?;
         let (physics, _): (PhysicsWorld, usize) = bincode::serde::decode_from_slice(world, cfg)
             .map_err(|e| Error::BadSnapshot(e.to_string()))?;
+        if !snap.config.is_valid() {
+            return Err(bad("the configuration is not valid (timestep or gravity)"));
+        }
         let mut group = EntityGroup::new(registry, snap.config);
         group.physics = physics;
         group.tick = snap.tick;

@@ -470,6 +470,15 @@ impl Replay {
             return Ok(Step::End);
         };
         self.next += 1;
+        let bad_config = record
+            .ops
+            .iter()
+            .any(|op| matches!(op, Op::Config(c) if !c.is_valid()));
+        if bad_config {
+            return Err(Error::RecordingCorrupted {
+                tick: Some(record.tick),
+            });
+        }
         let g = &mut self.group;
         for op in &record.ops {
             // The ops did happen in the recorded session; one that cannot be redone here
