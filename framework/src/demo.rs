@@ -23,10 +23,8 @@ pub const BALL: &str = "demo.ball";
 /// Kind name of [`Mover`]s.
 pub const MOVER: &str = "demo.mover";
 
-/// How far (metres) a peer's body may drift from the authority's before it is corrected.
-/// Two millimetres: four times the quantization step, so the authority's own looped-back
-/// state never corrects it.
-pub const CORRECTION_TOLERANCE: f32 = 0.002;
+/// How far a peer's body may drift before it is corrected (the framework's default).
+pub use crate::pose::CORRECTION_TOLERANCE;
 
 /// Spawn parameters of a [`CRATE`].
 #[derive(Debug, Clone, Serialize, Deserialize)]

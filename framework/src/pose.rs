@@ -5,6 +5,11 @@ use crate::{ClientContext, Error, Quat, Vec3};
 use rapier3d::prelude::RigidBody;
 use serde::{Deserialize, Serialize};
 
+/// How far (metres) a peer's body may drift from the pose its authority streams before it
+/// is corrected: 2 mm, four times the quantization error of [`PoseState`], so the
+/// authority's own looped-back pose never corrects it.
+pub const CORRECTION_TOLERANCE: f32 = 0.002;
+
 /// The largest linear speed a [`PoseState`] carries, in metres per second.
 pub const MAX_LINVEL: f32 = 64.0;
 /// The largest angular speed a [`PoseState`] carries, in radians per second.

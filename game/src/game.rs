@@ -179,32 +179,16 @@ impl Game {
             ),
             None => None,
         };
-        let mut game = Game {
-            scene: options.scene.clone(),
-            group,
-            net: NetManager::server(config),
-            socket,
-            responder,
-            server: Some(ServerRules {
-                host_name: host_player.clone(),
-                scores: BTreeMap::new(),
-                player_hits: HashMap::new(),
-                fallen: BTreeSet::new(),
-                scores_dirty: true,
-            }),
-            my_name: host_player.clone(),
-            options,
-            input: PlayerInput::default(),
-            scores: Vec::new(),
-            blasts: Vec::new(),
-            explosions_by_others: 0,
-            remote_players: BTreeSet::new(),
-            messages: Vec::new(),
-            ended: None,
-            traffic: Traffic::default(),
-            joined: true,
-            recording: None,
+        let rules = ServerRules {
+            host_name: host_player.clone(),
+            scores: BTreeMap::new(),
+            player_hits: HashMap::new(),
+            fallen: BTreeSet::new(),
+            scores_dirty: true,
         };
+        let me = host_player.clone();
+        let net = NetManager::server(config);
+        let mut game = Self::assemble(options, group, net, socket, responder, Some(rules), me);
         if let Some(name) = host_player {
             game.spawn_my_player(0, &name, Owner::Server)
                 .map_err(|e| e.to_string())?;
@@ -224,14 +208,28 @@ impl Game {
             options.password.as_deref(),
             nonce,
         );
-        Ok(Game {
+        let me = Some(options.name.clone());
+        Ok(Self::assemble(options, group, net, socket, None, None, me))
+    }
+
+    fn assemble(
+        options: Options,
+        group: EntityGroup,
+        net: NetManager,
+        socket: UdpTransport,
+        responder: Option<Responder>,
+        server: Option<ServerRules>,
+        my_name: Option<String>,
+    ) -> Game {
+        Game {
             scene: options.scene.clone(),
+            joined: server.is_some(),
             group,
             net,
             socket,
-            responder: None,
-            server: None,
-            my_name: Some(options.name.clone()),
+            responder,
+            server,
+            my_name,
             options,
             input: PlayerInput::default(),
             scores: Vec::new(),
@@ -241,9 +239,8 @@ impl Game {
             messages: Vec::new(),
             ended: None,
             traffic: Traffic::default(),
-            joined: false,
             recording: None,
-        })
+        }
     }
 
     /// Records this peer's world from now on into `path` (see `lanyard::record`): the

@@ -22,7 +22,7 @@ pub const PLAYER: &str = "player";
 pub const GRENADE: &str = "grenade";
 
 /// How far a peer's body may drift from its authority's before it is corrected (2 mm).
-pub const CORRECTION: f32 = 0.002;
+pub use lanyard::pose::CORRECTION_TOLERANCE as CORRECTION;
 
 /// Spawn parameters of a crate.
 #[derive(Debug, Clone, Serialize, Deserialize)]
