@@ -362,7 +362,16 @@ impl<'a> SectionReader<'a> {
 pub struct PacketWriter {
     buf: Vec<u8>,
     scratch: Vec<u8>,
-    sections: usize,
+    /// Where each section is, so a packet is never parsed by the peer that wrote it.
+    spans: Vec<Span>,
+}
+
+/// Where one section of a [`PacketWriter`] lies in its bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Span {
+    net_id: NetId,
+    payload: u32,
+    end: u32,
 }
 
 impl PacketWriter {
@@ -374,7 +383,7 @@ impl PacketWriter {
     /// Forgets every section, keeping the allocations.
     pub fn clear(&mut self) {
         self.buf.clear();
-        self.sections = 0;
+        self.spans.clear();
     }
 
     /// Appends the section `write` produces for `net_id`. An empty section is not appended;
@@ -396,8 +405,13 @@ impl PacketWriter {
         if len > 0 {
             put_varint(&mut self.buf, u64::from(net_id.0));
             put_varint(&mut self.buf, len as u64);
+            let payload = self.buf.len() as u32;
             self.buf.extend_from_slice(&self.scratch);
-            self.sections += 1;
+            self.spans.push(Span {
+                net_id,
+                payload,
+                end: self.buf.len() as u32,
+            });
         }
         Ok(len)
     }
@@ -413,8 +427,13 @@ impl PacketWriter {
         if !section.payload.is_empty() {
             put_varint(&mut self.buf, u64::from(section.net_id.0));
             put_varint(&mut self.buf, section.payload.len() as u64);
+            let payload = self.buf.len() as u32;
             self.buf.extend_from_slice(section.payload);
-            self.sections += 1;
+            self.spans.push(Span {
+                net_id: section.net_id,
+                payload,
+                end: self.buf.len() as u32,
+            });
         }
         Ok(())
     }
@@ -426,7 +445,21 @@ impl PacketWriter {
 
     /// How many sections it holds.
     pub fn section_count(&self) -> usize {
-        self.sections
+        self.spans.len()
+    }
+
+    /// Its sections, in the order they were written, without parsing the bytes.
+    pub fn sections(&self) -> impl Iterator<Item = Section<'_>> + '_ {
+        self.spans.iter().map(|s| Section {
+            net_id: s.net_id,
+            payload: &self.buf[s.payload as usize..s.end as usize],
+        })
+    }
+
+    /// The byte offset where each section ends, in order: whole-section boundaries for
+    /// splitting the packet across datagrams without parsing it.
+    pub fn section_ends(&self) -> impl Iterator<Item = usize> + '_ {
+        self.spans.iter().map(|s| s.end as usize)
     }
 }
 

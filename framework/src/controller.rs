@@ -1,10 +1,11 @@
 //! The [`Controller`] trait: everything an entity does, in two paths.
 
 use crate::codec::{Section, SectionWriter};
-use crate::entity::{Entity, EntityRef};
-use crate::group::Slot;
-use crate::registry::KindRegistry;
-use crate::{EntityId, Error, KindId, NetId, Owner, Vec3};
+use crate::entity::{Entity, EntityRef, Slot};
+use crate::error::Error;
+use crate::id::{EntityId, KindId, NetId, Owner};
+use crate::params::encode_params;
+use crate::Vec3;
 use rapier3d::prelude::{PhysicsWorld, RigidBody, RigidBodyHandle, RigidBodySet};
 use serde::Serialize;
 use std::any::Any;
@@ -47,10 +48,14 @@ pub trait Controller: Any + Send {
     ) -> Result<(), Error>;
 
     /// On the server, judges a section the entity's owner (a client) sent, before it is
-    /// applied or forwarded. An illegal section is dropped and the owner is sent the
-    /// server's view of the entity to roll back to. The default trusts the owner.
-    fn validate(&self, me: EntityRef<'_>, section: Section<'_>) -> Legality {
-        let _ = (me, section);
+    /// applied or forwarded. `me` is the server's own copy of the entity and `world` the
+    /// server's world. An illegal section is dropped, counted, and the owner is sent the
+    /// server's own state of the entity's body (a correction) to go back to.
+    ///
+    /// Judge everything the section can claim: a pose far from the server's copy, a speed
+    /// nothing in the game could give, a teleport. The default trusts the owner.
+    fn validate(&self, me: EntityRef<'_>, section: Section<'_>, world: &WorldView<'_>) -> Legality {
+        let _ = (me, section, world);
         Legality::Legal
     }
 
@@ -66,6 +71,13 @@ pub trait Controller: Any + Send {
         let _ = bytes;
         Ok(())
     }
+}
+
+/// Resolves a registered kind's name to its id (the registry implements it; the controller
+/// module does not depend on the registry, which depends on it).
+pub(crate) trait KindLookup {
+    /// The id of the kind registered as `name`.
+    fn kind_id(&self, name: &str) -> Option<KindId>;
 }
 
 /// The server's judgement of a section a client sent for an entity it owns.
@@ -187,7 +199,7 @@ pub struct ClientContext<'a> {
     pub(crate) tick: u64,
     pub(crate) dt: f32,
     pub(crate) authority: bool,
-    pub(crate) registry: &'a KindRegistry,
+    pub(crate) kinds: &'a dyn KindLookup,
     pub(crate) commands: &'a mut Vec<Command>,
     pub(crate) effects: &'a mut Vec<Effect>,
 }
@@ -255,10 +267,10 @@ impl ClientContext<'_> {
     /// the network layer to send it up.
     pub fn spawn<P: Serialize>(&mut self, kind_name: &str, params: &P) -> Result<(), Error> {
         let kind = self
-            .registry
-            .id_of(kind_name)
+            .kinds
+            .kind_id(kind_name)
             .ok_or_else(|| Error::UnknownKindName(kind_name.to_owned()))?;
-        let params = crate::registry::encode_params(kind, params)?;
+        let params = encode_params(kind, params)?;
         self.commands.push(Command::Spawn(SpawnRequest {
             kind,
             params,

@@ -103,3 +103,16 @@ impl std::ops::Deref for EntityRef<'_> {
         self.entity
     }
 }
+
+/// One place in a group's entity table: an entity (or none, when free), the generation that
+/// tells a reused place from its earlier occupant, the spawn parameters, and the section
+/// queued for this frame's client path.
+pub(crate) struct Slot {
+    pub(crate) generation: u32,
+    pub(crate) entity: Option<Entity>,
+    /// The encoded spawn parameters, to rebuild the controller on restore and to tell late
+    /// joiners how to build the entity.
+    pub(crate) params: Vec<u8>,
+    /// The newest section received this frame: a range of the group's inbox.
+    pub(crate) pending: Option<(u32, u32)>,
+}

@@ -1,64 +1,23 @@
 //! The [`EntityGroup`]: every entity, its controller and the physics world, and the frame
 //! that drives them.
 
-use crate::codec::{MAX_SECTION_LEN, PacketReader, PacketWriter, Section, SectionWriter};
+use crate::Vec3;
+use crate::codec::{PacketReader, PacketWriter, Section};
+use crate::config::{GroupConfig, Role};
 use crate::controller::{
     ClientContext, Command, Controller, Effect, Legality, SpawnRequest, WorldView, entity_ref,
 };
-use crate::entity::{Entity, EntityRef};
+use crate::entity::{Entity, EntityRef, Slot};
+use crate::error::Error;
 use crate::hash::StateHasher;
+use crate::id::{EntityId, KindId, NetId, Owner};
+use crate::params::encode_params;
 use crate::pose::BodyState;
-use crate::record::{Op, Recorder, RecordingHeader, TickRecord};
-use crate::registry::{KindRegistry, encode_params};
-use crate::{ClientId, EntityId, Error, KindId, NetId, Owner, Vec3};
+use crate::record::format::{self as rec, Op, Recorder, RecordingHeader, TickRecord};
+use crate::registry::KindRegistry;
 use rapier3d::prelude::{Collider, ColliderHandle, PhysicsWorld};
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
-
-/// Which side of the network a group is on. The same type serves both: the role only
-/// decides which entities it has authority over and who assigns network ids.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub enum Role {
-    /// The server (or a listen-server host, or a standalone simulation): authority over
-    /// server-owned entities, assigns network ids, carries out spawns.
-    Server,
-    /// A client: authority over the entities this client owns; spawns it asks for wait for
-    /// the network layer to send them up.
-    Client(ClientId),
-}
-
-/// How a group simulates.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-pub struct GroupConfig {
-    /// The fixed physics timestep, in seconds.
-    pub dt: f32,
-    /// Gravity, in metres per second squared.
-    pub gravity: Vec3,
-    /// Server or client.
-    pub role: Role,
-    /// Whether [`EntityGroup::frame`] feeds the packet its server paths wrote back through
-    /// its own client paths. Always on in a real game; tests turn it off to show that
-    /// nothing moves without it.
-    pub loopback: bool,
-}
-
-impl GroupConfig {
-    /// Whether the numbers make sense: a positive finite timestep and finite gravity.
-    pub fn is_valid(&self) -> bool {
-        self.dt.is_finite() && self.dt > 0.0 && self.dt <= 1.0 && self.gravity.is_finite()
-    }
-}
-
-impl Default for GroupConfig {
-    fn default() -> Self {
-        GroupConfig {
-            dt: 1.0 / 60.0,
-            gravity: Vec3::new(0.0, -9.81, 0.0),
-            role: Role::Server,
-            loopback: true,
-        }
-    }
-}
 
 /// Running totals of what the group refused or could not do. Nothing is dropped silently:
 /// every skipped section lands in one of these.
@@ -80,25 +39,6 @@ pub struct Counters {
     pub oversized_sections: u64,
     /// Spawns that failed (unknown kind, bad parameters).
     pub failed_spawns: u64,
-}
-
-/// What one frame did.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct FrameReport {
-    /// The tick this frame computed (the group's tick is one more afterwards).
-    pub tick: u64,
-    /// Sections the server paths wrote.
-    pub sections_written: usize,
-    /// Client paths that ran with a section.
-    pub sections_applied: usize,
-    /// Client paths that rejected their section.
-    pub bad_sections: usize,
-    /// Entities spawned after the client pass.
-    pub spawned: usize,
-    /// Entities despawned after the client pass.
-    pub despawned: usize,
-    /// Errors from carrying out commands (failed spawns).
-    pub errors: Vec<Error>,
 }
 
 /// A change to the set of entities, as the group's journal records it. The network layer
@@ -143,7 +83,7 @@ pub enum Verdict {
     Illegal,
 }
 
-/// What [`EntityGroup::receive_sections`] did with a packet.
+/// What [`FramePass::receive_packet`](crate::FramePass::receive_packet) did with a packet.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct ReceiveReport {
     /// Sections queued for their entity's client path.
@@ -158,24 +98,15 @@ pub struct ReceiveReport {
     pub framing_error: bool,
 }
 
-pub(crate) struct Slot {
-    pub(crate) generation: u32,
-    pub(crate) entity: Option<Entity>,
-    /// The encoded spawn parameters, to rebuild the controller on restore and to tell late
-    /// joiners how to build the entity.
-    pub(crate) params: Vec<u8>,
-    /// The newest section received this frame: a range of `EntityGroup::inbox`.
-    pub(crate) pending: Option<(u32, u32)>,
-}
 
 /// All entities, their controllers and the physics world.
 ///
 /// The frame without networking is [`frame`](EntityGroup::frame): run the server paths of
 /// every entity this group has authority over into one packet, loop that packet back
 /// through decode and the client paths, carry out spawns and despawns, step physics. The
-/// network layer drives the same steps one by one ([`write_sections`](Self::write_sections),
-/// [`receive_sections`](Self::receive_sections), [`run_client_paths`](Self::run_client_paths),
-/// [`apply_commands`](Self::apply_commands), [`step_physics`](Self::step_physics)).
+/// network layer and replays run the same frame with a [`FrameDriver`](crate::FrameDriver)
+/// ([`run_frame`](EntityGroup::run_frame)); the pass order is defined once, in
+/// [`crate::pipeline`].
 ///
 /// Entities are iterated in network-id order everywhere, so two groups given the same
 /// history do the same work in the same order.
@@ -622,36 +553,10 @@ impl EntityGroup {
         }
     }
 
-    /// One whole frame without networking: server paths into one packet, the packet looped
-    /// back through decode and the client paths (unless loopback is off), spawns and
-    /// despawns, one physics step.
-    pub fn frame(&mut self) -> FrameReport {
-        let tick = self.tick;
-        self.write_sections();
-        let sections_written = self.outgoing.section_count();
-        if self.config.loopback {
-            let packet = std::mem::take(&mut self.outgoing);
-            self.receive_sections(packet.as_bytes(), self.local_owner());
-            self.outgoing = packet;
-        }
-        let (sections_applied, bad_sections) = self.run_client_paths();
-        let (spawned, despawned, errors) = self.apply_commands();
-        self.step_physics();
-        FrameReport {
-            tick,
-            sections_written,
-            sections_applied,
-            bad_sections,
-            spawned,
-            despawned,
-            errors,
-        }
-    }
-
     /// Runs the server path of every entity this group has authority over, in network-id
-    /// order, into one packet body, and returns it (also kept as
-    /// [`last_packet`](Self::last_packet) until the next call).
-    pub fn write_sections(&mut self) -> &[u8] {
+    /// order, into one packet (kept as [`last_packet`](Self::last_packet) until the next
+    /// call).
+    pub(crate) fn write_sections(&mut self) {
         self.outgoing.clear();
         let local = self.local_owner();
         let view = WorldView {
@@ -680,18 +585,30 @@ impl EntityGroup {
                 self.counters.oversized_sections += 1;
             }
         }
-        self.outgoing.as_bytes()
     }
 
-    /// The packet body the last [`write_sections`](Self::write_sections) produced.
-    pub fn last_packet(&self) -> &[u8] {
-        self.outgoing.as_bytes()
+    /// The packet the server paths of the last frame wrote (the sections this group has
+    /// authority over).
+    pub fn last_packet(&self) -> &PacketWriter {
+        &self.outgoing
+    }
+
+    /// Offers the packet the server paths just wrote to this group's own client paths, as
+    /// if it had come from the network (self-loopback), without parsing it again.
+    pub(crate) fn loop_back(&mut self) {
+        let packet = std::mem::take(&mut self.outgoing);
+        let local = self.local_owner();
+        let mut hint = 0;
+        for section in packet.sections() {
+            self.offer_at(section, local, &mut hint);
+        }
+        self.outgoing = packet;
     }
 
     /// Decodes a packet body from `from` and offers each section to its entity
     /// ([`offer_section`](Self::offer_section)). Bad sections are skipped and counted; the
     /// rest of the packet still counts.
-    pub fn receive_sections(&mut self, bytes: &[u8], from: Owner) -> ReceiveReport {
+    pub(crate) fn receive_sections(&mut self, bytes: &[u8], from: Owner) -> ReceiveReport {
         let mut report = ReceiveReport::default();
         // Packets are written in network-id order, so the next section's entity is usually
         // the one after the last: try there before searching.
@@ -713,13 +630,8 @@ impl EntityGroup {
     }
 
     /// Judges one section from `from` and, if it is accepted, queues it for its entity's
-    /// client path this frame (the newest section for an entity wins).
-    ///
-    /// The server (`from == Owner::Server`) may send a section for any entity. Anyone else
-    /// only for an entity they own, and then the entity's controller
-    /// ([`Controller::validate`]) judges whether the content is legal. Every refusal is
-    /// counted in [`counters`](Self::counters).
-    pub fn offer_section(&mut self, section: Section<'_>, from: Owner) -> Verdict {
+    /// client path this frame (see [`FramePass::offer_section`](crate::FramePass::offer_section)).
+    pub(crate) fn offer_section(&mut self, section: Section<'_>, from: Owner) -> Verdict {
         self.offer_at(section, from, &mut 0)
     }
 
@@ -745,9 +657,16 @@ impl EntityGroup {
                 self.counters.not_owner += 1;
                 return Verdict::NotOwner;
             }
+            let view = WorldView {
+                slots: &self.slots,
+                order: &self.order,
+                physics: &self.physics,
+                tick: self.tick,
+                dt: self.config.dt,
+            };
             let legal = self.controllers[i]
                 .as_deref()
-                .is_some_and(|c| c.validate(me, section) == Legality::Legal);
+                .is_some_and(|c| c.validate(me, section, &view) == Legality::Legal);
             if !legal {
                 self.counters.illegal += 1;
                 return Verdict::Illegal;
@@ -773,28 +692,9 @@ impl EntityGroup {
             .is_ok_and(|pos| self.slots[self.order[pos].1 as usize].pending.is_some())
     }
 
-    /// Runs the server path of one entity, whoever owns it, and returns its section. The
-    /// server uses it to send an owner the server's view of an entity (a correction).
-    pub fn write_section_of(&mut self, net: NetId) -> Option<Vec<u8>> {
-        let pos = self.order.binary_search_by_key(&net, |e| e.0).ok()?;
-        let i = self.order[pos].1 as usize;
-        let me = entity_ref(&self.slots[i], &self.physics)?;
-        let view = WorldView {
-            slots: &self.slots,
-            order: &self.order,
-            physics: &self.physics,
-            tick: self.tick,
-            dt: self.config.dt,
-        };
-        let ctrl = self.controllers[i].as_deref_mut()?;
-        let mut out = Vec::new();
-        ctrl.server_update(me, &view, &mut SectionWriter::new(&mut out));
-        (!out.is_empty() && out.len() <= MAX_SECTION_LEN).then_some(out)
-    }
-
     /// Runs every entity's client path once, in network-id order, with its queued section
     /// or without one. Returns how many ran with a section and how many rejected theirs.
-    pub fn run_client_paths(&mut self) -> (usize, usize) {
+    pub(crate) fn run_client_paths(&mut self) -> (usize, usize) {
         if let Some(r) = &mut self.recorder {
             r.op(Op::ClientPass);
         }
@@ -832,7 +732,7 @@ impl EntityGroup {
                 owner: entity.owner,
                 tick: self.tick,
                 dt: self.config.dt,
-                registry: &self.registry,
+                kinds: &*self.registry,
                 commands: &mut self.commands,
                 effects: &mut self.effects,
             };
@@ -854,7 +754,7 @@ impl EntityGroup {
     /// client will own waits in [`take_spawn_requests`](Self::take_spawn_requests) for the
     /// network layer, and other spawns are left to the server. Returns the spawn count, the
     /// despawn count, and the errors of failed spawns.
-    pub fn apply_commands(&mut self) -> (usize, usize, Vec<Error>) {
+    pub(crate) fn apply_commands(&mut self) -> (usize, usize, Vec<Error>) {
         if let Some(r) = &mut self.recorder {
             r.op(Op::Commands);
             r.quiet = true;
@@ -900,8 +800,16 @@ impl EntityGroup {
     }
 
     /// Spawns this client asked for that the network layer has to send up.
-    pub fn take_spawn_requests(&mut self) -> Vec<SpawnRequest> {
+    pub(crate) fn take_spawn_requests(&mut self) -> Vec<SpawnRequest> {
         std::mem::take(&mut self.requests)
+    }
+
+    /// Puts back the spawn requests a driver did not carry out, ahead of newer ones.
+    pub(crate) fn requeue_spawn_requests(&mut self, mut requests: Vec<SpawnRequest>) {
+        if !requests.is_empty() {
+            requests.append(&mut self.requests);
+            self.requests = requests;
+        }
     }
 
     /// The effects client paths emitted since the last call.
@@ -910,12 +818,12 @@ impl EntityGroup {
     }
 
     /// Steps physics once with the fixed timestep and advances the tick.
-    pub fn step_physics(&mut self) {
+    pub(crate) fn step_physics(&mut self) {
         self.physics.step();
         self.tick += 1;
         if self.recorder.is_some() {
             let hash = self.state_hash();
-            let now = crate::record::poses_of(self);
+            let now = self.poses();
             let tick = self.tick - 1;
             if let Some(r) = &mut self.recorder {
                 let (poses, gone) = r.delta(now);
@@ -927,7 +835,7 @@ impl EntityGroup {
                     gone,
                 };
                 // Encoding into memory cannot fail for these types.
-                let _ = crate::record::write_record(&mut r.out, &record);
+                let _ = rec::write_record(&mut r.out, &record);
             }
         }
     }
@@ -946,7 +854,7 @@ impl EntityGroup {
                 .collect(),
             dt: self.config.dt,
         };
-        let out = crate::record::preamble(&header, &self.snapshot()?)?;
+        let out = rec::preamble(&header, &self.snapshot()?)?;
         self.recorder = Some(Recorder {
             out,
             ..Recorder::default()
@@ -965,6 +873,17 @@ impl EntityGroup {
             .as_mut()
             .map(|r| std::mem::take(&mut r.out))
             .unwrap_or_default()
+    }
+
+    /// Every entity's position and rotation (x y z, qx qy qz qw), in network-id order.
+    pub(crate) fn poses(&self) -> Vec<(NetId, [f32; 7])> {
+        self.iter()
+            .map(|e| {
+                let t = e.body().translation();
+                let r = e.body().rotation();
+                (e.net_id(), [t.x, t.y, t.z, r.x, r.y, r.z, r.w])
+            })
+            .collect()
     }
 
     /// A hash over the exact bits of every entity body's pose and velocities, in

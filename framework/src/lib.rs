@@ -11,8 +11,9 @@
 //! An [`EntityGroup`] owns the entities, their controllers and the physics world. Its
 //! [`frame`](EntityGroup::frame) runs the server paths into one packet, feeds that packet
 //! back through decode and the client paths (self-loopback: the server is its own client),
-//! and steps physics with a fixed timestep. The network layer (`lanyard-net`) drives the
-//! same steps and carries the packets between peers.
+//! and steps physics with a fixed timestep. The pass order is defined once, in
+//! [`pipeline`]: the network layer (`lanyard-net`) and [`record::Replay`] run the same frame
+//! through a [`FrameDriver`] that supplies what comes from outside.
 //!
 //! # Invariants
 //!
@@ -56,6 +57,7 @@
 #![warn(missing_docs)]
 
 pub mod codec;
+mod config;
 mod controller;
 pub mod demo;
 mod entity;
@@ -64,25 +66,26 @@ mod group;
 mod hash;
 mod id;
 pub mod interp;
+mod params;
+pub mod pipeline;
 pub mod pose;
 pub mod record;
 mod registry;
 mod rng;
 
+pub use config::{GroupConfig, Role};
 pub use controller::{
     ClientContext, Command, Controller, Effect, Legality, SpawnRequest, WorldView,
 };
 pub use entity::{Entity, EntityRef, Shape, Visual};
 pub use error::Error;
-pub use group::{
-    Change, Counters, EntityGroup, FrameReport, GroupConfig, ReceiveReport, Role, SNAPSHOT_VERSION,
-    Verdict,
-};
+pub use group::{Change, Counters, EntityGroup, ReceiveReport, SNAPSHOT_VERSION, Verdict};
 pub use hash::StateHasher;
 pub use id::{ClientId, EntityId, KindId, NetId, Owner};
+pub use params::{MAX_PARAMS_LEN, decode_params, encode_params};
+pub use pipeline::{FrameDriver, FramePass, FrameReport};
 pub use registry::{
-    Blueprint, KindOptions, KindRegistry, MAX_PARAMS_LEN, OnOwnerLeave, decode_params,
-    encode_params,
+    Blueprint, KindOptions, KindRegistry, OnOwnerLeave, SpawnClaim, SpawnRefusal,
 };
 pub use rng::SeededRng;
 

@@ -1,54 +1,15 @@
 //! The controller-kind registry: stable names and ids, and factories that build an entity
 //! and its controller from serialisable spawn parameters.
 
-use crate::controller::Controller;
+use crate::controller::{Controller, KindLookup, Legality, WorldView};
 use crate::entity::Visual;
-use crate::{Error, KindId};
+use crate::id::{ClientId, KindId};
+use crate::params::decode_params;
+use crate::pose::BodyState;
+use crate::error::Error;
 use rapier3d::prelude::{Collider, RigidBody};
-use serde::Serialize;
 use serde::de::DeserializeOwned;
 use std::collections::BTreeMap;
-
-/// Spawn parameters larger than this are refused when decoding.
-pub const MAX_PARAMS_LEN: usize = 16 * 1024;
-
-fn config() -> bincode::config::Configuration<
-    bincode::config::LittleEndian,
-    bincode::config::Varint,
-    bincode::config::Limit<MAX_PARAMS_LEN>,
-> {
-    bincode::config::standard().with_limit::<MAX_PARAMS_LEN>()
-}
-
-/// Encodes spawn parameters the way every peer decodes them.
-pub fn encode_params<P: Serialize>(kind: KindId, params: &P) -> Result<Vec<u8>, Error> {
-    bincode::serde::encode_to_vec(params, config()).map_err(|e| Error::BadSpawnParams {
-        kind,
-        reason: e.to_string(),
-    })
-}
-
-/// Decodes spawn parameters encoded by [`encode_params`] (refusing oversized input and
-/// trailing bytes).
-pub fn decode_params<P: DeserializeOwned>(kind: KindId, bytes: &[u8]) -> Result<P, Error> {
-    if bytes.len() > MAX_PARAMS_LEN {
-        return Err(Error::BadSpawnParams {
-            kind,
-            reason: format!("{} bytes is over the limit", bytes.len()),
-        });
-    }
-    match bincode::serde::decode_from_slice::<P, _>(bytes, config()) {
-        Ok((p, used)) if used == bytes.len() => Ok(p),
-        Ok((_, used)) => Err(Error::BadSpawnParams {
-            kind,
-            reason: format!("{} trailing bytes", bytes.len() - used),
-        }),
-        Err(e) => Err(Error::BadSpawnParams {
-            kind,
-            reason: e.to_string(),
-        }),
-    }
-}
 
 /// What a factory builds: the body, its colliders, its looks, and its controller.
 pub struct Blueprint {
@@ -82,11 +43,41 @@ pub struct KindOptions {
 }
 
 type Factory = Box<dyn Fn(KindId, &[u8]) -> Result<Blueprint, Error> + Send + Sync>;
+type Judge = Box<dyn Fn(KindId, &[u8], &SpawnClaim<'_>) -> Result<(), SpawnRefusal> + Send + Sync>;
 
 struct Kind {
     name: String,
     options: KindOptions,
     factory: Factory,
+    judge: Option<Judge>,
+}
+
+/// What the server knows when it judges a client's request to spawn an entity it will own:
+/// who asks, the name it plays under, where the client says the new body is, and the
+/// server's world.
+#[derive(Clone, Copy)]
+pub struct SpawnClaim<'a> {
+    /// The client asking.
+    pub by: ClientId,
+    /// The name the client joined under.
+    pub name: &'a str,
+    /// The body state the client claims for the new entity.
+    pub state: &'a BodyState,
+    /// The server's world.
+    pub world: &'a WorldView<'a>,
+}
+
+/// Why the server refused a client's spawn request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SpawnRefusal {
+    /// The kind is not registered here.
+    UnknownKind,
+    /// Clients may not spawn this kind ([`KindOptions::client_spawnable`] is off).
+    NotClientSpawnable,
+    /// The parameters do not decode as the kind's parameters.
+    BadParams,
+    /// The kind's spawn judge called the parameters or the claimed state illegal.
+    Illegal,
 }
 
 /// The registered controller kinds. Build one at start-up, identically on every peer, then
@@ -152,9 +143,58 @@ impl KindRegistry {
                 name: name.to_owned(),
                 options,
                 factory,
+                judge: None,
             },
         );
         Ok(id)
+    }
+
+    /// Sets the judge of clients' spawn requests for the kind registered as `name`: on the
+    /// server, before an entity a client asked for is built, `judge` sees its decoded
+    /// parameters and the [`SpawnClaim`] and calls them legal or not. A refused request is
+    /// counted for the client and the client removes its provisional entity.
+    ///
+    /// Without a judge, a client-spawnable kind accepts any parameters that decode: give
+    /// every such kind a judge unless its parameters cannot hurt (a player's size, a
+    /// grenade's speed and thrower all can).
+    pub fn judge_spawns<P, F>(&mut self, name: &str, judge: F) -> Result<(), Error>
+    where
+        P: DeserializeOwned + 'static,
+        F: Fn(&P, &SpawnClaim<'_>) -> Legality + Send + Sync + 'static,
+    {
+        let id = self
+            .id_of(name)
+            .ok_or_else(|| Error::UnknownKindName(name.to_owned()))?;
+        let kind = self.kinds.get_mut(&id).ok_or(Error::UnknownKind(id))?;
+        kind.judge = Some(Box::new(move |kind, bytes, claim| {
+            let p = decode_params::<P>(kind, bytes).map_err(|_| SpawnRefusal::BadParams)?;
+            match judge(&p, claim) {
+                Legality::Legal => Ok(()),
+                Legality::Illegal => Err(SpawnRefusal::Illegal),
+            }
+        }));
+        Ok(())
+    }
+
+    /// Judges a client's request to spawn `kind` with encoded `params`: the kind must be
+    /// registered and client-spawnable, the parameters must decode, and the kind's judge
+    /// (if it has one, see [`judge_spawns`](Self::judge_spawns)) must call them legal.
+    pub fn judge_spawn(
+        &self,
+        kind: KindId,
+        params: &[u8],
+        claim: &SpawnClaim<'_>,
+    ) -> Result<(), SpawnRefusal> {
+        let k = self.kinds.get(&kind).ok_or(SpawnRefusal::UnknownKind)?;
+        if !k.options.client_spawnable {
+            return Err(SpawnRefusal::NotClientSpawnable);
+        }
+        match &k.judge {
+            Some(judge) => judge(kind, params, claim),
+            None => (k.factory)(kind, params)
+                .map(|_| ())
+                .map_err(|_| SpawnRefusal::BadParams),
+        }
     }
 
     /// The id of the kind registered under `name`.
@@ -182,5 +222,11 @@ impl KindRegistry {
     pub fn build(&self, kind: KindId, params: &[u8]) -> Result<Blueprint, Error> {
         let k = self.kinds.get(&kind).ok_or(Error::UnknownKind(kind))?;
         (k.factory)(kind, params)
+    }
+}
+
+impl KindLookup for KindRegistry {
+    fn kind_id(&self, name: &str) -> Option<KindId> {
+        self.id_of(name)
     }
 }

@@ -1,6 +1,9 @@
 //! Property tests of the section decoder: arbitrary bytes never panic, and a bad section
 //! costs only itself while the framing holds.
 
+mod common;
+
+use common::Feed;
 use lanyard::codec::{PacketReader, PacketWriter, Section};
 use lanyard::demo::{self, MoverParams};
 use lanyard::prelude::*;
@@ -65,15 +68,14 @@ proptest! {
     #[test]
     fn random_bytes_fed_to_a_group_never_panic(bytes in prop::collection::vec(any::<u8>(), 0..512)) {
         let mut g = group_with_movers(4);
-        g.receive_sections(&bytes, Owner::Server);
-        g.run_client_paths();
+        Feed::packet(&mut g, &bytes, Owner::Server);
         g.frame();
         // Random well-framed sections aimed at real entities: decoded, judged, never a panic.
         let mut p = PacketWriter::new();
         for (i, chunk) in bytes.chunks(13).enumerate() {
             p.raw_section(Section { net_id: NetId(1 + (i as u32 % 4)), payload: chunk }).unwrap();
         }
-        g.receive_sections(p.as_bytes(), Owner::Server);
+        Feed::packet(&mut g, p.as_bytes(), Owner::Server);
         g.frame();
         prop_assert!(g.state_hash() != 0);
     }

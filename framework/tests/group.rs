@@ -1,7 +1,10 @@
 //! EntityGroup behaviour: the registry, authority on received sections, bad sections,
 //! commands from client paths, despawning mid-pass, and snapshots that cannot be read.
 
-use lanyard::codec::{PacketWriter, Section, SectionWriter};
+mod common;
+
+use common::Feed;
+use lanyard::codec::{PacketWriter, SectionWriter};
 use lanyard::demo::{self, CrateParams, MoverParams};
 use lanyard::pose::{BodyState, PoseState};
 use lanyard::prelude::*;
@@ -149,13 +152,12 @@ fn a_bad_section_is_skipped_and_the_rest_of_the_packet_still_applies() {
         (NetId(999), &good),
         (nets[2], &good),
     ]);
-    let r = g.receive_sections(&p, Owner::Server);
+    let (frame, r) = Feed::packet(&mut g, &p, Owner::Server);
     assert_eq!(
         (r.accepted, r.unknown_entity, r.framing_error),
         (3, 1, false)
     );
-    let (applied, rejected) = g.run_client_paths();
-    assert_eq!((applied, rejected), (2, 1));
+    assert_eq!((frame.sections_applied, frame.bad_sections), (2, 1));
     assert_eq!(g.counters().bad_sections, 1);
     assert_eq!(g.counters().unknown_entity, 1);
     let target = |g: &EntityGroup, i| g.controller::<demo::Mover>(i).unwrap().target();
@@ -184,13 +186,14 @@ fn sections_are_accepted_only_from_the_owner_or_the_server() {
     let push = mover_target(Vec3::new(0.0, 0.0, 2.0));
     let p = packet(&[(s, &push), (a, &push)]);
 
-    // Bob owns neither.
-    let r = g.receive_sections(&p, Owner::Client(ClientId(2)));
-    assert_eq!((r.accepted, r.not_owner), (0, 2));
-    // Alice owns only hers.
-    let r = g.receive_sections(&p, Owner::Client(ClientId(1)));
-    assert_eq!((r.accepted, r.not_owner), (1, 1));
-    g.run_client_paths();
+    // Bob owns neither; Alice owns only hers.
+    let mut feed = Feed::inbound_only();
+    feed.packets.push((p.clone(), Owner::Client(ClientId(2))));
+    feed.packets.push((p, Owner::Client(ClientId(1))));
+    g.run_frame(&mut feed);
+    let (bob, alice) = (feed.reports[0], feed.reports[1]);
+    assert_eq!((bob.accepted, bob.not_owner), (0, 2));
+    assert_eq!((alice.accepted, alice.not_owner), (1, 1));
     assert_eq!(
         g.controller::<demo::Mover>(server_owned).unwrap().target(),
         Vec3::ZERO
@@ -348,9 +351,10 @@ fn a_client_keeps_its_own_spawns_for_the_network_layer() {
         Owner::Server,
     )
     .unwrap();
-    let r = g.frame();
+    let mut feed = Feed::with_server_paths();
+    let r = g.run_frame(&mut feed);
     assert_eq!(r.spawned, 0, "a client must not assign network ids");
-    let reqs = g.take_spawn_requests();
+    let reqs = feed.requests;
     assert_eq!(reqs.len(), 1, "only the spawn of its own entity goes up");
     assert_eq!(reqs[0].owner, Owner::Client(ClientId(4)));
     assert_eq!(reqs[0].requested_by, NetId(10));
@@ -399,27 +403,25 @@ fn the_validation_hook_refuses_an_owners_illegal_section() {
     // The mover's top speed is 5 m/s; its hook refuses targets over 10 m/s.
     let fast = mover_target(Vec3::new(50.0, 0.0, 0.0));
     let fine = mover_target(Vec3::new(4.0, 0.0, 0.0));
-    let section = |b| Section {
-        net_id: net,
-        payload: b,
-    };
-    assert_eq!(g.offer_section(section(&fast), alice), Verdict::Illegal);
-    assert!(!g.has_pending_section(net));
-    assert_eq!(g.counters().illegal, 1);
+    let mut feed = Feed::inbound_only();
+    feed.sections.push((net, fast.clone(), alice));
     // The server itself is not judged.
+    feed.sections.push((net, fast, Owner::Server));
+    feed.sections.push((net, fine, alice));
+    g.run_frame(&mut feed);
     assert_eq!(
-        g.offer_section(section(&fast), Owner::Server),
-        Verdict::Accepted
+        feed.verdicts,
+        vec![
+            (Verdict::Illegal, false),
+            (Verdict::Accepted, true),
+            (Verdict::Accepted, true)
+        ]
     );
-    assert_eq!(g.offer_section(section(&fine), alice), Verdict::Accepted);
-    g.run_client_paths();
+    assert_eq!(g.counters().illegal, 1);
     assert_eq!(
         g.controller::<demo::Mover>(alices).unwrap().target(),
         Vec3::new(4.0, 0.0, 0.0)
     );
-    // The server can state its own view of the entity, to correct the owner.
-    let correction = g.write_section_of(net).unwrap();
-    assert_eq!(correction.len(), 12 + PoseState::LEN);
 }
 
 #[test]

@@ -1,6 +1,9 @@
 //! Self-loopback: on the authority, an entity changes only through its own packet fed back
 //! through decode and its client path.
 
+mod common;
+
+use common::Feed;
 use lanyard::demo::{self, Mover, MoverParams};
 use lanyard::prelude::*;
 use std::sync::Arc;
@@ -62,22 +65,21 @@ fn mover_does_not_move_without_the_loopback() {
 }
 
 #[test]
-fn the_written_packet_applied_by_hand_moves_it_like_the_loopback() {
-    // Drive the frame's steps one by one, as the network layer does, and compare with
-    // `frame()`: the loopback is nothing more than this.
-    let (mut by_hand, a) = floating_mover(false);
-    let (mut looped, b) = floating_mover(true);
+fn a_group_fed_the_servers_packet_every_frame_follows_it_bit_for_bit() {
+    // The loopback is nothing more than receiving the packet the server paths wrote: a
+    // second group that runs no server path of its own and is handed that packet every
+    // frame stays bit-identical to the server.
+    let (mut server, a) = floating_mover(true);
+    let (mut mirror, b) = floating_mover(true);
     for _ in 0..30 {
-        let packet = by_hand.write_sections().to_vec();
-        by_hand.receive_sections(&packet, Owner::Server);
-        by_hand.run_client_paths();
-        by_hand.apply_commands();
-        by_hand.step_physics();
-        looped.frame();
+        let mut capture = Feed::with_server_paths();
+        server.run_frame(&mut capture);
+        let (report, received) = Feed::packet(&mut mirror, &capture.outbound, Owner::Server);
+        assert_eq!((received.accepted, report.sections_applied), (1, 1));
     }
     assert_eq!(
-        by_hand.get(a).unwrap().body().translation(),
-        looped.get(b).unwrap().body().translation()
+        server.get(a).unwrap().body().translation(),
+        mirror.get(b).unwrap().body().translation()
     );
-    assert_eq!(by_hand.state_hash(), looped.state_hash());
+    assert_eq!(server.state_hash(), mirror.state_hash());
 }

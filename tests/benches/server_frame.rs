@@ -1,8 +1,8 @@
-//! The server frame with 1000 entities and 16 clients on the in-memory hub.
+//! The server frame with 1000 entities and 64 clients on the in-memory hub.
 //!
-//! Run with `cargo bench -p lanyard-tests --bench server_frame`. The server's world is 1000
-//! crates that cannot sleep (every one is awake and sends a section every broadcast). 16
-//! clients join and receive the world; then the server runs 600 frames at 60 Hz (10 s,
+//! Run with `cargo bench -p lanyard-tests --bench server_frame` (`LANYARD_BENCH_CLIENTS=N`
+//! for another client count). The server's world is 1000 crates that cannot sleep (every
+//! one is awake and sends a section every broadcast). The clients join and receive the world; then the server runs 600 frames at 60 Hz (10 s,
 //! 200 broadcasts at the default 20 per second) while the clients keep up (their time is not
 //! counted). Reported: the server's `NetManager::update` per frame, the same world's bare
 //! `EntityGroup::frame` for comparison, and the bytes each broadcast sends each client.
@@ -14,7 +14,6 @@ use lanyard_tests::scenario::{Scenario, add_scenery};
 use std::time::Instant;
 
 const ENTITIES: usize = 1000;
-const CLIENTS: usize = 16;
 const FRAMES: usize = 600;
 
 fn world(g: &mut EntityGroup) {
@@ -40,12 +39,16 @@ fn median(v: &mut [f64]) -> f64 {
 }
 
 fn main() {
+    let clients: usize = std::env::var("LANYARD_BENCH_CLIENTS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(64);
     let config = NetConfig {
-        max_clients: CLIENTS as u16,
+        max_clients: clients as u16,
         ..NetConfig::default()
     };
     let mut s = Scenario::new(config, None, 60.0, world);
-    for i in 0..CLIENTS {
+    for i in 0..clients {
         s.add_client(NetConfig::default(), &format!("bot{i}"), None);
     }
     assert!(s.run_until(5.0, |s| s.all_joined()), "clients did not join");
@@ -88,7 +91,7 @@ fn main() {
             c.step(dt);
         }
     }
-    let all_connected = s.server.net.clients().len() == CLIENTS;
+    let all_connected = s.server.net.clients().len() == clients;
     // The same group's bare frame, under the same conditions (the clients stepping their
     // worlds in between), for 4 s: less than the clients' timeout.
     let mut bare: Vec<f64> = (0..240)
@@ -115,7 +118,7 @@ fn main() {
     let q = median(&mut quiet);
     let mean = (b * on_broadcast.len() as f64 + q * quiet.len() as f64) / FRAMES as f64;
     println!(
-        "entities: {ENTITIES} ({awake} awake), clients: {CLIENTS}, all connected: {all_connected}"
+        "entities: {ENTITIES} ({awake} awake), clients: {clients}, all connected: {all_connected}"
     );
     println!(
         "broadcasts: {} in {FRAMES} frames at 60 Hz",

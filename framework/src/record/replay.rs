@@ -1,0 +1,354 @@
+//! Replaying a recording through a group, through the one frame pipeline.
+
+use super::format::{Op, Recording, RecordingHeader};
+use crate::codec::Section;
+use crate::controller::SpawnRequest;
+use crate::error::Error;
+use crate::group::EntityGroup;
+use crate::id::{NetId, Owner};
+use crate::pipeline::{FrameDriver, FramePass};
+use crate::registry::KindRegistry;
+use crate::{Quat, Vec3};
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+/// An entity whose pose differs between the recording and the replay.
+#[derive(Debug, Clone, PartialEq)]
+pub struct EntityDiff {
+    /// The entity.
+    pub net: NetId,
+    /// Where the recording has it (position, rotation), if it has it.
+    pub recorded: Option<[f32; 7]>,
+    /// Where the replay has it, if it has it.
+    pub replayed: Option<[f32; 7]>,
+    /// Distance between the two positions, metres (infinite if one side lacks it).
+    pub distance: f32,
+    /// Angle between the two rotations, radians.
+    pub angle: f32,
+}
+
+/// Where a replay stopped agreeing with its recording.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Divergence {
+    /// The first tick whose state differs.
+    pub tick: u64,
+    /// The recorded hash.
+    pub expected: u64,
+    /// The replayed hash.
+    pub found: u64,
+    /// The entities that differ (by pose, or by existing on one side only). Empty if only
+    /// velocities differ.
+    pub entities: Vec<EntityDiff>,
+}
+
+impl std::fmt::Display for Divergence {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        writeln!(
+            f,
+            "diverged at tick {}: hash {:016x} recorded, {:016x} replayed",
+            self.tick, self.expected, self.found
+        )?;
+        if self.entities.is_empty() {
+            writeln!(f, "  every pose matches: velocities differ")?;
+        }
+        for d in &self.entities {
+            match (d.recorded, d.replayed) {
+                (Some(_), Some(_)) => writeln!(
+                    f,
+                    "  {}: position off by {:.6} m, rotation by {:.6} rad",
+                    d.net, d.distance, d.angle
+                )?,
+                (Some(_), None) => {
+                    writeln!(f, "  {}: in the recording, missing from the replay", d.net)?
+                }
+                _ => writeln!(f, "  {}: in the replay, missing from the recording", d.net)?,
+            }
+        }
+        Ok(())
+    }
+}
+
+fn diff(recorded: &[(NetId, [f32; 7])], replayed: &[(NetId, [f32; 7])]) -> Vec<EntityDiff> {
+    let mut out = Vec::new();
+    let find = |v: &[(NetId, [f32; 7])], n: NetId| v.iter().find(|(k, _)| *k == n).map(|(_, p)| *p);
+    let mut ids: Vec<NetId> = recorded.iter().chain(replayed).map(|(n, _)| *n).collect();
+    ids.sort_unstable();
+    ids.dedup();
+    for net in ids {
+        let (a, b) = (find(recorded, net), find(replayed, net));
+        if a.map(|p| p.map(f32::to_bits)) == b.map(|p| p.map(f32::to_bits)) {
+            continue;
+        }
+        let (distance, angle) = match (a, b) {
+            (Some(a), Some(b)) => {
+                let d = (Vec3::new(a[0], a[1], a[2]) - Vec3::new(b[0], b[1], b[2])).length();
+                let qa = Quat::from_xyzw(a[3], a[4], a[5], a[6]);
+                let qb = Quat::from_xyzw(b[3], b[4], b[5], b[6]);
+                (d, qa.angle_between(qb))
+            }
+            _ => (f32::INFINITY, 0.0),
+        };
+        out.push(EntityDiff {
+            net,
+            recorded: a,
+            replayed: b,
+            distance,
+            angle,
+        });
+    }
+    out
+}
+
+/// A recording being replayed through a group: step it, read its entities, assert.
+///
+/// ```no_run
+/// # use std::sync::Arc;
+/// # let registry = Arc::new(lanyard::KindRegistry::new());
+/// use lanyard::record::Replay;
+/// let bytes = std::fs::read("session.lnyr").unwrap();
+/// let mut replay = Replay::open(&bytes, registry).unwrap();
+/// replay.run_to(120).unwrap();               // checks the hash at every tick on the way
+/// assert!(replay.group().len() > 0);
+/// ```
+pub struct Replay {
+    recording: Recording,
+    group: EntityGroup,
+    next: usize,
+    /// The recorded poses as of the last replayed tick.
+    known: BTreeMap<NetId, [f32; 7]>,
+}
+
+impl std::fmt::Debug for Replay {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Replay")
+            .field("header", &self.recording.header)
+            .field("next", &self.next)
+            .field("ticks", &self.recording.ticks.len())
+            .finish()
+    }
+}
+
+/// What [`Replay::step`] found.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Step {
+    /// The tick replayed and its hash matched.
+    Matched(u64),
+    /// The tick replayed and differs from the recording.
+    Diverged(Box<Divergence>),
+    /// There are no more ticks.
+    End,
+}
+
+impl Replay {
+    /// Reads a recording and restores its initial world. The registry must hold every kind
+    /// the recording lists.
+    pub fn open(bytes: &[u8], registry: Arc<KindRegistry>) -> Result<Replay, Error> {
+        Self::from_recording(Recording::from_bytes(bytes)?, registry)
+    }
+
+    /// Replays a recording already read.
+    pub fn from_recording(
+        recording: Recording,
+        registry: Arc<KindRegistry>,
+    ) -> Result<Replay, Error> {
+        for (name, id) in &recording.header.kinds {
+            if registry.id_of(name) != Some(*id) {
+                return Err(Error::UnknownKindName(name.clone()));
+            }
+        }
+        let group = EntityGroup::restore(registry, &recording.snapshot)?;
+        Ok(Replay {
+            recording,
+            group,
+            next: 0,
+            known: BTreeMap::new(),
+        })
+    }
+
+    /// The recording's header.
+    pub fn header(&self) -> &RecordingHeader {
+        &self.recording.header
+    }
+
+    /// How many ticks the recording holds.
+    pub fn len(&self) -> usize {
+        self.recording.ticks.len()
+    }
+
+    /// Whether the recording holds no ticks.
+    pub fn is_empty(&self) -> bool {
+        self.recording.ticks.is_empty()
+    }
+
+    /// The world as replayed so far.
+    pub fn group(&self) -> &EntityGroup {
+        &self.group
+    }
+
+    /// The world, mutably (to drain effects for drawing, say).
+    pub fn group_mut(&mut self) -> &mut EntityGroup {
+        &mut self.group
+    }
+
+    /// The next tick to replay.
+    pub fn tick(&self) -> u64 {
+        self.group.tick()
+    }
+
+    /// Replays one tick and checks it.
+    pub fn step(&mut self) -> Result<Step, Error> {
+        let Some(record) = self.recording.ticks.get(self.next) else {
+            return Ok(Step::End);
+        };
+        self.next += 1;
+        let bad_config = record
+            .ops
+            .iter()
+            .any(|op| matches!(op, Op::Config(c) if !c.is_valid()));
+        if bad_config {
+            return Err(Error::RecordingCorrupted {
+                tick: Some(record.tick),
+            });
+        }
+        let mut driver = ReplayDriver {
+            ops: &record.ops,
+            next: 0,
+        };
+        let g = &mut self.group;
+        g.run_frame(&mut driver);
+        g.drain_changes().for_each(drop);
+        for net in &record.gone {
+            self.known.remove(net);
+        }
+        self.known.extend(record.poses.iter().copied());
+        let found = g.state_hash();
+        if found == record.hash && g.tick() == record.tick + 1 {
+            return Ok(Step::Matched(record.tick));
+        }
+        Ok(Step::Diverged(Box::new(Divergence {
+            tick: record.tick,
+            expected: record.hash,
+            found,
+            entities: diff(
+                &self.known.iter().map(|(n, p)| (*n, *p)).collect::<Vec<_>>(),
+                &g.poses(),
+            ),
+        })))
+    }
+
+    /// Replays up to (not including) tick `tick`, checking every tick; stops at the first
+    /// divergence and returns it.
+    pub fn run_to(&mut self, tick: u64) -> Result<Option<Divergence>, Error> {
+        while self.group.tick() < tick {
+            match self.step()? {
+                Step::Matched(_) => {}
+                Step::Diverged(d) => return Ok(Some(*d)),
+                Step::End => break,
+            }
+        }
+        Ok(None)
+    }
+
+    /// Replays every remaining tick, calling `progress(done, total)` now and then; returns
+    /// the first divergence, if any.
+    pub fn verify(
+        &mut self,
+        mut progress: impl FnMut(usize, usize),
+    ) -> Result<Option<Divergence>, Error> {
+        let total = self.len();
+        loop {
+            if self.next.is_multiple_of(256) {
+                progress(self.next, total);
+            }
+            match self.step()? {
+                Step::Matched(_) => {}
+                Step::Diverged(d) => return Ok(Some(*d)),
+                Step::End => {
+                    progress(total, total);
+                    return Ok(None);
+                }
+            }
+        }
+    }
+}
+
+/// Drives a replayed frame from one tick's recorded ops: everything recorded before the
+/// client pass comes in as the frame's inbound pass (the recorded sections stand for the
+/// server paths and the network), everything recorded after the command pass comes in
+/// before physics. The pass order itself is the pipeline's.
+struct ReplayDriver<'r> {
+    ops: &'r [Op],
+    next: usize,
+}
+
+impl ReplayDriver<'_> {
+    /// Applies ops until (and not including) the first `stop`, which is skipped.
+    fn apply_until(&mut self, pass: &mut FramePass<'_>, stop: impl Fn(&Op) -> bool) {
+        while let Some(op) = self.ops.get(self.next) {
+            self.next += 1;
+            if stop(op) {
+                return;
+            }
+            apply(pass, op);
+        }
+    }
+}
+
+impl FrameDriver for ReplayDriver<'_> {
+    fn runs_server_paths(&self) -> bool {
+        false
+    }
+
+    fn inbound(&mut self, pass: &mut FramePass<'_>) {
+        self.apply_until(pass, |op| matches!(op, Op::ClientPass));
+    }
+
+    fn after_commands(&mut self, pass: &mut FramePass<'_>, requests: &mut Vec<SpawnRequest>) {
+        // A client's spawn requests went to the network; what came of them is recorded.
+        requests.clear();
+        self.apply_until(pass, |op| matches!(op, Op::Commands));
+        self.apply_until(pass, |_| false);
+    }
+}
+
+/// Redoes one recorded op. The ops did happen in the recorded session; one that cannot be
+/// redone here leaves the replay to diverge, which the hash then reports.
+fn apply(pass: &mut FramePass<'_>, op: &Op) {
+    if let Op::Section { net, payload } = op {
+        let section = Section {
+            net_id: *net,
+            payload,
+        };
+        pass.offer_section(section, Owner::Server);
+        return;
+    }
+    let g = pass.group_mut();
+    let _ = match op {
+        Op::Spawn {
+            net,
+            kind,
+            owner,
+            params,
+        } => g
+            .insert_with_net_id(*net, *kind, params.clone(), *owner)
+            .map(|_| ()),
+        Op::Despawn { net } => match g.id_of(*net) {
+            Some(id) => g.despawn(id),
+            None => Ok(()),
+        },
+        Op::SetOwner { net, owner } => match g.id_of(*net) {
+            Some(id) => g.set_owner(id, *owner),
+            None => Ok(()),
+        },
+        Op::Rename { from, to } => g.rename_net_id(*from, *to).map(|_| ()),
+        Op::BodyState { net, state } => match g.id_of(*net) {
+            Some(id) => g.set_body_state(id, state),
+            None => Ok(()),
+        },
+        Op::Config(c) => {
+            g.set_config(*c);
+            Ok(())
+        }
+        Op::Section { .. } | Op::ClientPass | Op::Commands => Ok(()),
+    };
+}
