@@ -1,11 +1,11 @@
 //! The [`Controller`] trait: everything an entity does, in two paths.
 
+use crate::Vec3;
 use crate::codec::{Section, SectionWriter};
 use crate::entity::{Entity, EntityRef, Slot};
 use crate::error::Error;
 use crate::id::{EntityId, KindId, NetId, Owner};
 use crate::params::encode_params;
-use crate::Vec3;
 use rapier3d::prelude::{PhysicsWorld, RigidBody, RigidBodyHandle, RigidBodySet};
 use serde::Serialize;
 use std::any::Any;

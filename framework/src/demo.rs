@@ -260,7 +260,12 @@ impl Controller for Mover {
         Ok(())
     }
 
-    fn validate(&self, _me: EntityRef<'_>, section: Section<'_>, _world: &WorldView<'_>) -> Legality {
+    fn validate(
+        &self,
+        _me: EntityRef<'_>,
+        section: Section<'_>,
+        _world: &WorldView<'_>,
+    ) -> Legality {
         match self.read(section) {
             Ok(_) => Legality::Legal,
             Err(_) => Legality::Illegal,

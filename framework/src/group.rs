@@ -98,7 +98,6 @@ pub struct ReceiveReport {
     pub framing_error: bool,
 }
 
-
 /// All entities, their controllers and the physics world.
 ///
 /// The frame without networking is [`frame`](EntityGroup::frame): run the server paths of

@@ -45,4 +45,3 @@ pub fn decode_params<P: DeserializeOwned>(kind: KindId, bytes: &[u8]) -> Result<
         }),
     }
 }
-

@@ -3,10 +3,10 @@
 
 use crate::controller::{Controller, KindLookup, Legality, WorldView};
 use crate::entity::Visual;
+use crate::error::Error;
 use crate::id::{ClientId, KindId};
 use crate::params::decode_params;
 use crate::pose::BodyState;
-use crate::error::Error;
 use rapier3d::prelude::{Collider, RigidBody};
 use serde::de::DeserializeOwned;
 use std::collections::BTreeMap;

@@ -11,7 +11,7 @@ use lanyard::prelude::*;
 use lanyard::{KindId, decode_params};
 use lanyard_net::discovery::{Responder, ServerInfo};
 use lanyard_net::udp::UdpTransport;
-use lanyard_net::{NetConfig, NetEvent, NetManager, PROTOCOL_VERSION, pump};
+use lanyard_net::{Entropy, NetConfig, NetEvent, NetManager, PROTOCOL_VERSION, pump};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::sync::Arc;
@@ -120,6 +120,21 @@ pub fn player_color(n: u32) -> [u8; 4] {
     C[n as usize % C.len()]
 }
 
+/// 32 bytes from the operating system's randomness, for a session's secrets (the network
+/// core draws none itself). Falls back to the clock and process id if the system has none,
+/// which only weakens the secrets, never breaks a session.
+pub fn entropy() -> Entropy {
+    let mut e = [0u8; 32];
+    if getrandom::fill(&mut e).is_err() {
+        let t = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap_or_default();
+        e[..16].copy_from_slice(&t.as_nanos().to_le_bytes());
+        e[16..20].copy_from_slice(&std::process::id().to_le_bytes());
+    }
+    e
+}
+
 fn any_or_loopback(toward: Option<SocketAddr>, port: u16) -> SocketAddr {
     let ip = match toward {
         Some(a) if a.ip().is_loopback() => IpAddr::V4(Ipv4Addr::LOCALHOST),
@@ -187,7 +202,7 @@ impl Game {
             scores_dirty: true,
         };
         let me = host_player.clone();
-        let net = NetManager::server(config);
+        let net = NetManager::server(config, entropy());
         let mut game = Self::assemble(options, group, net, socket, responder, Some(rules), me);
         if let Some(name) = host_player {
             game.spawn_my_player(0, &name, Owner::Server)
@@ -197,7 +212,7 @@ impl Game {
     }
 
     /// A client of the server at `server`, playing as `options.name`.
-    pub fn client(options: Options, server: SocketAddr, nonce: u64) -> Result<Game, String> {
+    pub fn client(options: Options, server: SocketAddr, entropy: Entropy) -> Result<Game, String> {
         let group = Self::world(&options.scene, Role::Client(ClientId(0)));
         let socket = UdpTransport::bind(any_or_loopback(Some(server), 0))
             .map_err(|e| format!("cannot open a UDP socket: {e}"))?;
@@ -206,7 +221,7 @@ impl Game {
             server,
             &options.name,
             options.password.as_deref(),
-            nonce,
+            entropy,
         );
         let me = Some(options.name.clone());
         Ok(Self::assemble(options, group, net, socket, None, None, me))

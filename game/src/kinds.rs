@@ -319,7 +319,12 @@ impl Controller for Player {
         Ok(())
     }
 
-    fn validate(&self, _me: EntityRef<'_>, section: Section<'_>, _world: &WorldView<'_>) -> Legality {
+    fn validate(
+        &self,
+        _me: EntityRef<'_>,
+        section: Section<'_>,
+        _world: &WorldView<'_>,
+    ) -> Legality {
         // The pose must be readable and no faster than a blast could make it.
         match self.read(section) {
             Ok(st) if st.pose.linvel.length() < 60.0 => Legality::Legal,

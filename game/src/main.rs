@@ -10,7 +10,7 @@ use lanyard_net::discovery;
 use std::net::{SocketAddr, ToSocketAddrs};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 #[cfg(feature = "client")]
 mod window;
@@ -163,13 +163,6 @@ fn resolve(addr: &str) -> Result<SocketAddr, String> {
         .ok_or_else(|| format!("'{addr}' has no IPv4 address"))
 }
 
-fn nonce() -> u64 {
-    let t = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .unwrap_or_default();
-    t.as_nanos() as u64 ^ u64::from(std::process::id()) << 32
-}
-
 fn options(c: &Common, default_name: &str) -> Result<Options, String> {
     let scene = Scene::load(&c.scene).map_err(|e| e.to_string())?;
     if c.rate >= 30.0 {
@@ -242,7 +235,7 @@ fn server(c: &Common, summary: Option<&Path>) -> Result<(), String> {
 fn bot(c: &Common, addr: &str, seed: u64) -> Result<(), String> {
     let server = resolve(addr)?;
     let o = options(c, &format!("bot-{seed}"))?;
-    let mut game = Game::client(o, server, nonce())?;
+    let mut game = Game::client(o, server, lanyard_game::game::entropy())?;
     if let Some(r) = &c.record {
         game.record_to(r)?;
     }

@@ -205,18 +205,15 @@ impl Menu {
                     self.note = "that game runs another version of Tumbleyard".into();
                     continue;
                 }
-                return Some(Game::client(self.options.clone(), g.addr, nonce()));
+                return Some(Game::client(
+                    self.options.clone(),
+                    g.addr,
+                    lanyard_game::game::entropy(),
+                ));
             }
         }
         None
     }
-}
-
-fn nonce() -> u64 {
-    let t = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap_or_default();
-    t.as_nanos() as u64 ^ u64::from(std::process::id()) << 32
 }
 
 /// Host a game in a window.
@@ -256,7 +253,7 @@ pub fn join(
 ) -> Result<(), String> {
     let screen = match server {
         Some(addr) => {
-            let mut game = Game::client(options, addr, nonce())?;
+            let mut game = Game::client(options, addr, lanyard_game::game::entropy())?;
             if let Some(r) = &record {
                 game.record_to(r)?;
             }

@@ -2,6 +2,10 @@
 //! listens there answers with its name, player count, maximum, whether it has a password,
 //! its protocol version and its game port.
 //!
+//! The request is padded to [`REQUEST_LEN`] bytes and an answer is never larger than the
+//! request it answers (a long server name is shortened to fit), so a spoofed request can
+//! never make a server send more to someone than the spoofer sent.
+//!
 //! The broadcast address is the caller's choice: the game takes it from
 //! `--discovery-addr` or `LANYARD_DISCOVERY_ADDR`, and every automated run uses the
 //! loopback broadcast `127.255.255.255`.
@@ -37,23 +41,49 @@ pub struct ServerInfo {
     pub game_port: u16,
 }
 
-/// A discovery request.
+/// The size of a discovery request, padding included: an answer is never larger.
+pub const REQUEST_LEN: usize = 160;
+
+/// A discovery request, padded to [`REQUEST_LEN`].
 pub fn request() -> Vec<u8> {
     let mut d = REQUEST.to_vec();
     d.extend_from_slice(&PROTOCOL_VERSION.to_le_bytes());
+    d.resize(REQUEST_LEN, 0);
     d
 }
 
-/// Whether `bytes` is a discovery request.
+/// Whether `bytes` is a discovery request (of at least the padded size).
 pub fn is_request(bytes: &[u8]) -> bool {
-    bytes.len() == 6 && bytes.starts_with(REQUEST)
+    bytes.len() >= REQUEST_LEN && bytes.starts_with(REQUEST)
 }
 
-/// An answer carrying `info`.
+/// An answer carrying `info`, whatever its size.
 pub fn answer(info: &ServerInfo) -> Result<Vec<u8>, NetError> {
     let mut d = ANSWER.to_vec();
     d.extend_from_slice(&wire::encode(info)?);
     Ok(d)
+}
+
+/// The answer to `request`: `None` if it is not a request; otherwise `info`, with its name
+/// shortened if need be so the answer is no larger than the request.
+pub fn answer_to(request: &[u8], info: &ServerInfo) -> Option<Vec<u8>> {
+    if !is_request(request) {
+        return None;
+    }
+    let mut info = info.clone();
+    loop {
+        let a = answer(&info).ok()?;
+        if a.len() <= request.len() {
+            return Some(a);
+        }
+        let cut = info.name.len().checked_sub(a.len() - request.len())?;
+        let cut = (0..=cut).rev().find(|&i| info.name.is_char_boundary(i))?;
+        if cut == info.name.len() {
+            info.name.pop()?;
+        } else {
+            info.name.truncate(cut);
+        }
+    }
 }
 
 /// Reads an answer.
@@ -81,9 +111,7 @@ impl Responder {
     pub fn poll(&mut self, info: &ServerInfo) -> usize {
         let mut n = 0;
         while let Some((from, bytes)) = self.socket.recv() {
-            if is_request(&bytes)
-                && let Ok(a) = answer(info)
-            {
+            if let Some(a) = answer_to(&bytes, info) {
                 self.socket.send(from, &a);
                 n += 1;
             }
@@ -151,6 +179,7 @@ mod tests {
     fn requests_and_answers_roundtrip_and_garbage_is_refused() {
         assert!(is_request(&request()));
         assert!(!is_request(b"LYD?"));
+        assert!(!is_request(&request()[..REQUEST_LEN - 1]));
         let info = ServerInfo {
             name: "yard".into(),
             players: 2,
@@ -162,5 +191,32 @@ mod tests {
         assert_eq!(parse_answer(&answer(&info).unwrap()).unwrap(), info);
         assert!(parse_answer(b"LYD!\xff\xff\xff").is_err());
         assert!(parse_answer(b"nope").is_err());
+    }
+
+    #[test]
+    fn an_answer_is_never_larger_than_the_request() {
+        let mut info = ServerInfo {
+            name: "a yard with a very long name, ".repeat(20) + "é",
+            players: 2,
+            max_players: 8,
+            password: false,
+            version: PROTOCOL_VERSION,
+            game_port: 4000,
+        };
+        let req = request();
+        let a = answer_to(&req, &info).unwrap();
+        assert!(a.len() <= req.len());
+        let got = parse_answer(&a).unwrap();
+        assert!(info.name.starts_with(&got.name) && got.name.len() > 100);
+        assert_eq!(
+            answer_to(&req[..20], &info),
+            None,
+            "a short request gets nothing"
+        );
+        info.name = "yard".into();
+        assert_eq!(
+            parse_answer(&answer_to(&req, &info).unwrap()).unwrap(),
+            info
+        );
     }
 }

@@ -26,21 +26,25 @@
 //!   in time ends the session with a clear reason.
 #![warn(missing_docs)]
 
+mod connection;
+mod core;
+mod crypto;
 pub mod discovery;
+mod endpoint;
 pub mod error;
-#[doc(hidden)]
+#[cfg(any(test, feature = "fuzzing"))]
 pub mod fuzzing;
-pub mod link;
 mod manager;
+mod replication;
 pub mod transport;
 pub mod udp;
-pub mod wire;
+mod wire;
 
+pub use connection::PeerStats;
 pub use error::{DisconnectReason, NetError, RejectReason};
-pub use link::PeerStats;
-pub use manager::{NetConfig, NetCounters, NetEvent, NetFrame, NetManager};
+pub use manager::{Entropy, NetConfig, NetCounters, NetEvent, NetFrame, NetManager};
 pub use transport::{Conditioned, ConditionerStats, Conditions, Hub, HubEndpoint, Transport};
-pub use wire::{MAX_DATAGRAM, PROTOCOL_VERSION};
+pub use wire::{HELLO_LEN, MAX_DATAGRAM, PROTOCOL_VERSION};
 
 pub use lanyard;
 

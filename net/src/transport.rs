@@ -119,6 +119,8 @@ pub struct Conditions {
     pub duplicate: f32,
     /// Probability a datagram is held back an extra `latency`, to force reordering.
     pub reorder: f32,
+    /// Probability a datagram arrives corrupted: one to three of its bytes changed.
+    pub corrupt: f32,
 }
 
 impl Conditions {
@@ -129,6 +131,7 @@ impl Conditions {
         loss: 0.0,
         duplicate: 0.0,
         reorder: 0.0,
+        corrupt: 0.0,
     };
 }
 
@@ -143,10 +146,12 @@ pub struct ConditionerStats {
     pub duplicated: u64,
     /// Datagrams it held back to reorder them.
     pub reordered: u64,
+    /// Datagrams it corrupted.
+    pub corrupted: u64,
 }
 
-/// Wraps a transport: outgoing datagrams are delayed, jittered, dropped, duplicated and
-/// reordered as [`Conditions`] say, drawing from a seeded generator. Incoming datagrams
+/// Wraps a transport: outgoing datagrams are delayed, jittered, dropped, corrupted,
+/// duplicated and reordered as [`Conditions`] say, drawing from a seeded generator. Incoming datagrams
 /// pass straight through (condition both ends for a bad link both ways).
 pub struct Conditioned<T> {
     inner: T,
@@ -221,6 +226,21 @@ impl<T: Transport> Transport for Conditioned<T> {
             self.stats.dropped += 1;
             return;
         }
+        // No draw at all without corruption, so seeded runs stay as they were.
+        let mut mangled;
+        let mut bytes = bytes;
+        if self.conditions.corrupt > 0.0
+            && !bytes.is_empty()
+            && self.rng.chance(self.conditions.corrupt)
+        {
+            self.stats.corrupted += 1;
+            mangled = bytes.to_vec();
+            for _ in 0..1 + self.rng.below(3) {
+                let i = self.rng.below(mangled.len() as u32) as usize;
+                mangled[i] ^= 1 + self.rng.below(255) as u8;
+            }
+            bytes = &mangled;
+        }
         self.hold(to, bytes);
         if self.rng.chance(self.conditions.duplicate) {
             self.stats.duplicated += 1;
@@ -256,6 +276,7 @@ mod tests {
             jitter: 0.02,
             loss: 0.2,
             duplicate: 0.1,
+            corrupt: 0.0,
             reorder: 0.1,
         };
         let mut tx = Conditioned::new(hub.endpoint(a(1)), c, seed);

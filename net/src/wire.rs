@@ -1,21 +1,41 @@
-//! The datagram format.
+//! The datagram format, version 2.
 //!
 //! ```text
-//! datagram := "LY" version:u16 kind:u8 body
-//! HELLO, WELCOME, REJECT, DISCONNECT: body is one bincode-2 message
-//! DATA: seq:u32 ack:u32 ack_bits:u32 frame:u32 count:varint
-//!       (id:u32 len:varint message[len]){count}  sections...
+//! datagram  := "LY" version:u16 kind:u8 body
+//! HELLO     (client -> server): nonce:u64 client_pub:[32] zeros to HELLO_LEN bytes in all
+//! CHALLENGE (server -> client): nonce:u64 cookie:[16] server_pub:[32]       (< HELLO_LEN)
+//! CONNECT   (client -> server): nonce:u64 client_pub:[32] cookie:[16] request, tag:[16]
+//! WELCOME   (server -> client): bincode Welcome, tag:[16]
+//! REJECT    (server -> client): bincode Refusal, tag:[16] once the cookie came back
+//! DATA      (both ways):        seq:u32 ack:u32 ack_bits:u32 frame:u32 count:varint
+//!                               (id:u32 len:varint message[len]){count} sections..., tag:[16]
+//! BYE       (both ways):        bincode Bye, tag:[16]
 //! ```
 //!
-//! All integers are little-endian. `seq` numbers datagrams for acks (`ack` is the newest
-//! datagram received from the peer, bit `i` of `ack_bits` says whether `ack - 1 - i` was
-//! received too). `frame` numbers the sender's broadcasts: the sections of a datagram from
-//! an older frame than one already applied are stale and skipped. The messages are the
-//! reliable channel (ordered by `id`); the sections are the frame's entity state.
+//! All integers are little-endian. After the handshake every datagram ends in a tag: a
+//! keyed BLAKE3 hash of everything before it, under the session key both sides derived
+//! from an X25519 key agreement, and the direction it travels. A datagram whose tag is
+//! wrong is dropped before any field in it is used, so corruption on the wire and forgery
+//! by a third host change nothing; `seq` then refuses replays (a window of 32).
+//!
+//! The handshake costs the server nothing until the client proves it receives at its
+//! address: the challenge carries a stateless cookie (a keyed hash of the address, the
+//! hello's values and a time epoch), and it is smaller than the padded hello it answers.
+//! The CONNECT is tagged with the session key the client derived, so the server admits
+//! nobody whose key differs from its own (a corrupted challenge) and reads no request that
+//! changed on the way. The password never travels: the request carries a keyed hash of
+//! the session key under a key derived from the password.
+//!
+//! `seq` numbers datagrams for acks (`ack` is the newest datagram received from the peer,
+//! bit `i` of `ack_bits` says whether `ack - 1 - i` was received too). `frame` numbers the
+//! sender's broadcasts: the sections of a datagram from an older frame than one already
+//! applied are stale and skipped. The messages are the reliable channel (ordered by `id`);
+//! the sections are the frame's entity state.
 //!
 //! Decoding is total: any bytes give a value or a [`NetError`], never a panic, and nothing
 //! is allocated beyond what the datagram holds.
 
+use crate::crypto::{COOKIE_LEN, TAG_LEN};
 use crate::error::{DisconnectReason, NetError, RejectReason};
 use lanyard::codec::put_varint;
 use lanyard::pose::BodyState;
@@ -25,7 +45,7 @@ use serde::{Deserialize, Serialize};
 
 /// The protocol version this build speaks. Peers with another version are refused at the
 /// handshake.
-pub const PROTOCOL_VERSION: u16 = 1;
+pub const PROTOCOL_VERSION: u16 = 2;
 
 /// The largest datagram payload Lanyard sends (well under a typical 1500-byte MTU).
 pub const MAX_DATAGRAM: usize = 1200;
@@ -35,134 +55,135 @@ pub const MAX_MESSAGE: usize = 1100;
 
 const MAGIC: [u8; 2] = *b"LY";
 /// Bytes before the body: magic, version, kind.
-pub const HEADER_LEN: usize = 5;
+pub(crate) const HEADER_LEN: usize = 5;
 /// Bytes of a DATA body before its messages: seq, ack, ack bits, frame.
-pub const DATA_HEADER_LEN: usize = 16;
+pub(crate) const DATA_HEADER_LEN: usize = 16;
+/// The size of a hello, padding included: larger than anything the server answers to an
+/// address that has not proved it receives there.
+pub const HELLO_LEN: usize = 256;
+/// Room for sections in one DATA datagram after its header, message count and tag.
+pub(crate) const DATA_ROOM: usize = MAX_DATAGRAM - HEADER_LEN - DATA_HEADER_LEN - 1 - TAG_LEN;
 
 /// What a datagram carries.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[repr(u8)]
-pub enum Kind {
-    /// A client asks to join.
+pub(crate) enum Kind {
     Hello = 1,
-    /// The server accepts.
-    Welcome = 2,
-    /// The server refuses.
-    Reject = 3,
-    /// Acks, reliable messages and sections.
-    Data = 4,
-    /// A session ends.
-    Disconnect = 5,
+    Challenge = 2,
+    Connect = 3,
+    Welcome = 4,
+    Reject = 5,
+    Data = 6,
+    Bye = 7,
 }
 
 impl Kind {
     fn from_u8(b: u8) -> Result<Kind, NetError> {
         Ok(match b {
             1 => Kind::Hello,
-            2 => Kind::Welcome,
-            3 => Kind::Reject,
-            4 => Kind::Data,
-            5 => Kind::Disconnect,
+            2 => Kind::Challenge,
+            3 => Kind::Connect,
+            4 => Kind::Welcome,
+            5 => Kind::Reject,
+            6 => Kind::Data,
+            7 => Kind::Bye,
             other => return Err(NetError::UnknownKind(other)),
         })
     }
 }
 
-/// A client's request to join.
+/// A client's first datagram: who it is for this handshake.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Hello {
+    pub(crate) nonce: u64,
+    pub(crate) client_pub: [u8; 32],
+}
+
+/// The server's stateless answer to a hello.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Challenge {
+    pub(crate) nonce: u64,
+    pub(crate) cookie: [u8; COOKIE_LEN],
+    pub(crate) server_pub: [u8; 32],
+}
+
+/// What a client asks for once it has the challenge.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Hello {
+pub(crate) struct Request {
     /// The player's name.
-    pub name: String,
-    /// The server's password, if it has one.
-    pub password: Option<String>,
-    /// A random number the client picks per session, to tell a resent hello from a
-    /// restarted client.
-    pub nonce: u64,
+    pub(crate) name: String,
+    /// The keyed hash that proves the password, if the client has one.
+    pub(crate) proof: Option<[u8; 32]>,
+}
+
+/// The client's answer to the challenge.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Connect {
+    pub(crate) hello: Hello,
+    pub(crate) cookie: [u8; COOKIE_LEN],
+    pub(crate) request: Request,
 }
 
 /// The server's acceptance.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Welcome {
+pub(crate) struct Welcome {
     /// The client's id from now on.
-    pub client: ClientId,
-    /// The hello's nonce, echoed.
-    pub nonce: u64,
+    pub(crate) client: ClientId,
     /// The server's name.
-    pub server_name: String,
-    /// Entities this client owns already (none for a new client).
-    pub owned: Vec<NetId>,
+    pub(crate) server_name: String,
 }
 
 /// A reliable message. Spawns, despawns, ownership, corrections and game events travel
 /// this way: acknowledged, resent, delivered once and in order.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub enum Msg {
+pub(crate) enum Msg {
     /// Server to clients: an entity exists.
     Spawn {
-        /// Its network id.
         net: NetId,
-        /// Its kind.
         kind: KindId,
-        /// Its owner.
         owner: Owner,
-        /// Its encoded spawn parameters.
         params: Vec<u8>,
         /// Where its body is now.
         state: BodyState,
     },
     /// Server to clients: an entity is gone.
-    Despawn {
-        /// Its network id.
-        net: NetId,
-    },
+    Despawn { net: NetId },
     /// Server to clients: an entity changed hands.
-    SetOwner {
-        /// Its network id.
-        net: NetId,
-        /// The new owner.
-        owner: Owner,
-    },
+    SetOwner { net: NetId, owner: Owner },
     /// Client to server: please spawn this entity for me; I already use it under
     /// `provisional`.
     SpawnRequest {
-        /// The client's provisional id.
         provisional: NetId,
-        /// The kind.
         kind: KindId,
-        /// Encoded spawn parameters.
         params: Vec<u8>,
         /// Where its body is now on the client.
         state: BodyState,
     },
     /// Server to the requesting client: your spawn is `net` from now on.
-    SpawnConfirmed {
-        /// The client's provisional id.
-        provisional: NetId,
-        /// The id everyone uses.
-        net: NetId,
-    },
+    SpawnConfirmed { provisional: NetId, net: NetId },
     /// Server to the requesting client: that spawn is not allowed; remove it.
-    SpawnRefused {
-        /// The client's provisional id.
-        provisional: NetId,
-    },
+    SpawnRefused { provisional: NetId },
     /// Client to server: I despawned my entity.
-    DespawnRequest {
-        /// Its network id (provisional or confirmed).
-        net: NetId,
-    },
-    /// Server to an owner: the server's view of your entity, after it refused your section.
-    Correction {
-        /// The entity.
-        net: NetId,
-        /// A section as the entity's server path writes it.
-        section: Vec<u8>,
-    },
+    DespawnRequest { net: NetId },
+    /// Server to an owner: the server's own state of your entity's body, after it refused
+    /// your section. Go back to it.
+    Correction { net: NetId, state: BodyState },
     /// A game event (an explosion, a chat line), as bytes the game encodes.
-    Event {
-        /// The payload.
-        bytes: Vec<u8>,
-    },
+    Event { bytes: Vec<u8> },
+}
+
+/// A BYE datagram's body.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct Bye {
+    pub(crate) reason: DisconnectReason,
+}
+
+/// A REJECT datagram's body.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct Refusal {
+    pub(crate) reason: RejectReason,
+    /// The hello's nonce, echoed.
+    pub(crate) nonce: u64,
 }
 
 fn config() -> bincode::config::Configuration<
@@ -174,12 +195,12 @@ fn config() -> bincode::config::Configuration<
 }
 
 /// Encodes a control or reliable message.
-pub fn encode<T: Serialize>(value: &T) -> Result<Vec<u8>, NetError> {
+pub(crate) fn encode<T: Serialize>(value: &T) -> Result<Vec<u8>, NetError> {
     bincode::serde::encode_to_vec(value, config()).map_err(|e| NetError::Malformed(e.to_string()))
 }
 
 /// Decodes a control or reliable message; trailing bytes are an error.
-pub fn decode<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, NetError> {
+pub(crate) fn decode<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, NetError> {
     match bincode::serde::decode_from_slice::<T, _>(bytes, config()) {
         Ok((v, n)) if n == bytes.len() => Ok(v),
         Ok(_) => Err(NetError::Malformed("trailing bytes".into())),
@@ -188,7 +209,7 @@ pub fn decode<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, NetError> {
 }
 
 /// Starts a datagram of `kind`.
-pub fn begin(kind: Kind, version: u16) -> Vec<u8> {
+pub(crate) fn begin(kind: Kind, version: u16) -> Vec<u8> {
     let mut out = Vec::with_capacity(MAX_DATAGRAM);
     out.extend_from_slice(&MAGIC);
     out.extend_from_slice(&version.to_le_bytes());
@@ -196,15 +217,19 @@ pub fn begin(kind: Kind, version: u16) -> Vec<u8> {
     out
 }
 
-/// A control datagram: the header and one encoded message.
-pub fn control<T: Serialize>(kind: Kind, version: u16, body: &T) -> Result<Vec<u8>, NetError> {
+/// A control datagram: the header and one encoded message (untagged).
+pub(crate) fn control<T: Serialize>(
+    kind: Kind,
+    version: u16,
+    body: &T,
+) -> Result<Vec<u8>, NetError> {
     let mut out = begin(kind, version);
     out.extend_from_slice(&encode(body)?);
     Ok(out)
 }
 
 /// Splits a datagram into its version, kind and body. Checks only the header.
-pub fn parse_header(bytes: &[u8]) -> Result<(u16, Kind, &[u8]), NetError> {
+pub(crate) fn parse_header(bytes: &[u8]) -> Result<(u16, Kind, &[u8]), NetError> {
     if bytes.len() < HEADER_LEN {
         return Err(NetError::Truncated);
     }
@@ -216,44 +241,111 @@ pub fn parse_header(bytes: &[u8]) -> Result<(u16, Kind, &[u8]), NetError> {
     Ok((version, kind, &bytes[HEADER_LEN..]))
 }
 
+fn take<const N: usize>(rest: &mut &[u8]) -> Result<[u8; N], NetError> {
+    let (head, tail) = rest.split_first_chunk::<N>().ok_or(NetError::Truncated)?;
+    *rest = tail;
+    Ok(*head)
+}
+
+/// A hello datagram, padded to [`HELLO_LEN`].
+pub(crate) fn hello(version: u16, h: &Hello) -> Vec<u8> {
+    let mut out = begin(Kind::Hello, version);
+    out.extend_from_slice(&h.nonce.to_le_bytes());
+    out.extend_from_slice(&h.client_pub);
+    out.resize(HELLO_LEN, 0);
+    out
+}
+
+fn read_hello(rest: &mut &[u8]) -> Result<Hello, NetError> {
+    Ok(Hello {
+        nonce: u64::from_le_bytes(take::<8>(rest)?),
+        client_pub: take::<32>(rest)?,
+    })
+}
+
+/// Reads a hello body; one shorter than the padded size is refused (it would let a small
+/// request draw a larger answer).
+pub(crate) fn parse_hello(body: &[u8]) -> Result<Hello, NetError> {
+    if body.len() + HEADER_LEN < HELLO_LEN {
+        return Err(NetError::Truncated);
+    }
+    read_hello(&mut &body[..])
+}
+
+/// A challenge datagram.
+pub(crate) fn challenge(version: u16, c: &Challenge) -> Vec<u8> {
+    let mut out = begin(Kind::Challenge, version);
+    out.extend_from_slice(&c.nonce.to_le_bytes());
+    out.extend_from_slice(&c.cookie);
+    out.extend_from_slice(&c.server_pub);
+    out
+}
+
+/// Reads a challenge body.
+pub(crate) fn parse_challenge(body: &[u8]) -> Result<Challenge, NetError> {
+    let mut rest = body;
+    let c = Challenge {
+        nonce: u64::from_le_bytes(take::<8>(&mut rest)?),
+        cookie: take::<COOKIE_LEN>(&mut rest)?,
+        server_pub: take::<32>(&mut rest)?,
+    };
+    if !rest.is_empty() {
+        return Err(NetError::Malformed("trailing bytes".into()));
+    }
+    Ok(c)
+}
+
+/// A connect datagram, untagged (the caller seals it with the session key).
+pub(crate) fn connect(version: u16, c: &Connect) -> Result<Vec<u8>, NetError> {
+    let mut out = begin(Kind::Connect, version);
+    out.extend_from_slice(&c.hello.nonce.to_le_bytes());
+    out.extend_from_slice(&c.hello.client_pub);
+    out.extend_from_slice(&c.cookie);
+    out.extend_from_slice(&encode(&c.request)?);
+    Ok(out)
+}
+
+/// Reads the head of a connect body (its tag already removed): the hello's values, the
+/// cookie, and the still-encoded request, which is decoded only once the tag checked out.
+pub(crate) fn parse_connect_head(
+    body: &[u8],
+) -> Result<(Hello, [u8; COOKIE_LEN], &[u8]), NetError> {
+    let mut rest = body;
+    let hello = read_hello(&mut rest)?;
+    let cookie = take::<COOKIE_LEN>(&mut rest)?;
+    Ok((hello, cookie, rest))
+}
+
 /// The fixed fields of a DATA datagram.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct DataHeader {
+pub(crate) struct DataHeader {
     /// This datagram's sequence number.
-    pub seq: u32,
+    pub(crate) seq: u32,
     /// The newest datagram the sender received from us.
-    pub ack: u32,
+    pub(crate) ack: u32,
     /// Which of the 32 datagrams before `ack` the sender received.
-    pub ack_bits: u32,
+    pub(crate) ack_bits: u32,
     /// The sender's broadcast number.
-    pub frame: u32,
+    pub(crate) frame: u32,
 }
 
 impl DataHeader {
     /// Appends it.
-    pub fn write(&self, out: &mut Vec<u8>) {
+    pub(crate) fn write(&self, out: &mut Vec<u8>) {
         for v in [self.seq, self.ack, self.ack_bits, self.frame] {
             out.extend_from_slice(&v.to_le_bytes());
         }
     }
 }
 
-/// A decoded DATA body: its header, its reliable messages (still encoded) and its packet of
-/// sections (for [`lanyard::codec::PacketReader`]).
+/// A decoded DATA body (tag already checked and removed): its header, its reliable messages
+/// (still encoded) and its packet of sections (for [`lanyard::codec::PacketReader`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Data<'a> {
-    /// The fixed fields.
-    pub header: DataHeader,
+pub(crate) struct Data<'a> {
+    pub(crate) header: DataHeader,
     /// `(id, encoded message)` in the order they were written.
-    pub messages: Vec<(u32, &'a [u8])>,
-    /// The sections.
-    pub sections: &'a [u8],
-}
-
-fn take<const N: usize>(rest: &mut &[u8]) -> Result<[u8; N], NetError> {
-    let (head, tail) = rest.split_first_chunk::<N>().ok_or(NetError::Truncated)?;
-    *rest = tail;
-    Ok(*head)
+    pub(crate) messages: Vec<(u32, &'a [u8])>,
+    pub(crate) sections: &'a [u8],
 }
 
 fn varint(rest: &mut &[u8]) -> Result<usize, NetError> {
@@ -268,16 +360,22 @@ fn varint(rest: &mut &[u8]) -> Result<usize, NetError> {
     Err(NetError::Malformed("varint too long".into()))
 }
 
-/// Decodes a DATA body.
-pub fn parse_data(body: &[u8]) -> Result<Data<'_>, NetError> {
+/// Reads only the header of a DATA body (for the replay check before anything else).
+pub(crate) fn parse_data_header(body: &[u8]) -> Result<DataHeader, NetError> {
     let mut rest = body;
     let mut field = || -> Result<u32, NetError> { Ok(u32::from_le_bytes(take::<4>(&mut rest)?)) };
-    let header = DataHeader {
+    Ok(DataHeader {
         seq: field()?,
         ack: field()?,
         ack_bits: field()?,
         frame: field()?,
-    };
+    })
+}
+
+/// Decodes a DATA body.
+pub(crate) fn parse_data(body: &[u8]) -> Result<Data<'_>, NetError> {
+    let header = parse_data_header(body)?;
+    let mut rest = &body[DATA_HEADER_LEN..];
     let count = varint(&mut rest)?;
     // Each message takes at least 5 bytes, so the count cannot exceed what is there.
     if count > rest.len() / 5 {
@@ -304,31 +402,15 @@ pub fn parse_data(body: &[u8]) -> Result<Data<'_>, NetError> {
 }
 
 /// Appends one reliable message to a DATA body under construction.
-pub fn put_message(out: &mut Vec<u8>, id: u32, encoded: &[u8]) {
+pub(crate) fn put_message(out: &mut Vec<u8>, id: u32, encoded: &[u8]) {
     out.extend_from_slice(&id.to_le_bytes());
     put_varint(out, encoded.len() as u64);
     out.extend_from_slice(encoded);
 }
 
 /// The bytes a message takes inside a DATA body.
-pub fn message_cost(encoded_len: usize) -> usize {
+pub(crate) fn message_cost(encoded_len: usize) -> usize {
     4 + if encoded_len < 128 { 1 } else { 2 } + encoded_len
-}
-
-/// A DISCONNECT datagram's body.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Bye {
-    /// Why.
-    pub reason: DisconnectReason,
-}
-
-/// A REJECT datagram's body.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Refusal {
-    /// Why.
-    pub reason: RejectReason,
-    /// The hello's nonce, echoed.
-    pub nonce: u64,
 }
 
 #[cfg(test)]
@@ -368,5 +450,37 @@ mod tests {
         let mut body = vec![0u8; DATA_HEADER_LEN];
         body.extend_from_slice(&[0xff, 0xff, 0x7f]);
         assert!(matches!(parse_data(&body), Err(NetError::Malformed(_))));
+    }
+
+    #[test]
+    fn the_challenge_is_smaller_than_the_hello_and_a_short_hello_is_refused() {
+        let h = Hello {
+            nonce: 3,
+            client_pub: [9; 32],
+        };
+        let d = hello(PROTOCOL_VERSION, &h);
+        assert_eq!(d.len(), HELLO_LEN);
+        assert_eq!(parse_hello(&d[HEADER_LEN..]).unwrap(), h);
+        assert!(parse_hello(&d[HEADER_LEN..HELLO_LEN - 1]).is_err());
+        let c = Challenge {
+            nonce: 3,
+            cookie: [1; COOKIE_LEN],
+            server_pub: [2; 32],
+        };
+        let cd = challenge(PROTOCOL_VERSION, &c);
+        assert!(cd.len() < HELLO_LEN);
+        assert_eq!(parse_challenge(&cd[HEADER_LEN..]).unwrap(), c);
+        let conn = Connect {
+            hello: h,
+            cookie: [1; COOKIE_LEN],
+            request: Request {
+                name: "ann".into(),
+                proof: Some([5; 32]),
+            },
+        };
+        let d = connect(PROTOCOL_VERSION, &conn).unwrap();
+        let (h2, cookie, request) = parse_connect_head(&d[HEADER_LEN..]).unwrap();
+        assert_eq!((h2, cookie), (h, conn.cookie));
+        assert_eq!(decode::<Request>(request).unwrap(), conn.request);
     }
 }

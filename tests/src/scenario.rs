@@ -66,6 +66,11 @@ pub fn hub_addr(i: usize) -> SocketAddr {
     SocketAddr::from(([127, 0, 0, 1], 7000 + i as u16))
 }
 
+/// The stranger's address on the hub.
+pub fn stranger_addr() -> SocketAddr {
+    SocketAddr::from(([127, 0, 0, 9], 7999))
+}
+
 /// A server and its clients on one hub.
 pub struct Scenario {
     /// The hub.
@@ -77,6 +82,31 @@ pub struct Scenario {
     /// The frame time, seconds.
     pub dt: f32,
     conditions: Option<(Conditions, u64)>,
+    stranger: Option<Stranger>,
+}
+
+/// A host on the hub that is no peer: every frame it sprays datagrams of random bytes at
+/// the server, half of them behind a valid header so they get past the first check.
+pub struct Stranger {
+    transport: Box<dyn Transport>,
+    rng: SeededRng,
+    /// Datagrams sent so far.
+    pub sent: u64,
+}
+
+impl Stranger {
+    fn spray(&mut self, to: SocketAddr) {
+        for _ in 0..3 {
+            let len = 1 + self.rng.below(400) as usize;
+            let mut d: Vec<u8> = (0..len).map(|_| self.rng.below(256) as u8).collect();
+            if self.rng.chance(0.5) && d.len() >= 5 {
+                d[..4].copy_from_slice(&[b'L', b'Y', lanyard_net::PROTOCOL_VERSION as u8, 0]);
+                d[4] = 1 + self.rng.below(7) as u8;
+            }
+            self.transport.send(to, &d);
+            self.sent += 1;
+        }
+    }
 }
 
 fn transport(
@@ -94,6 +124,15 @@ fn transport(
         )),
         None => Box::new(ep),
     }
+}
+
+/// Seeded entropy for peer `i` of a scenario: every run makes the same session secrets.
+pub fn entropy(i: u64) -> [u8; 32] {
+    let mut e = [0u8; 32];
+    for (k, b) in e.iter_mut().enumerate() {
+        *b = (i.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> ((k % 8) * 8)) as u8 ^ k as u8;
+    }
+    e
 }
 
 impl Scenario {
@@ -115,7 +154,7 @@ impl Scenario {
         );
         world(&mut group);
         let server = Peer {
-            net: NetManager::server(config),
+            net: NetManager::server(config, [0x5e; 32]),
             group,
             transport: transport(&hub, hub_addr(0), conditions, 0),
             events: Vec::new(),
@@ -129,6 +168,7 @@ impl Scenario {
             clients: Vec::new(),
             dt: 1.0 / fps,
             conditions,
+            stranger: None,
         }
     }
 
@@ -146,7 +186,7 @@ impl Scenario {
         );
         add_scenery(&mut group);
         self.clients.push(Peer {
-            net: NetManager::client(config, hub_addr(0), name, password, 1000 + i as u64),
+            net: NetManager::client(config, hub_addr(0), name, password, entropy(i as u64)),
             group,
             transport: transport(&self.hub, hub_addr(i), self.conditions, i as u64),
             events: Vec::new(),
@@ -157,8 +197,28 @@ impl Scenario {
         i - 1
     }
 
+    /// Adds a [`Stranger`] spraying random datagrams at the server from its own address on
+    /// the hub, drawing from `seed`.
+    pub fn add_stranger(&mut self, seed: u64) {
+        self.stranger = Some(Stranger {
+            transport: Box::new(self.hub.endpoint(stranger_addr())),
+            rng: SeededRng::new(seed),
+            sent: 0,
+        });
+    }
+
+    /// How many datagrams the stranger has sent.
+    pub fn stranger_sent(&self) -> u64 {
+        self.stranger.as_ref().map_or(0, |s| s.sent)
+    }
+
     /// One frame of every peer: the server first, then the clients.
     pub fn step(&mut self) {
+        if let Some(st) = &mut self.stranger {
+            st.spray(hub_addr(0));
+            while st.transport.recv().is_some() {}
+            st.transport.advance(self.dt);
+        }
         self.server.step(self.dt);
         for c in &mut self.clients {
             c.step(self.dt);

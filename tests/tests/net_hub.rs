@@ -25,9 +25,21 @@ fn events_of(p: &lanyard_tests::scenario::Peer, from: Owner) -> Vec<Vec<u8>> {
 /// spawns a player that wanders for 20 s and stops, the server despawns a crate and spawns a
 /// ball, and events go both ways. Returns the scenario and the player's network id.
 fn sixty_seconds(conditions: Option<(Conditions, u64)>) -> (Scenario, NetId) {
+    sixty_seconds_with(conditions, None)
+}
+
+/// [`sixty_seconds`], with a stranger spraying random datagrams at the server if
+/// `stranger` gives its seed.
+fn sixty_seconds_with(
+    conditions: Option<(Conditions, u64)>,
+    stranger: Option<u64>,
+) -> (Scenario, NetId) {
     let mut s = Scenario::new(NetConfig::default(), conditions, 60.0, |g| {
         crates_and_balls(g, 40)
     });
+    if let Some(seed) = stranger {
+        s.add_stranger(seed);
+    }
     for name in ["ann", "bob", "cat"] {
         s.add_client(NetConfig::default(), name, None);
     }
@@ -140,6 +152,7 @@ fn nothing_reliable_is_lost_and_poses_converge_on_a_bad_network() {
         loss: 0.20,
         duplicate: 0.0,
         reorder: 0.0,
+        corrupt: 0.0,
     };
     let (s, player) = sixty_seconds(Some((bad, 42)));
     assert_converged(&s, player);
@@ -215,4 +228,59 @@ fn the_rate_cap_holds_at_240_frames_per_second() {
         (195..=200).contains(&server_sends),
         "{server_sends} broadcasts in 10 s"
     );
+}
+
+#[test]
+fn corruption_both_ways_and_a_strangers_spray_lose_no_session_and_apply_nothing_corrupted() {
+    // Every peer's outgoing datagrams: 3% arrive with one to three bytes changed. A
+    // stranger sprays random datagrams (half behind a valid header) at the server.
+    let corrupting = Conditions {
+        corrupt: 0.03,
+        ..Conditions::PERFECT
+    };
+    let (s, player) = sixty_seconds_with(Some((corrupting, 11)), Some(5));
+    assert_converged(&s, player);
+    // No session lost, on either side.
+    assert_eq!(s.server.net.clients().len(), 3);
+    for c in &s.clients {
+        assert!(c.net.is_connected());
+        let lost = c
+            .events
+            .iter()
+            .find(|e| matches!(e, NetEvent::ConnectionLost { .. }));
+        assert!(lost.is_none(), "a client lost its session: {lost:?}");
+    }
+    let left = s
+        .server
+        .events
+        .iter()
+        .find(|e| matches!(e, NetEvent::ClientLeft { .. }));
+    assert!(left.is_none(), "the server dropped a client: {left:?}");
+    // The corrupted datagrams were dropped and counted, both ways.
+    let up: u64 = s
+        .server
+        .net
+        .clients()
+        .iter()
+        .map(|(id, _)| s.server.net.peer_stats(*id).unwrap().bad_tags)
+        .sum();
+    let down: u64 = s
+        .clients
+        .iter()
+        .map(|c| c.net.server_stats().unwrap().bad_tags)
+        .sum();
+    assert!(
+        up > 10 && down > 10,
+        "bad tags counted: up {up}, down {down}"
+    );
+    assert!(s.server.net.counters().strangers > s.stranger_sent() / 2);
+    // Nothing corrupted reached a client path: no section anywhere failed to decode, and
+    // every reliable message decoded.
+    for p in std::iter::once(&s.server).chain(&s.clients) {
+        let c = p.group.counters();
+        assert_eq!((c.bad_sections, c.framing_errors), (0, 0));
+    }
+    for c in &s.clients {
+        assert_eq!(c.net.server_stats().unwrap().refused_messages, 0);
+    }
 }

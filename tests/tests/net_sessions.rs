@@ -32,7 +32,7 @@ fn a_wrong_version_is_refused_with_that_reason() {
     assert_eq!(
         rejection(&s.clients[0].events),
         Some(RejectReason::VersionMismatch {
-            server: 1,
+            server: lanyard_net::PROTOCOL_VERSION,
             client: 99
         })
     );
@@ -320,4 +320,32 @@ fn an_undeliverable_reliable_message_ends_the_session_with_that_reason() {
         name: "ann".into(),
         reason: DisconnectReason::ReliableExpired
     }));
+}
+
+#[test]
+fn correcting_an_owner_does_not_advance_the_servers_rng() {
+    // The mover's controller holds a seeded RNG that its server path draws from. A
+    // correction is the server's own body state: the server never runs the owner's server
+    // path, so its copy of the RNG (saved state) stays exactly where it was.
+    let mut s = quiet_world(4);
+    let (mover, _) = ann_owns_two(&mut s);
+    let ann_id = s.clients[0].net.client_id().unwrap();
+    s.run_for(1.0);
+    let saved = |s: &Scenario| {
+        let g = &s.server.group;
+        let mut out = Vec::new();
+        g.controller::<Mover>(g.id_of(mover).unwrap())
+            .unwrap()
+            .save_state(&mut out);
+        out
+    };
+    let before = saved(&s);
+    let ann = &mut s.clients[0];
+    let id = ann.group.id_of(mover).unwrap();
+    *ann.group.controller_mut::<Mover>(id).unwrap() = Mover::new(7, 100.0, 30);
+    s.run_for(3.0);
+    let corrections = s.server.net.peer_stats(ann_id).unwrap().corrections;
+    assert!(corrections > 10, "only {corrections} corrections");
+    // The RNG state is the first 8 bytes of the mover's saved state.
+    assert_eq!(saved(&s)[..8], before[..8], "the server's RNG moved");
 }

@@ -7,7 +7,7 @@ use lanyard::prelude::*;
 use lanyard_net::udp::UdpTransport;
 use lanyard_net::{NetConfig, NetManager, Transport, pump};
 use lanyard_tests::demo_registry;
-use lanyard_tests::scenario::{add_scenery, crates_and_balls, player};
+use lanyard_tests::scenario::{add_scenery, crates_and_balls, entropy, player};
 use std::net::SocketAddr;
 use std::time::Duration;
 
@@ -35,7 +35,7 @@ fn a_server_and_two_clients_exchange_spawns_and_state_over_udp() {
     let mut server_group = EntityGroup::new(demo_registry(), GroupConfig::default());
     crates_and_balls(&mut server_group, 12);
     let mut server = UdpPeer {
-        net: NetManager::server(NetConfig::default()),
+        net: NetManager::server(NetConfig::default(), entropy(0)),
         group: server_group,
         socket: UdpTransport::bind(loopback()).expect("bind a loopback UDP port"),
     };
@@ -59,7 +59,7 @@ fn a_server_and_two_clients_exchange_spawns_and_state_over_udp() {
                     server_addr,
                     name,
                     None,
-                    77 + i as u64,
+                    entropy(77 + i as u64),
                 ),
                 group,
                 socket: UdpTransport::bind(loopback()).unwrap(),

@@ -252,4 +252,3 @@ impl Recording {
         Ok(out)
     }
 }
-

@@ -4,8 +4,8 @@
 
 use lanyard::codec::{PacketWriter, Section};
 use lanyard::{
-    EntityGroup, FrameDriver, FramePass, FrameReport, NetId, Owner, ReceiveReport,
-    SpawnRequest, Verdict,
+    EntityGroup, FrameDriver, FramePass, FrameReport, NetId, Owner, ReceiveReport, SpawnRequest,
+    Verdict,
 };
 
 /// Feeds what it holds into the next frame's inbound pass.
@@ -67,7 +67,8 @@ impl FrameDriver for Feed {
                 },
                 from,
             );
-            self.verdicts.push((v, pass.group().has_pending_section(net)));
+            self.verdicts
+                .push((v, pass.group().has_pending_section(net)));
         }
     }
 

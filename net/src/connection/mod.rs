@@ -1,0 +1,776 @@
+//! One peer's connection, the same type on both sides: its state, its deadlines, its
+//! datagram sequence numbers and acks (with the replay window), the reliable channel, the
+//! packetizer, and the counters. Sans-IO: every method takes the time in microseconds, and
+//! unit tests drive two of them against each other with no group and no socket.
+
+mod reliable;
+mod timer;
+
+pub(crate) use timer::{Timer, TimerTable};
+
+use crate::crypto::{self, Direction, Key, TAG_LEN};
+use crate::error::DisconnectReason;
+use crate::wire::{self, DataHeader, Kind};
+use reliable::{ReliableReceiver, ReliableSender};
+use std::collections::VecDeque;
+use std::net::SocketAddr;
+use x25519_dalek::StaticSecret;
+
+/// Counters for one peer, readable through the API.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct PeerStats {
+    /// Datagrams received and accepted (tag right, not a replay).
+    pub packets_in: u64,
+    /// Datagrams sent.
+    pub packets_out: u64,
+    /// Bytes received in accepted datagrams.
+    pub bytes_in: u64,
+    /// Bytes sent.
+    pub bytes_out: u64,
+    /// Reliable messages sent again because no ack came in time.
+    pub resends: u64,
+    /// Datagrams from the peer's address whose tag was wrong (corrupted on the way, or
+    /// forged): dropped before any field was read.
+    pub bad_tags: u64,
+    /// Datagrams with a right tag that could not be decoded.
+    pub bad_datagrams: u64,
+    /// Datagrams received again (duplicated on the way, or replayed by someone): refused.
+    pub duplicates: u64,
+    /// Sections skipped because their datagram was older than one already applied.
+    pub dropped_stale: u64,
+    /// Sections for entities that do not exist (here).
+    pub dropped_unknown_entity: u64,
+    /// Sections for entities the peer does not own.
+    pub dropped_not_owner: u64,
+    /// Sections the entity's validation hook judged illegal.
+    pub dropped_illegal: u64,
+    /// Spawn requests the server refused (kind, parameters, claimed state or count).
+    pub refused_spawns: u64,
+    /// Corrections: on a server, sent to this client; on a client, received.
+    pub corrections: u64,
+    /// Reliable messages that were not acceptable (wrong direction, bad content).
+    pub refused_messages: u64,
+    /// Smoothed round-trip time in milliseconds (0 until the first ack).
+    pub rtt_ms: f32,
+    /// Estimated fraction of datagrams to this peer that are lost (0 to 1).
+    pub loss: f32,
+}
+
+/// The deadlines a connection keeps, in microseconds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Timing {
+    pub(crate) timeout: u64,
+    pub(crate) heartbeat: u64,
+    pub(crate) reliable_expiry: u64,
+    pub(crate) connect_retry: u64,
+    pub(crate) connect_timeout: u64,
+}
+
+/// Where a connection is.
+pub(crate) enum State {
+    /// Client: the hello is out; waiting for the server's challenge.
+    Hello {
+        nonce: u64,
+        secret: Box<StaticSecret>,
+        public: [u8; 32],
+    },
+    /// Client: the answer to the challenge is out; waiting for the welcome.
+    Connect {
+        nonce: u64,
+        datagram: Vec<u8>,
+        /// Times it was sent; past a few with no welcome the handshake starts again (the
+        /// challenge may have been corrupted on the way, giving us the wrong key).
+        tries: u32,
+        /// Our secret, to start again from.
+        secret: Box<StaticSecret>,
+    },
+    /// The session runs: every datagram is tagged with the session key.
+    Connected,
+    /// The session is over.
+    Closed,
+}
+
+/// What a connection's deadlines asked for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Deadline {
+    /// The session is over, for this reason.
+    Lost(DisconnectReason),
+    /// A client's handshake took too long.
+    GaveUp,
+    /// Nothing was sent for a while: send a heartbeat.
+    Heartbeat,
+    /// A handshake datagram is due again.
+    Retry,
+}
+
+/// Why a received datagram was not taken.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Refused {
+    /// The tag was wrong: counted in `bad_tags`.
+    BadTag,
+    /// A duplicate or a replay: counted in `duplicates`.
+    Replayed,
+    /// Tagged right but undecodable: counted in `bad_datagrams`.
+    Malformed,
+}
+
+/// What an accepted DATA datagram brought.
+pub(crate) struct Incoming<'a> {
+    /// Reliable messages now deliverable, in order.
+    pub(crate) delivered: Vec<Vec<u8>>,
+    /// The datagram's sections, if its frame is not older than one already applied.
+    pub(crate) sections: Option<&'a [u8]>,
+}
+
+struct Sent {
+    seq: u32,
+    at: u64,
+    messages: Vec<u32>,
+    acked: bool,
+}
+
+/// Datagram sequence bookkeeping for what we received: the newest seq and a bitmask of the
+/// 32 before it. Anything older than the window is refused as a replay.
+#[derive(Debug, Default, Clone)]
+struct Received {
+    latest: Option<u32>,
+    bits: u32,
+}
+
+impl Received {
+    /// Whether `seq` is new (not seen, not too old to tell), without recording it.
+    fn is_new(&self, seq: u32) -> bool {
+        let Some(latest) = self.latest else {
+            return true;
+        };
+        if seq == latest {
+            return false;
+        }
+        if seq.wrapping_sub(latest) < u32::MAX / 2 {
+            return true;
+        }
+        let back = latest.wrapping_sub(seq);
+        back <= 32 && self.bits & (1 << (back - 1)) == 0
+    }
+
+    /// Records a new `seq`.
+    fn record(&mut self, seq: u32) {
+        let Some(latest) = self.latest else {
+            self.latest = Some(seq);
+            return;
+        };
+        if seq.wrapping_sub(latest) < u32::MAX / 2 {
+            let shift = seq.wrapping_sub(latest);
+            self.bits = if shift > 32 {
+                0
+            } else {
+                (self.bits << 1 | 1) << (shift - 1)
+            };
+            self.latest = Some(seq);
+        } else {
+            let back = latest.wrapping_sub(seq);
+            if back <= 32 {
+                self.bits |= 1 << (back - 1);
+            }
+        }
+    }
+
+    fn header(&self) -> (u32, u32) {
+        (self.latest.unwrap_or(u32::MAX), self.bits)
+    }
+}
+
+/// One peer's connection.
+pub(crate) struct Connection {
+    /// Where the peer is.
+    pub(crate) addr: SocketAddr,
+    pub(crate) state: State,
+    key: Option<Key>,
+    /// Which way our datagrams go.
+    out: Direction,
+    timing: Timing,
+    pub(crate) timers: TimerTable,
+    next_seq: u32,
+    received: Received,
+    sent: VecDeque<Sent>,
+    reliable_out: ReliableSender,
+    reliable_in: ReliableReceiver,
+    latest_frame: Option<u32>,
+    frame_out: u32,
+    /// Consecutive datagrams with a right tag that could not be decoded.
+    pub(crate) bad_streak: u32,
+    srtt_us: Option<f32>,
+    /// The counters.
+    pub(crate) stats: PeerStats,
+}
+
+impl Connection {
+    fn with(addr: SocketAddr, state: State, key: Option<Key>, out: Direction, t: Timing) -> Self {
+        Connection {
+            addr,
+            state,
+            key,
+            out,
+            timing: t,
+            timers: TimerTable::default(),
+            next_seq: 0,
+            received: Received::default(),
+            sent: VecDeque::new(),
+            reliable_out: ReliableSender::default(),
+            reliable_in: ReliableReceiver::default(),
+            latest_frame: None,
+            frame_out: 0,
+            bad_streak: 0,
+            srtt_us: None,
+            stats: PeerStats::default(),
+        }
+    }
+
+    /// The server's side of a session the endpoint just admitted.
+    pub(crate) fn accepted(addr: SocketAddr, key: Key, now: u64, timing: Timing) -> Self {
+        let mut c = Self::with(
+            addr,
+            State::Connected,
+            Some(key),
+            Direction::ToClient,
+            timing,
+        );
+        c.timers.set(Timer::Idle, now + timing.timeout);
+        c.timers.set(Timer::Heartbeat, now + timing.heartbeat);
+        c
+    }
+
+    /// A client's side, about to say hello with `nonce` and a key pair made from `secret`.
+    pub(crate) fn client(
+        server: SocketAddr,
+        nonce: u64,
+        secret: Key,
+        now: u64,
+        timing: Timing,
+    ) -> Self {
+        let (secret, public) = crypto::keypair(secret);
+        let state = State::Hello {
+            nonce,
+            secret: Box::new(secret),
+            public,
+        };
+        let mut c = Self::with(server, state, None, Direction::ToServer, timing);
+        c.timers.set(Timer::Retry, now);
+        c.timers.set(Timer::GiveUp, now + timing.connect_timeout);
+        c
+    }
+
+    /// Whether the session runs.
+    pub(crate) fn is_connected(&self) -> bool {
+        matches!(self.state, State::Connected)
+    }
+
+    fn incoming_dir(&self) -> Direction {
+        match self.out {
+            Direction::ToServer => Direction::ToClient,
+            Direction::ToClient => Direction::ToServer,
+        }
+    }
+
+    /// Client: the challenge came; derives the session key and moves to answering it with
+    /// `connect`, a function of (hello, key) that builds the CONNECT datagram. False if the
+    /// challenge is not for this hello or its key is degenerate.
+    pub(crate) fn on_challenge(
+        &mut self,
+        c: &wire::Challenge,
+        connect: impl FnOnce(wire::Hello, &Key) -> Option<Vec<u8>>,
+        now: u64,
+    ) -> bool {
+        let State::Hello {
+            nonce,
+            secret,
+            public,
+        } = &self.state
+        else {
+            return false;
+        };
+        if c.nonce != *nonce {
+            return false;
+        }
+        let Some(key) = crypto::session_key(secret, &c.server_pub, *nonce, public, &c.server_pub)
+        else {
+            return false;
+        };
+        let hello = wire::Hello {
+            nonce: *nonce,
+            client_pub: *public,
+        };
+        let Some(datagram) = connect(hello, &key) else {
+            return false;
+        };
+        let nonce = *nonce;
+        let secret = secret.clone();
+        self.key = Some(key);
+        self.state = State::Connect {
+            nonce,
+            datagram,
+            tries: 0,
+            secret,
+        };
+        self.timers.set(Timer::Retry, now);
+        true
+    }
+
+    /// Client: the nonce of the handshake under way, if one is.
+    pub(crate) fn nonce(&self) -> u64 {
+        match &self.state {
+            State::Hello { nonce, .. } | State::Connect { nonce, .. } => *nonce,
+            State::Connected | State::Closed => 0,
+        }
+    }
+
+    /// Client: starts the handshake again with a new nonce and key pair (the answer to
+    /// the challenge went unanswered, or the welcome did not open with our key).
+    pub(crate) fn restart(&mut self, now: u64) {
+        let State::Connect { nonce, secret, .. } = &self.state else {
+            return;
+        };
+        let next = crypto::derive(&secret.to_bytes(), "restart", *nonce);
+        let (secret, public) = crypto::keypair(next);
+        self.state = State::Hello {
+            nonce: nonce.wrapping_add(1),
+            secret: Box::new(secret),
+            public,
+        };
+        self.key = None;
+        self.timers.set(Timer::Retry, now);
+    }
+
+    /// Client: the handshake datagram to send now, if one is due (hello or connect).
+    pub(crate) fn handshake_datagram(&mut self, now: u64, version: u16) -> Option<Vec<u8>> {
+        if !self.timers.is_due(Timer::Retry, now) {
+            return None;
+        }
+        if let State::Connect { tries, .. } = &mut self.state {
+            *tries += 1;
+            if *tries > 4 {
+                self.restart(now);
+            }
+        }
+        let d = match &self.state {
+            State::Hello { nonce, public, .. } => wire::hello(
+                version,
+                &wire::Hello {
+                    nonce: *nonce,
+                    client_pub: *public,
+                },
+            ),
+            State::Connect { datagram, .. } => datagram.clone(),
+            State::Connected | State::Closed => return None,
+        };
+        self.timers
+            .set(Timer::Retry, now + self.timing.connect_retry);
+        Some(d)
+    }
+
+    /// Client: the session starts (the welcome checked out).
+    pub(crate) fn established(&mut self, now: u64) {
+        self.state = State::Connected;
+        self.timers.stop(Timer::Retry);
+        self.timers.stop(Timer::GiveUp);
+        self.timers.set(Timer::Idle, now + self.timing.timeout);
+        self.timers
+            .set(Timer::Heartbeat, now + self.timing.heartbeat);
+    }
+
+    /// Checks and strips the tag of a datagram from the peer's address. A wrong or missing
+    /// tag is counted and the datagram refused; nothing in it was read.
+    pub(crate) fn open<'a>(&mut self, datagram: &'a [u8]) -> Result<&'a [u8], Refused> {
+        let opened = self
+            .key
+            .as_ref()
+            .and_then(|k| crypto::open(k, self.incoming_dir(), datagram));
+        match opened {
+            Some(body) => Ok(body),
+            None => {
+                self.stats.bad_tags += 1;
+                Err(Refused::BadTag)
+            }
+        }
+    }
+
+    /// A tagged control datagram (a welcome, a goodbye).
+    pub(crate) fn sealed(&self, kind: Kind, version: u16, body: &[u8]) -> Option<Vec<u8>> {
+        let key = self.key.as_ref()?;
+        let mut d = wire::begin(kind, version);
+        d.extend_from_slice(body);
+        crypto::seal(key, self.out, &mut d);
+        Some(d)
+    }
+
+    /// Takes in an opened DATA body (`len` bytes on the wire): the replay window first,
+    /// then acks, the reliable channel and the frame number.
+    pub(crate) fn on_data<'a>(
+        &mut self,
+        body: &'a [u8],
+        len: usize,
+        now: u64,
+    ) -> Result<Incoming<'a>, Refused> {
+        let malformed = |c: &mut Connection| {
+            c.stats.bad_datagrams += 1;
+            c.bad_streak += 1;
+            Err(Refused::Malformed)
+        };
+        let Ok(header) = wire::parse_data_header(body) else {
+            return malformed(self);
+        };
+        if !self.received.is_new(header.seq) {
+            self.stats.duplicates += 1;
+            return Err(Refused::Replayed);
+        }
+        self.received.record(header.seq);
+        self.stats.packets_in += 1;
+        self.stats.bytes_in += len as u64;
+        self.timers.set(Timer::Idle, now + self.timing.timeout);
+        let Ok(data) = wire::parse_data(body) else {
+            return malformed(self);
+        };
+        self.bad_streak = 0;
+        if header.ack != u32::MAX {
+            self.apply_acks(header.ack, header.ack_bits, now);
+        }
+        let mut delivered = Vec::new();
+        for (id, m) in &data.messages {
+            self.reliable_in.receive(*id, m, &mut delivered);
+        }
+        let fresh = match self.latest_frame {
+            Some(f) if header.frame.wrapping_sub(f) > u32::MAX / 2 => false,
+            _ => {
+                self.latest_frame = Some(header.frame);
+                true
+            }
+        };
+        if !fresh && !data.sections.is_empty() {
+            self.stats.dropped_stale += 1;
+        }
+        Ok(Incoming {
+            delivered,
+            sections: fresh.then_some(data.sections),
+        })
+    }
+
+    /// Queues an encoded reliable message.
+    pub(crate) fn push_reliable(&mut self, bytes: Vec<u8>) {
+        self.reliable_out.push(bytes);
+    }
+
+    /// Reliable messages not yet acknowledged.
+    pub(crate) fn unacked(&self) -> usize {
+        self.reliable_out.unacked()
+    }
+
+    /// How long to wait for an ack before resending: 1.5 round trips, at least 50 ms, and
+    /// 200 ms until a round trip has been measured.
+    fn resend_after_us(&self) -> u64 {
+        self.srtt_us
+            .map_or(200_000, |r| (r * 1.5).max(50_000.0) as u64)
+    }
+
+    /// Builds the DATA datagrams of one send opportunity, sealed: every reliable message
+    /// that is due, then the section chunks (each a run of whole sections of at most
+    /// [`wire::DATA_ROOM`] bytes, placed whole), over as many datagrams as needed. With
+    /// nothing to send it still builds one (a heartbeat, which carries the acks).
+    pub(crate) fn build_data(&mut self, now: u64, version: u16, chunks: &[&[u8]]) -> Vec<Vec<u8>> {
+        let Some(key) = self.key else {
+            return Vec::new();
+        };
+        let mut due = self.reliable_out.due(now, self.resend_after_us());
+        let mut chunks = chunks.iter().filter(|c| !c.is_empty()).peekable();
+        let mut out = Vec::new();
+        self.frame_out = self.frame_out.wrapping_add(1);
+        loop {
+            let (ack, ack_bits) = self.received.header();
+            let seq = self.next_seq;
+            self.next_seq = self.next_seq.wrapping_add(1);
+            let mut d = wire::begin(Kind::Data, version);
+            DataHeader {
+                seq,
+                ack,
+                ack_bits,
+                frame: self.frame_out,
+            }
+            .write(&mut d);
+            let mut budget = wire::MAX_DATAGRAM - d.len() - 2 - TAG_LEN;
+            let mut picked = Vec::new();
+            while let Some(&i) = due.front() {
+                let cost = wire::message_cost(self.reliable_out.len_of(i));
+                if cost > budget {
+                    break;
+                }
+                budget -= cost;
+                picked.push(i);
+                due.pop_front();
+            }
+            lanyard::codec::put_varint(&mut d, picked.len() as u64);
+            let mut ids = Vec::with_capacity(picked.len());
+            for &i in &picked {
+                let (id, bytes, resend) = self.reliable_out.send(i, now);
+                if resend {
+                    self.stats.resends += 1;
+                }
+                wire::put_message(&mut d, id, bytes);
+                ids.push(id);
+            }
+            let mut placed = false;
+            while let Some(c) = chunks.peek() {
+                if d.len() + c.len() + TAG_LEN > wire::MAX_DATAGRAM {
+                    break;
+                }
+                d.extend_from_slice(c);
+                chunks.next();
+                placed = true;
+            }
+            crypto::seal(&key, self.out, &mut d);
+            self.sent.push_back(Sent {
+                seq,
+                at: now,
+                messages: ids,
+                acked: false,
+            });
+            self.stats.packets_out += 1;
+            self.stats.bytes_out += d.len() as u64;
+            out.push(d);
+            if due.is_empty() && chunks.peek().is_none() {
+                break;
+            }
+            if picked.is_empty() && !placed {
+                // A chunk larger than a datagram (never built by this crate): drop it
+                // rather than loop.
+                chunks.next();
+            }
+        }
+        self.timers
+            .set(Timer::Heartbeat, now + self.timing.heartbeat);
+        self.arm_expiry();
+        out
+    }
+
+    fn arm_expiry(&mut self) {
+        match self.reliable_out.oldest_sent() {
+            Some(t) => self
+                .timers
+                .set(Timer::ReliableExpiry, t + self.timing.reliable_expiry),
+            None => self.timers.stop(Timer::ReliableExpiry),
+        }
+    }
+
+    fn apply_acks(&mut self, ack: u32, bits: u32, now: u64) {
+        let is_acked = |seq: u32| {
+            let back = ack.wrapping_sub(seq);
+            back == 0 || (back <= 32 && bits & (1 << (back - 1)) != 0)
+        };
+        let mut acked_msgs = Vec::new();
+        for s in self.sent.iter_mut() {
+            if !s.acked && is_acked(s.seq) {
+                s.acked = true;
+                acked_msgs.extend_from_slice(&s.messages);
+                if s.seq == ack {
+                    let sample = now.saturating_sub(s.at) as f32;
+                    self.srtt_us =
+                        Some(self.srtt_us.map_or(sample, |r| 0.875 * r + 0.125 * sample));
+                    self.stats.rtt_ms = self.srtt_us.unwrap_or(0.0) / 1000.0;
+                }
+            }
+        }
+        if !acked_msgs.is_empty() {
+            acked_msgs.sort_unstable();
+            self.reliable_out.ack(&acked_msgs);
+            self.arm_expiry();
+        }
+        // Datagrams the ack window has moved past are settled: count the ones never acked.
+        while let Some(s) = self.sent.front() {
+            if ack.wrapping_sub(s.seq) <= 32 {
+                break;
+            }
+            let lost = if s.acked { 0.0 } else { 1.0 };
+            self.stats.loss = 0.95 * self.stats.loss + 0.05 * lost;
+            self.sent.pop_front();
+        }
+    }
+
+    /// The next deadline, for a driver that sleeps until then.
+    pub(crate) fn poll_timeout(&self) -> Option<u64> {
+        self.timers.next_timeout()
+    }
+
+    /// Handles every deadline due at `now`; returns what they ask for, most serious first.
+    pub(crate) fn handle_timeout(&mut self, now: u64) -> Vec<Deadline> {
+        let mut out: Vec<Deadline> = self
+            .timers
+            .expired(now)
+            .into_iter()
+            .map(|t| match t {
+                Timer::Idle => Deadline::Lost(DisconnectReason::TimedOut),
+                Timer::ReliableExpiry => Deadline::Lost(DisconnectReason::ReliableExpired),
+                Timer::Heartbeat => Deadline::Heartbeat,
+                Timer::Retry => Deadline::Retry,
+                Timer::GiveUp => Deadline::GaveUp,
+            })
+            .collect();
+        // Retries stay armed for `handshake_datagram` to see.
+        if out.contains(&Deadline::Retry) {
+            self.timers.set(Timer::Retry, now);
+        }
+        out.sort_by_key(|d| match d {
+            Deadline::Lost(_) | Deadline::GaveUp => 0,
+            Deadline::Retry => 1,
+            Deadline::Heartbeat => 2,
+        });
+        if out
+            .iter()
+            .any(|d| matches!(d, Deadline::Lost(_) | Deadline::GaveUp))
+        {
+            self.state = State::Closed;
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::wire::{HEADER_LEN, PROTOCOL_VERSION};
+
+    fn timing() -> Timing {
+        Timing {
+            timeout: 5_000_000,
+            heartbeat: 500_000,
+            reliable_expiry: 15_000_000,
+            connect_retry: 250_000,
+            connect_timeout: 5_000_000,
+        }
+    }
+
+    fn addr() -> SocketAddr {
+        "127.0.0.1:9".parse().unwrap()
+    }
+
+    /// A server-side and a client-side connection sharing a key, as after a handshake.
+    fn pair() -> (Connection, Connection) {
+        let server = Connection::accepted(addr(), [5; 32], 0, timing());
+        let mut client = Connection::client(addr(), 1, [6; 32], 0, timing());
+        client.key = Some([5; 32]);
+        client.established(0);
+        (server, client)
+    }
+
+    /// Delivers `datagrams` to `to`, returning the messages it delivered.
+    fn deliver(to: &mut Connection, datagrams: &[Vec<u8>], now: u64) -> Vec<Vec<u8>> {
+        let mut got = Vec::new();
+        for d in datagrams {
+            let Ok(opened) = to.open(d) else { continue };
+            if let Ok(inc) = to.on_data(&opened[HEADER_LEN..], d.len(), now) {
+                got.extend(inc.delivered);
+            }
+        }
+        got
+    }
+
+    #[test]
+    fn reliable_messages_are_resent_until_acked_and_delivered_once_in_order() {
+        let (mut a, mut b) = pair();
+        for i in 0..3u8 {
+            a.push_reliable(vec![i; 10]);
+        }
+        let first = a.build_data(0, PROTOCOL_VERSION, &[]);
+        // Lost. Nothing is due again before the resend time...
+        let again = a.build_data(100_000, PROTOCOL_VERSION, &[]);
+        assert_eq!(deliver(&mut b, &again, 100_000), Vec::<Vec<u8>>::new());
+        // ...and everything is after it.
+        let later = a.build_data(300_000, PROTOCOL_VERSION, &[]);
+        assert_eq!(a.stats.resends, 3);
+        let mut got = deliver(&mut b, &later, 300_000);
+        got.extend(deliver(&mut b, &first, 300_000));
+        assert_eq!(got, vec![vec![0; 10], vec![1; 10], vec![2; 10]]);
+        // b acks; a forgets the messages.
+        let reply = b.build_data(310_000, PROTOCOL_VERSION, &[]);
+        deliver(&mut a, &reply, 320_000);
+        assert_eq!(a.unacked(), 0);
+        assert!(a.stats.rtt_ms > 0.0);
+        assert_eq!(a.timers.get(Timer::ReliableExpiry), None);
+    }
+
+    #[test]
+    fn a_flipped_bit_anywhere_is_refused_before_use_and_counted() {
+        let (mut a, mut b) = pair();
+        a.push_reliable(vec![1, 2, 3]);
+        let d = a
+            .build_data(0, PROTOCOL_VERSION, &[&[1, 3, 7, 7, 7]])
+            .remove(0);
+        for i in 0..d.len() {
+            let mut bad = d.clone();
+            bad[i] ^= 0x10;
+            assert_eq!(b.open(&bad).err(), Some(Refused::BadTag), "byte {i}");
+        }
+        assert_eq!(b.stats.bad_tags, d.len() as u64);
+        assert_eq!(b.stats.packets_in, 0, "nothing was read");
+        assert_eq!(deliver(&mut b, &[d], 0), vec![vec![1, 2, 3]]);
+    }
+
+    #[test]
+    fn a_replayed_datagram_is_refused_and_counted() {
+        let (mut a, mut b) = pair();
+        a.push_reliable(vec![9]);
+        let d = a.build_data(0, PROTOCOL_VERSION, &[]);
+        assert_eq!(deliver(&mut b, &d, 0).len(), 1);
+        let opened = b.open(&d[0]).unwrap();
+        assert_eq!(
+            b.on_data(&opened[HEADER_LEN..], d[0].len(), 1).err(),
+            Some(Refused::Replayed)
+        );
+        assert_eq!(b.stats.duplicates, 1);
+        // A datagram far older than the window is refused too.
+        let old = a.build_data(10, PROTOCOL_VERSION, &[]);
+        for i in 0..40 {
+            deliver(&mut b, &a.build_data(20 + i, PROTOCOL_VERSION, &[]), 20 + i);
+        }
+        assert!(deliver(&mut b, &old, 100).is_empty());
+        assert_eq!(b.stats.duplicates, 2);
+    }
+
+    #[test]
+    fn sections_are_placed_in_whole_chunks_across_datagrams() {
+        let (mut a, mut b) = pair();
+        let chunk = vec![7u8; 700];
+        let chunks: Vec<&[u8]> = vec![&chunk, &chunk, &chunk];
+        let dgs = a.build_data(0, PROTOCOL_VERSION, &chunks);
+        assert_eq!(dgs.len(), 3);
+        for d in &dgs {
+            assert!(d.len() <= wire::MAX_DATAGRAM);
+            let opened = b.open(d).unwrap();
+            let inc = b.on_data(&opened[HEADER_LEN..], d.len(), 0).unwrap();
+            assert_eq!(inc.sections.unwrap().len(), 700, "one broadcast, one frame");
+        }
+    }
+
+    #[test]
+    fn deadlines_end_the_session_and_heartbeats_fall_due() {
+        let (mut a, _) = pair();
+        assert_eq!(a.poll_timeout(), Some(500_000));
+        assert_eq!(a.handle_timeout(500_000), vec![Deadline::Heartbeat]);
+        a.push_reliable(vec![1]);
+        a.build_data(600_000, PROTOCOL_VERSION, &[]);
+        assert_eq!(a.poll_timeout(), Some(1_100_000));
+        assert_eq!(
+            a.handle_timeout(5_000_000),
+            vec![
+                Deadline::Lost(DisconnectReason::TimedOut),
+                Deadline::Heartbeat
+            ]
+        );
+        assert!(matches!(a.state, State::Closed));
+        let (mut c, _) = pair();
+        c.push_reliable(vec![1]);
+        c.build_data(0, PROTOCOL_VERSION, &[]);
+        c.timers.set(Timer::Idle, 9_000_000);
+        assert!(
+            c.handle_timeout(15_000_001)
+                .contains(&Deadline::Lost(DisconnectReason::ReliableExpired))
+        );
+    }
+}

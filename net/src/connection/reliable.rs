@@ -1,0 +1,150 @@
+//! The reliable, ordered channel: a send half that keeps messages until they are
+//! acknowledged and says which are due (again), and a receive half that delivers each
+//! message once and in order.
+
+use std::collections::{BTreeMap, VecDeque};
+
+/// How many reliable messages may be in flight past the oldest unacknowledged one.
+pub(crate) const WINDOW: u32 = 4096;
+
+struct Outgoing {
+    id: u32,
+    bytes: Vec<u8>,
+    first_sent: Option<u64>,
+    last_sent: u64,
+    acked: bool,
+}
+
+/// The send half.
+#[derive(Default)]
+pub(crate) struct ReliableSender {
+    next_id: u32,
+    queue: VecDeque<Outgoing>,
+}
+
+impl ReliableSender {
+    /// Queues an encoded message.
+    pub(crate) fn push(&mut self, bytes: Vec<u8>) {
+        self.queue.push_back(Outgoing {
+            id: self.next_id,
+            bytes,
+            first_sent: None,
+            last_sent: 0,
+            acked: false,
+        });
+        self.next_id = self.next_id.wrapping_add(1);
+    }
+
+    /// Messages not yet acknowledged.
+    pub(crate) fn unacked(&self) -> usize {
+        self.queue.len()
+    }
+
+    /// When the oldest unacknowledged message was first sent.
+    pub(crate) fn oldest_sent(&self) -> Option<u64> {
+        self.queue.front().and_then(|m| m.first_sent)
+    }
+
+    /// The indices of messages due at `now`: never sent, or unacknowledged for
+    /// `resend_after` µs, and inside the window.
+    pub(crate) fn due(&self, now: u64, resend_after: u64) -> VecDeque<usize> {
+        let window_end = self
+            .queue
+            .front()
+            .map_or(self.next_id, |m| m.id.wrapping_add(WINDOW));
+        self.queue
+            .iter()
+            .enumerate()
+            .filter(|(_, m)| {
+                !m.acked
+                    && m.id.wrapping_sub(window_end) > u32::MAX / 2
+                    && (m.first_sent.is_none() || now.saturating_sub(m.last_sent) >= resend_after)
+            })
+            .map(|(i, _)| i)
+            .collect()
+    }
+
+    /// The encoded length of message `i`.
+    pub(crate) fn len_of(&self, i: usize) -> usize {
+        self.queue[i].bytes.len()
+    }
+
+    /// Marks message `i` sent at `now`; returns its id, bytes, and whether it is a resend.
+    pub(crate) fn send(&mut self, i: usize, now: u64) -> (u32, &[u8], bool) {
+        let m = &mut self.queue[i];
+        let resend = m.first_sent.is_some();
+        m.first_sent.get_or_insert(now);
+        m.last_sent = now;
+        (m.id, &m.bytes, resend)
+    }
+
+    /// Marks the messages with these (sorted) ids acknowledged and forgets the settled
+    /// front of the queue.
+    pub(crate) fn ack(&mut self, ids: &[u32]) {
+        for m in self.queue.iter_mut() {
+            if ids.binary_search(&m.id).is_ok() {
+                m.acked = true;
+            }
+        }
+        while self.queue.front().is_some_and(|m| m.acked) {
+            self.queue.pop_front();
+        }
+    }
+}
+
+/// The receive half.
+#[derive(Default)]
+pub(crate) struct ReliableReceiver {
+    next_expected: u32,
+    held: BTreeMap<u32, Vec<u8>>,
+}
+
+impl ReliableReceiver {
+    /// Takes in message `id`; appends to `deliver` every message now deliverable in order.
+    pub(crate) fn receive(&mut self, id: u32, bytes: &[u8], deliver: &mut Vec<Vec<u8>>) {
+        if id.wrapping_sub(self.next_expected) >= WINDOW {
+            // Already delivered (or absurdly far ahead): the ack covers it either way.
+            return;
+        }
+        self.held.entry(id).or_insert_with(|| bytes.to_vec());
+        while let Some(m) = self.held.remove(&self.next_expected) {
+            deliver.push(m);
+            self.next_expected = self.next_expected.wrapping_add(1);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn messages_are_due_until_acked_and_delivered_once_in_order() {
+        let mut s = ReliableSender::default();
+        for i in 0..3u8 {
+            s.push(vec![i]);
+        }
+        assert_eq!(s.due(0, 100).len(), 3);
+        for i in 0..3 {
+            s.send(i, 0);
+        }
+        assert!(
+            s.due(50, 100).is_empty(),
+            "not due again before the resend time"
+        );
+        assert_eq!(s.due(100, 100).len(), 3);
+        s.ack(&[0, 2]);
+        assert_eq!(s.unacked(), 2, "message 1 holds the queue");
+        s.ack(&[1]);
+        assert_eq!(s.unacked(), 0);
+
+        let mut r = ReliableReceiver::default();
+        let mut got = Vec::new();
+        r.receive(1, &[1], &mut got);
+        assert!(got.is_empty());
+        r.receive(0, &[0], &mut got);
+        r.receive(0, &[0], &mut got);
+        r.receive(2, &[2], &mut got);
+        assert_eq!(got, vec![vec![0], vec![1], vec![2]]);
+    }
+}

@@ -1,0 +1,85 @@
+//! What every part of a [`NetManager`](crate::NetManager) shares: the configuration, the
+//! clock (microseconds, the sum of the `dt`s it was given), the outbox, the events for the
+//! user, and the counters that belong to no peer.
+
+use crate::connection::{Connection, Timing};
+use crate::error::DisconnectReason;
+use crate::manager::{NetConfig, NetCounters, NetEvent};
+use crate::wire::{self, Bye, Kind};
+use std::collections::VecDeque;
+use std::net::SocketAddr;
+
+pub(crate) struct Core {
+    pub(crate) config: NetConfig,
+    pub(crate) now: u64,
+    pub(crate) last_send: Option<u64>,
+    pub(crate) outbox: Vec<(SocketAddr, Vec<u8>)>,
+    pub(crate) events: VecDeque<NetEvent>,
+    pub(crate) counters: NetCounters,
+}
+
+/// Seconds to microseconds.
+pub(crate) fn us(secs: f32) -> u64 {
+    (f64::from(secs.max(0.0)) * 1e6).round() as u64
+}
+
+impl Core {
+    pub(crate) fn new(config: NetConfig) -> Self {
+        Core {
+            config,
+            now: 0,
+            last_send: None,
+            outbox: Vec::new(),
+            events: VecDeque::new(),
+            counters: NetCounters::default(),
+        }
+    }
+
+    /// The deadlines every connection keeps, from the configuration.
+    pub(crate) fn timing(&self) -> Timing {
+        let c = &self.config;
+        Timing {
+            timeout: us(c.timeout),
+            heartbeat: us(c.heartbeat),
+            reliable_expiry: us(c.reliable_expiry),
+            connect_retry: us(c.connect_retry),
+            connect_timeout: us(c.connect_timeout),
+        }
+    }
+
+    /// Whether the rate cap allows a send now. Broadcasts are at least a full interval
+    /// apart, so no window of one second ever holds more than `rate` of them.
+    pub(crate) fn send_due(&self) -> bool {
+        let interval = (1e6 / f64::from(self.config.rate.max(0.001))).ceil() as u64;
+        self.last_send.is_none_or(|t| self.now - t >= interval)
+    }
+
+    /// Queues an encoded reliable message on `conn`, unless it is too large.
+    pub(crate) fn push<T: serde::Serialize>(&mut self, conn: &mut Connection, msg: &T) {
+        match wire::encode(msg) {
+            Ok(b) if b.len() <= wire::MAX_MESSAGE => conn.push_reliable(b),
+            _ => {
+                self.counters.oversized_messages += 1;
+                tracing::error!("a reliable message does not fit in a datagram and was not sent");
+            }
+        }
+    }
+
+    /// Queues datagrams to `to`.
+    pub(crate) fn send_all(&mut self, to: SocketAddr, datagrams: Vec<Vec<u8>>) {
+        self.outbox.extend(datagrams.into_iter().map(|d| (to, d)));
+    }
+
+    /// Says goodbye on `conn`, three times: it is unreliable, and the peer times out if all
+    /// are lost. Tagged, so nobody else can end a session this way.
+    pub(crate) fn goodbye(&mut self, conn: &Connection, reason: DisconnectReason) {
+        let version = self.config.version;
+        if let Ok(body) = wire::encode(&Bye { reason })
+            && let Some(d) = conn.sealed(Kind::Bye, version, &body)
+        {
+            for _ in 0..3 {
+                self.outbox.push((conn.addr, d.clone()));
+            }
+        }
+    }
+}

@@ -1,0 +1,212 @@
+//! The keyed hashes of the protocol: session keys from an X25519 key agreement, datagram
+//! tags, stateless handshake cookies and password proofs. All BLAKE3 (keyed mode and key
+//! derivation); nothing here reads a clock or draws randomness: callers pass both in.
+
+use std::net::SocketAddr;
+use x25519_dalek::{PublicKey, StaticSecret};
+
+/// Bytes of a datagram tag.
+pub(crate) const TAG_LEN: usize = 16;
+/// Bytes of a handshake cookie.
+pub(crate) const COOKIE_LEN: usize = 16;
+
+/// A 32-byte secret.
+pub(crate) type Key = [u8; 32];
+
+/// Which way a datagram travels: part of its tag, so a datagram can never be reflected
+/// back to the peer that sent it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Direction {
+    ToServer = 0,
+    ToClient = 1,
+}
+
+/// The tag of `bytes` under the session key, for datagrams going `dir`.
+pub(crate) fn tag(key: &Key, dir: Direction, bytes: &[u8]) -> [u8; TAG_LEN] {
+    let mut h = blake3::Hasher::new_keyed(key);
+    h.update(&[dir as u8]);
+    h.update(bytes);
+    let mut out = [0; TAG_LEN];
+    out.copy_from_slice(&h.finalize().as_bytes()[..TAG_LEN]);
+    out
+}
+
+/// Appends the tag of everything in `datagram` so far.
+pub(crate) fn seal(key: &Key, dir: Direction, datagram: &mut Vec<u8>) {
+    let t = tag(key, dir, datagram);
+    datagram.extend_from_slice(&t);
+}
+
+/// Checks and strips the tag of a received datagram; `None` if it is missing or wrong.
+/// Compares in constant time (BLAKE3's own comparison of whole hashes is, and a truncated
+/// tag is compared here by folding the differences).
+pub(crate) fn open<'a>(key: &Key, dir: Direction, datagram: &'a [u8]) -> Option<&'a [u8]> {
+    let split = datagram.len().checked_sub(TAG_LEN)?;
+    let (body, got) = datagram.split_at(split);
+    let want = tag(key, dir, body);
+    let diff = want.iter().zip(got).fold(0u8, |acc, (a, b)| acc | (a ^ b));
+    (diff == 0).then_some(body)
+}
+
+/// An X25519 key pair made from 32 bytes of the caller's randomness.
+pub(crate) fn keypair(secret: Key) -> (StaticSecret, [u8; 32]) {
+    let s = StaticSecret::from(secret);
+    let p = PublicKey::from(&s).to_bytes();
+    (s, p)
+}
+
+/// The session key both sides derive from the key agreement and the handshake's values.
+/// `None` if the peer's public key is degenerate (a low-order point gives a shared secret
+/// anyone could compute).
+pub(crate) fn session_key(
+    mine: &StaticSecret,
+    theirs: &[u8; 32],
+    nonce: u64,
+    client_pub: &[u8; 32],
+    server_pub: &[u8; 32],
+) -> Option<Key> {
+    let shared = mine.diffie_hellman(&PublicKey::from(*theirs));
+    if !shared.was_contributory() {
+        return None;
+    }
+    let mut h = blake3::Hasher::new_derive_key("lanyard 2 session key");
+    h.update(shared.as_bytes());
+    h.update(&nonce.to_le_bytes());
+    h.update(client_pub);
+    h.update(server_pub);
+    Some(*h.finalize().as_bytes())
+}
+
+/// The proof that a client knows the password: a keyed hash over the session key, so it
+/// proves nothing to anyone who does not hold that key, and the password never travels.
+pub(crate) fn password_proof(password: &str, session: &Key) -> Key {
+    let k = blake3::derive_key("lanyard 2 password", password.as_bytes());
+    *blake3::keyed_hash(&k, session).as_bytes()
+}
+
+/// Constant-time equality of two 32-byte values.
+pub(crate) fn same(a: &Key, b: &Key) -> bool {
+    a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
+/// Constant-time equality of two cookies.
+pub(crate) fn same16(a: &[u8; COOKIE_LEN], b: &[u8; COOKIE_LEN]) -> bool {
+    a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
+/// The server's secrets: the key of its cookies and the root of its per-handshake key
+/// pairs, both derived from the entropy its owner gives it.
+pub(crate) struct ServerSecrets {
+    cookie_key: Key,
+    keypair_root: Key,
+}
+
+impl ServerSecrets {
+    /// From 32 bytes of randomness.
+    pub(crate) fn new(entropy: Key) -> Self {
+        ServerSecrets {
+            cookie_key: blake3::derive_key("lanyard 2 cookie key", &entropy),
+            keypair_root: blake3::derive_key("lanyard 2 handshake keys", &entropy),
+        }
+    }
+
+    /// The cookie for a hello from `from`, in cookie epoch `epoch`: only someone who
+    /// received the challenge at `from` can echo it.
+    pub(crate) fn cookie(
+        &self,
+        from: SocketAddr,
+        nonce: u64,
+        client_pub: &[u8; 32],
+        epoch: u64,
+    ) -> [u8; COOKIE_LEN] {
+        let mut h = blake3::Hasher::new_keyed(&self.cookie_key);
+        h.update(addr_bytes(from).as_slice());
+        h.update(&nonce.to_le_bytes());
+        h.update(client_pub);
+        h.update(&epoch.to_le_bytes());
+        let mut out = [0; COOKIE_LEN];
+        out.copy_from_slice(&h.finalize().as_bytes()[..COOKIE_LEN]);
+        out
+    }
+
+    /// The server's key pair for one handshake, computed again from the hello's values
+    /// when the answer comes: the server keeps no state before the cookie comes back.
+    pub(crate) fn handshake_keypair(
+        &self,
+        from: SocketAddr,
+        nonce: u64,
+        client_pub: &[u8; 32],
+    ) -> (StaticSecret, [u8; 32]) {
+        let mut h = blake3::Hasher::new_keyed(&self.keypair_root);
+        h.update(addr_bytes(from).as_slice());
+        h.update(&nonce.to_le_bytes());
+        h.update(client_pub);
+        keypair(*h.finalize().as_bytes())
+    }
+}
+
+fn addr_bytes(a: SocketAddr) -> Vec<u8> {
+    let mut v = match a.ip() {
+        std::net::IpAddr::V4(ip) => ip.octets().to_vec(),
+        std::net::IpAddr::V6(ip) => ip.octets().to_vec(),
+    };
+    v.extend_from_slice(&a.port().to_le_bytes());
+    v
+}
+
+/// A stream of keys from one seed (a client's per-session secrets, the entropy a test
+/// gives): `derive(i)` is the i-th.
+pub(crate) fn derive(seed: &Key, what: &str, i: u64) -> Key {
+    let mut h = blake3::Hasher::new_keyed(seed);
+    h.update(what.as_bytes());
+    h.update(&i.to_le_bytes());
+    *h.finalize().as_bytes()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_tag_opens_only_with_the_key_and_direction_it_was_sealed_with() {
+        let k = [7; 32];
+        let mut d = b"hello datagram".to_vec();
+        seal(&k, Direction::ToServer, &mut d);
+        assert_eq!(
+            open(&k, Direction::ToServer, &d),
+            Some(&b"hello datagram"[..])
+        );
+        assert_eq!(open(&k, Direction::ToClient, &d), None, "reflected");
+        assert_eq!(open(&[8; 32], Direction::ToServer, &d), None, "other key");
+        for i in 0..d.len() {
+            let mut bad = d.clone();
+            bad[i] ^= 0x01;
+            assert_eq!(open(&k, Direction::ToServer, &bad), None, "bit at {i}");
+        }
+        assert_eq!(open(&k, Direction::ToServer, &d[..5]), None);
+    }
+
+    #[test]
+    fn both_sides_derive_the_same_session_key() {
+        let (cs, cp) = keypair([1; 32]);
+        let (ss, sp) = keypair([2; 32]);
+        let a = session_key(&cs, &sp, 9, &cp, &sp).unwrap();
+        let b = session_key(&ss, &cp, 9, &cp, &sp).unwrap();
+        assert_eq!(a, b);
+        assert_ne!(a, session_key(&cs, &sp, 10, &cp, &sp).unwrap());
+        // A low-order public key is refused.
+        assert_eq!(session_key(&cs, &[0; 32], 9, &cp, &[0; 32]), None);
+    }
+
+    #[test]
+    fn cookies_bind_the_address_and_the_epoch() {
+        let s = ServerSecrets::new([3; 32]);
+        let a: SocketAddr = "127.0.0.1:5000".parse().unwrap();
+        let b: SocketAddr = "127.0.0.2:5000".parse().unwrap();
+        let c = s.cookie(a, 1, &[4; 32], 10);
+        assert_eq!(c, s.cookie(a, 1, &[4; 32], 10));
+        assert_ne!(c, s.cookie(b, 1, &[4; 32], 10));
+        assert_ne!(c, s.cookie(a, 1, &[4; 32], 11));
+        assert_ne!(c, ServerSecrets::new([5; 32]).cookie(a, 1, &[4; 32], 10));
+    }
+}

@@ -1,0 +1,225 @@
+//! Datagrams nobody can forge or replay, and a handshake nobody can use to amplify:
+//! driven at the packet entry point with NetManagers in memory.
+
+use lanyard::prelude::*;
+use lanyard::{GroupConfig, Role};
+use lanyard_net::discovery;
+use lanyard_net::fuzzing::{CLIENT, SERVER, STRANGER, server_and_client};
+use lanyard_net::{HELLO_LEN, NetConfig, NetManager, PROTOCOL_VERSION};
+use lanyard_tests::demo_registry;
+use lanyard_tests::scenario::crates_and_balls;
+use std::collections::BTreeMap;
+use std::net::SocketAddr;
+
+const DT: f32 = 1.0 / 60.0;
+
+/// Runs `frames` frames of a connected server and client, the client's datagrams going to
+/// the server from [`CLIENT`]; returns every datagram the client sent.
+fn exchange(
+    server: &mut NetManager,
+    sg: &mut EntityGroup,
+    client: &mut NetManager,
+    cg: &mut EntityGroup,
+    frames: usize,
+) -> Vec<Vec<u8>> {
+    let mut sent = Vec::new();
+    for _ in 0..frames {
+        client.update(cg, DT);
+        for (_, d) in client.drain_outgoing().collect::<Vec<_>>() {
+            server.receive(CLIENT, &d);
+            sent.push(d);
+        }
+        server.update(sg, DT);
+        for (_, d) in server.drain_outgoing().collect::<Vec<_>>() {
+            client.receive(SERVER, &d);
+        }
+    }
+    sent
+}
+
+#[test]
+fn forged_copies_from_another_address_change_nothing_and_a_replay_is_refused() {
+    let (mut server, mut sg, mut client, mut cg) = server_and_client();
+    let id = server.clients()[0].0;
+    // Without entities of its own the client sends acks and heartbeats only.
+    let sent = exchange(&mut server, &mut sg, &mut client, &mut cg, 240);
+    assert!(sent.len() >= 6, "the client sent {} datagrams", sent.len());
+    let before = server.peer_stats(id).unwrap();
+    let strangers = server.counters().strangers;
+    let hash = sg.state_hash();
+
+    // A third host copies the client's datagrams, header fields and all, from its own
+    // address, and a version of each with the fields after the header changed.
+    for d in &sent {
+        server.receive(STRANGER, d);
+        let mut forged = d.clone();
+        forged[9] ^= 0x40; // the sequence number
+        server.receive(STRANGER, &forged);
+    }
+    server.update(&mut sg, DT);
+    server.drain_outgoing().for_each(drop);
+    let after = server.peer_stats(id).unwrap();
+    assert_eq!(
+        server.counters().strangers - strangers,
+        2 * sent.len() as u64,
+        "every forged datagram is counted"
+    );
+    assert_eq!(
+        after.packets_in, before.packets_in,
+        "a forged datagram was taken"
+    );
+    assert_eq!(server.clients().len(), 1);
+
+    // The same forged variants from the client's own address: wrong tags, counted.
+    for d in &sent {
+        let mut forged = d.clone();
+        forged[9] ^= 0x40;
+        server.receive(CLIENT, &forged);
+    }
+    // And the client's own datagrams again, word for word: replays, refused.
+    for d in &sent[sent.len() - 5..] {
+        server.receive(CLIENT, d);
+    }
+    server.update(&mut sg, DT);
+    server.drain_outgoing().for_each(drop);
+    let after = server.peer_stats(id).unwrap();
+    assert_eq!(after.bad_tags - before.bad_tags, sent.len() as u64);
+    assert_eq!(after.duplicates - before.duplicates, 5);
+    assert_eq!(after.packets_in, before.packets_in);
+    assert_eq!(server.clients().len(), 1, "a forger ended the session");
+    // The world only moved by its own physics: the same as a server that heard nothing.
+    assert_ne!(hash, 0);
+    let sent = exchange(&mut server, &mut sg, &mut client, &mut cg, 30);
+    assert!(!sent.is_empty());
+    assert!(client.is_connected());
+    assert!(server.peer_stats(id).unwrap().packets_in > after.packets_in);
+}
+
+/// Bytes in and out per address, for one batch of datagrams to a fresh server.
+fn probe(batches: &[(SocketAddr, Vec<u8>)], frames: usize) -> BTreeMap<SocketAddr, (usize, usize)> {
+    let mut group = EntityGroup::new(demo_registry(), GroupConfig::default());
+    crates_and_balls(&mut group, 30);
+    let mut net = NetManager::server(NetConfig::default(), [3; 32]);
+    let mut tally: BTreeMap<SocketAddr, (usize, usize)> = BTreeMap::new();
+    for (from, d) in batches {
+        tally.entry(*from).or_default().0 += d.len();
+        net.receive(*from, d);
+    }
+    for _ in 0..frames {
+        net.update(&mut group, DT);
+        for (to, d) in net.drain_outgoing() {
+            tally.entry(to).or_default().1 += d.len();
+        }
+    }
+    assert!(net.clients().is_empty(), "a probe was admitted");
+    tally
+}
+
+fn addr(i: u16) -> SocketAddr {
+    SocketAddr::from(([127, 0, 0, 50], 5000 + i))
+}
+
+#[test]
+fn an_address_that_has_not_answered_the_challenge_never_gets_more_than_it_sent() {
+    // A real client's hello, as a spoofer would send it in a victim's name.
+    let mut cg = EntityGroup::new(
+        demo_registry(),
+        GroupConfig {
+            role: Role::Client(ClientId(0)),
+            ..GroupConfig::default()
+        },
+    );
+    let mut c = NetManager::client(NetConfig::default(), SERVER, "victim", None, [4; 32]);
+    c.update(&mut cg, DT);
+    let hello: Vec<u8> = c.drain_outgoing().next().unwrap().1;
+    assert_eq!(hello.len(), HELLO_LEN);
+
+    let mut old = NetConfig::default();
+    old.version = PROTOCOL_VERSION + 1;
+    let mut o = NetManager::client(old, SERVER, "old", None, [5; 32]);
+    o.update(&mut cg, DT);
+    let other_version: Vec<u8> = o.drain_outgoing().next().unwrap().1;
+
+    let mut rng = SeededRng::new(17);
+    let mut batches = vec![
+        (addr(0), hello.clone()),
+        (addr(1), hello[..HELLO_LEN - 1].to_vec()),
+        (addr(2), other_version.clone()),
+        (addr(3), other_version[..8].to_vec()),
+    ];
+    // The same hello over and over from one victim: each answer no larger than its hello.
+    for _ in 0..50 {
+        batches.push((addr(4), hello.clone()));
+    }
+    // Random datagrams behind every header kind, of every size, from many addresses.
+    for i in 0..2000u16 {
+        let len = 5 + rng.below(600) as usize;
+        let mut d: Vec<u8> = (0..len).map(|_| rng.below(256) as u8).collect();
+        d[..4].copy_from_slice(&[b'L', b'Y', PROTOCOL_VERSION as u8, 0]);
+        d[4] = 1 + (i % 7) as u8;
+        batches.push((addr(10 + i % 40), d));
+    }
+    let tally = probe(&batches, 600);
+    for (a, (got, sent)) in &tally {
+        assert!(sent <= got, "{a}: received {got} bytes, sent {sent}");
+    }
+    // The victim got challenges and nothing else: no welcome, no world.
+    let (got, sent) = tally[&addr(4)];
+    assert!(
+        sent > 0 && sent < got,
+        "the hello was answered with {sent} of {got} bytes"
+    );
+    assert_eq!(tally[&addr(1)].1, 0, "a short hello was answered");
+    assert!(
+        tally[&addr(2)].1 > 0,
+        "the version mismatch was not reported"
+    );
+    assert_eq!(tally[&addr(3)].1, 0, "a tiny datagram was answered");
+
+    // Discovery obeys the same bound.
+    let info = discovery::ServerInfo {
+        name: "x".repeat(300),
+        players: 1,
+        max_players: 8,
+        password: true,
+        version: PROTOCOL_VERSION,
+        game_port: 1,
+    };
+    let req = discovery::request();
+    assert!(discovery::answer_to(&req, &info).unwrap().len() <= req.len());
+    for n in 0..req.len() {
+        assert_eq!(discovery::answer_to(&req[..n], &info), None);
+    }
+}
+
+#[test]
+fn the_password_never_travels_and_still_admits() {
+    let mut sg = EntityGroup::new(demo_registry(), GroupConfig::default());
+    let config = NetConfig {
+        password: Some("correct horse battery".into()),
+        ..NetConfig::default()
+    };
+    let mut server = NetManager::server(config, [6; 32]);
+    let mut cg = EntityGroup::new(
+        demo_registry(),
+        GroupConfig {
+            role: Role::Client(ClientId(0)),
+            ..GroupConfig::default()
+        },
+    );
+    let mut client = NetManager::client(
+        NetConfig::default(),
+        SERVER,
+        "ann",
+        Some("correct horse battery"),
+        [7; 32],
+    );
+    let sent = exchange(&mut server, &mut sg, &mut client, &mut cg, 30);
+    assert!(client.is_connected(), "the right password was refused");
+    for d in &sent {
+        assert!(
+            !d.windows(7).any(|w| w == b"correct"),
+            "the password travelled"
+        );
+    }
+}
