@@ -85,7 +85,7 @@ fn main() {
         g_ns.push(per_frame_ns(FRAMES_PER_ROUND, || {
             black_box(group.frame());
         }));
-        bytes = group.last_packet().len();
+        bytes = group.last_packet().as_bytes().len();
     }
     let awake_bare = bare
         .bodies

@@ -25,7 +25,7 @@ pub struct GroupConfig {
     pub gravity: Vec3,
     /// Server or client.
     pub role: Role,
-    /// Whether [`EntityGroup::frame`] feeds the packet its server paths wrote back through
+    /// Whether [`EntityGroup::frame`](crate::EntityGroup::frame) feeds the packet its server paths wrote back through
     /// its own client paths. Always on in a real game; tests turn it off to show that
     /// nothing moves without it.
     pub loopback: bool,

@@ -283,8 +283,9 @@ impl EntityGroup {
 
     /// Asks for an entity this group's side will own, the way a client path does with
     /// [`ClientContext::spawn`]: on the server it is spawned at once (owned by the server);
-    /// on a client it waits in [`take_spawn_requests`](Self::take_spawn_requests) for the
-    /// network layer, which spawns it under a provisional id and asks the server.
+    /// on a client it waits for the next frame's
+    /// [`FrameDriver::after_commands`](crate::FrameDriver::after_commands), where the network
+    /// layer spawns it under a provisional id and asks the server.
     pub fn request_spawn<P: Serialize>(
         &mut self,
         kind_name: &str,

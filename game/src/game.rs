@@ -156,7 +156,7 @@ impl Game {
 
     fn world(scene: &Scene, role: Role) -> EntityGroup {
         let mut g = EntityGroup::new(
-            Arc::new(kinds::registry()),
+            Arc::new(kinds::registry_for(scene)),
             GroupConfig {
                 dt: 1.0 / TICK_HZ,
                 role,
@@ -440,7 +440,7 @@ impl Game {
             .get(id)
             .is_some_and(|e| e.body().translation().y < self.scene.kill_y);
         if fallen {
-            input.respawn = Some(Vec3::from_array(self.my_spawn()));
+            input.respawn = true;
         }
         if let Some(p) = self.group.controller_mut::<Player>(id) {
             p.set_input(input);
@@ -759,6 +759,39 @@ impl Game {
         serde_json::json!({
             "players": self.player_names(),
             "entities": self.entities_json(),
+            "network": self.network_json(),
+        })
+    }
+
+    /// What the network layer refused and dropped: on a server per client (by name), plus
+    /// the strangers' datagrams and stale or forged handshakes; on a client, its link's.
+    pub fn network_json(&self) -> serde_json::Value {
+        let peer = |s: lanyard_net::PeerStats| {
+            serde_json::json!({
+                "bad_tags": s.bad_tags,
+                "bad_datagrams": s.bad_datagrams,
+                "duplicates": s.duplicates,
+                "dropped_illegal": s.dropped_illegal,
+                "dropped_not_owner": s.dropped_not_owner,
+                "refused_spawns": s.refused_spawns,
+                "corrections": s.corrections,
+                "resends": s.resends,
+            })
+        };
+        let c = self.net.counters();
+        let clients: serde_json::Map<String, serde_json::Value> = self
+            .net
+            .clients()
+            .into_iter()
+            .filter_map(|(id, name)| Some((name, peer(self.net.peer_stats(id)?))))
+            .collect();
+        serde_json::json!({
+            "strangers": c.strangers,
+            "bad_cookies": c.bad_cookies,
+            "bad_tags": c.bad_tags,
+            "duplicates": c.duplicates,
+            "clients": clients,
+            "server": self.net.server_stats().map(peer),
         })
     }
 
@@ -773,6 +806,7 @@ impl Game {
             "bytes_in": bytes_in,
             "bytes_out": bytes_out,
             "loss": self.loss(),
+            "network": self.network_json(),
         })
     }
 

@@ -6,12 +6,12 @@
 //! peer. So a recorded session replays exactly, and the server can validate what a client
 //! claims.
 
-use crate::scene::Tuning;
+use crate::scene::{Scene, Tuning};
 use lanyard::codec::{Section, SectionReader, SectionWriter};
 use lanyard::interp::PoseBuffer;
 use lanyard::pose::PoseState;
 use lanyard::prelude::*;
-use lanyard::{KindOptions, Legality, OnOwnerLeave};
+use lanyard::{KindId, KindOptions, Legality, OnOwnerLeave, SpawnClaim};
 use serde::{Deserialize, Serialize};
 
 /// Kind name of crates.
@@ -23,6 +23,13 @@ pub const GRENADE: &str = "grenade";
 
 /// How far a peer's body may drift from its authority's before it is corrected (2 mm).
 pub use lanyard::pose::CORRECTION_TOLERANCE as CORRECTION;
+
+/// How far from the server's copy a player's owner may claim to be (a generous bound on
+/// what latency and a blast can open up; a teleport is far beyond it), metres.
+pub const MAX_DRIFT: f32 = 3.0;
+
+/// The fastest a body in the yard can move (what a blast can give), m/s.
+pub const MAX_SPEED: f32 = 60.0;
 
 /// Spawn parameters of a crate.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -121,14 +128,13 @@ pub struct PlayerInput {
     pub throw: Option<Vec3>,
     /// A push to take (an explosion's impulse, per kg).
     pub push: Option<Vec3>,
-    /// Reappear here (after a fall).
-    pub respawn: Option<Vec3>,
+    /// Reappear at its spawn point (after a fall).
+    pub respawn: bool,
 }
 
 const F_JUMP: u8 = 1;
 const F_THROW: u8 = 2;
 const F_PUSH: u8 = 4;
-const F_RESPAWN: u8 = 8;
 
 /// What a player's section says.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -138,7 +144,9 @@ struct PlayerState {
     flags: u8,
     throw: Vec3,
     push: Vec3,
-    respawn: Vec3,
+    /// How many times the owner has respawned the player (wrapping): a counter in every
+    /// section, so a respawn survives lost datagrams and frames that were not sent.
+    respawns: u8,
 }
 
 /// A player: a capsule walked by its owner.
@@ -147,6 +155,12 @@ pub struct Player {
     /// The player's name.
     pub name: String,
     tuning: Tuning,
+    /// Where it appears, and the only place it may reappear.
+    home: Vec3,
+    /// Respawns its owner's server path has asked for (wrapping).
+    respawns: u8,
+    /// The respawn count its client path last applied.
+    respawned: u8,
     input: PlayerInput,
     walking: [f32; 2],
     cooldown: u32,
@@ -167,7 +181,7 @@ impl Player {
                 (Some(a), Some(b)) => Some(a + b),
                 (a, b) => a.or(b),
             },
-            respawn: input.respawn.or(keep.respawn),
+            respawn: input.respawn || keep.respawn,
             jump: input.jump || keep.jump,
             walk: input.walk,
         };
@@ -189,7 +203,7 @@ impl Player {
             flags,
             throw: Vec3::ZERO,
             push: Vec3::ZERO,
-            respawn: Vec3::ZERO,
+            respawns: 0,
         };
         if flags & F_THROW != 0 {
             st.throw = r.vec3_bounded(1.0)?;
@@ -197,9 +211,7 @@ impl Player {
         if flags & F_PUSH != 0 {
             st.push = r.vec3_bounded(64.0)?;
         }
-        if flags & F_RESPAWN != 0 {
-            st.respawn = r.pos_mm()?;
-        }
+        st.respawns = r.u8()?;
         r.finish()?;
         Ok(st)
     }
@@ -242,8 +254,8 @@ impl Controller for Player {
         if input.push.is_some() {
             flags |= F_PUSH;
         }
-        if input.respawn.is_some() {
-            flags |= F_RESPAWN;
+        if input.respawn {
+            self.respawns = self.respawns.wrapping_add(1);
         }
         PoseState::of(me.body()).write(out);
         put_axis(out, input.walk[0]);
@@ -255,9 +267,7 @@ impl Controller for Player {
         if let Some(p) = input.push {
             out.vec3_bounded(p, 64.0);
         }
-        if let Some(p) = input.respawn {
-            out.pos_mm(p);
-        }
+        out.u8(self.respawns);
     }
 
     fn client_update(
@@ -268,9 +278,12 @@ impl Controller for Player {
     ) -> Result<(), Error> {
         if let Some(s) = section {
             let st = self.read(s)?;
-            if st.flags & F_RESPAWN != 0 {
+            if st.respawns != self.respawned {
+                // A new respawn: back to the spawn point, whatever the pose says.
+                self.respawned = st.respawns;
+                let home = self.home;
                 let b = ctx.body_mut();
-                b.set_translation(st.respawn, true);
+                b.set_translation(home, true);
                 b.set_linvel(Vec3::ZERO, true);
             } else {
                 st.pose.correct(ctx, CORRECTION);
@@ -321,14 +334,28 @@ impl Controller for Player {
 
     fn validate(
         &self,
-        _me: EntityRef<'_>,
+        me: EntityRef<'_>,
         section: Section<'_>,
         _world: &WorldView<'_>,
     ) -> Legality {
-        // The pose must be readable and no faster than a blast could make it.
-        match self.read(section) {
-            Ok(st) if st.pose.linvel.length() < 60.0 => Legality::Legal,
-            _ => Legality::Illegal,
+        // Everything the section claims: a readable section, a speed a blast could give, a
+        // pose near the server's copy (no teleports), pushes no larger than two blasts at
+        // their centre. A respawn can only ever go to this player's own spawn point.
+        let Ok(st) = self.read(section) else {
+            return Legality::Illegal;
+        };
+        let t = &self.tuning;
+        let placed = if st.respawns != self.respawned {
+            true
+        } else {
+            st.pose.linvel.length() < MAX_SPEED
+                && st.pose.pos.distance(me.body().translation()) < MAX_DRIFT
+        };
+        let pushed = st.flags & F_PUSH == 0 || st.push.length() <= 2.0 * t.blast_impulse + 0.01;
+        if placed && pushed {
+            Legality::Legal
+        } else {
+            Legality::Illegal
         }
     }
 
@@ -338,6 +365,8 @@ impl Controller for Player {
         put_axis(&mut w, self.walking[1]);
         w.u32(self.cooldown);
         w.u32(self.throws);
+        w.u8(self.respawns);
+        w.u8(self.respawned);
     }
 
     fn load_state(&mut self, bytes: &[u8]) -> Result<(), Error> {
@@ -345,6 +374,8 @@ impl Controller for Player {
         self.walking = [axis(&mut r)?, axis(&mut r)?];
         self.cooldown = r.u32()?;
         self.throws = r.u32()?;
+        self.respawns = r.u8()?;
+        self.respawned = r.u8()?;
         r.finish()
     }
 }
@@ -428,6 +459,69 @@ pub fn registry() -> KindRegistry {
     r
 }
 
+/// A registry with Tumbleyard's kinds whose client spawns a server judges by `scene`: a
+/// client's player must be built from the scene's tuning, under the client's own name, at
+/// its own spawn point, and be its only one; a grenade must be thrown by the client that
+/// asks, from near its player, with the scene's fuse, no faster than the tuning allows.
+pub fn registry_for(scene: &Scene) -> KindRegistry {
+    let mut r = registry();
+    judge_spawns(&mut r, scene).expect("Tumbleyard's kinds are registered");
+    r
+}
+
+/// The thrower's player as the server has it.
+fn player_of<'w>(claim: &SpawnClaim<'w>) -> Option<EntityRef<'w>> {
+    let player = KindId::of_name(PLAYER);
+    claim
+        .world
+        .iter()
+        .find(|e| e.kind() == player && e.owner() == Owner::Client(claim.by))
+}
+
+/// Sets the spawn judges of `player` and `grenade` (see [`registry_for`]).
+pub fn judge_spawns(r: &mut KindRegistry, scene: &Scene) -> Result<(), Error> {
+    let legal = |ok: bool| {
+        if ok {
+            Legality::Legal
+        } else {
+            Legality::Illegal
+        }
+    };
+    let s = scene.clone();
+    r.judge_spawns(PLAYER, move |p: &PlayerParams, claim: &SpawnClaim<'_>| {
+        let home = Vec3::from_array(s.spawn_point(usize::from(claim.by.0)));
+        legal(
+            p.tuning == s.tuning
+                && p.name == claim.name
+                && Vec3::from_array(p.pos).distance(home) < 0.01
+                && Vec3::from_array(claim.state.pos).distance(home) < 0.5
+                && player_of(claim).is_none(),
+        )
+    })?;
+    let t = scene.tuning.clone();
+    r.judge_spawns(GRENADE, move |g: &GrenadeParams, claim: &SpawnClaim<'_>| {
+        let Some(thrower) = player_of(claim) else {
+            return Legality::Illegal;
+        };
+        let hand = thrower.body().translation() + Vec3::Y * 0.9;
+        // What the player's own throw gives: its aim at the throw speed, a lift, and half
+        // the player's own velocity (taken generously: the server's copy lags a little).
+        let fastest =
+            t.throw_speed + 3.0 + 0.5 * (thrower.body().linvel().length() + t.move_speed) + 1.0;
+        let fuse = (t.fuse / claim.world.dt()).ceil() as u32;
+        let vel = Vec3::from_array(g.vel);
+        legal(
+            g.thrower == Owner::Client(claim.by)
+                && g.fuse_ticks == fuse
+                && vel.length() <= fastest
+                && Vec3::from_array(g.pos).distance(hand) < MAX_DRIFT
+                && Vec3::from_array(claim.state.pos).distance(Vec3::from_array(g.pos)) < 0.5
+                && Vec3::from_array(claim.state.linvel).distance(vel) < 1.0,
+        )
+    })?;
+    Ok(())
+}
+
 /// Registers `crate`, `player` and `grenade`.
 pub fn register(r: &mut KindRegistry) -> Result<(), Error> {
     r.register(CRATE, |p: &CrateParams| {
@@ -479,6 +573,9 @@ pub fn register(r: &mut KindRegistry) -> Result<(), Error> {
             controller: Box::new(Player {
                 name: p.name.clone(),
                 tuning: p.tuning.clone(),
+                home: Vec3::from_array(p.pos),
+                respawns: 0,
+                respawned: 0,
                 input: PlayerInput::default(),
                 walking: [0.0; 2],
                 cooldown: 0,

@@ -137,6 +137,7 @@ impl ServerEndpoint {
                     return Arrival::Done;
                 };
                 let Ok(opened) = peer.conn.open(bytes) else {
+                    core.counters.bad_tags += 1;
                     log_refusal(id, &peer.conn.stats.bad_tags, "datagrams with a wrong tag");
                     return Arrival::Done;
                 };
@@ -165,7 +166,10 @@ impl ServerEndpoint {
     /// ends a session).
     fn refuse<'a>(&mut self, core: &mut Core, known: Option<ClientId>, _b: &[u8]) -> Arrival<'a> {
         match known.and_then(|id| self.peers.get_mut(&id)) {
-            Some(p) => p.conn.stats.bad_tags += 1,
+            Some(p) => {
+                p.conn.stats.bad_tags += 1;
+                core.counters.bad_tags += 1;
+            }
             None => core.counters.strangers += 1,
         }
         Arrival::Done
@@ -434,7 +438,7 @@ impl ClientEndpoint {
                         len: bytes.len(),
                     };
                 }
-                Err(_) => {}
+                Err(_) => core.counters.bad_tags += 1,
             },
             Kind::Bye if self.conn.is_connected() => {
                 if let Ok(opened) = self.conn.open(bytes)
@@ -453,6 +457,7 @@ impl ClientEndpoint {
     fn refuse(&mut self, core: &mut Core) {
         if self.conn.is_connected() {
             self.conn.stats.bad_tags += 1;
+            core.counters.bad_tags += 1;
         } else {
             core.counters.strangers += 1;
         }

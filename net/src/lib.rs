@@ -2,23 +2,34 @@
 //! clients.
 //!
 //! * [`NetManager`]: one type for the server and its clients, **sans-IO**. It holds no
-//!   socket and reads no clock: it is fed datagrams with [`NetManager::receive`], runs a
-//!   frame of an [`lanyard::EntityGroup`] with [`NetManager::update`]`(group, dt)`, and hands
-//!   back datagrams with [`NetManager::drain_outgoing`]. Time is the sum of the `dt`s.
-//! * [`wire`]: the datagram format; [`link`]: acks, the reliable channel, the counters.
+//!   socket, reads no clock and draws no randomness: it is fed datagrams with
+//!   [`NetManager::receive`], runs a frame of an [`lanyard::EntityGroup`] (through the
+//!   group's one pipeline, [`lanyard::pipeline`]) with [`NetManager::update`]`(group, dt)`,
+//!   and hands back datagrams with [`NetManager::drain_outgoing`]. Time is the sum of the
+//!   `dt`s; randomness is the [`Entropy`] its owner gives it.
+//! * Inside, by concern: a connection per peer (its state, a timer table, acks, the
+//!   reliable channel, the packetizer, the replay window), an endpoint (addresses to
+//!   connections; the stateless handshake and admission), replication (what goes to whom),
+//!   the keyed hashes, and the wire format. Only the facade is public.
 //! * [`transport`]: the [`Transport`] trait, an in-memory [`Hub`] for tests and a seeded
-//!   [`Conditioned`] wrapper (latency, jitter, loss, duplication, reordering);
+//!   [`Conditioned`] wrapper (latency, jitter, loss, corruption, duplication, reordering);
 //!   [`udp::UdpTransport`]: real sockets through message-io, the only I/O here.
 //! * [`discovery`]: finding servers on the LAN by UDP broadcast.
 //!
 //! # Invariants
 //!
 //! * **Bad input never hurts.** Every datagram decodes to a value or an error, never a panic,
-//!   and allocates no more than its own size. A client that keeps sending garbage is
-//!   dropped; a stranger's garbage is counted and ignored.
+//!   and allocates no more than its own size. After the handshake every datagram carries a
+//!   tag keyed by the session; one whose tag is wrong, or a replay, is dropped and counted
+//!   before any field in it is used, and never ends a session. A client that keeps sending
+//!   undecodable datagrams under a right tag is dropped; a stranger's garbage is counted
+//!   and ignored.
+//! * **No amplification.** Until an address has answered the server's stateless challenge,
+//!   the server keeps no state for it and sends it no more bytes than it received from it.
 //! * **Authority.** A client's sections are applied only to entities it owns, and only if
-//!   the kind's validation hook calls them legal; the server forwards only those. Only the
-//!   server assigns network ids and admits clients.
+//!   the kind's validation hook calls them legal; its spawn requests only if the kind's
+//!   spawn judge does. Corrections are the server's own state. Only the server assigns
+//!   network ids and admits clients.
 //! * **The cap holds.** Broadcasts are at least `1 / rate` seconds apart whatever the frame
 //!   rate, so no one-second window holds more than `rate` of them.
 //! * **Nothing is lost silently.** Spawns, despawns, owner changes, corrections and events

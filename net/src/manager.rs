@@ -2,7 +2,7 @@
 //! admission), the connections (one per peer), and replication (what goes to whom). Its
 //! update runs the group's one frame pipeline with a driver for its side.
 
-use crate::connection::{Deadline, PeerStats};
+use crate::connection::{Deadline, PeerStats, Refused};
 use crate::core::{Core, us};
 use crate::endpoint::{Arrival, ClientArrival, ClientEndpoint, ServerEndpoint};
 use crate::error::{DisconnectReason, NetError, RejectReason};
@@ -126,6 +126,11 @@ pub struct NetCounters {
     /// Datagrams from addresses that are not peers and not a handshake, or that could not
     /// be read at all.
     pub strangers: u64,
+    /// Datagrams from any peer's address whose tag was wrong (corrupted or forged), over the
+    /// whole run: the per-peer counts go when a peer does.
+    pub bad_tags: u64,
+    /// Datagrams from any peer refused as duplicates or replays, over the whole run.
+    pub duplicates: u64,
     /// Answers to a challenge whose cookie was wrong or stale (a spoofed or replayed
     /// handshake): nothing was committed for them.
     pub bad_cookies: u64,
@@ -540,16 +545,22 @@ impl FrameDriver for ServerFrame<'_> {
                     let Some(p) = s.endpoint.peers.get_mut(&id) else {
                         continue;
                     };
-                    let Ok(incoming) = p.conn.on_data(body, len, core.now) else {
-                        if p.conn.bad_streak > core.config.bad_packet_limit {
-                            s.leave(
-                                core,
-                                pass.group_mut(),
-                                id,
-                                DisconnectReason::TooManyBadPackets,
-                            );
+                    let incoming = match p.conn.on_data(body, len, core.now) {
+                        Ok(i) => i,
+                        Err(why) => {
+                            if why == Refused::Replayed {
+                                core.counters.duplicates += 1;
+                            }
+                            if p.conn.bad_streak > core.config.bad_packet_limit {
+                                s.leave(
+                                    core,
+                                    pass.group_mut(),
+                                    id,
+                                    DisconnectReason::TooManyBadPackets,
+                                );
+                            }
+                            continue;
                         }
-                        continue;
                     };
                     for m in incoming.delivered {
                         if let Some(msg) = replication::decode_msg(&m, &mut p.conn.stats) {
@@ -683,8 +694,14 @@ impl FrameDriver for ClientFrame<'_> {
                 continue;
             };
             let conn = &mut c.endpoint.conn;
-            let Ok(incoming) = conn.on_data(body, len, core.now) else {
-                continue;
+            let incoming = match conn.on_data(body, len, core.now) {
+                Ok(i) => i,
+                Err(why) => {
+                    if why == Refused::Replayed {
+                        core.counters.duplicates += 1;
+                    }
+                    continue;
+                }
             };
             if !incoming.delivered.is_empty() {
                 c.ack_owed = true;

@@ -134,8 +134,10 @@ fn an_address_that_has_not_answered_the_challenge_never_gets_more_than_it_sent()
     let hello: Vec<u8> = c.drain_outgoing().next().unwrap().1;
     assert_eq!(hello.len(), HELLO_LEN);
 
-    let mut old = NetConfig::default();
-    old.version = PROTOCOL_VERSION + 1;
+    let old = NetConfig {
+        version: PROTOCOL_VERSION + 1,
+        ..NetConfig::default()
+    };
     let mut o = NetManager::client(old, SERVER, "old", None, [5; 32]);
     o.update(&mut cg, DT);
     let other_version: Vec<u8> = o.drain_outgoing().next().unwrap().1;

@@ -15,7 +15,7 @@
 //! ```
 //!
 //! A file of another version, a truncated file and a file with corrupted bytes each give
-//! their own [`Error`]; the checksum of every record catches corruption where it happens.
+//! their own [`Error`](crate::Error); the checksum of every record catches corruption where it happens.
 
 pub(crate) mod format;
 mod replay;
