@@ -2,7 +2,7 @@
 //! admission), the connections (one per peer), and replication (what goes to whom). Its
 //! update runs the group's one frame pipeline with a driver for its side.
 
-use crate::connection::{Deadline, PeerStats, Refused};
+use crate::connection::{Chunk, Deadline, PeerStats, Refused};
 use crate::core::{Core, us};
 use crate::endpoint::{Arrival, ClientArrival, ClientEndpoint, ServerEndpoint};
 use crate::error::{DisconnectReason, NetError, RejectReason};
@@ -664,7 +664,10 @@ impl Client {
                 core.last_send = Some(core.now);
                 core.counters.broadcasts += 1;
                 let parts = replication::chunks(&own, DATA_ROOM);
-                let parts: Vec<&[u8]> = parts.iter().map(|r| &own.as_bytes()[r.clone()]).collect();
+                let parts: Vec<Chunk<'_>> = parts
+                    .iter()
+                    .map(|r| Chunk::plain(&own.as_bytes()[r.clone()]))
+                    .collect();
                 let d = conn.build_data(core.now, core.config.version, &parts);
                 core.send_all(conn.addr, d);
                 client.ack_owed = false;
@@ -703,7 +706,8 @@ impl FrameDriver for ClientFrame<'_> {
                     continue;
                 }
             };
-            if !incoming.delivered.is_empty() {
+            // A resent message we already have still needs an ack, or it is resent forever.
+            if incoming.carried_messages {
                 c.ack_owed = true;
             }
             for m in incoming.delivered {

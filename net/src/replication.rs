@@ -18,7 +18,7 @@
 //! [`Controller::validate`]: lanyard::Controller::validate
 //! [`KindRegistry::judge_spawns`]: lanyard::KindRegistry::judge_spawns
 
-use crate::connection::{Connection, PeerStats};
+use crate::connection::{Chunk, Connection, PeerStats, lone_digest};
 use crate::core::Core;
 use crate::endpoint::{Peer, log_refusal};
 use crate::manager::NetEvent;
@@ -277,6 +277,14 @@ impl ServerReplication {
         shared: &[Range<usize>],
         peers: &mut BTreeMap<ClientId, Peer>,
     ) {
+        // The chunks every client gets alike, with their digests, made once.
+        let shared: Vec<Chunk<'_>> = shared
+            .iter()
+            .map(|r| Chunk {
+                bytes: &packet[r.clone()],
+                digest: Some(lone_digest(&packet[r.clone()])),
+            })
+            .collect();
         for (id, net) in std::mem::take(&mut self.corrections) {
             let state = group.by_net(net).map(|e| BodyState::of(e.body()));
             if let (Some(state), Some(p)) = (state, peers.get_mut(&id)) {
@@ -298,8 +306,11 @@ impl ServerReplication {
                 }
             }
             let own = chunks(&forwarded, DATA_ROOM);
-            let mut parts: Vec<&[u8]> = shared.iter().map(|r| &packet[r.clone()]).collect();
-            parts.extend(own.iter().map(|r| &forwarded.as_bytes()[r.clone()]));
+            let mut parts = shared.clone();
+            parts.extend(
+                own.iter()
+                    .map(|r| Chunk::plain(&forwarded.as_bytes()[r.clone()])),
+            );
             let datagrams = p.conn.build_data(core.now, version, &parts);
             core.send_all(p.conn.addr, datagrams);
         }

@@ -13,8 +13,10 @@
 //! ```
 //!
 //! All integers are little-endian. After the handshake every datagram ends in a tag: a
-//! keyed BLAKE3 hash of everything before it, under the session key both sides derived
-//! from an X25519 key agreement, and the direction it travels. A datagram whose tag is
+//! keyed BLAKE3 hash, under the session key both sides derived from an X25519 key
+//! agreement and the direction it travels, of the datagram's first 21 bytes and the BLAKE3
+//! digest of the rest (so the digest of a shared chunk of the world is computed once per
+//! broadcast, not once per client). A datagram whose tag is
 //! wrong is dropped before any field in it is used, so corruption on the wire and forgery
 //! by a third host change nothing; `seq` then refuses replays (a window of 32).
 //!
@@ -61,6 +63,9 @@ pub(crate) const DATA_HEADER_LEN: usize = 16;
 /// The size of a hello, padding included: larger than anything the server answers to an
 /// address that has not proved it receives there.
 pub const HELLO_LEN: usize = 256;
+// The tag's split is the end of a DATA datagram's sequence fields.
+const _: () = assert!(crate::crypto::SPLIT == HEADER_LEN + DATA_HEADER_LEN);
+
 /// Room for sections in one DATA datagram after its header, message count and tag.
 pub(crate) const DATA_ROOM: usize = MAX_DATAGRAM - HEADER_LEN - DATA_HEADER_LEN - 1 - TAG_LEN;
 

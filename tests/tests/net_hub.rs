@@ -284,3 +284,23 @@ fn corruption_both_ways_and_a_strangers_spray_lose_no_session_and_apply_nothing_
         assert_eq!(c.net.server_stats().unwrap().refused_messages, 0);
     }
 }
+
+#[test]
+fn a_resent_message_the_client_already_has_is_acked_so_resends_stop() {
+    // A world so large that a broadcast takes more datagrams than an ack covers: spawn
+    // messages in datagrams the client's acks never reach are resent, and the client,
+    // which has them already, must ack the resends too, or the server resends them until
+    // the session expires.
+    let mut s = Scenario::new(NetConfig::default(), None, 60.0, |g| {
+        crates_and_balls(g, 1000)
+    });
+    s.add_client(NetConfig::default(), "ann", None);
+    assert!(s.run_until(3.0, |s| s.all_joined()));
+    assert!(s.run_until(5.0, |s| s.clients[0].group.len() == 1000));
+    s.run_for(2.0);
+    let ann = s.clients[0].net.client_id().unwrap();
+    let settled = s.server.net.peer_stats(ann).unwrap().resends;
+    s.run_for(5.0);
+    let later = s.server.net.peer_stats(ann).unwrap().resends;
+    assert_eq!(later, settled, "the server kept resending what ann had");
+}

@@ -114,8 +114,39 @@ pub(crate) enum Refused {
     Malformed,
 }
 
+/// A run of whole sections for [`Connection::build_data`], with, if the caller computed it
+/// once for many connections, the digest a message-less datagram carrying just this run has
+/// after its tag's split ([`lone_digest`]).
+#[derive(Clone, Copy)]
+pub(crate) struct Chunk<'a> {
+    pub(crate) bytes: &'a [u8],
+    pub(crate) digest: Option<[u8; 32]>,
+}
+
+impl<'a> Chunk<'a> {
+    /// A chunk with no precomputed digest.
+    pub(crate) fn plain(bytes: &'a [u8]) -> Self {
+        Chunk {
+            bytes,
+            digest: None,
+        }
+    }
+}
+
+/// The digest after the tag's split of a DATA datagram that carries no reliable message
+/// and exactly `chunk`: its message count (0) and the chunk.
+pub(crate) fn lone_digest(chunk: &[u8]) -> [u8; 32] {
+    let mut h = blake3::Hasher::new();
+    h.update(&[0]);
+    h.update(chunk);
+    *h.finalize().as_bytes()
+}
+
 /// What an accepted DATA datagram brought.
 pub(crate) struct Incoming<'a> {
+    /// Whether the datagram carried reliable messages (new or resent: either way the
+    /// sender waits for an ack).
+    pub(crate) carried_messages: bool,
     /// Reliable messages now deliverable, in order.
     pub(crate) delivered: Vec<Vec<u8>>,
     /// The datagram's sections, if its frame is not older than one already applied.
@@ -449,6 +480,7 @@ impl Connection {
             self.stats.dropped_stale += 1;
         }
         Ok(Incoming {
+            carried_messages: !data.messages.is_empty(),
             delivered,
             sections: fresh.then_some(data.sections),
         })
@@ -475,12 +507,17 @@ impl Connection {
     /// that is due, then the section chunks (each a run of whole sections of at most
     /// [`wire::DATA_ROOM`] bytes, placed whole), over as many datagrams as needed. With
     /// nothing to send it still builds one (a heartbeat, which carries the acks).
-    pub(crate) fn build_data(&mut self, now: u64, version: u16, chunks: &[&[u8]]) -> Vec<Vec<u8>> {
+    pub(crate) fn build_data(
+        &mut self,
+        now: u64,
+        version: u16,
+        chunks: &[Chunk<'_>],
+    ) -> Vec<Vec<u8>> {
         let Some(key) = self.key else {
             return Vec::new();
         };
         let mut due = self.reliable_out.due(now, self.resend_after_us());
-        let mut chunks = chunks.iter().filter(|c| !c.is_empty()).peekable();
+        let mut chunks = chunks.iter().filter(|c| !c.bytes.is_empty()).peekable();
         let mut out = Vec::new();
         self.frame_out = self.frame_out.wrapping_add(1);
         loop {
@@ -516,16 +553,26 @@ impl Connection {
                 wire::put_message(&mut d, id, bytes);
                 ids.push(id);
             }
-            let mut placed = false;
+            let mut placed = 0;
+            let mut lone = None;
             while let Some(c) = chunks.peek() {
-                if d.len() + c.len() + TAG_LEN > wire::MAX_DATAGRAM {
+                if d.len() + c.bytes.len() + TAG_LEN > wire::MAX_DATAGRAM {
                     break;
                 }
-                d.extend_from_slice(c);
+                d.extend_from_slice(c.bytes);
+                lone = c.digest;
                 chunks.next();
-                placed = true;
+                placed += 1;
             }
-            crypto::seal(&key, self.out, &mut d);
+            match lone {
+                // Just one shared chunk and no message: its digest was computed once.
+                Some(rest) if picked.is_empty() && placed == 1 => {
+                    let t = crypto::tag_parts(&key, self.out, &d[..crypto::SPLIT], &rest);
+                    d.extend_from_slice(&t);
+                }
+                _ => crypto::seal(&key, self.out, &mut d),
+            }
+            let placed = placed > 0;
             self.sent.push_back(Sent {
                 seq,
                 at: now,
@@ -700,7 +747,7 @@ mod tests {
         let (mut a, mut b) = pair();
         a.push_reliable(vec![1, 2, 3]);
         let d = a
-            .build_data(0, PROTOCOL_VERSION, &[&[1, 3, 7, 7, 7]])
+            .build_data(0, PROTOCOL_VERSION, &[Chunk::plain(&[1, 3, 7, 7, 7])])
             .remove(0);
         for i in 0..d.len() {
             let mut bad = d.clone();
@@ -737,7 +784,12 @@ mod tests {
     fn sections_are_placed_in_whole_chunks_across_datagrams() {
         let (mut a, mut b) = pair();
         let chunk = vec![7u8; 700];
-        let chunks: Vec<&[u8]> = vec![&chunk, &chunk, &chunk];
+        // Two with the digest computed once, one without: all open alike.
+        let shared = Chunk {
+            bytes: &chunk,
+            digest: Some(lone_digest(&chunk)),
+        };
+        let chunks = [shared, Chunk::plain(&chunk), shared];
         let dgs = a.build_data(0, PROTOCOL_VERSION, &chunks);
         assert_eq!(dgs.len(), 3);
         for d in &dgs {
