@@ -657,13 +657,7 @@ impl EntityGroup {
                 self.counters.not_owner += 1;
                 return Verdict::NotOwner;
             }
-            let view = WorldView {
-                slots: &self.slots,
-                order: &self.order,
-                physics: &self.physics,
-                tick: self.tick,
-                dt: self.config.dt,
-            };
+            let view = self.view();
             let legal = self.controllers[i]
                 .as_deref()
                 .is_some_and(|c| c.validate(me, section, &view) == Legality::Legal);

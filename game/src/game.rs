@@ -785,7 +785,10 @@ impl Game {
             .into_iter()
             .filter_map(|(id, name)| Some((name, peer(self.net.peer_stats(id)?))))
             .collect();
+        let g = self.group.counters();
         serde_json::json!({
+            "bad_sections": g.bad_sections,
+            "framing_errors": g.framing_errors,
             "strangers": c.strangers,
             "bad_cookies": c.bad_cookies,
             "bad_tags": c.bad_tags,

@@ -60,18 +60,7 @@ fn a_server_and_two_bots_play_together_for_twenty_seconds() {
         .iter()
         .map(|seed| Running::start(game(&["bot", &addr, "--seed", seed, "--seconds", "20"])))
         .collect();
-    let reports: Vec<Value> = bots
-        .into_iter()
-        .map(|b| {
-            let out = b.finish(Duration::from_secs(60));
-            assert!(
-                out.status.success(),
-                "a bot failed: {}",
-                String::from_utf8_lossy(&out.stderr)
-            );
-            last_json(&out)
-        })
-        .collect();
+    let reports = bot_reports(bots);
     let out = server.finish(Duration::from_secs(60));
     assert!(
         out.status.success(),

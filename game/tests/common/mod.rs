@@ -88,3 +88,19 @@ pub fn last_json(out: &Output) -> serde_json::Value {
     });
     serde_json::from_str(line).unwrap_or_else(|e| panic!("not JSON ({e}): {line}"))
 }
+
+/// Waits for every bot (a minute at most each), requires that each ran its full time, and
+/// returns their JSON reports.
+pub fn bot_reports(bots: Vec<Running>) -> Vec<serde_json::Value> {
+    bots.into_iter()
+        .map(|b| {
+            let out = b.finish(Duration::from_secs(60));
+            assert!(
+                out.status.success(),
+                "a bot failed: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            last_json(&out)
+        })
+        .collect()
+}
