@@ -106,12 +106,31 @@ fn a_server_and_two_bots_play_together_for_twenty_seconds() {
         assert!(r["bytes_in"].as_u64().unwrap() > 10_000);
         let mine = crates(&r["entities"]);
         let mut widest: f64 = 0.0;
-        assert_eq!(
-            mine.keys().collect::<Vec<_>>(),
-            server_crates.keys().collect::<Vec<_>>(),
-            "bot {i} has other crates than the server"
+        // A crate knocked off near the end may reach the edge after the bot reported: the
+        // server then returns it home as a new entity (a higher id) before its summary,
+        // taken 6 s later. That, at most twice, and nothing else, may differ.
+        let only_bot: Vec<&String> = mine
+            .keys()
+            .filter(|k| !server_crates.contains_key(*k))
+            .collect();
+        let only_server: Vec<&String> = server_crates
+            .keys()
+            .filter(|k| !mine.contains_key(*k))
+            .collect();
+        let newest_bot = mine
+            .keys()
+            .filter_map(|k| k.parse::<u64>().ok())
+            .max()
+            .unwrap_or(0);
+        assert!(
+            only_bot.len() == only_server.len()
+                && only_bot.len() <= 2
+                && only_server
+                    .iter()
+                    .all(|k| k.parse::<u64>().unwrap_or(0) > newest_bot),
+            "bot {i} has other crates than the server: only the bot {only_bot:?}, only the server {only_server:?}"
         );
-        for (id, p) in &mine {
+        for (id, p) in mine.iter().filter(|(k, _)| server_crates.contains_key(*k)) {
             let q = server_crates[id];
             let gap =
                 ((p[0] - q[0]).powi(2) + (p[1] - q[1]).powi(2) + (p[2] - q[2]).powi(2)).sqrt();
