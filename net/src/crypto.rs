@@ -59,14 +59,13 @@ pub(crate) fn seal(key: &Key, dir: Direction, datagram: &mut Vec<u8>) {
 }
 
 /// Checks and strips the tag of a received datagram; `None` if it is missing or wrong.
-/// Compares in constant time (BLAKE3's own comparison of whole hashes is, and a truncated
-/// tag is compared here by folding the differences).
+/// Compares in constant time.
 pub(crate) fn open<'a>(key: &Key, dir: Direction, datagram: &'a [u8]) -> Option<&'a [u8]> {
     let split = datagram.len().checked_sub(TAG_LEN)?;
     let (body, got) = datagram.split_at(split);
     let want = tag(key, dir, body);
-    let diff = want.iter().zip(got).fold(0u8, |acc, (a, b)| acc | (a ^ b));
-    (diff == 0).then_some(body)
+    let got: &[u8; TAG_LEN] = got.try_into().ok()?;
+    same(&want, got).then_some(body)
 }
 
 /// An X25519 key pair made from 32 bytes of the caller's randomness.
@@ -105,13 +104,8 @@ pub(crate) fn password_proof(password: &str, session: &Key) -> Key {
     *blake3::keyed_hash(&k, session).as_bytes()
 }
 
-/// Constant-time equality of two 32-byte values.
-pub(crate) fn same(a: &Key, b: &Key) -> bool {
-    a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
-}
-
-/// Constant-time equality of two cookies.
-pub(crate) fn same16(a: &[u8; COOKIE_LEN], b: &[u8; COOKIE_LEN]) -> bool {
+/// Constant-time equality of two secrets of the same length (keys, tags, cookies).
+pub(crate) fn same<const N: usize>(a: &[u8; N], b: &[u8; N]) -> bool {
     a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
 

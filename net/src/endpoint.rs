@@ -81,7 +81,7 @@ impl ServerEndpoint {
     ) -> Arrival<'a> {
         let known = self.by_addr.get(&from).copied();
         let Ok((version, kind, body)) = wire::parse_header(bytes) else {
-            return self.refuse(core, known, bytes);
+            return self.refuse(core, known);
         };
         if version != core.config.version {
             if kind == Kind::Hello {
@@ -115,7 +115,7 @@ impl ServerEndpoint {
                     }
                     Arrival::Done
                 }
-                Err(_) => self.refuse(core, known, bytes),
+                Err(_) => self.refuse(core, known),
             },
             Kind::Connect => {
                 let head = bytes
@@ -125,7 +125,7 @@ impl ServerEndpoint {
                     .map(|end| wire::parse_connect_head(&bytes[wire::HEADER_LEN..end]));
                 match head {
                     Some(Ok((hello, cookie, _))) => self.connect(core, from, hello, cookie, bytes),
-                    _ => self.refuse(core, known, bytes),
+                    _ => self.refuse(core, known),
                 }
             }
             Kind::Data | Kind::Bye => {
@@ -157,14 +157,14 @@ impl ServerEndpoint {
                     }
                 }
             }
-            Kind::Challenge | Kind::Welcome | Kind::Reject => self.refuse(core, known, bytes),
+            Kind::Challenge | Kind::Welcome | Kind::Reject => self.refuse(core, known),
         }
     }
 
     /// Counts a datagram nobody can use: a stranger's, or a known client's that is not
     /// even a well-formed header (which a forger can send from its address, so it never
     /// ends a session).
-    fn refuse<'a>(&mut self, core: &mut Core, known: Option<ClientId>, _b: &[u8]) -> Arrival<'a> {
+    fn refuse<'a>(&mut self, core: &mut Core, known: Option<ClientId>) -> Arrival<'a> {
         match known.and_then(|id| self.peers.get_mut(&id)) {
             Some(p) => {
                 p.conn.stats.bad_tags += 1;
@@ -190,7 +190,7 @@ impl ServerEndpoint {
             .flatten()
             .any(|e| {
                 let want = self.secrets.cookie(from, hello.nonce, &hello.client_pub, e);
-                crypto::same16(&want, &cookie)
+                crypto::same(&want, &cookie)
             });
         if !good {
             core.counters.bad_cookies += 1;
