@@ -9,6 +9,7 @@
 //! [`register`] adds all three to a registry; [`mixed_scene`] builds a pit full of them.
 
 use crate::codec::{Section, SectionWriter};
+use crate::delta::PoseDelta;
 use crate::pose::PoseState;
 use crate::prelude::*;
 use crate::{KindOptions, Legality, OnOwnerLeave};
@@ -389,6 +390,7 @@ pub fn register(registry: &mut KindRegistry) -> Result<(), Error> {
     let thrown = KindOptions {
         on_owner_leave: OnOwnerLeave::HandToServer,
         client_spawnable: true,
+        ..KindOptions::default()
     };
     registry.register_with(BALL, thrown, |p: &BallParams| Blueprint {
         body: dynamic_at(p.pos).build(),
@@ -406,6 +408,7 @@ pub fn register(registry: &mut KindRegistry) -> Result<(), Error> {
     let client_owned = KindOptions {
         on_owner_leave: OnOwnerLeave::Despawn,
         client_spawnable: true,
+        ..KindOptions::default()
     };
     registry.register_with(MOVER, client_owned, |p: &MoverParams| {
         let [x, y, z] = p.half_extents;
@@ -423,5 +426,9 @@ pub fn register(registry: &mut KindRegistry) -> Result<(), Error> {
             controller: Box::new(Mover::from_params(p)),
         }
     })?;
+    // Every section starts with the body's pose.
+    for kind in [CRATE, BALL, MOVER] {
+        registry.set_delta_codec(kind, PoseDelta::default())?;
+    }
     Ok(())
 }

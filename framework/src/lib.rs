@@ -59,6 +59,7 @@
 pub mod codec;
 mod config;
 mod controller;
+pub mod delta;
 pub mod demo;
 mod entity;
 mod error;

@@ -2,6 +2,7 @@
 //! and its controller from serialisable spawn parameters.
 
 use crate::controller::{Controller, KindLookup, Legality, WorldView};
+use crate::delta::{ByteDelta, DeltaCodec};
 use crate::entity::Visual;
 use crate::error::Error;
 use crate::id::{ClientId, KindId};
@@ -10,6 +11,7 @@ use crate::pose::BodyState;
 use rapier3d::prelude::{Collider, RigidBody};
 use serde::de::DeserializeOwned;
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 /// What a factory builds: the body, its colliders, its looks, and its controller.
 pub struct Blueprint {
@@ -34,12 +36,27 @@ pub enum OnOwnerLeave {
 }
 
 /// How the network layer treats a kind. The defaults trust clients with nothing.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub struct KindOptions {
     /// What happens to a leaving client's entities of this kind.
     pub on_owner_leave: OnOwnerLeave,
     /// Whether a client may ask to spawn entities of this kind that it will own.
     pub client_spawnable: bool,
+    /// How urgently a changed entity of this kind is sent when a client's byte budget
+    /// cannot carry everything (1 is ordinary; a player other people watch wants more).
+    /// The server adds it, scaled by the body's speed, to the entity's accumulated
+    /// priority every broadcast its state is not sent.
+    pub priority: f32,
+}
+
+impl Default for KindOptions {
+    fn default() -> Self {
+        KindOptions {
+            on_owner_leave: OnOwnerLeave::default(),
+            client_spawnable: false,
+            priority: 1.0,
+        }
+    }
 }
 
 type Factory = Box<dyn Fn(KindId, &[u8]) -> Result<Blueprint, Error> + Send + Sync>;
@@ -50,6 +67,7 @@ struct Kind {
     options: KindOptions,
     factory: Factory,
     judge: Option<Judge>,
+    delta: Arc<dyn DeltaCodec>,
 }
 
 /// What the server knows when it judges a client's request to spawn an entity it will own:
@@ -144,6 +162,7 @@ impl KindRegistry {
                 options,
                 factory,
                 judge: None,
+                delta: Arc::new(ByteDelta),
             },
         );
         Ok(id)
@@ -174,6 +193,31 @@ impl KindRegistry {
             }
         }));
         Ok(())
+    }
+
+    /// Sets how sections of the kind registered as `name` travel as deltas against a
+    /// baseline (see [`crate::delta`]). The default, [`ByteDelta`], suits any data; a kind
+    /// whose section starts with a [`PoseState`](crate::pose::PoseState) should use
+    /// [`PoseDelta`](crate::delta::PoseDelta).
+    pub fn set_delta_codec(
+        &mut self,
+        name: &str,
+        codec: impl DeltaCodec + 'static,
+    ) -> Result<(), Error> {
+        let id = self
+            .id_of(name)
+            .ok_or_else(|| Error::UnknownKindName(name.to_owned()))?;
+        let kind = self.kinds.get_mut(&id).ok_or(Error::UnknownKind(id))?;
+        kind.delta = Arc::new(codec);
+        Ok(())
+    }
+
+    /// The delta codec of a kind ([`ByteDelta`] for a kind this registry does not know).
+    pub fn delta_codec(&self, id: KindId) -> &dyn DeltaCodec {
+        match self.kinds.get(&id) {
+            Some(k) => &*k.delta,
+            None => &ByteDelta,
+        }
     }
 
     /// Judges a client's request to spawn `kind` with encoded `params`: the kind must be

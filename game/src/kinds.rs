@@ -8,6 +8,7 @@
 
 use crate::scene::{Scene, Tuning};
 use lanyard::codec::{Section, SectionReader, SectionWriter};
+use lanyard::delta::PoseDelta;
 use lanyard::interp::PoseBuffer;
 use lanyard::pose::PoseState;
 use lanyard::prelude::*;
@@ -548,6 +549,8 @@ pub fn register(r: &mut KindRegistry) -> Result<(), Error> {
     let player_options = KindOptions {
         on_owner_leave: OnOwnerLeave::Despawn,
         client_spawnable: true,
+        // Other people watch a player: its changes go first when a budget is tight.
+        priority: 8.0,
     };
     r.register_with(PLAYER, player_options, |p: &PlayerParams| {
         let (hh, rad) = (p.tuning.player_half_height, p.tuning.player_radius);
@@ -587,6 +590,7 @@ pub fn register(r: &mut KindRegistry) -> Result<(), Error> {
     let thrown = KindOptions {
         on_owner_leave: OnOwnerLeave::HandToServer,
         client_spawnable: true,
+        ..KindOptions::default()
     };
     r.register_with(GRENADE, thrown, |p: &GrenadeParams| Blueprint {
         body: RigidBodyBuilder::dynamic()
@@ -610,5 +614,9 @@ pub fn register(r: &mut KindRegistry) -> Result<(), Error> {
             smooth: PoseBuffer::new(),
         }),
     })?;
+    // Every section starts with the body's pose.
+    for kind in [CRATE, PLAYER, GRENADE] {
+        r.set_delta_codec(kind, PoseDelta::default())?;
+    }
     Ok(())
 }

@@ -54,13 +54,19 @@ impl Core {
         self.last_send.is_none_or(|t| self.now - t >= interval)
     }
 
-    /// Queues an encoded reliable message on `conn`, unless it is too large.
-    pub(crate) fn push<T: serde::Serialize>(&mut self, conn: &mut Connection, msg: &T) {
+    /// Queues an encoded reliable message on `conn`, unless it is too large; returns its
+    /// id on the connection.
+    pub(crate) fn push<T: serde::Serialize>(
+        &mut self,
+        conn: &mut Connection,
+        msg: &T,
+    ) -> Option<u32> {
         match wire::encode(msg) {
-            Ok(b) if b.len() <= wire::MAX_MESSAGE => conn.push_reliable(b),
+            Ok(b) if b.len() <= wire::MAX_MESSAGE => Some(conn.push_reliable(b)),
             _ => {
                 self.counters.oversized_messages += 1;
                 tracing::error!("a reliable message does not fit in a datagram and was not sent");
+                None
             }
         }
     }

@@ -2,19 +2,19 @@
 //! admission), the connections (one per peer), and replication (what goes to whom). Its
 //! update runs the group's one frame pipeline with a driver for its side.
 
-use crate::connection::{Chunk, Deadline, PeerStats, Refused};
+use crate::connection::{Deadline, PeerStats, Refused};
 use crate::core::{Core, us};
 use crate::endpoint::{Arrival, ClientArrival, ClientEndpoint, ServerEndpoint};
 use crate::error::{DisconnectReason, NetError, RejectReason};
-use crate::replication::{self, ClientReplication, ServerReplication};
+use crate::replication::{self, ClientReplication, Relevance, ServerReplication};
 use crate::wire::{self, DATA_ROOM, Msg};
 use lanyard::codec::PacketWriter;
 use lanyard::{
-    ClientId, EntityGroup, FrameDriver, FramePass, FrameReport, Owner, Role, SpawnRequest,
+    ClientId, EntityGroup, EntityRef, FrameDriver, FramePass, FrameReport, Owner, Role,
+    SpawnRequest, WorldView,
 };
 use std::collections::{BTreeSet, VecDeque};
 use std::net::SocketAddr;
-use std::ops::Range;
 
 /// How a [`NetManager`] behaves. The defaults suit a LAN game.
 #[derive(Debug, Clone, PartialEq)]
@@ -48,6 +48,13 @@ pub struct NetConfig {
     pub inbox_limit: usize,
     /// Consecutive undecodable datagrams after which a client is dropped.
     pub bad_packet_limit: u32,
+    /// Server: bytes of entity state per second each client may be sent (split evenly
+    /// over the broadcasts), on top of datagram headers and reliable messages. What does not
+    /// fit waits, by priority (see [`lanyard::KindOptions::priority`]).
+    pub budget: u32,
+    /// Server: seconds after which an entity that has not changed is sent again, so a
+    /// client whose copy drifted is healed.
+    pub refresh: f32,
 }
 
 impl Default for NetConfig {
@@ -67,6 +74,8 @@ impl Default for NetConfig {
             max_owned_per_client: 64,
             inbox_limit: 4096,
             bad_packet_limit: 64,
+            budget: 12_000,
+            refresh: 4.0,
         }
     }
 }
@@ -386,6 +395,25 @@ impl NetManager {
         Ok(())
     }
 
+    /// Server: sets which entities each client needs (a fog of war, a large arena). The
+    /// filter is asked every broadcast, for every client and entity, whether the client
+    /// needs the entity; a client's own entities are always relevant to it. An entity that
+    /// stops being relevant to a client is despawned there (the client's copy is gone, as
+    /// if the entity were); once it is relevant again it is spawned there anew, where it is
+    /// then. Without a filter (the default) every client needs everything. A client has no
+    /// use for one: it returns [`NetError::NotConnected`].
+    pub fn set_relevance(
+        &mut self,
+        filter: impl Fn(ClientId, EntityRef<'_>, &WorldView<'_>) -> bool + Send + 'static,
+    ) -> Result<(), NetError> {
+        let Side::Server(s) = &mut self.side else {
+            return Err(NetError::NotConnected);
+        };
+        let filter: Relevance = Box::new(filter);
+        s.repl.set_relevance(Some(filter));
+        Ok(())
+    }
+
     /// Server: removes a client, telling it why.
     pub fn kick(&mut self, group: &mut EntityGroup, client: ClientId) -> Result<(), NetError> {
         let Side::Server(s) = &mut self.side else {
@@ -478,8 +506,7 @@ impl Server {
             server: self,
             inbox,
             broadcast,
-            packet: Vec::new(),
-            chunks: Vec::new(),
+            packet: PacketWriter::new(),
             heartbeats: BTreeSet::new(),
         };
         let frame = group.run_frame(&mut driver);
@@ -487,26 +514,27 @@ impl Server {
             core,
             server,
             packet,
-            chunks,
             heartbeats,
             ..
         } = driver;
         server
             .repl
             .announce(core, group, &mut server.endpoint.peers);
+        let mut sent = BTreeSet::new();
         if broadcast {
             core.last_send = Some(core.now);
             core.counters.broadcasts += 1;
-            server
+            sent = server
                 .repl
-                .broadcast(core, group, &packet, &chunks, &mut server.endpoint.peers);
-        } else {
-            let version = core.config.version;
-            for id in heartbeats {
-                if let Some(p) = server.endpoint.peers.get_mut(&id) {
-                    let d = p.conn.build_data(core.now, version, &[]);
-                    core.send_all(p.conn.addr, d);
-                }
+                .broadcast(core, group, &packet, &mut server.endpoint.peers);
+        }
+        let (version, number) = (core.config.version, server.repl.frame());
+        for id in heartbeats.difference(&sent) {
+            if let Some(p) = server.endpoint.peers.get_mut(id) {
+                let d = p
+                    .conn
+                    .build_frame(core.now, version, number, &[], &mut Vec::new());
+                core.send_all(p.conn.addr, d);
             }
         }
         NetFrame {
@@ -522,9 +550,8 @@ struct ServerFrame<'a> {
     server: &'a mut Server,
     inbox: Vec<(SocketAddr, Vec<u8>)>,
     broadcast: bool,
-    /// This broadcast's packet and its whole-section chunks, made once for every client.
-    packet: Vec<u8>,
-    chunks: Vec<Range<usize>>,
+    /// This broadcast's packet, written once for every client.
+    packet: PacketWriter,
     heartbeats: BTreeSet<ClientId>,
 }
 
@@ -537,7 +564,7 @@ impl FrameDriver for ServerFrame<'_> {
                 Arrival::Done => {}
                 Arrival::Joined(id) => {
                     if let Some(p) = s.endpoint.peers.get_mut(&id) {
-                        s.repl.welcome_world(core, pass.group(), &mut p.conn);
+                        s.repl.welcome_world(core, pass.group(), id, &mut p.conn);
                     }
                 }
                 Arrival::Left(id, reason) => s.leave(core, pass.group_mut(), id, reason),
@@ -567,8 +594,13 @@ impl FrameDriver for ServerFrame<'_> {
                             s.repl.message(core, pass.group_mut(), id, p, msg);
                         }
                     }
-                    if let Some(sections) = incoming.sections {
-                        s.repl.sections(pass, id, &mut p.conn.stats, sections);
+                    if !incoming.fresh {
+                        if !incoming.sections.is_empty() {
+                            p.conn.stats.dropped_stale += 1;
+                        }
+                    } else {
+                        s.repl
+                            .sections(pass, id, &mut p.conn.stats, incoming.sections);
                     }
                 }
             }
@@ -595,8 +627,7 @@ impl FrameDriver for ServerFrame<'_> {
 
     fn outbound(&mut self, packet: &PacketWriter) {
         if self.broadcast {
-            self.chunks = replication::chunks(packet, DATA_ROOM);
-            self.packet = packet.as_bytes().to_vec();
+            self.packet.clone_from(packet);
         }
     }
 }
@@ -664,10 +695,7 @@ impl Client {
                 core.last_send = Some(core.now);
                 core.counters.broadcasts += 1;
                 let parts = replication::chunks(&own, DATA_ROOM);
-                let parts: Vec<Chunk<'_>> = parts
-                    .iter()
-                    .map(|r| Chunk::plain(&own.as_bytes()[r.clone()]))
-                    .collect();
+                let parts: Vec<&[u8]> = parts.iter().map(|r| &own.as_bytes()[r.clone()]).collect();
                 let d = conn.build_data(core.now, core.config.version, &parts);
                 core.send_all(conn.addr, d);
                 client.ack_owed = false;
@@ -715,12 +743,11 @@ impl FrameDriver for ClientFrame<'_> {
                     c.repl.message(core, pass.group_mut(), &mut conn.stats, msg);
                 }
             }
-            if let Some(sections) = incoming.sections {
-                let report = pass.receive_packet(sections, Owner::Server);
-                conn.stats.dropped_unknown_entity += report.unknown_entity as u64;
-                if report.framing_error {
-                    conn.stats.bad_datagrams += 1;
-                }
+            // State is acknowledged promptly: the server's baselines advance with our acks.
+            if c.repl
+                .state(pass, &mut conn.stats, incoming.frame, incoming.sections)
+            {
+                c.ack_owed = true;
             }
         }
     }

@@ -11,32 +11,194 @@
 //!   counted for the peer and logged now and then.
 //! * **Client.** Applies the server's announcements, corrections and sections; sends its
 //!   own spawns up under provisional ids and its despawns as requests.
-//! * **Broadcast.** The server's packet is split into whole-section chunks once per
-//!   broadcast; per client only the headers, the reliable messages and the forwarded
-//!   sections differ.
+//! * **Baselines.** The server numbers its broadcasts (frames). Per client and entity it
+//!   keeps the newest section the client acknowledged (its baseline) and sends nothing while
+//!   the entity's section equals it; a changed section travels as a delta against it (the
+//!   kind's [`DeltaCodec`]), naming the baseline's frame. Only acknowledged sections are
+//!   ever baselines, so loss cannot desynchronise the two ends. A resting entity is sent
+//!   again every `refresh` seconds (a couple of bytes), which heals a client whose copy
+//!   drifted; a body that just came to rest is sent until its resting state is
+//!   acknowledged. State for an entity goes to a client only once the client acknowledged
+//!   the message that announced the entity.
+//! * **Budget.** Each broadcast fills a per-client byte budget by priority: every
+//!   broadcast a changed entity gains its kind's priority, more the faster it moves or the
+//!   harder it was just hit, and a refresh that is due gains a little; the highest go, the
+//!   rest keep what they accumulated. Spawns, despawns and events are reliable messages,
+//!   outside the budget.
+//! * **Relevance.** A per-client filter ([`NetManager::set_relevance`]) decides which
+//!   entities a client needs. An entity that stops being relevant is despawned on that
+//!   client (a reliable despawn) and spawned there again, where it is then, once it is
+//!   relevant again; a client's own entities are always relevant to it.
+//! * **Encode once.** The server's sections are written once per broadcast (the frame's
+//!   packet); a delta against a given baseline is computed once for every client that
+//!   holds that baseline. Per client only the selection, the entry headers and the
+//!   datagram headers differ.
 //!
 //! [`Controller::validate`]: lanyard::Controller::validate
+//! [`DeltaCodec`]: lanyard::delta::DeltaCodec
+//! [`NetManager::set_relevance`]: crate::NetManager::set_relevance
 //! [`KindRegistry::judge_spawns`]: lanyard::KindRegistry::judge_spawns
 
-use crate::connection::{Chunk, Connection, PeerStats, lone_digest};
+use crate::connection::{Connection, PeerStats};
 use crate::core::Core;
 use crate::endpoint::{Peer, log_refusal};
 use crate::manager::NetEvent;
-use crate::wire::{self, DATA_ROOM, Msg};
+use crate::wire::{self, Body, DATA_ROOM, Entries, Entry, Msg};
 use lanyard::codec::{PacketReader, PacketWriter, Section};
 use lanyard::pose::BodyState;
 use lanyard::{
-    Change, ClientId, EntityGroup, FramePass, NetId, OnOwnerLeave, Owner, SpawnClaim, SpawnRequest,
-    Verdict,
+    Change, ClientId, EntityGroup, EntityRef, FramePass, NetId, OnOwnerLeave, Owner, SpawnClaim,
+    SpawnRequest, Vec3, Verdict, WorldView,
 };
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
 use std::ops::Range;
+
+/// Frames back the server names a baseline it did not send last (a client keeps the
+/// sections of [`CLIENT_KEEP`] frames, and always its newest of each entity).
+const SERVER_WINDOW: u32 = 32;
+/// Frames of sections a client keeps for deltas to name.
+const CLIENT_KEEP: u32 = 64;
+/// Datagrams a server remembers the entries of, awaiting their ack (past the 32 an ack
+/// can name).
+const IN_FLIGHT: usize = 48;
+/// The smallest state budget per broadcast, in bytes, whatever the configuration says.
+const MIN_BUDGET: usize = 64;
+/// What a due refresh gains per broadcast, per second it is overdue plus one.
+const REFRESH_PRIORITY: f32 = 0.05;
+
+/// Decides whether a client needs an entity (see [`crate::NetManager::set_relevance`]).
+pub type Relevance = Box<dyn Fn(ClientId, EntityRef<'_>, &WorldView<'_>) -> bool + Send>;
+
+/// An entity's sections as the server sent them, by the frame each first went out in:
+/// what a client's acknowledged frame number stands for.
+#[derive(Default)]
+struct History {
+    versions: VecDeque<(u32, Vec<u8>)>,
+}
+
+impl History {
+    /// Notes the section current at `frame`.
+    fn update(&mut self, frame: u32, cur: &[u8]) {
+        if self
+            .versions
+            .back()
+            .is_none_or(|(_, b)| b.as_slice() != cur)
+        {
+            self.versions.push_back((frame, cur.to_vec()));
+        }
+        // Keep the newest version at or before the window's start, and all after it.
+        let cutoff = frame.saturating_sub(SERVER_WINDOW + IN_FLIGHT as u32);
+        while self.versions.len() > 1 && self.versions[1].0 <= cutoff {
+            self.versions.pop_front();
+        }
+    }
+
+    /// The section that was current at `frame`, if still known.
+    fn at(&self, frame: u32) -> Option<&[u8]> {
+        self.versions
+            .iter()
+            .rev()
+            .find(|(f, _)| *f <= frame)
+            .map(|(_, b)| b.as_slice())
+    }
+}
+
+/// What the server knows of one entity for one client.
+#[derive(Default)]
+struct Seen {
+    /// The reliable message that told the client of the entity, until it is acknowledged:
+    /// no state goes before that.
+    announced: Option<u32>,
+    /// The newest section the client acknowledged, and its frame.
+    baseline: Option<(u32, Vec<u8>)>,
+    /// The frame the entity's state last went out in.
+    last_sent: Option<u32>,
+    /// The accumulated priority.
+    priority: f32,
+}
+
+/// The entries of one datagram: (entity, frame).
+type Sent = Vec<(NetId, u32)>;
+
+/// What the server knows of one client's copy of the world.
+#[derive(Default)]
+struct View {
+    /// The entities the client was told of.
+    ents: BTreeMap<NetId, Seen>,
+    /// The entries of datagrams not yet acknowledged: (sequence number, [(entity, frame)]).
+    in_flight: VecDeque<(u32, Sent)>,
+}
+
+impl View {
+    /// Registers an entity the client is being told of by reliable message `msg`.
+    fn introduce(&mut self, net: NetId, msg: Option<u32>) {
+        self.ents.insert(
+            net,
+            Seen {
+                announced: msg,
+                ..Seen::default()
+            },
+        );
+    }
+
+    /// The peer acknowledged datagrams `acked`: their entries become baselines.
+    fn acked(&mut self, acked: &[u32], history: &HashMap<NetId, History>) {
+        for seq in acked {
+            let Some(pos) = self.in_flight.iter().position(|(s, _)| s == seq) else {
+                continue;
+            };
+            let Some((_, entries)) = self.in_flight.remove(pos) else {
+                continue;
+            };
+            for (net, frame) in entries {
+                let (Some(seen), Some(h)) = (self.ents.get_mut(&net), history.get(&net)) else {
+                    continue;
+                };
+                if seen.baseline.as_ref().is_some_and(|(f, _)| *f >= frame) {
+                    continue;
+                }
+                if let Some(bytes) = h.at(frame) {
+                    seen.baseline = Some((frame, bytes.to_vec()));
+                }
+            }
+        }
+    }
+}
+
+/// One entity's state this broadcast, as the server has it.
+struct Current<'a> {
+    net: NetId,
+    bytes: &'a [u8],
+    owner: Owner,
+    /// What it gains in priority this broadcast if it changed.
+    urgency: f32,
+    codec: &'a dyn lanyard::delta::DeltaCodec,
+}
+
+/// How one selected entry is sent.
+enum Pick {
+    Full,
+    /// A delta, at this range of the broadcast's shared delta buffer.
+    Delta(u32, Range<usize>),
+    Same(u32),
+    SameAsNewest,
+}
 
 /// The server's side of replication.
 #[derive(Default)]
 pub(crate) struct ServerReplication {
     /// The newest accepted section of each client-owned entity, to forward.
     forward: BTreeMap<NetId, (ClientId, Vec<u8>)>,
+    /// Each entity's recent sections, by frame.
+    history: HashMap<NetId, History>,
+    /// Each client's copy of the world, as far as the server knows it.
+    views: HashMap<ClientId, View>,
+    /// The broadcast (frame) number.
+    frame: u32,
+    /// Each entity's linear velocity at the last broadcast (a sudden change is a hit).
+    last_vel: HashMap<NetId, Vec3>,
+    /// Which entities each client needs; all, without one.
+    relevance: Option<Relevance>,
     /// A client's provisional ids, mapped to the ids the server gave them.
     provisional: HashMap<(ClientId, NetId), NetId>,
     /// Spawns the requesting client learns of by confirmation, not by a spawn message.
@@ -76,19 +238,47 @@ pub(crate) fn chunks(packet: &PacketWriter, room: usize) -> Vec<Range<usize>> {
 }
 
 impl ServerReplication {
-    /// A client just joined: queue every live entity for it, in network-id order.
+    /// The number of the last broadcast (heartbeats between broadcasts carry it).
+    pub(crate) fn frame(&self) -> u32 {
+        self.frame
+    }
+
+    /// Sets the relevance filter.
+    pub(crate) fn set_relevance(&mut self, filter: Option<Relevance>) {
+        self.relevance = filter;
+    }
+
+    fn relevant(&self, id: ClientId, group: &EntityGroup, net: NetId) -> bool {
+        let Some(e) = group.by_net(net) else {
+            return false;
+        };
+        e.owner() == Owner::Client(id)
+            || self
+                .relevance
+                .as_ref()
+                .is_none_or(|f| f(id, e, &group.view()))
+    }
+
+    /// A client just joined: tell it of every live entity it needs, in network-id order.
     pub(crate) fn welcome_world(
-        &self,
+        &mut self,
         core: &mut Core,
         group: &EntityGroup,
+        id: ClientId,
         conn: &mut Connection,
     ) {
+        let mut view = View::default();
         let world: Vec<NetId> = group.iter().map(|e| e.net_id()).collect();
         for net in world {
+            if !self.relevant(id, group, net) {
+                continue;
+            }
             if let Some(m) = spawn_msg(group, net) {
-                core.push(conn, &m);
+                let msg = core.push(conn, &m);
+                view.introduce(net, msg);
             }
         }
+        self.views.insert(id, view);
     }
 
     /// Tells every client what changed in the world since the last call.
@@ -100,23 +290,82 @@ impl ServerReplication {
     ) {
         let changes: Vec<Change> = group.drain_changes().collect();
         for change in changes {
-            let (msg, skip) = match change {
-                Change::Spawned(net) => match spawn_msg(group, net) {
-                    Some(m) => (m, self.withhold.remove(&net)),
-                    None => continue,
-                },
+            match change {
+                Change::Spawned(net) => {
+                    let Some(m) = spawn_msg(group, net) else {
+                        continue;
+                    };
+                    // The client that asked for it learned of it by its confirmation.
+                    let skip = self.withhold.remove(&net);
+                    for (id, p) in peers.iter_mut() {
+                        if Some(*id) == skip || !self.relevant(*id, group, net) {
+                            continue;
+                        }
+                        let msg = core.push(&mut p.conn, &m);
+                        if let Some(v) = self.views.get_mut(id) {
+                            v.introduce(net, msg);
+                        }
+                    }
+                }
                 Change::Despawned { net, .. } => {
                     self.forward.remove(&net);
                     self.provisional.retain(|_, v| *v != net);
                     self.withhold.remove(&net);
-                    (Msg::Despawn { net }, None)
+                    self.history.remove(&net);
+                    self.last_vel.remove(&net);
+                    for (id, p) in peers.iter_mut() {
+                        if self
+                            .views
+                            .get_mut(id)
+                            .is_some_and(|v| v.ents.remove(&net).is_some())
+                        {
+                            core.push(&mut p.conn, &Msg::Despawn { net });
+                        }
+                    }
                 }
-                Change::OwnerChanged { net, owner } => (Msg::SetOwner { net, owner }, None),
-                Change::Renamed { .. } => continue,
-            };
-            for (id, p) in peers.iter_mut() {
-                if Some(*id) != skip {
-                    core.push(&mut p.conn, &msg);
+                Change::OwnerChanged { net, owner } => {
+                    for (id, p) in peers.iter_mut() {
+                        if self
+                            .views
+                            .get(id)
+                            .is_some_and(|v| v.ents.contains_key(&net))
+                        {
+                            core.push(&mut p.conn, &Msg::SetOwner { net, owner });
+                        }
+                    }
+                }
+                Change::Renamed { .. } => {}
+            }
+        }
+    }
+
+    /// Brings each client's set of entities in line with the relevance filter: what it no
+    /// longer needs is despawned there, what it needs again is spawned anew.
+    fn rescope(
+        &mut self,
+        core: &mut Core,
+        group: &EntityGroup,
+        peers: &mut BTreeMap<ClientId, Peer>,
+    ) {
+        if self.relevance.is_none() {
+            return;
+        }
+        let world: Vec<NetId> = group.iter().map(|e| e.net_id()).collect();
+        for (id, p) in peers.iter_mut() {
+            for &net in &world {
+                let relevant = self.relevant(*id, group, net);
+                let Some(view) = self.views.get_mut(id) else {
+                    break;
+                };
+                let known = view.ents.contains_key(&net);
+                if relevant && !known {
+                    if let Some(m) = spawn_msg(group, net) {
+                        let msg = core.push(&mut p.conn, &m);
+                        view.introduce(net, msg);
+                    }
+                } else if !relevant && known {
+                    view.ents.remove(&net);
+                    core.push(&mut p.conn, &Msg::Despawn { net });
                 }
             }
         }
@@ -212,7 +461,11 @@ impl ServerReplication {
                         let net = group.get(eid).map_or(NetId(0), |e| e.net_id());
                         self.provisional.insert((id, provisional), net);
                         self.withhold.insert(net, id);
-                        core.push(&mut peer.conn, &Msg::SpawnConfirmed { provisional, net });
+                        let msg =
+                            core.push(&mut peer.conn, &Msg::SpawnConfirmed { provisional, net });
+                        if let Some(v) = self.views.get_mut(&id) {
+                            v.introduce(net, msg);
+                        }
                     }
                     Err(why) => {
                         peer.conn.stats.refused_spawns += 1;
@@ -265,26 +518,21 @@ impl ServerReplication {
         self.provisional.retain(|(c, _), _| *c != id);
         self.withhold.retain(|_, c| *c != id);
         self.corrections.retain(|(c, _)| *c != id);
+        self.views.remove(&id);
     }
 
-    /// One broadcast: corrections, then to every client its reliable messages, the
-    /// packet's chunks (split once, shared) and the sections forwarded from the others.
+    /// One broadcast: corrections, then to every client its reliable messages and the state
+    /// of the entities it needs that changed (or are due for a refresh), as far as its byte
+    /// budget goes, highest priority first.
     pub(crate) fn broadcast(
         &mut self,
         core: &mut Core,
         group: &EntityGroup,
-        packet: &[u8],
-        shared: &[Range<usize>],
+        packet: &PacketWriter,
         peers: &mut BTreeMap<ClientId, Peer>,
-    ) {
-        // The chunks every client gets alike, with their digests, made once.
-        let shared: Vec<Chunk<'_>> = shared
-            .iter()
-            .map(|r| Chunk {
-                bytes: &packet[r.clone()],
-                digest: Some(lone_digest(&packet[r.clone()])),
-            })
-            .collect();
+    ) -> BTreeSet<ClientId> {
+        self.frame += 1;
+        let frame = self.frame;
         for (id, net) in std::mem::take(&mut self.corrections) {
             let state = group.by_net(net).map(|e| BodyState::of(e.body()));
             if let (Some(state), Some(p)) = (state, peers.get_mut(&id)) {
@@ -292,46 +540,358 @@ impl ServerReplication {
                 core.push(&mut p.conn, &Msg::Correction { net, state });
             }
         }
+        self.rescope(core, group, peers);
+
+        // The world's state this frame: the server's sections and the newest accepted
+        // section of every client-owned entity, in network-id order.
+        let registry = group.registry();
+        let mut world: Vec<Current<'_>> = Vec::with_capacity(packet.section_count());
+        let own = packet
+            .sections()
+            .map(|s| (s.net_id, s.payload, Owner::Server));
+        let forwarded = self
+            .forward
+            .iter()
+            .map(|(net, (from, b))| (*net, b.as_slice(), Owner::Client(*from)));
+        for (net, bytes, owner) in own.chain(forwarded) {
+            let Some(e) = group.by_net(net) else {
+                continue;
+            };
+            let v = e.body().linvel();
+            let hit = self
+                .last_vel
+                .insert(net, v)
+                .map_or(0.0, |u| (v - u).length());
+            let speed = v.length() + 0.25 * e.body().angvel().length();
+            let weight = registry.options(e.kind()).map_or(1.0, |o| o.priority);
+            world.push(Current {
+                net,
+                bytes,
+                owner,
+                urgency: weight * (1.0 + 0.5 * speed + 2.0 * hit),
+                codec: registry.delta_codec(e.kind()),
+            });
+        }
+        world.sort_by_key(|c| c.net);
+        for c in &world {
+            self.history
+                .entry(c.net)
+                .or_default()
+                .update(frame, c.bytes);
+        }
+
+        let rate = core.config.rate.max(0.001);
+        let budget = ((core.config.budget as f32 / rate) as usize).max(MIN_BUDGET);
+        let refresh = ((core.config.refresh * rate).round() as u32).max(1);
+        // Refreshes alone go out a few times a second, so a resting world sends few
+        // datagrams; they also ride along whenever changed state goes.
+        let batch = ((0.25 * rate).round() as u32).max(1);
         let version = core.config.version;
-        let mut forwarded = PacketWriter::new();
+        let mut deltas = Vec::new();
+        let mut cache: HashMap<(NetId, u32), Range<usize>> = HashMap::new();
+        let mut sent_to = BTreeSet::new();
         for (id, p) in peers.iter_mut() {
-            forwarded.clear();
-            for (net, (from, payload)) in &self.forward {
-                if from != id {
-                    // Accepted sections are within the size limit.
-                    let _ = forwarded.raw_section(Section {
-                        net_id: *net,
-                        payload,
-                    });
+            let Some(view) = self.views.get_mut(id) else {
+                continue;
+            };
+            view.acked(&p.conn.take_acked(), &self.history);
+            // Candidates: (index into the world, whether it changed).
+            let mut cands: Vec<(usize, bool)> = Vec::new();
+            for (i, c) in world.iter().enumerate() {
+                if c.owner == Owner::Client(*id) {
+                    continue;
+                }
+                let Some(seen) = view.ents.get_mut(&c.net) else {
+                    continue;
+                };
+                if let Some(m) = seen.announced {
+                    if !p.conn.delivered(m) {
+                        continue;
+                    }
+                    seen.announced = None;
+                }
+                let base = seen.baseline.as_ref();
+                if base.is_some_and(|(_, b)| b.as_slice() == c.bytes) {
+                    let age = base.map_or(0, |(f, _)| frame - f);
+                    let resend_ok = seen.last_sent.is_none_or(|s| frame - s >= batch);
+                    if age < refresh || !resend_ok {
+                        continue;
+                    }
+                    let overdue = (age - refresh) as f32 / rate;
+                    seen.priority += REFRESH_PRIORITY * (1.0 + overdue);
+                    cands.push((i, false));
+                } else {
+                    seen.priority += c.urgency;
+                    cands.push((i, true));
                 }
             }
-            let own = chunks(&forwarded, DATA_ROOM);
-            let mut parts = shared.clone();
-            parts.extend(
-                own.iter()
-                    .map(|r| Chunk::plain(&forwarded.as_bytes()[r.clone()])),
-            );
-            let datagrams = p.conn.build_data(core.now, version, &parts);
+            if !cands.iter().any(|c| c.1) && !frame.is_multiple_of(batch) {
+                continue;
+            }
+            cands.sort_by(|a, b| {
+                let pa = view.ents.get(&world[a.0].net).map_or(0.0, |s| s.priority);
+                let pb = view.ents.get(&world[b.0].net).map_or(0.0, |s| s.priority);
+                pb.total_cmp(&pa).then(a.0.cmp(&b.0))
+            });
+            // Fill the budget, highest priority first.
+            let mut picks: Vec<(usize, Pick)> = Vec::new();
+            let mut used = 0;
+            let mut misses = 0;
+            for (i, _) in cands {
+                let c = &world[i];
+                let Some(seen) = view.ents.get(&c.net) else {
+                    continue;
+                };
+                let pick = choose(c, seen, frame, &mut deltas, &mut cache);
+                let body = body_of(c, &pick, &deltas);
+                let cost = wire::entry_cost(None, &Entry { net: c.net, body });
+                if used + cost > budget {
+                    misses += 1;
+                    if misses > 16 {
+                        break;
+                    }
+                    continue;
+                }
+                used += cost;
+                picks.push((i, pick));
+            }
+            if picks.is_empty() {
+                continue;
+            }
+            picks.sort_by_key(|(i, _)| *i);
+            // Entries in network-id order, in chunks that each fit a datagram alone.
+            let mut chunks: Vec<(Vec<u8>, Sent)> = vec![(Vec::new(), Vec::new())];
+            let mut prev = None;
+            for (i, pick) in &picks {
+                let c = &world[*i];
+                if let Some(seen) = view.ents.get_mut(&c.net) {
+                    seen.priority = 0.0;
+                    seen.last_sent = Some(frame);
+                }
+                let e = Entry {
+                    net: c.net,
+                    body: body_of(c, pick, &deltas),
+                };
+                if chunks.last().is_some_and(|(b, _)| {
+                    !b.is_empty() && b.len() + wire::entry_cost(None, &e) > DATA_ROOM
+                }) {
+                    chunks.push((Vec::new(), Vec::new()));
+                    prev = None;
+                }
+                if let Some((bytes, sent)) = chunks.last_mut() {
+                    wire::put_entry(bytes, prev, &e);
+                    sent.push((c.net, frame));
+                }
+                prev = Some(c.net);
+            }
+            let parts: Vec<&[u8]> = chunks.iter().map(|(b, _)| b.as_slice()).collect();
+            let mut seqs = Vec::new();
+            let datagrams = p
+                .conn
+                .build_frame(core.now, version, frame, &parts, &mut seqs);
+            p.conn.stats.state_bytes += used as u64;
+            p.conn.stats.entries += picks.len() as u64;
             core.send_all(p.conn.addr, datagrams);
+            sent_to.insert(*id);
+            for (seq, (_, sent)) in seqs.into_iter().zip(chunks) {
+                view.in_flight.push_back((seq, sent));
+            }
+            while view.in_flight.len() > IN_FLIGHT {
+                view.in_flight.pop_front();
+            }
         }
-        self.forward.clear();
+        // Clients that got no state still get the reliable messages that are due.
+        for (id, p) in peers.iter_mut() {
+            if !sent_to.contains(id) && p.conn.messages_due(core.now) {
+                let datagrams = p
+                    .conn
+                    .build_frame(core.now, version, frame, &[], &mut Vec::new());
+                core.send_all(p.conn.addr, datagrams);
+                sent_to.insert(*id);
+            }
+        }
+        sent_to
+    }
+}
+
+/// How to send entity `c` to a client whose view of it is `seen`: against the baseline
+/// when the client surely still holds it, in full otherwise. Deltas are computed once per
+/// (entity, baseline) for every client.
+fn choose(
+    c: &Current<'_>,
+    seen: &Seen,
+    frame: u32,
+    deltas: &mut Vec<u8>,
+    cache: &mut HashMap<(NetId, u32), Range<usize>>,
+) -> Pick {
+    let Some((bf, base)) = &seen.baseline else {
+        return Pick::Full;
+    };
+    let last = seen.last_sent == Some(*bf);
+    // The client keeps every section of its last CLIENT_KEEP frames, and its newest.
+    if !last && frame - bf > SERVER_WINDOW {
+        return Pick::Full;
+    }
+    if base.as_slice() == c.bytes {
+        return if last {
+            Pick::SameAsNewest
+        } else {
+            Pick::Same(frame - bf)
+        };
+    }
+    let range = cache
+        .entry((c.net, *bf))
+        .or_insert_with(|| {
+            let start = deltas.len();
+            c.codec.encode(base, c.bytes, deltas);
+            start..deltas.len()
+        })
+        .clone();
+    if range.len() >= c.bytes.len() {
+        Pick::Full
+    } else {
+        Pick::Delta(frame - bf, range)
+    }
+}
+
+fn body_of<'a>(c: &Current<'a>, pick: &Pick, deltas: &'a [u8]) -> Body<'a> {
+    match pick {
+        Pick::Full => Body::Full(c.bytes),
+        Pick::Delta(age, r) => Body::Delta {
+            age: *age,
+            delta: &deltas[r.clone()],
+        },
+        Pick::Same(age) => Body::Same { age: *age },
+        Pick::SameAsNewest => Body::SameAsNewest,
+    }
+}
+
+/// The sections a client received of one entity, by the server's frame: what the
+/// server's deltas name as baselines.
+#[derive(Default)]
+struct Received {
+    /// (frame, section), oldest first.
+    versions: VecDeque<(u32, Vec<u8>)>,
+    /// The frame of the newest section applied.
+    applied: Option<u32>,
+}
+
+impl Received {
+    fn at(&self, frame: u32) -> Option<&[u8]> {
+        self.versions
+            .iter()
+            .find(|(f, _)| *f == frame)
+            .map(|(_, b)| b.as_slice())
+    }
+
+    fn newest(&self) -> Option<&[u8]> {
+        self.versions.back().map(|(_, b)| b.as_slice())
+    }
+
+    /// Keeps `bytes` as the section of `frame`; forgets what is older than `CLIENT_KEEP`
+    /// frames before `latest`, except the newest.
+    fn keep(&mut self, frame: u32, bytes: Vec<u8>, latest: u32) {
+        let pos = self.versions.partition_point(|(f, _)| *f < frame);
+        if self.versions.get(pos).is_none_or(|(f, _)| *f != frame) {
+            self.versions.insert(pos, (frame, bytes));
+        }
+        let cutoff = latest.saturating_sub(CLIENT_KEEP);
+        while self.versions.len() > 1 && self.versions[0].0 < cutoff {
+            self.versions.pop_front();
+        }
     }
 }
 
 /// The client's side of replication.
 pub(crate) struct ClientReplication {
     next_provisional: u32,
+    /// What was received of each entity, for deltas to name.
+    received: HashMap<NetId, Received>,
+    /// The newest server frame that brought state.
+    latest: u32,
 }
 
 impl Default for ClientReplication {
     fn default() -> Self {
         ClientReplication {
             next_provisional: 1,
+            received: HashMap::new(),
+            latest: 0,
         }
     }
 }
 
 impl ClientReplication {
+    /// The state entries of a datagram of server frame `frame`: each is turned back into
+    /// its section (against the baseline it names), kept, and offered to its entity unless
+    /// a newer one was applied already. Returns whether there were any.
+    pub(crate) fn state(
+        &mut self,
+        pass: &mut FramePass<'_>,
+        stats: &mut PeerStats,
+        frame: u32,
+        entries: &[u8],
+    ) -> bool {
+        self.latest = self.latest.max(frame);
+        stats.state_bytes += entries.len() as u64;
+        let mut any = false;
+        let mut out = Vec::new();
+        for e in Entries::new(entries) {
+            let Ok(e) = e else {
+                stats.bad_datagrams += 1;
+                break;
+            };
+            any = true;
+            stats.entries += 1;
+            let Some(kind) = pass.group().by_net(e.net).map(|x| x.kind()) else {
+                stats.dropped_unknown_entity += 1;
+                continue;
+            };
+            let rec = self.received.entry(e.net).or_default();
+            out.clear();
+            let ok = match e.body {
+                Body::Full(b) => {
+                    out.extend_from_slice(b);
+                    true
+                }
+                Body::Delta { age, delta } => match rec.at(frame.wrapping_sub(age)) {
+                    Some(base) => {
+                        let codec = pass.group().registry().delta_codec(kind);
+                        codec.decode(base, delta, &mut out).is_ok()
+                    }
+                    None => {
+                        stats.missing_baselines += 1;
+                        continue;
+                    }
+                },
+                Body::Same { age } => rec
+                    .at(frame.wrapping_sub(age))
+                    .map(|b| out.extend_from_slice(b))
+                    .is_some(),
+                Body::SameAsNewest => rec.newest().map(|b| out.extend_from_slice(b)).is_some(),
+            };
+            if !ok {
+                stats.missing_baselines += 1;
+                continue;
+            }
+            let fresh = rec.applied.is_none_or(|a| frame > a);
+            rec.keep(frame, out.clone(), self.latest);
+            if !fresh {
+                stats.dropped_stale += 1;
+                continue;
+            }
+            rec.applied = Some(frame);
+            let section = Section {
+                net_id: e.net,
+                payload: &out,
+            };
+            if pass.offer_section(section, Owner::Server) == Verdict::UnknownEntity {
+                stats.dropped_unknown_entity += 1;
+            }
+        }
+        any
+    }
+
     /// A reliable message from the server.
     pub(crate) fn message(
         &mut self,
@@ -364,6 +924,7 @@ impl ClientReplication {
                 }
             }
             Msg::Despawn { net } => {
+                self.received.remove(&net);
                 if let Some(eid) = group.id_of(net) {
                     let _ = group.despawn(eid);
                 }

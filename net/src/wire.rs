@@ -1,4 +1,4 @@
-//! The datagram format, version 2.
+//! The datagram format, version 3.
 //!
 //! ```text
 //! datagram  := "LY" version:u16 kind:u8 body
@@ -8,16 +8,14 @@
 //! WELCOME   (server -> client): bincode Welcome, tag:[16]
 //! REJECT    (server -> client): bincode Refusal, tag:[16] once the cookie came back
 //! DATA      (both ways):        seq:u32 ack:u32 ack_bits:u32 frame:u32 count:varint
-//!                               (id:u32 len:varint message[len]){count} sections..., tag:[16]
+//!                               (id:u32 len:varint message[len]){count} state, tag:[16]
 //! BYE       (both ways):        bincode Bye, tag:[16]
 //! ```
 //!
 //! All integers are little-endian. After the handshake every datagram ends in a tag: a
 //! keyed BLAKE3 hash, under the session key both sides derived from an X25519 key
 //! agreement and the direction it travels, of the datagram's first 21 bytes and the BLAKE3
-//! digest of the rest (so the digest of a shared chunk of the world is computed once per
-//! broadcast, not once per client). A datagram whose tag is
-//! wrong is dropped before any field in it is used, so corruption on the wire and forgery
+//! digest of the rest. A datagram whose tag is wrong is dropped before any field in it is used, so corruption on the wire and forgery
 //! by a third host change nothing; `seq` then refuses replays (a window of 32).
 //!
 //! The handshake costs the server nothing until the client proves it receives at its
@@ -32,7 +30,23 @@
 //! bit `i` of `ack_bits` says whether `ack - 1 - i` was received too). `frame` numbers the
 //! sender's broadcasts: the sections of a datagram from an older frame than one already
 //! applied are stale and skipped. The messages are the reliable channel (ordered by `id`);
-//! the sections are the frame's entity state.
+//! the state is the frame's entity state.
+//!
+//! A client's state is a packet of whole sections ([`lanyard::codec::PacketReader`]). The
+//! server's is a run of *entries* in rising network-id order, each self-contained in its
+//! datagram:
+//!
+//! ```text
+//! entry := net:varint code:varint [len:varint bytes[len]]
+//!   net   the first entry's network id, then the gap from the entry before
+//!   code  mode | age << 2, where age counts frames back from the datagram's frame to the
+//!         baseline: a section the client acknowledged
+//!   mode 0: the whole section (age 0)
+//!   mode 1: a delta against the baseline, by the kind's DeltaCodec
+//!   mode 2: the same bytes as the baseline (no bytes)
+//!   mode 3: the same bytes as the newest section the client holds (age 0, no bytes); only
+//!           sent when nothing was sent since the baseline
+//! ```
 //!
 //! Decoding is total: any bytes give a value or a [`NetError`], never a panic, and nothing
 //! is allocated beyond what the datagram holds.
@@ -47,7 +61,7 @@ use serde::{Deserialize, Serialize};
 
 /// The protocol version this build speaks. Peers with another version are refused at the
 /// handshake.
-pub const PROTOCOL_VERSION: u16 = 2;
+pub const PROTOCOL_VERSION: u16 = 3;
 
 /// The largest datagram payload Lanyard sends (well under a typical 1500-byte MTU).
 pub const MAX_DATAGRAM: usize = 1200;
@@ -406,6 +420,148 @@ pub(crate) fn parse_data(body: &[u8]) -> Result<Data<'_>, NetError> {
     })
 }
 
+/// How a server's state entry gives an entity's section.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Body<'a> {
+    /// The whole section.
+    Full(&'a [u8]),
+    /// A delta against the section of `age` frames ago.
+    Delta { age: u32, delta: &'a [u8] },
+    /// The same as the section of `age` frames ago.
+    Same { age: u32 },
+    /// The same as the newest section the client holds.
+    SameAsNewest,
+}
+
+/// One state entry of a server's DATA body.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Entry<'a> {
+    pub(crate) net: NetId,
+    pub(crate) body: Body<'a>,
+}
+
+fn put_u32(out: &mut Vec<u8>, v: u32) {
+    put_varint(out, u64::from(v));
+}
+
+fn get_u32(rest: &mut &[u8]) -> Result<u32, NetError> {
+    let mut v: u64 = 0;
+    for i in 0..5 {
+        let [b] = take::<1>(rest)?;
+        v |= u64::from(b & 0x7f) << (7 * i);
+        if b & 0x80 == 0 {
+            return u32::try_from(v).map_err(|_| NetError::Malformed("varint too large".into()));
+        }
+    }
+    Err(NetError::Malformed("varint too long".into()))
+}
+
+/// Appends a state entry; `prev` is the network id of the entry before it in the same
+/// datagram (entries go in rising order).
+pub(crate) fn put_entry(out: &mut Vec<u8>, prev: Option<NetId>, e: &Entry<'_>) {
+    put_u32(out, prev.map_or(e.net.0, |p| e.net.0.wrapping_sub(p.0)));
+    let (code, bytes) = match e.body {
+        Body::Full(b) => (0, Some(b)),
+        Body::Delta { age, delta } => (1 | u64::from(age) << 2, Some(delta)),
+        Body::Same { age } => (2 | u64::from(age) << 2, None),
+        Body::SameAsNewest => (3, None),
+    };
+    put_varint(out, code);
+    if let Some(b) = bytes {
+        put_varint(out, b.len() as u64);
+        out.extend_from_slice(b);
+    }
+}
+
+/// The bytes [`put_entry`] writes.
+pub(crate) fn entry_cost(prev: Option<NetId>, e: &Entry<'_>) -> usize {
+    let mut scratch = Vec::with_capacity(8);
+    let payload = match e.body {
+        Body::Full(b) | Body::Delta { delta: b, .. } => b.len(),
+        Body::Same { .. } | Body::SameAsNewest => 0,
+    };
+    let head = match e.body {
+        Body::Full(_) => Entry {
+            net: e.net,
+            body: Body::Full(&[]),
+        },
+        Body::Delta { age, .. } => Entry {
+            net: e.net,
+            body: Body::Delta { age, delta: &[] },
+        },
+        _ => *e,
+    };
+    put_entry(&mut scratch, prev, &head);
+    // The length varint of an empty payload took one byte; a long one takes two.
+    scratch.len() + payload + usize::from(payload >= 128)
+}
+
+/// Reads the state entries of a server's DATA body. Yields each well-formed entry; on a
+/// malformed one it yields the error once and ends.
+pub(crate) struct Entries<'a> {
+    rest: &'a [u8],
+    prev: Option<NetId>,
+    failed: bool,
+}
+
+impl<'a> Entries<'a> {
+    pub(crate) fn new(state: &'a [u8]) -> Self {
+        Entries {
+            rest: state,
+            prev: None,
+            failed: false,
+        }
+    }
+
+    fn next_entry(&mut self) -> Result<Entry<'a>, NetError> {
+        let n = get_u32(&mut self.rest)?;
+        let net = match self.prev {
+            None => NetId(n),
+            Some(p) if n > 0 => NetId(
+                p.0.checked_add(n)
+                    .ok_or_else(|| NetError::Malformed("network id overflow".into()))?,
+            ),
+            Some(_) => return Err(NetError::Malformed("entries out of order".into())),
+        };
+        let code = get_u32(&mut self.rest)?;
+        let age = code >> 2;
+        let bytes = |rest: &mut &'a [u8]| -> Result<&'a [u8], NetError> {
+            let len = get_u32(rest)? as usize;
+            if len > rest.len() {
+                return Err(NetError::Truncated);
+            }
+            let (b, tail) = rest.split_at(len);
+            *rest = tail;
+            Ok(b)
+        };
+        let body = match code & 3 {
+            0 if age == 0 => Body::Full(bytes(&mut self.rest)?),
+            1 => Body::Delta {
+                age,
+                delta: bytes(&mut self.rest)?,
+            },
+            2 => Body::Same { age },
+            3 if age == 0 => Body::SameAsNewest,
+            _ => return Err(NetError::Malformed("bad entry code".into())),
+        };
+        self.prev = Some(net);
+        Ok(Entry { net, body })
+    }
+}
+
+impl<'a> Iterator for Entries<'a> {
+    type Item = Result<Entry<'a>, NetError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.failed || self.rest.is_empty() {
+            return None;
+        }
+        let e = self.next_entry();
+        self.failed = e.is_err();
+        Some(e)
+    }
+}
+
 /// Appends one reliable message to a DATA body under construction.
 pub(crate) fn put_message(out: &mut Vec<u8>, id: u32, encoded: &[u8]) {
     out.extend_from_slice(&id.to_le_bytes());
@@ -448,6 +604,48 @@ mod tests {
         );
         assert_eq!(d.sections, &[1, 2, 9, 9]);
         assert_eq!(message_cost(m.len()), 4 + 1 + m.len());
+    }
+
+    #[test]
+    fn state_entries_roundtrip_and_garbage_ends_the_walk() {
+        let entries = [
+            Entry {
+                net: NetId(5),
+                body: Body::Full(&[1, 2, 3]),
+            },
+            Entry {
+                net: NetId(6),
+                body: Body::Delta {
+                    age: 300,
+                    delta: &[7; 200],
+                },
+            },
+            Entry {
+                net: NetId(90),
+                body: Body::Same { age: 2 },
+            },
+            Entry {
+                net: NetId(91),
+                body: Body::SameAsNewest,
+            },
+        ];
+        let mut out = Vec::new();
+        let mut prev = None;
+        for e in &entries {
+            let before = out.len();
+            put_entry(&mut out, prev, e);
+            assert_eq!(out.len() - before, entry_cost(prev, e));
+            prev = Some(e.net);
+        }
+        let back: Vec<_> = Entries::new(&out).map(Result::unwrap).collect();
+        assert_eq!(back, entries);
+        for cut in 0..out.len() {
+            for e in Entries::new(&out[..cut]) {
+                let _ = e;
+            }
+        }
+        let bad = [1, 0, 0, 0, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff];
+        assert!(Entries::new(&bad).any(|e| e.is_err()));
     }
 
     #[test]

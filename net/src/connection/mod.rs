@@ -38,6 +38,14 @@ pub struct PeerStats {
     pub duplicates: u64,
     /// Sections skipped because their datagram was older than one already applied.
     pub dropped_stale: u64,
+    /// Server: bytes of state entries sent to this client (headers excluded). Client: bytes
+    /// of state entries received.
+    pub state_bytes: u64,
+    /// Server: state entries sent to this client. Client: state entries received.
+    pub entries: u64,
+    /// Client: state entries whose baseline it did not hold (never expected: counted so a
+    /// test can say so).
+    pub missing_baselines: u64,
     /// Sections for entities that do not exist (here).
     pub dropped_unknown_entity: u64,
     /// Sections for entities the peer does not own.
@@ -114,33 +122,10 @@ pub(crate) enum Refused {
     Malformed,
 }
 
-/// A run of whole sections for [`Connection::build_data`], with, if the caller computed it
-/// once for many connections, the digest a message-less datagram carrying just this run has
-/// after its tag's split ([`lone_digest`]).
-#[derive(Clone, Copy)]
-pub(crate) struct Chunk<'a> {
-    pub(crate) bytes: &'a [u8],
-    pub(crate) digest: Option<[u8; 32]>,
-}
-
-impl<'a> Chunk<'a> {
-    /// A chunk with no precomputed digest.
-    pub(crate) fn plain(bytes: &'a [u8]) -> Self {
-        Chunk {
-            bytes,
-            digest: None,
-        }
-    }
-}
-
-/// The digest after the tag's split of a DATA datagram that carries no reliable message
-/// and exactly `chunk`: its message count (0) and the chunk.
-pub(crate) fn lone_digest(chunk: &[u8]) -> [u8; 32] {
-    let mut h = blake3::Hasher::new();
-    h.update(&[0]);
-    h.update(chunk);
-    *h.finalize().as_bytes()
-}
+/// How many datagrams of one send opportunity may carry reliable messages: a backlog (the
+/// whole world for a client that just joined) goes out over several opportunities, in
+/// bursts the peer's 32-datagram ack window covers.
+pub(crate) const RELIABLE_DATAGRAMS: usize = 8;
 
 /// What an accepted DATA datagram brought.
 pub(crate) struct Incoming<'a> {
@@ -149,8 +134,12 @@ pub(crate) struct Incoming<'a> {
     pub(crate) carried_messages: bool,
     /// Reliable messages now deliverable, in order.
     pub(crate) delivered: Vec<Vec<u8>>,
-    /// The datagram's sections, if its frame is not older than one already applied.
-    pub(crate) sections: Option<&'a [u8]>,
+    /// The sender's frame (broadcast) number the datagram belongs to.
+    pub(crate) frame: u32,
+    /// Whether no datagram of a newer frame was taken before this one.
+    pub(crate) fresh: bool,
+    /// The datagram's state: sections from a client, state entries from a server.
+    pub(crate) sections: &'a [u8],
 }
 
 struct Sent {
@@ -231,6 +220,8 @@ pub(crate) struct Connection {
     /// Consecutive datagrams with a right tag that could not be decoded.
     pub(crate) bad_streak: u32,
     srtt_us: Option<f32>,
+    /// Datagrams of ours the peer acknowledged since [`take_acked`](Self::take_acked).
+    acked: Vec<u32>,
     /// The counters.
     pub(crate) stats: PeerStats,
 }
@@ -253,6 +244,7 @@ impl Connection {
             frame_out: 0,
             bad_streak: 0,
             srtt_us: None,
+            acked: Vec::new(),
             stats: PeerStats::default(),
         }
     }
@@ -476,19 +468,36 @@ impl Connection {
                 true
             }
         };
-        if !fresh && !data.sections.is_empty() {
-            self.stats.dropped_stale += 1;
-        }
         Ok(Incoming {
             carried_messages: !data.messages.is_empty(),
             delivered,
-            sections: fresh.then_some(data.sections),
+            frame: header.frame,
+            fresh,
+            sections: data.sections,
         })
     }
 
-    /// Queues an encoded reliable message.
-    pub(crate) fn push_reliable(&mut self, bytes: Vec<u8>) {
-        self.reliable_out.push(bytes);
+    /// Queues an encoded reliable message; returns its id.
+    pub(crate) fn push_reliable(&mut self, bytes: Vec<u8>) -> u32 {
+        self.reliable_out.push(bytes)
+    }
+
+    /// Whether the peer acknowledged reliable message `id`.
+    pub(crate) fn delivered(&self, id: u32) -> bool {
+        self.reliable_out.is_acked(id)
+    }
+
+    /// The datagrams of ours the peer acknowledged since the last call, by sequence number.
+    pub(crate) fn take_acked(&mut self) -> Vec<u32> {
+        std::mem::take(&mut self.acked)
+    }
+
+    /// Whether a reliable message is due to be sent (for the first time, or again).
+    pub(crate) fn messages_due(&self, now: u64) -> bool {
+        !self
+            .reliable_out
+            .due(now, self.resend_after_us())
+            .is_empty()
     }
 
     /// Reliable messages not yet acknowledged.
@@ -504,23 +513,39 @@ impl Connection {
     }
 
     /// Builds the DATA datagrams of one send opportunity, sealed: every reliable message
-    /// that is due, then the section chunks (each a run of whole sections of at most
+    /// that is due (up to [`RELIABLE_DATAGRAMS`] datagrams of them; the rest wait for the
+    /// next opportunity), then the section chunks (each a run of whole sections of at most
     /// [`wire::DATA_ROOM`] bytes, placed whole), over as many datagrams as needed. With
-    /// nothing to send it still builds one (a heartbeat, which carries the acks).
-    pub(crate) fn build_data(
+    /// nothing to send it still builds one (a heartbeat, which carries the acks). The
+    /// frame number is the connection's own count of send opportunities.
+    pub(crate) fn build_data(&mut self, now: u64, version: u16, chunks: &[&[u8]]) -> Vec<Vec<u8>> {
+        let frame = self.frame_out.wrapping_add(1);
+        self.build_frame(now, version, frame, chunks, &mut Vec::new())
+    }
+
+    /// [`build_data`](Self::build_data) for the given frame number (a server numbers its
+    /// broadcasts once for every client); `seqs` gets, for each non-empty chunk in order,
+    /// the sequence number of the datagram that carries it.
+    pub(crate) fn build_frame(
         &mut self,
         now: u64,
         version: u16,
-        chunks: &[Chunk<'_>],
+        frame: u32,
+        chunks: &[&[u8]],
+        seqs: &mut Vec<u32>,
     ) -> Vec<Vec<u8>> {
         let Some(key) = self.key else {
             return Vec::new();
         };
         let mut due = self.reliable_out.due(now, self.resend_after_us());
-        let mut chunks = chunks.iter().filter(|c| !c.bytes.is_empty()).peekable();
+        let mut chunks = chunks.iter().filter(|c| !c.is_empty()).peekable();
         let mut out = Vec::new();
-        self.frame_out = self.frame_out.wrapping_add(1);
+        self.frame_out = frame;
+        let mut with_messages = 0;
         loop {
+            if with_messages == RELIABLE_DATAGRAMS {
+                due.clear();
+            }
             let (ack, ack_bits) = self.received.header();
             let seq = self.next_seq;
             self.next_seq = self.next_seq.wrapping_add(1);
@@ -529,7 +554,7 @@ impl Connection {
                 seq,
                 ack,
                 ack_bits,
-                frame: self.frame_out,
+                frame,
             }
             .write(&mut d);
             let mut budget = wire::MAX_DATAGRAM - d.len() - 2 - TAG_LEN;
@@ -554,24 +579,19 @@ impl Connection {
                 ids.push(id);
             }
             let mut placed = 0;
-            let mut lone = None;
             while let Some(c) = chunks.peek() {
-                if d.len() + c.bytes.len() + TAG_LEN > wire::MAX_DATAGRAM {
+                if d.len() + c.len() + TAG_LEN > wire::MAX_DATAGRAM {
                     break;
                 }
-                d.extend_from_slice(c.bytes);
-                lone = c.digest;
+                d.extend_from_slice(c);
                 chunks.next();
+                seqs.push(seq);
                 placed += 1;
             }
-            match lone {
-                // Just one shared chunk and no message: its digest was computed once.
-                Some(rest) if picked.is_empty() && placed == 1 => {
-                    let t = crypto::tag_parts(&key, self.out, &d[..crypto::SPLIT], &rest);
-                    d.extend_from_slice(&t);
-                }
-                _ => crypto::seal(&key, self.out, &mut d),
+            if !picked.is_empty() {
+                with_messages += 1;
             }
+            crypto::seal(&key, self.out, &mut d);
             let placed = placed > 0;
             self.sent.push_back(Sent {
                 seq,
@@ -615,6 +635,7 @@ impl Connection {
         for s in self.sent.iter_mut() {
             if !s.acked && is_acked(s.seq) {
                 s.acked = true;
+                self.acked.push(s.seq);
                 acked_msgs.extend_from_slice(&s.messages);
                 if s.seq == ack {
                     let sample = now.saturating_sub(s.at) as f32;
@@ -747,7 +768,7 @@ mod tests {
         let (mut a, mut b) = pair();
         a.push_reliable(vec![1, 2, 3]);
         let d = a
-            .build_data(0, PROTOCOL_VERSION, &[Chunk::plain(&[1, 3, 7, 7, 7])])
+            .build_data(0, PROTOCOL_VERSION, &[&[1, 3, 7, 7, 7]])
             .remove(0);
         for i in 0..d.len() {
             let mut bad = d.clone();
@@ -784,19 +805,15 @@ mod tests {
     fn sections_are_placed_in_whole_chunks_across_datagrams() {
         let (mut a, mut b) = pair();
         let chunk = vec![7u8; 700];
-        // Two with the digest computed once, one without: all open alike.
-        let shared = Chunk {
-            bytes: &chunk,
-            digest: Some(lone_digest(&chunk)),
-        };
-        let chunks = [shared, Chunk::plain(&chunk), shared];
+        let chunks = [&chunk[..], &chunk, &chunk];
         let dgs = a.build_data(0, PROTOCOL_VERSION, &chunks);
         assert_eq!(dgs.len(), 3);
         for d in &dgs {
             assert!(d.len() <= wire::MAX_DATAGRAM);
             let opened = b.open(d).unwrap();
             let inc = b.on_data(&opened[HEADER_LEN..], d.len(), 0).unwrap();
-            assert_eq!(inc.sections.unwrap().len(), 700, "one broadcast, one frame");
+            assert!(inc.fresh, "one broadcast, one frame");
+            assert_eq!(inc.sections.len(), 700);
         }
     }
 

@@ -23,8 +23,9 @@ pub(crate) struct ReliableSender {
 }
 
 impl ReliableSender {
-    /// Queues an encoded message.
-    pub(crate) fn push(&mut self, bytes: Vec<u8>) {
+    /// Queues an encoded message; returns its id.
+    pub(crate) fn push(&mut self, bytes: Vec<u8>) -> u32 {
+        let id = self.next_id;
         self.queue.push_back(Outgoing {
             id: self.next_id,
             bytes,
@@ -33,6 +34,20 @@ impl ReliableSender {
             acked: false,
         });
         self.next_id = self.next_id.wrapping_add(1);
+        id
+    }
+
+    /// Whether message `id` (one this sender queued) was acknowledged.
+    pub(crate) fn is_acked(&self, id: u32) -> bool {
+        match self.queue.front() {
+            // Everything before the oldest unacknowledged message was acknowledged.
+            Some(front) if id.wrapping_sub(front.id) < u32::MAX / 2 => self
+                .queue
+                .get(id.wrapping_sub(front.id) as usize)
+                .is_some_and(|m| m.acked),
+            Some(_) => true,
+            None => id.wrapping_sub(self.next_id) > u32::MAX / 2,
+        }
     }
 
     /// Messages not yet acknowledged.
