@@ -9,6 +9,9 @@ use std::path::{Path, PathBuf};
 /// The default arena, relative to the workspace (or found next to the binary's crate).
 pub const DEFAULT_SCENE: &str = "assets/arena.toml";
 
+/// The most crates an arena's stacks may hold.
+pub const MAX_CRATES: usize = 4096;
+
 /// A fixed box.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Block {
@@ -144,14 +147,17 @@ impl Scene {
         if !self.floor.half_extents.iter().all(|&v| positive(v)) {
             return Err("the floor's half_extents must be positive".into());
         }
+        let mut crates = 0u64;
         for s in &self.stacks {
-            if !positive(s.size)
-                || s.width == 0
-                || s.layers == 0
-                || s.width * s.width * s.layers > 400
-            {
-                return Err("a stack needs a positive size and 1 to 400 crates".into());
+            if !positive(s.size) || s.width == 0 || s.layers == 0 {
+                return Err("a stack needs a positive size, width and layer count".into());
             }
+            crates += u64::from(s.width) * u64::from(s.width) * u64::from(s.layers);
+        }
+        if crates > MAX_CRATES as u64 {
+            return Err(format!(
+                "the stacks hold {crates} crates; an arena holds at most {MAX_CRATES}"
+            ));
         }
         let t = &self.tuning;
         for (name, v) in [
@@ -233,6 +239,15 @@ mod tests {
         let s = Scene::load(Path::new(DEFAULT_SCENE)).unwrap();
         assert!(!s.crate_slots().is_empty());
         assert!(s.kill_y < 0.0);
+    }
+
+    #[test]
+    fn the_cube_field_holds_900_cubes_and_more_is_refused_clearly() {
+        let s = Scene::load(Path::new("assets/cubes.toml")).unwrap();
+        assert_eq!(s.crate_slots().len(), 900);
+        let text = std::fs::read_to_string(resolve(Path::new("assets/cubes.toml"))).unwrap();
+        let e = Scene::parse(&text.replace("width = 30", "width = 65")).unwrap_err();
+        assert!(e.contains("4225 crates"), "{e}");
     }
 
     #[test]

@@ -153,6 +153,10 @@ pub struct NetCounters {
     pub bytes_in: u64,
     /// Bytes sent, to anyone, since the start (never decreases).
     pub bytes_out: u64,
+    /// The largest datagram received, in bytes.
+    pub largest_in: u64,
+    /// The largest datagram sent, in bytes.
+    pub largest_out: u64,
 }
 
 /// What one [`NetManager::update`] did.
@@ -341,6 +345,8 @@ impl NetManager {
     /// [`update`](Self::update). Past the inbox limit, datagrams are dropped and counted.
     pub fn receive(&mut self, from: SocketAddr, bytes: &[u8]) {
         self.core.counters.bytes_in += bytes.len() as u64;
+        let largest = &mut self.core.counters.largest_in;
+        *largest = (*largest).max(bytes.len() as u64);
         if self.inbox.len() >= self.core.config.inbox_limit {
             self.core.counters.inbox_overflow += 1;
             return;
@@ -352,6 +358,9 @@ impl NetManager {
     pub fn drain_outgoing(&mut self) -> std::vec::Drain<'_, (SocketAddr, Vec<u8>)> {
         let sent: usize = self.core.outbox.iter().map(|(_, d)| d.len()).sum();
         self.core.counters.bytes_out += sent as u64;
+        let largest = self.core.outbox.iter().map(|(_, d)| d.len()).max();
+        let c = &mut self.core.counters;
+        c.largest_out = c.largest_out.max(largest.unwrap_or(0) as u64);
         self.core.outbox.drain(..)
     }
 

@@ -181,7 +181,8 @@ enum Pick {
     /// A delta, at this range of the broadcast's shared delta buffer.
     Delta(u32, Range<usize>),
     Same(u32),
-    SameAsNewest,
+    /// The same as the client's newest, for this entity and the `run` after it.
+    SameAsNewest(u32),
 }
 
 /// The server's side of replication.
@@ -659,15 +660,31 @@ impl ServerReplication {
                 continue;
             }
             picks.sort_by_key(|(i, _)| *i);
-            // Entries in network-id order, in chunks that each fit a datagram alone.
-            let mut chunks: Vec<(Vec<u8>, Sent)> = vec![(Vec::new(), Vec::new())];
-            let mut prev = None;
-            for (i, pick) in &picks {
-                let c = &world[*i];
-                if let Some(seen) = view.ents.get_mut(&c.net) {
+            for (i, _) in &picks {
+                if let Some(seen) = view.ents.get_mut(&world[*i].net) {
                     seen.priority = 0.0;
                     seen.last_sent = Some(frame);
                 }
+            }
+            // Resting entities with consecutive ids go as one run.
+            let mut merged: Vec<(usize, Pick, u32)> = Vec::with_capacity(picks.len());
+            for (i, pick) in picks {
+                let net = world[i].net;
+                if let (Pick::SameAsNewest(_), Some((first, Pick::SameAsNewest(run), _))) =
+                    (&pick, merged.last_mut())
+                    && world[*first].net.0.checked_add(*run + 1) == Some(net.0)
+                {
+                    *run += 1;
+                    continue;
+                }
+                merged.push((i, pick, 0));
+            }
+            // Entries in network-id order, in chunks that each fit a datagram alone.
+            let mut chunks: Vec<(Vec<u8>, Sent)> = vec![(Vec::new(), Vec::new())];
+            let mut prev = None;
+            let entries = merged.len();
+            for (i, pick, _) in &merged {
+                let c = &world[*i];
                 let e = Entry {
                     net: c.net,
                     body: body_of(c, pick, &deltas),
@@ -678,11 +695,15 @@ impl ServerReplication {
                     chunks.push((Vec::new(), Vec::new()));
                     prev = None;
                 }
+                let last = match pick {
+                    Pick::SameAsNewest(run) => NetId(c.net.0 + run),
+                    _ => c.net,
+                };
                 if let Some((bytes, sent)) = chunks.last_mut() {
                     wire::put_entry(bytes, prev, &e);
-                    sent.push((c.net, frame));
+                    sent.extend((c.net.0..=last.0).map(|n| (NetId(n), frame)));
                 }
-                prev = Some(c.net);
+                prev = Some(last);
             }
             let parts: Vec<&[u8]> = chunks.iter().map(|(b, _)| b.as_slice()).collect();
             let mut seqs = Vec::new();
@@ -690,7 +711,7 @@ impl ServerReplication {
                 .conn
                 .build_frame(core.now, version, frame, &parts, &mut seqs);
             p.conn.stats.state_bytes += used as u64;
-            p.conn.stats.entries += picks.len() as u64;
+            p.conn.stats.entries += entries as u64;
             core.send_all(p.conn.addr, datagrams);
             sent_to.insert(*id);
             for (seq, (_, sent)) in seqs.into_iter().zip(chunks) {
@@ -734,7 +755,7 @@ fn choose(
     }
     if base.as_slice() == c.bytes {
         return if last {
-            Pick::SameAsNewest
+            Pick::SameAsNewest(0)
         } else {
             Pick::Same(frame - bf)
         };
@@ -762,7 +783,7 @@ fn body_of<'a>(c: &Current<'a>, pick: &Pick, deltas: &'a [u8]) -> Body<'a> {
             delta: &deltas[r.clone()],
         },
         Pick::Same(age) => Body::Same { age: *age },
-        Pick::SameAsNewest => Body::SameAsNewest,
+        Pick::SameAsNewest(run) => Body::SameAsNewest { run: *run },
     }
 }
 
@@ -843,53 +864,69 @@ impl ClientReplication {
             };
             any = true;
             stats.entries += 1;
-            let Some(kind) = pass.group().by_net(e.net).map(|x| x.kind()) else {
-                stats.dropped_unknown_entity += 1;
-                continue;
-            };
-            let rec = self.received.entry(e.net).or_default();
-            out.clear();
-            let ok = match e.body {
-                Body::Full(b) => {
-                    out.extend_from_slice(b);
-                    true
+            if let Body::SameAsNewest { run } = e.body {
+                for net in (0..=run).filter_map(|k| e.net.0.checked_add(k)) {
+                    self.take(pass, stats, frame, NetId(net), e.body, &mut out);
                 }
-                Body::Delta { age, delta } => match rec.at(frame.wrapping_sub(age)) {
-                    Some(base) => {
-                        let codec = pass.group().registry().delta_codec(kind);
-                        codec.decode(base, delta, &mut out).is_ok()
-                    }
-                    None => {
-                        stats.missing_baselines += 1;
-                        continue;
-                    }
-                },
-                Body::Same { age } => rec
-                    .at(frame.wrapping_sub(age))
-                    .map(|b| out.extend_from_slice(b))
-                    .is_some(),
-                Body::SameAsNewest => rec.newest().map(|b| out.extend_from_slice(b)).is_some(),
-            };
-            if !ok {
-                stats.missing_baselines += 1;
-                continue;
-            }
-            let fresh = rec.applied.is_none_or(|a| frame > a);
-            rec.keep(frame, out.clone(), self.latest);
-            if !fresh {
-                stats.dropped_stale += 1;
-                continue;
-            }
-            rec.applied = Some(frame);
-            let section = Section {
-                net_id: e.net,
-                payload: &out,
-            };
-            if pass.offer_section(section, Owner::Server) == Verdict::UnknownEntity {
-                stats.dropped_unknown_entity += 1;
+            } else {
+                self.take(pass, stats, frame, e.net, e.body, &mut out);
             }
         }
         any
+    }
+
+    /// One entity's entry: resolved against its baseline, kept, applied if fresh.
+    fn take(
+        &mut self,
+        pass: &mut FramePass<'_>,
+        stats: &mut PeerStats,
+        frame: u32,
+        net: NetId,
+        body: Body<'_>,
+        out: &mut Vec<u8>,
+    ) {
+        let Some(kind) = pass.group().by_net(net).map(|x| x.kind()) else {
+            stats.dropped_unknown_entity += 1;
+            return;
+        };
+        let rec = self.received.entry(net).or_default();
+        out.clear();
+        let ok = match body {
+            Body::Full(b) => {
+                out.extend_from_slice(b);
+                true
+            }
+            Body::Delta { age, delta } => match rec.at(frame.wrapping_sub(age)) {
+                Some(base) => {
+                    let codec = pass.group().registry().delta_codec(kind);
+                    codec.decode(base, delta, out).is_ok()
+                }
+                None => false,
+            },
+            Body::Same { age } => rec
+                .at(frame.wrapping_sub(age))
+                .map(|b| out.extend_from_slice(b))
+                .is_some(),
+            Body::SameAsNewest { .. } => rec.newest().map(|b| out.extend_from_slice(b)).is_some(),
+        };
+        if !ok {
+            stats.missing_baselines += 1;
+            return;
+        }
+        let fresh = rec.applied.is_none_or(|a| frame > a);
+        rec.keep(frame, out.clone(), self.latest);
+        if !fresh {
+            stats.dropped_stale += 1;
+            return;
+        }
+        rec.applied = Some(frame);
+        let section = Section {
+            net_id: net,
+            payload: out,
+        };
+        if pass.offer_section(section, Owner::Server) == Verdict::UnknownEntity {
+            stats.dropped_unknown_entity += 1;
+        }
     }
 
     /// A reliable message from the server.

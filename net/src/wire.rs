@@ -44,8 +44,9 @@
 //!   mode 0: the whole section (age 0)
 //!   mode 1: a delta against the baseline, by the kind's DeltaCodec
 //!   mode 2: the same bytes as the baseline (no bytes)
-//!   mode 3: the same bytes as the newest section the client holds (age 0, no bytes); only
-//!           sent when nothing was sent since the baseline
+//!   mode 3: the same bytes as the newest section the client holds (no bytes), for this
+//!           entity and the next `age` network ids after it (a run of resting entities);
+//!           only sent when nothing was sent since the baseline
 //! ```
 //!
 //! Decoding is total: any bytes give a value or a [`NetError`], never a panic, and nothing
@@ -429,8 +430,9 @@ pub(crate) enum Body<'a> {
     Delta { age: u32, delta: &'a [u8] },
     /// The same as the section of `age` frames ago.
     Same { age: u32 },
-    /// The same as the newest section the client holds.
-    SameAsNewest,
+    /// The same as the newest section the client holds, for this entity and the `run`
+    /// network ids after it.
+    SameAsNewest { run: u32 },
 }
 
 /// One state entry of a server's DATA body.
@@ -464,7 +466,7 @@ pub(crate) fn put_entry(out: &mut Vec<u8>, prev: Option<NetId>, e: &Entry<'_>) {
         Body::Full(b) => (0, Some(b)),
         Body::Delta { age, delta } => (1 | u64::from(age) << 2, Some(delta)),
         Body::Same { age } => (2 | u64::from(age) << 2, None),
-        Body::SameAsNewest => (3, None),
+        Body::SameAsNewest { run } => (3 | u64::from(run) << 2, None),
     };
     put_varint(out, code);
     if let Some(b) = bytes {
@@ -478,7 +480,7 @@ pub(crate) fn entry_cost(prev: Option<NetId>, e: &Entry<'_>) -> usize {
     let mut scratch = Vec::with_capacity(8);
     let payload = match e.body {
         Body::Full(b) | Body::Delta { delta: b, .. } => b.len(),
-        Body::Same { .. } | Body::SameAsNewest => 0,
+        Body::Same { .. } | Body::SameAsNewest { .. } => 0,
     };
     let head = match e.body {
         Body::Full(_) => Entry {
@@ -541,10 +543,17 @@ impl<'a> Entries<'a> {
                 delta: bytes(&mut self.rest)?,
             },
             2 => Body::Same { age },
-            3 if age == 0 => Body::SameAsNewest,
+            3 => Body::SameAsNewest { run: age },
             _ => return Err(NetError::Malformed("bad entry code".into())),
         };
-        self.prev = Some(net);
+        self.prev = Some(match body {
+            Body::SameAsNewest { run } => NetId(
+                net.0
+                    .checked_add(run)
+                    .ok_or_else(|| NetError::Malformed("network id overflow".into()))?,
+            ),
+            _ => net,
+        });
         Ok(Entry { net, body })
     }
 }
@@ -626,7 +635,11 @@ mod tests {
             },
             Entry {
                 net: NetId(91),
-                body: Body::SameAsNewest,
+                body: Body::SameAsNewest { run: 40 },
+            },
+            Entry {
+                net: NetId(200),
+                body: Body::SameAsNewest { run: 0 },
             },
         ];
         let mut out = Vec::new();
@@ -635,7 +648,10 @@ mod tests {
             let before = out.len();
             put_entry(&mut out, prev, e);
             assert_eq!(out.len() - before, entry_cost(prev, e));
-            prev = Some(e.net);
+            prev = Some(match e.body {
+                Body::SameAsNewest { run } => NetId(e.net.0 + run),
+                _ => e.net,
+            });
         }
         let back: Vec<_> = Entries::new(&out).map(Result::unwrap).collect();
         assert_eq!(back, entries);
