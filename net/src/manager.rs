@@ -306,6 +306,20 @@ impl NetManager {
         t.map(|t| t as f64 / 1e6)
     }
 
+    /// Client: seconds since state of the entity with network id `net` last came from the
+    /// server (full, a delta, or a refresh of an unchanged one); `None` if none came yet.
+    /// A server sends an entity's state when it changed and refreshes an unchanged one every
+    /// [`NetConfig::refresh`] seconds, so on a working link this stays below about that.
+    pub fn state_age(&self, net: lanyard::NetId) -> Option<f64> {
+        match &self.side {
+            Side::Client(c) => c
+                .repl
+                .state_at(net)
+                .map(|t| self.core.now.saturating_sub(t) as f64 / 1e6),
+            Side::Server(_) => None,
+        }
+    }
+
     /// Counters that belong to no peer.
     pub fn counters(&self) -> NetCounters {
         self.core.counters
@@ -753,11 +767,16 @@ impl FrameDriver for ClientFrame<'_> {
                 }
             }
             // State is acknowledged promptly: the server's baselines advance with our acks.
-            if c.repl
-                .state(pass, &mut conn.stats, incoming.frame, incoming.sections)
-            {
+            if c.repl.state(
+                pass,
+                &mut conn.stats,
+                incoming.frame,
+                incoming.sections,
+                core.now,
+            ) {
                 c.ack_owed = true;
             }
+            c.repl.ask_resync(core, conn);
         }
     }
 

@@ -63,8 +63,11 @@ const CLIENT_KEEP: u32 = 64;
 const IN_FLIGHT: usize = 48;
 /// The smallest state budget per broadcast, in bytes, whatever the configuration says.
 const MIN_BUDGET: usize = 64;
-/// What a due refresh gains per broadcast, per second it is overdue plus one.
+/// What a due refresh gains per broadcast; more the longer it is overdue (see
+/// [`OVERDUE_PRIORITY`]), so a busy world cannot starve it.
 const REFRESH_PRIORITY: f32 = 0.05;
+/// What an overdue refresh gains on top, per broadcast and second overdue.
+const OVERDUE_PRIORITY: f32 = 4.0;
 
 /// Decides whether a client needs an entity (see [`crate::NetManager::set_relevance`]).
 pub type Relevance = Box<dyn Fn(ClientId, EntityRef<'_>, &WorldView<'_>) -> bool + Send>;
@@ -495,6 +498,12 @@ impl ServerReplication {
             Msg::Event { bytes } => core
                 .events
                 .push_back(NetEvent::Event { from: owner, bytes }),
+            Msg::Resync { net } => {
+                if let Some(seen) = self.views.get_mut(&id).and_then(|v| v.ents.get_mut(&net)) {
+                    seen.baseline = None;
+                    seen.last_sent = None;
+                }
+            }
             _ => peer.conn.stats.refused_messages += 1,
         }
     }
@@ -619,7 +628,7 @@ impl ServerReplication {
                         continue;
                     }
                     let overdue = (age - refresh) as f32 / rate;
-                    seen.priority += REFRESH_PRIORITY * (1.0 + overdue);
+                    seen.priority += REFRESH_PRIORITY + OVERDUE_PRIORITY * overdue;
                     cands.push((i, false));
                 } else {
                     seen.priority += c.urgency;
@@ -795,6 +804,8 @@ struct Received {
     versions: VecDeque<(u32, Vec<u8>)>,
     /// The frame of the newest section applied.
     applied: Option<u32>,
+    /// When (µs) a section of the entity last came.
+    at: u64,
 }
 
 impl Received {
@@ -810,14 +821,16 @@ impl Received {
     }
 
     /// Keeps `bytes` as the section of `frame`; forgets what is older than `CLIENT_KEEP`
-    /// frames before `latest`, except the newest.
+    /// frames before `latest`, except the newest of those. (The server may name that one
+    /// long after it was sent, when it sent nothing since; and a datagram it sent just
+    /// before its next state may arrive after it.)
     fn keep(&mut self, frame: u32, bytes: Vec<u8>, latest: u32) {
         let pos = self.versions.partition_point(|(f, _)| *f < frame);
         if self.versions.get(pos).is_none_or(|(f, _)| *f != frame) {
             self.versions.insert(pos, (frame, bytes));
         }
         let cutoff = latest.saturating_sub(CLIENT_KEEP);
-        while self.versions.len() > 1 && self.versions[0].0 < cutoff {
+        while self.versions.len() > 1 && self.versions[1].0 < cutoff {
             self.versions.pop_front();
         }
     }
@@ -830,6 +843,10 @@ pub(crate) struct ClientReplication {
     received: HashMap<NetId, Received>,
     /// The newest server frame that brought state.
     latest: u32,
+    /// Entities whose baseline we lacked, to ask the server to send whole.
+    resync: BTreeSet<NetId>,
+    /// Entities we asked about and have not had whole since.
+    asked: BTreeSet<NetId>,
 }
 
 impl Default for ClientReplication {
@@ -838,6 +855,8 @@ impl Default for ClientReplication {
             next_provisional: 1,
             received: HashMap::new(),
             latest: 0,
+            resync: BTreeSet::new(),
+            asked: BTreeSet::new(),
         }
     }
 }
@@ -852,6 +871,7 @@ impl ClientReplication {
         stats: &mut PeerStats,
         frame: u32,
         entries: &[u8],
+        now: u64,
     ) -> bool {
         self.latest = self.latest.max(frame);
         stats.state_bytes += entries.len() as u64;
@@ -866,10 +886,10 @@ impl ClientReplication {
             stats.entries += 1;
             if let Body::SameAsNewest { run } = e.body {
                 for net in (0..=run).filter_map(|k| e.net.0.checked_add(k)) {
-                    self.take(pass, stats, frame, NetId(net), e.body, &mut out);
+                    self.take(pass, stats, (frame, now), NetId(net), e.body, &mut out);
                 }
             } else {
-                self.take(pass, stats, frame, e.net, e.body, &mut out);
+                self.take(pass, stats, (frame, now), e.net, e.body, &mut out);
             }
         }
         any
@@ -880,7 +900,7 @@ impl ClientReplication {
         &mut self,
         pass: &mut FramePass<'_>,
         stats: &mut PeerStats,
-        frame: u32,
+        (frame, now): (u32, u64),
         net: NetId,
         body: Body<'_>,
         out: &mut Vec<u8>,
@@ -911,10 +931,17 @@ impl ClientReplication {
         };
         if !ok {
             stats.missing_baselines += 1;
+            if self.asked.insert(net) {
+                self.resync.insert(net);
+            }
             return;
+        }
+        if matches!(body, Body::Full(_)) {
+            self.asked.remove(&net);
         }
         let fresh = rec.applied.is_none_or(|a| frame > a);
         rec.keep(frame, out.clone(), self.latest);
+        rec.at = rec.at.max(now);
         if !fresh {
             stats.dropped_stale += 1;
             return;
@@ -927,6 +954,18 @@ impl ClientReplication {
         if pass.offer_section(section, Owner::Server) == Verdict::UnknownEntity {
             stats.dropped_unknown_entity += 1;
         }
+    }
+
+    /// Asks the server to send whole what we could not resolve.
+    pub(crate) fn ask_resync(&mut self, core: &mut Core, conn: &mut Connection) {
+        for net in std::mem::take(&mut self.resync) {
+            core.push(conn, &Msg::Resync { net });
+        }
+    }
+
+    /// When (µs) state of entity `net` last came, if any did.
+    pub(crate) fn state_at(&self, net: NetId) -> Option<u64> {
+        self.received.get(&net).map(|r| r.at)
     }
 
     /// A reliable message from the server.
@@ -996,7 +1035,7 @@ impl ClientReplication {
                 from: Owner::Server,
                 bytes,
             }),
-            Msg::SpawnRequest { .. } | Msg::DespawnRequest { .. } => {
+            Msg::SpawnRequest { .. } | Msg::DespawnRequest { .. } | Msg::Resync { .. } => {
                 stats.refused_messages += 1;
             }
         }

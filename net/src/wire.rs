@@ -190,6 +190,9 @@ pub(crate) enum Msg {
     Correction { net: NetId, state: BodyState },
     /// A game event (an explosion, a chat line), as bytes the game encodes.
     Event { bytes: Vec<u8> },
+    /// Client to server: I lack the baseline your last state of this entity named; send it
+    /// whole next time. (Never expected: a safety net, counted as `missing_baselines`.)
+    Resync { net: NetId },
 }
 
 /// A BYE datagram's body.

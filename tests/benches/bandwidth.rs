@@ -85,7 +85,10 @@ fn main() {
     let mut rest_start = None;
     for second in 0..total {
         if second == total - 6 {
-            rest_start = watcher.net.server_stats().map(|s| (s.entries, s.packets_in));
+            rest_start = watcher
+                .net
+                .server_stats()
+                .map(|s| (s.entries, s.packets_in));
         }
         for t in 0..per_second {
             let played = second as f32 - join as f32 + t as f32 * dt;

@@ -482,9 +482,10 @@ impl Connection {
         self.reliable_out.push(bytes)
     }
 
-    /// Whether the peer acknowledged reliable message `id`.
+    /// Whether the peer has delivered reliable message `id`: it and every message before
+    /// it were acknowledged.
     pub(crate) fn delivered(&self, id: u32) -> bool {
-        self.reliable_out.is_acked(id)
+        self.reliable_out.delivered_through(id)
     }
 
     /// The datagrams of ours the peer acknowledged since the last call, by sequence number.

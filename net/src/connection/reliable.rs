@@ -37,15 +37,12 @@ impl ReliableSender {
         id
     }
 
-    /// Whether message `id` (one this sender queued) was acknowledged.
-    pub(crate) fn is_acked(&self, id: u32) -> bool {
+    /// Whether message `id` (one this sender queued) and every message before it were
+    /// acknowledged: the peer has then delivered it (delivery is in order).
+    pub(crate) fn delivered_through(&self, id: u32) -> bool {
         match self.queue.front() {
-            // Everything before the oldest unacknowledged message was acknowledged.
-            Some(front) if id.wrapping_sub(front.id) < u32::MAX / 2 => self
-                .queue
-                .get(id.wrapping_sub(front.id) as usize)
-                .is_some_and(|m| m.acked),
-            Some(_) => true,
+            // The front is the oldest message not yet acknowledged.
+            Some(front) => front.id.wrapping_sub(id).wrapping_sub(1) < u32::MAX / 2,
             None => id.wrapping_sub(self.next_id) > u32::MAX / 2,
         }
     }
@@ -150,8 +147,15 @@ mod tests {
         assert_eq!(s.due(100, 100).len(), 3);
         s.ack(&[0, 2]);
         assert_eq!(s.unacked(), 2, "message 1 holds the queue");
+        assert!(s.delivered_through(0));
+        assert!(
+            !s.delivered_through(2),
+            "acknowledged, but 1 is not: not delivered yet"
+        );
         s.ack(&[1]);
         assert_eq!(s.unacked(), 0);
+        assert!(s.delivered_through(2));
+        assert!(!s.delivered_through(3), "never sent");
 
         let mut r = ReliableReceiver::default();
         let mut got = Vec::new();

@@ -1,0 +1,228 @@
+//! Bandwidth: state against acknowledged baselines, refreshes of what rests, the byte
+//! budget, and relevance. On the in-memory hub with a virtual clock and a seeded
+//! conditioner.
+
+use lanyard::demo;
+use lanyard::prelude::*;
+use lanyard_net::{Conditions, MAX_DATAGRAM, NetConfig};
+use lanyard_tests::scenario::{Scenario, crates_and_balls, player};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+fn config() -> NetConfig {
+    NetConfig {
+        rate: 30.0,
+        ..NetConfig::default()
+    }
+}
+
+/// The server's resting bodies, each with the client's copy of it.
+fn resting_pairs(s: &Scenario, client: usize) -> Vec<(NetId, Vec3, Option<Vec3>)> {
+    s.server
+        .group
+        .iter()
+        .filter(|e| e.body().is_sleeping())
+        .map(|e| {
+            let net = e.net_id();
+            (net, e.body().translation(), s.clients[client].pos(net))
+        })
+        .collect()
+}
+
+#[test]
+fn over_a_bad_link_clients_converge_and_nothing_starves() {
+    let bad = Conditions {
+        latency: 0.08,
+        jitter: 0.03,
+        loss: 0.10,
+        duplicate: 0.01,
+        reorder: 0.02,
+        ..Conditions::PERFECT
+    };
+    let mut s = Scenario::new(config(), Some((bad, 91)), 60.0, |g| {
+        crates_and_balls(g, 100)
+    });
+    s.add_client(config(), "mover", None);
+    s.add_client(config(), "watcher", None);
+    assert!(s.run_until(5.0, |s| s.all_joined()));
+    // The mover wanders for 25 s, into the pile now and then.
+    s.clients[0]
+        .group
+        .request_spawn(demo::MOVER, &player(0.0, 4, 25 * 60))
+        .unwrap();
+    let refresh = f64::from(config().refresh);
+    let mut oldest: f64 = 0.0;
+    let frames = (60.0 / s.dt) as usize;
+    for f in 0..frames {
+        s.step();
+        // After a settling second, the oldest state any client holds of any entity.
+        if f > 60 {
+            for c in &s.clients {
+                for e in c.group.iter() {
+                    if let Some(age) = c.net.state_age(e.net_id()) {
+                        oldest = oldest.max(age);
+                    }
+                }
+            }
+        }
+    }
+    eprintln!("oldest state held: {oldest:.2} s");
+    assert!(
+        oldest <= refresh + 1.0,
+        "a client held state {oldest:.2} s old (refresh {refresh} s)"
+    );
+    for (i, c) in s.clients.iter().enumerate() {
+        let stats = c.net.server_stats().expect("still connected");
+        assert_eq!(stats.missing_baselines, 0, "client {i}");
+        let pairs = resting_pairs(&s, i);
+        assert!(pairs.len() >= 50, "most of the pile rests: {}", pairs.len());
+        for (net, server, client) in pairs {
+            let client = client.unwrap_or_else(|| panic!("client {i} lacks {net}"));
+            let d = (server - client).length();
+            assert!(d <= 0.01, "client {i}: {net} is {d:.4} m from the server's");
+        }
+    }
+}
+
+#[test]
+fn a_resting_crate_moved_on_a_client_is_healed_by_the_refresh_and_rest_costs_nothing_between() {
+    let mut s = Scenario::new(config(), None, 60.0, |g| crates_and_balls(g, 40));
+    s.add_client(config(), "ann", None);
+    // Everything falls and comes to rest.
+    assert!(s.run_until(20.0, |s| s.all_joined()
+        && s.server.group.iter().all(|e| e.body().is_sleeping())));
+    s.run_for(1.0);
+    let (net, server_pos, _) = resting_pairs(&s, 0)[7];
+    // Between refreshes nothing is sent for a world at rest.
+    let entries = |s: &Scenario| s.clients[0].net.server_stats().unwrap().entries;
+    let before = entries(&s);
+    let bytes_before = s.clients[0].net.counters().bytes_in;
+    s.run_for(1.0);
+    let quiet = entries(&s) - before;
+    let bytes = s.clients[0].net.counters().bytes_in - bytes_before;
+    assert!(quiet <= 4, "{quiet} state entries in a second of rest");
+    assert!(bytes <= 1000, "{bytes} bytes in a second of rest");
+    // The client pushes its copy of a crate a metre aside, and holds it there a moment.
+    let c = &mut s.clients[0];
+    let eid = c.group.id_of(net).unwrap();
+    let mut state = lanyard::pose::BodyState::of(c.group.get(eid).unwrap().body());
+    state.pos[0] += 1.0;
+    c.group.set_body_state(eid, &state).unwrap();
+    s.run_for(0.2);
+    let moved = (s.clients[0].pos(net).unwrap() - server_pos).length();
+    assert!(moved > 0.5, "the local push stuck for now ({moved:.3} m)");
+    // Within the refresh interval it is back where the server has it.
+    let refresh = config().refresh;
+    let healed = s.run_until(refresh + 0.5, |s| {
+        (s.clients[0].pos(net).unwrap() - server_pos).length() <= 0.01
+    });
+    assert!(healed, "not healed within {refresh} s");
+}
+
+#[test]
+fn a_busy_world_keeps_to_the_budget_and_the_datagram_size() {
+    let budget = 6_000;
+    let cfg = NetConfig { budget, ..config() };
+    let mut s = Scenario::new(cfg.clone(), None, 60.0, |g| crates_and_balls(g, 300));
+    s.add_client(cfg.clone(), "ann", None);
+    s.add_client(cfg.clone(), "bob", None);
+    assert!(s.run_until(5.0, |s| s.all_joined()));
+    let ids: Vec<_> = s.server.net.clients().into_iter().map(|c| c.0).collect();
+    let before: Vec<_> = ids
+        .iter()
+        .map(|id| s.server.net.peer_stats(*id).unwrap())
+        .collect();
+    let broadcasts = s.server.net.counters().broadcasts;
+    // 300 bodies tumbling down at once want far more than the budget.
+    s.run_for(4.0);
+    let n = (s.server.net.counters().broadcasts - broadcasts) as f32;
+    for (id, b) in ids.iter().zip(before) {
+        let a = s.server.net.peer_stats(*id).unwrap();
+        let per_broadcast = (a.state_bytes - b.state_bytes) as f32 / n;
+        let share = budget as f32 / cfg.rate;
+        assert!(
+            per_broadcast <= share,
+            "{per_broadcast:.0} bytes of state per broadcast, budget {share:.0}"
+        );
+        assert!(per_broadcast >= share * 0.5, "the budget is used");
+    }
+    for p in [&s.server].into_iter().chain(&s.clients) {
+        assert!(p.net.counters().largest_out <= MAX_DATAGRAM as u64);
+        assert!(p.net.counters().largest_in <= MAX_DATAGRAM as u64);
+    }
+    // Nothing starved: every entity reached both clients.
+    s.run_for(5.0);
+    for i in 0..2 {
+        assert_eq!(s.clients[i].net_ids(), s.server.net_ids());
+        for e in s.server.group.iter() {
+            let age = s.clients[i].net.state_age(e.net_id());
+            assert!(age.is_some_and(|a| a <= 5.0), "{}: {age:?}", e.net_id());
+        }
+    }
+}
+
+#[test]
+fn an_irrelevant_entity_is_withdrawn_from_a_client_and_comes_back_when_relevant() {
+    let mut s = Scenario::new(config(), None, 60.0, |g| crates_and_balls(g, 20));
+    // While `narrow` holds, a client needs only what lies at x < 0.
+    let narrow = Arc::new(AtomicBool::new(true));
+    let flag = narrow.clone();
+    s.server
+        .net
+        .set_relevance(move |_, e, _| {
+            !flag.load(Ordering::Relaxed) || e.body().translation().x < 0.0
+        })
+        .unwrap();
+    s.add_client(config(), "ann", None);
+    assert!(s.run_until(5.0, |s| s.all_joined()));
+    s.clients[0]
+        .group
+        .request_spawn(demo::MOVER, &player(5.0, 1, 0))
+        .unwrap();
+    s.run_for(3.0);
+    let server_left: Vec<NetId> = s
+        .server
+        .group
+        .iter()
+        .filter(|e| e.body().translation().x < 0.0 && e.owner() == Owner::Server)
+        .map(|e| e.net_id())
+        .collect();
+    let client_has = |s: &Scenario| -> Vec<NetId> {
+        s.clients[0]
+            .group
+            .iter()
+            .filter(|e| e.owner() == Owner::Server)
+            .map(|e| e.net_id())
+            .collect()
+    };
+    assert!(!server_left.is_empty());
+    assert_eq!(client_has(&s), server_left, "only what lies at x < 0");
+    // Its own mover stands at x = 5 and stays with it.
+    assert_eq!(
+        s.clients[0]
+            .group
+            .iter()
+            .filter(|e| e.owner() != Owner::Server)
+            .count(),
+        1
+    );
+    // Everything becomes relevant: the rest arrives, where the server has it.
+    narrow.store(false, Ordering::Relaxed);
+    s.run_for(2.0);
+    let all: Vec<NetId> = s
+        .server
+        .group
+        .iter()
+        .filter(|e| e.owner() == Owner::Server)
+        .map(|e| e.net_id())
+        .collect();
+    assert_eq!(client_has(&s), all);
+    for net in &all {
+        let d = (s.server.pos(*net).unwrap() - s.clients[0].pos(*net).unwrap()).length();
+        assert!(d <= 0.05, "{net} arrived {d:.3} m off");
+    }
+    // And narrowing again withdraws it.
+    narrow.store(true, Ordering::Relaxed);
+    s.run_for(1.0);
+    assert!(client_has(&s).len() < all.len());
+}
