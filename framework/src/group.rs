@@ -671,10 +671,7 @@ impl EntityGroup {
         self.slots[i].pending = Some((start, section.payload.len() as u32));
         self.counters.sections_in += 1;
         if let Some(r) = &mut self.recorder {
-            r.op(Op::Section {
-                net: section.net_id,
-                payload: section.payload.to_vec(),
-            });
+            r.section(section.net_id, section.payload);
         }
         Verdict::Accepted
     }
@@ -821,15 +818,14 @@ impl EntityGroup {
             let tick = self.tick - 1;
             if let Some(r) = &mut self.recorder {
                 let (poses, gone) = r.delta(now);
-                let record = TickRecord {
+                let ops = std::mem::take(&mut r.ops);
+                r.tick(TickRecord {
                     tick,
-                    ops: std::mem::take(&mut r.ops),
+                    ops,
                     hash,
                     poses,
                     gone,
-                };
-                // Encoding into memory cannot fail for these types.
-                let _ = rec::write_record(&mut r.out, &record);
+                });
             }
         }
     }
@@ -861,11 +857,16 @@ impl EntityGroup {
         self.recorder.is_some()
     }
 
-    /// The recorded bytes since the last call (append them to the recording's file).
+    /// The recorded bytes since the last call (append them to the recording's file). Ticks
+    /// are packed in blocks of up to [`BLOCK_TICKS`](crate::record::BLOCK_TICKS): taking
+    /// often makes small blocks that compress less; once a second is plenty.
     pub fn take_recording(&mut self) -> Vec<u8> {
         self.recorder
             .as_mut()
-            .map(|r| std::mem::take(&mut r.out))
+            .map(|r| {
+                r.flush();
+                std::mem::take(&mut r.out)
+            })
             .unwrap_or_default()
     }
 

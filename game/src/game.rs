@@ -411,7 +411,10 @@ impl Game {
             };
             r.poll(&info);
         }
-        self.flush_recording();
+        // Once a second: the recording packs what it gets in one go.
+        if self.group.tick().is_multiple_of(TICK_HZ as u64) {
+            self.flush_recording();
+        }
         for b in &mut self.blasts {
             b.age += dt;
         }

@@ -233,7 +233,7 @@ fn bad_files_each_give_their_own_error() {
         Recording::from_bytes(&other).unwrap_err(),
         Error::RecordingVersion {
             found: 7,
-            supported: 1
+            supported: lanyard::record::RECORDING_VERSION
         }
     );
     let cut = &bytes[..bytes.len() - 10];
@@ -256,7 +256,7 @@ fn bad_files_each_give_their_own_error() {
         Error::NotARecording,
         Error::RecordingVersion {
             found: 7,
-            supported: 1,
+            supported: lanyard::record::RECORDING_VERSION,
         },
         Error::RecordingTruncated { tick: Some(29) },
         Error::RecordingCorrupted { tick: Some(29) },

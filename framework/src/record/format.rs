@@ -1,5 +1,17 @@
 //! The recording format: header, ops, tick records, framing and checksums. It knows
 //! nothing of groups; the replay module runs a recording through one.
+//!
+//! ```text
+//! file     := "LNYR" version:u32 header_len:u32 header snapshot block*
+//! snapshot := raw_len:u64 packed_len:u64 lz4(snapshot bytes)
+//! block    := packed_len:u32 raw_len:u32 lz4(bincode Vec<TickRecord>) checksum:u64
+//! ```
+//!
+//! A block holds up to [`BLOCK_TICKS`] consecutive ticks and its checksum covers its packed
+//! bytes, so a file cut short or damaged is reported at the first tick it loses. A section
+//! equal to the one its entity was last given is recorded as part of an [`Op::Repeat`]
+//! run, so a world at rest costs a few bytes per tick before compression and next to
+//! nothing after.
 
 use crate::config::GroupConfig;
 use crate::error::Error;
@@ -7,10 +19,17 @@ use crate::hash::StateHasher;
 use crate::id::{KindId, NetId, Owner};
 use crate::pose::BodyState;
 use serde::{Deserialize, Serialize};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 /// The recording format version this build writes and reads.
-pub const RECORDING_VERSION: u32 = 1;
+pub const RECORDING_VERSION: u32 = 2;
+
+/// The most ticks one block of a recording holds.
+pub const BLOCK_TICKS: usize = 64;
+
+/// The largest block or snapshot a reader unpacks (a damaged length cannot make it
+/// allocate more).
+const MAX_UNPACKED: usize = 1 << 30;
 
 const MAGIC: &[u8; 4] = b"LNYR";
 
@@ -37,6 +56,14 @@ pub enum Op {
         net: NetId,
         /// The section.
         payload: Vec<u8>,
+    },
+    /// Sections for the entities `first`, `first + 1`, ... (`count` of them, consecutive
+    /// network ids), each the same bytes as the last section recorded for it.
+    Repeat {
+        /// The first entity.
+        first: NetId,
+        /// How many.
+        count: u32,
     },
     /// An entity was spawned from outside the client paths.
     Spawn {
@@ -108,6 +135,10 @@ pub(crate) struct Recorder {
     pub(crate) quiet: bool,
     /// The poses as of the last recorded tick.
     pub(crate) last: BTreeMap<NetId, [f32; 7]>,
+    /// The last section recorded for each entity.
+    pub(crate) sections: HashMap<NetId, Vec<u8>>,
+    /// Tick records not yet written as a block.
+    pub(crate) pending: Vec<TickRecord>,
 }
 
 impl Recorder {
@@ -136,8 +167,61 @@ impl Recorder {
     }
 
     pub(crate) fn op(&mut self, op: Op) {
-        if !self.quiet {
-            self.ops.push(op);
+        if self.quiet {
+            return;
+        }
+        if let Op::Rename { from, to } = &op
+            && let Some(s) = self.sections.remove(from)
+        {
+            self.sections.insert(*to, s);
+        }
+        self.ops.push(op);
+    }
+
+    /// Records a section accepted for `net`: as part of a run if it repeats the entity's
+    /// last one.
+    pub(crate) fn section(&mut self, net: NetId, payload: &[u8]) {
+        if self.quiet {
+            return;
+        }
+        if self
+            .sections
+            .get(&net)
+            .is_some_and(|s| s.as_slice() == payload)
+        {
+            if let Some(Op::Repeat { first, count }) = self.ops.last_mut()
+                && first.0.checked_add(*count) == Some(net.0)
+            {
+                *count += 1;
+                return;
+            }
+            self.ops.push(Op::Repeat {
+                first: net,
+                count: 1,
+            });
+            return;
+        }
+        self.sections.insert(net, payload.to_vec());
+        self.ops.push(Op::Section {
+            net,
+            payload: payload.to_vec(),
+        });
+    }
+
+    /// Ends a tick: its record waits for its block, written when full.
+    pub(crate) fn tick(&mut self, record: TickRecord) {
+        self.pending.push(record);
+        if self.pending.len() >= BLOCK_TICKS {
+            self.flush();
+        }
+    }
+
+    /// Writes the waiting tick records as a block.
+    pub(crate) fn flush(&mut self) {
+        if !self.pending.is_empty() {
+            // Encoding into memory cannot fail for these types.
+            let _ = write_block(&mut self.out, &self.pending);
+            self.pending.clear();
         }
     }
 }
@@ -154,21 +238,37 @@ pub(crate) fn preamble(header: &RecordingHeader, snapshot: &[u8]) -> Result<Vec<
     out.extend_from_slice(&RECORDING_VERSION.to_le_bytes());
     out.extend_from_slice(&(h.len() as u32).to_le_bytes());
     out.extend_from_slice(&h);
+    let packed = lz4_flex::block::compress(snapshot);
     out.extend_from_slice(&(snapshot.len() as u64).to_le_bytes());
-    out.extend_from_slice(snapshot);
+    out.extend_from_slice(&(packed.len() as u64).to_le_bytes());
+    out.extend_from_slice(&packed);
     Ok(out)
 }
 
-/// Appends one tick record, framed and checksummed.
-pub(crate) fn write_record(out: &mut Vec<u8>, record: &TickRecord) -> Result<(), Error> {
-    let body = bincode::serde::encode_to_vec(record, config())
+/// Appends one block of consecutive tick records, packed and checksummed.
+pub(crate) fn write_block(out: &mut Vec<u8>, records: &[TickRecord]) -> Result<(), Error> {
+    let body = bincode::serde::encode_to_vec(records, config())
         .map_err(|e| Error::BadRecording(e.to_string()))?;
+    let packed = lz4_flex::block::compress(&body);
+    out.extend_from_slice(&(packed.len() as u32).to_le_bytes());
     out.extend_from_slice(&(body.len() as u32).to_le_bytes());
-    out.extend_from_slice(&body);
+    out.extend_from_slice(&packed);
     let mut h = StateHasher::new();
-    h.bytes(&body);
+    h.bytes(&packed);
     out.extend_from_slice(&h.finish().to_le_bytes());
     Ok(())
+}
+
+/// Unpacks `packed` into `raw_len` bytes, or fails with `bad`.
+fn unpack(packed: &[u8], raw_len: u64, bad: impl Fn() -> Error) -> Result<Vec<u8>, Error> {
+    let raw_len = usize::try_from(raw_len)
+        .ok()
+        .filter(|&n| n <= MAX_UNPACKED)
+        .ok_or_else(&bad)?;
+    match lz4_flex::block::decompress(packed, raw_len) {
+        Ok(raw) if raw.len() == raw_len => Ok(raw),
+        _ => Err(bad()),
+    }
 }
 
 /// A recording read into memory.
@@ -212,29 +312,35 @@ impl Recording {
         let h = take(&mut rest, hlen, head)?;
         let (header, _): (RecordingHeader, usize) = bincode::serde::decode_from_slice(h, config())
             .map_err(|_| Error::RecordingCorrupted { tick: None })?;
-        let slen = u64::from_le_bytes(take(&mut rest, 8, head)?.try_into().unwrap_or_default());
-        let slen = usize::try_from(slen).map_err(|_| Error::RecordingCorrupted { tick: None })?;
-        let snapshot = take(&mut rest, slen, head)?.to_vec();
+        let u64_of = |b: &[u8]| u64::from_le_bytes(b.try_into().unwrap_or_default());
+        let raw_len = u64_of(take(&mut rest, 8, head)?);
+        let packed_len = u64_of(take(&mut rest, 8, head)?);
+        let packed_len =
+            usize::try_from(packed_len).map_err(|_| Error::RecordingCorrupted { tick: None })?;
+        let packed = take(&mut rest, packed_len, head)?;
+        let snapshot = unpack(packed, raw_len, || Error::RecordingCorrupted { tick: None })?;
         let mut ticks: Vec<TickRecord> = Vec::new();
         while !rest.is_empty() {
             let next = ticks.last().map(|t| t.tick + 1);
             let cut = || Error::RecordingTruncated { tick: next };
-            let len = u32::from_le_bytes(take(&mut rest, 4, cut)?.try_into().unwrap_or_default())
-                as usize;
-            let body = take(&mut rest, len, cut)?;
-            let sum = u64::from_le_bytes(take(&mut rest, 8, cut)?.try_into().unwrap_or_default());
+            let damaged = || Error::RecordingCorrupted { tick: next };
+            let u32_of = |b: &[u8]| u32::from_le_bytes(b.try_into().unwrap_or_default());
+            let packed_len = u32_of(take(&mut rest, 4, cut)?) as usize;
+            let raw_len = u32_of(take(&mut rest, 4, cut)?);
+            let packed = take(&mut rest, packed_len, cut)?;
+            let sum = u64_of(take(&mut rest, 8, cut)?);
             let mut h = StateHasher::new();
-            h.bytes(body);
+            h.bytes(packed);
             if h.finish() != sum {
-                return Err(Error::RecordingCorrupted { tick: next });
+                return Err(damaged());
             }
-            let (record, used): (TickRecord, usize) =
-                bincode::serde::decode_from_slice(body, config())
-                    .map_err(|_| Error::RecordingCorrupted { tick: next })?;
-            if used != body.len() {
-                return Err(Error::RecordingCorrupted { tick: next });
+            let body = unpack(packed, u64::from(raw_len), damaged)?;
+            let (records, used): (Vec<TickRecord>, usize) =
+                bincode::serde::decode_from_slice(&body, config()).map_err(|_| damaged())?;
+            if used != body.len() || records.len() > BLOCK_TICKS {
+                return Err(damaged());
             }
-            ticks.push(record);
+            ticks.extend(records);
         }
         Ok(Recording {
             header,
@@ -246,8 +352,8 @@ impl Recording {
     /// Writes it back (after a test changed it, say).
     pub fn to_bytes(&self) -> Result<Vec<u8>, Error> {
         let mut out = preamble(&self.header, &self.snapshot)?;
-        for t in &self.ticks {
-            write_record(&mut out, t)?;
+        for block in self.ticks.chunks(BLOCK_TICKS) {
+            write_block(&mut out, block)?;
         }
         Ok(out)
     }

@@ -5,20 +5,28 @@
 //! by tick, every change that came from outside the group's own client paths, in order:
 //! the sections accepted for client paths, spawns, despawns, owner changes, renames and body
 //! states set from outside, the client pass, the command pass, and after the physics step
-//! the world's hash and every entity's pose. A replay restores the initial world and runs
-//! the same ops through the same client paths; no server path runs. Spawns and despawns
-//! that client paths asked for are not recorded: the replay's client paths ask again.
+//! the world's hash and the pose of every entity that moved. A replay restores the initial
+//! world and runs the same ops through the same client paths; no server path runs. Spawns
+//! and despawns that client paths asked for are not recorded: the replay's client paths ask
+//! again.
 //!
 //! ```text
-//! file   := "LNYR" version:u32 header_len:u32 header snapshot_len:u64 snapshot record*
-//! record := len:u32 body[len] checksum:u64        (body: one tick, bincode 2)
+//! file     := "LNYR" version:u32 header_len:u32 header snapshot block*
+//! snapshot := raw_len:u64 packed_len:u64 lz4(snapshot)
+//! block    := packed_len:u32 raw_len:u32 lz4(up to 64 tick records, bincode 2) checksum:u64
 //! ```
 //!
+//! A recording is small: a section equal to the last one its entity got is recorded as part
+//! of a run ([`Op::Repeat`]), resting bodies record no pose, and the initial world and each
+//! block of ticks are compressed (LZ4). A world at rest grows by a few hundred bytes a
+//! second.
+//!
 //! A file of another version, a truncated file and a file with corrupted bytes each give
-//! their own [`Error`](crate::Error); the checksum of every record catches corruption where it happens.
+//! their own [`Error`](crate::Error); the checksum of every block catches corruption where it
+//! happens.
 
 pub(crate) mod format;
 mod replay;
 
-pub use format::{Op, RECORDING_VERSION, Recording, RecordingHeader, TickRecord};
+pub use format::{BLOCK_TICKS, Op, RECORDING_VERSION, Recording, RecordingHeader, TickRecord};
 pub use replay::{Divergence, EntityDiff, Replay, Step};

@@ -9,7 +9,7 @@ use crate::id::{NetId, Owner};
 use crate::pipeline::{FrameDriver, FramePass};
 use crate::registry::KindRegistry;
 use crate::{Quat, Vec3};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
 /// An entity whose pose differs between the recording and the replay.
@@ -116,6 +116,8 @@ pub struct Replay {
     next: usize,
     /// The recorded poses as of the last replayed tick.
     known: BTreeMap<NetId, [f32; 7]>,
+    /// The last section replayed for each entity.
+    sections: HashMap<NetId, Vec<u8>>,
 }
 
 impl std::fmt::Debug for Replay {
@@ -162,6 +164,7 @@ impl Replay {
             group,
             next: 0,
             known: BTreeMap::new(),
+            sections: HashMap::new(),
         })
     }
 
@@ -213,6 +216,7 @@ impl Replay {
         let mut driver = ReplayDriver {
             ops: &record.ops,
             next: 0,
+            sections: &mut self.sections,
         };
         let g = &mut self.group;
         g.run_frame(&mut driver);
@@ -279,6 +283,8 @@ impl Replay {
 struct ReplayDriver<'r> {
     ops: &'r [Op],
     next: usize,
+    /// The last section of each entity, for [`Op::Repeat`].
+    sections: &'r mut HashMap<NetId, Vec<u8>>,
 }
 
 impl ReplayDriver<'_> {
@@ -289,7 +295,7 @@ impl ReplayDriver<'_> {
             if stop(op) {
                 return;
             }
-            apply(pass, op);
+            apply(pass, op, self.sections);
         }
     }
 }
@@ -313,14 +319,40 @@ impl FrameDriver for ReplayDriver<'_> {
 
 /// Redoes one recorded op. The ops did happen in the recorded session; one that cannot be
 /// redone here leaves the replay to diverge, which the hash then reports.
-fn apply(pass: &mut FramePass<'_>, op: &Op) {
-    if let Op::Section { net, payload } = op {
-        let section = Section {
-            net_id: *net,
-            payload,
-        };
-        pass.offer_section(section, Owner::Server);
-        return;
+fn apply(pass: &mut FramePass<'_>, op: &Op, sections: &mut HashMap<NetId, Vec<u8>>) {
+    match op {
+        Op::Section { net, payload } => {
+            sections.insert(*net, payload.clone());
+            let section = Section {
+                net_id: *net,
+                payload,
+            };
+            pass.offer_section(section, Owner::Server);
+            return;
+        }
+        Op::Repeat { first, count } => {
+            for net in (0..*count)
+                .filter_map(|k| first.0.checked_add(k))
+                .map(NetId)
+            {
+                if let Some(payload) = sections.get(&net) {
+                    pass.offer_section(
+                        Section {
+                            net_id: net,
+                            payload,
+                        },
+                        Owner::Server,
+                    );
+                }
+            }
+            return;
+        }
+        Op::Rename { from, to } => {
+            if let Some(s) = sections.remove(from) {
+                sections.insert(*to, s);
+            }
+        }
+        _ => {}
     }
     let g = pass.group_mut();
     let _ = match op {
@@ -349,6 +381,6 @@ fn apply(pass: &mut FramePass<'_>, op: &Op) {
             g.set_config(*c);
             Ok(())
         }
-        Op::Section { .. } | Op::ClientPass | Op::Commands => Ok(()),
+        Op::Section { .. } | Op::Repeat { .. } | Op::ClientPass | Op::Commands => Ok(()),
     };
 }
