@@ -120,6 +120,44 @@ struct Seen {
     priority: f32,
 }
 
+/// What the server knows of a client's entities, in network-id order: a sorted vector,
+/// which a broadcast walks beside the world's entities far faster than a tree.
+#[derive(Default)]
+struct Ents(Vec<(NetId, Seen)>);
+
+impl Ents {
+    fn find(&self, net: &NetId) -> Result<usize, usize> {
+        self.0.binary_search_by_key(net, |(n, _)| *n)
+    }
+
+    fn insert(&mut self, net: NetId, seen: Seen) {
+        match self.find(&net) {
+            Ok(i) => self.0[i].1 = seen,
+            Err(i) => self.0.insert(i, (net, seen)),
+        }
+    }
+
+    fn remove(&mut self, net: &NetId) -> Option<Seen> {
+        self.find(net).ok().map(|i| self.0.remove(i).1)
+    }
+
+    fn contains_key(&self, net: &NetId) -> bool {
+        self.find(net).is_ok()
+    }
+
+    fn get(&self, net: &NetId) -> Option<&Seen> {
+        self.find(net).ok().map(|i| &self.0[i].1)
+    }
+
+    fn get_mut(&mut self, net: &NetId) -> Option<&mut Seen> {
+        self.find(net).ok().map(|i| &mut self.0[i].1)
+    }
+
+    fn iter_mut(&mut self) -> impl Iterator<Item = (&NetId, &mut Seen)> {
+        self.0.iter_mut().map(|(n, s)| (&*n, s))
+    }
+}
+
 /// The entries of one datagram: (entity, frame).
 type Sent = Vec<(NetId, u32)>;
 
@@ -127,7 +165,7 @@ type Sent = Vec<(NetId, u32)>;
 #[derive(Default)]
 struct View {
     /// The entities the client was told of.
-    ents: BTreeMap<NetId, Seen>,
+    ents: Ents,
     /// The entries of datagrams not yet acknowledged: (sequence number, [(entity, frame)]).
     in_flight: VecDeque<(u32, Sent)>,
 }
@@ -172,6 +210,8 @@ impl View {
 struct Current<'a> {
     net: NetId,
     bytes: &'a [u8],
+    /// The frame since which `bytes` are current.
+    version: u32,
     owner: Owner,
     /// What it gains in priority this broadcast if it changed.
     urgency: f32,
@@ -577,17 +617,17 @@ impl ServerReplication {
             world.push(Current {
                 net,
                 bytes,
+                version: 0,
                 owner,
                 urgency: weight * (1.0 + 0.5 * speed + 2.0 * hit),
                 codec: registry.delta_codec(e.kind()),
             });
         }
         world.sort_by_key(|c| c.net);
-        for c in &world {
-            self.history
-                .entry(c.net)
-                .or_default()
-                .update(frame, c.bytes);
+        for c in &mut world {
+            let h = self.history.entry(c.net).or_default();
+            h.update(frame, c.bytes);
+            c.version = h.versions.back().map_or(frame, |v| v.0);
         }
 
         let rate = core.config.rate.max(0.001);
@@ -605,49 +645,54 @@ impl ServerReplication {
                 continue;
             };
             view.acked(&p.conn.take_acked(), &self.history);
-            // Candidates: (index into the world, whether it changed).
-            let mut cands: Vec<(usize, bool)> = Vec::new();
+            // Candidates: (index into the world, whether it changed, priority). The world and
+            // the client's view are both in network-id order: walk them together.
+            let mut cands: Vec<(usize, bool, f32)> = Vec::new();
+            let mut ents = view.ents.iter_mut().peekable();
             for (i, c) in world.iter().enumerate() {
+                while ents.next_if(|(n, _)| **n < c.net).is_some() {}
+                let Some((_, seen)) = ents.next_if(|(n, _)| **n == c.net) else {
+                    continue;
+                };
                 if c.owner == Owner::Client(*id) {
                     continue;
                 }
-                let Some(seen) = view.ents.get_mut(&c.net) else {
-                    continue;
-                };
                 if let Some(m) = seen.announced {
                     if !p.conn.delivered(m) {
                         continue;
                     }
                     seen.announced = None;
                 }
-                let base = seen.baseline.as_ref();
-                if base.is_some_and(|(_, b)| b.as_slice() == c.bytes) {
-                    let age = base.map_or(0, |(f, _)| frame - f);
+                // Unchanged if the client acknowledged a frame at which the current bytes were
+                // already current (or, rarely, if they came back to what it holds).
+                let same = seen
+                    .baseline
+                    .as_ref()
+                    .is_some_and(|(f, b)| *f >= c.version || b.as_slice() == c.bytes);
+                if same {
+                    let age = seen.baseline.as_ref().map_or(0, |(f, _)| frame - f);
                     let resend_ok = seen.last_sent.is_none_or(|s| frame - s >= batch);
                     if age < refresh || !resend_ok {
                         continue;
                     }
                     let overdue = (age - refresh) as f32 / rate;
                     seen.priority += REFRESH_PRIORITY + OVERDUE_PRIORITY * overdue;
-                    cands.push((i, false));
+                    cands.push((i, false, seen.priority));
                 } else {
                     seen.priority += c.urgency;
-                    cands.push((i, true));
+                    cands.push((i, true, seen.priority));
                 }
             }
+            drop(ents);
             if !cands.iter().any(|c| c.1) && !frame.is_multiple_of(batch) {
                 continue;
             }
-            cands.sort_by(|a, b| {
-                let pa = view.ents.get(&world[a.0].net).map_or(0.0, |s| s.priority);
-                let pb = view.ents.get(&world[b.0].net).map_or(0.0, |s| s.priority);
-                pb.total_cmp(&pa).then(a.0.cmp(&b.0))
-            });
+            cands.sort_by(|a, b| b.2.total_cmp(&a.2).then(a.0.cmp(&b.0)));
             // Fill the budget, highest priority first.
             let mut picks: Vec<(usize, Pick)> = Vec::new();
             let mut used = 0;
             let mut misses = 0;
-            for (i, _) in cands {
+            for (i, _, _) in cands {
                 let c = &world[i];
                 let Some(seen) = view.ents.get(&c.net) else {
                     continue;

@@ -162,4 +162,8 @@ fn main() {
         "downstream per client at 20 broadcasts/s: {:.0} kbit/s",
         per_broadcast * 20.0 * 8.0 / 1000.0
     );
+    println!(
+        "server upstream to {clients} clients at 20 broadcasts/s: {:.1} Mbit/s",
+        per_broadcast * clients as f64 * 20.0 * 8.0 / 1e6
+    );
 }
