@@ -779,6 +779,8 @@ impl Game {
                 "refused_spawns": s.refused_spawns,
                 "corrections": s.corrections,
                 "resends": s.resends,
+                "state_entries": s.entries,
+                "missing_baselines": s.missing_baselines,
             })
         };
         let c = self.net.counters();
@@ -796,6 +798,8 @@ impl Game {
             "bad_cookies": c.bad_cookies,
             "bad_tags": c.bad_tags,
             "duplicates": c.duplicates,
+            "largest_datagram_in": c.largest_in,
+            "largest_datagram_out": c.largest_out,
             "clients": clients,
             "server": self.net.server_stats().map(peer),
         })

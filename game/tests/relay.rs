@@ -188,6 +188,11 @@ fn bots_play_through_a_corrupting_relay_while_a_stranger_sprays_the_server() {
     for n in [net, &reports[0]["network"], &reports[1]["network"]] {
         assert_eq!(n["bad_sections"], 0, "{n}");
         assert_eq!(n["framing_errors"], 0, "{n}");
+        assert!(n["largest_datagram_out"].as_u64().unwrap() <= 1200, "{n}");
+    }
+    // Every delta the bots got named a baseline they held.
+    for r in &reports {
+        assert_eq!(r["network"]["server"]["missing_baselines"], 0, "{r}");
     }
     let server_crates = crate_positions(&summary["entities"]);
     for (i, r) in reports.iter().enumerate() {

@@ -258,7 +258,7 @@ fn spawn_msg(group: &EntityGroup, net: NetId) -> Option<Msg> {
         kind: e.kind(),
         owner: e.owner(),
         params: group.spawn_params(e.id())?.to_vec(),
-        state: BodyState::of(e.body()),
+        state: BodyState::of(e.body()).into(),
     })
 }
 
@@ -1036,7 +1036,7 @@ impl ClientReplication {
                     Ok(eid) => {
                         // A bad body state leaves it where its parameters put it; the next
                         // section corrects it.
-                        let _ = group.set_body_state(eid, &state);
+                        let _ = group.set_body_state(eid, &state.into());
                     }
                     Err(e) => {
                         core.counters.failed_spawns += 1;
