@@ -700,6 +700,30 @@ mod tests {
         assert!(Entries::new(&bad).any(|e| e.is_err()));
     }
 
+    proptest::proptest! {
+        #[test]
+        fn any_state_bytes_walk_to_entries_or_one_error(
+            bytes in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..300),
+        ) {
+            let mut errors = 0;
+            let mut last = None;
+            for e in Entries::new(&bytes) {
+                match e {
+                    Ok(e) => {
+                        // Network ids rise strictly within a datagram.
+                        proptest::prop_assert!(last.is_none_or(|l: NetId| e.net > l));
+                        last = Some(match e.body {
+                            Body::SameAsNewest { run } => NetId(e.net.0 + run),
+                            _ => e.net,
+                        });
+                    }
+                    Err(_) => errors += 1,
+                }
+            }
+            proptest::prop_assert!(errors <= 1);
+        }
+    }
+
     #[test]
     fn a_huge_message_count_is_refused_before_allocating() {
         let mut body = vec![0u8; DATA_HEADER_LEN];
