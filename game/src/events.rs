@@ -20,6 +20,11 @@ pub enum GameEvent {
         /// Player names and points.
         table: Vec<(String, u32)>,
     },
+    /// A line from the server's operator (`say` on the console), for every peer to show.
+    Say {
+        /// The line (a peer removes control characters before showing it).
+        text: String,
+    },
 }
 
 impl GameEvent {

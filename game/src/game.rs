@@ -11,7 +11,9 @@ use lanyard::prelude::*;
 use lanyard::{KindId, decode_params};
 use lanyard_net::discovery::{Responder, ServerInfo};
 use lanyard_net::udp::UdpTransport;
-use lanyard_net::{Entropy, NetConfig, NetEvent, NetManager, PROTOCOL_VERSION, pump};
+use lanyard_net::{
+    DisconnectReason, Entropy, NetConfig, NetEvent, NetManager, PROTOCOL_VERSION, pump,
+};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::sync::Arc;
@@ -40,6 +42,39 @@ pub struct Options {
     pub rate: f32,
     /// Server: the discovery address whose port it answers on (none: not discoverable).
     pub discovery: Option<SocketAddr>,
+    /// Server: seconds a silent player's session is kept for a resume.
+    pub grace: f32,
+    /// Server: spectators it takes, on top of the players.
+    pub max_spectators: u16,
+    /// Client: join to watch, with no player.
+    pub spectate: bool,
+}
+
+impl Options {
+    /// Options for the given arena, with the defaults of the command line for the rest.
+    pub fn new(scene: Scene) -> Options {
+        Options {
+            scene,
+            port: DEFAULT_PORT,
+            name: "player".into(),
+            password: None,
+            max_players: 8,
+            rate: 20.0,
+            discovery: None,
+            grace: 30.0,
+            max_spectators: 8,
+            spectate: false,
+        }
+    }
+}
+
+/// What a server's console command came to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Console {
+    /// Lines to show the operator.
+    Lines(Vec<String>),
+    /// End the server gracefully.
+    Quit,
 }
 
 /// An explosion as a peer saw it.
@@ -99,12 +134,34 @@ pub struct Game {
     pub remote_players: BTreeSet<String>,
     /// Lines for the screen or the log: joins, leaves, refusals.
     pub messages: Vec<String>,
-    /// Why the session ended, if it did.
+    /// Why the session ended, if it did (a sentence for people).
     pub ended: Option<String>,
+    /// Why the session ended, in the words a bot report's `ended` key uses: `"server shut
+    /// down"`, `"kicked: REASON"`, `"session expired"`, `"connection lost"`, or
+    /// `"refused: REASON"` and `"no server answered"` for a session that never started.
+    pub end_reason: Option<String>,
     /// Byte rates.
     pub traffic: Traffic,
     joined: bool,
+    /// Our client id, kept after the session ends (for the report).
+    client_id: Option<ClientId>,
     recording: Option<std::io::BufWriter<std::fs::File>>,
+}
+
+const CONSOLE_HELP: &str =
+    "commands: players | kick NAME [REASON] | ban NAME [REASON] | say TEXT | quit";
+
+/// `n` things, with the right plural.
+pub fn count(n: usize, thing: &str) -> String {
+    match n {
+        1 => format!("1 {thing}"),
+        _ => format!("{n} {thing}s"),
+    }
+}
+
+/// A line fit to show: control characters removed, at most 200 characters.
+pub fn clean_line(s: &str) -> String {
+    s.chars().filter(|c| !c.is_control()).take(200).collect()
 }
 
 /// The colour of player number `n`.
@@ -150,6 +207,9 @@ impl Game {
             max_clients: o.max_players,
             password: o.password.clone(),
             server_name: o.name.clone(),
+            grace: o.grace,
+            max_spectators: o.max_spectators,
+            spectator: o.spectate,
             ..NetConfig::default()
         }
     }
@@ -239,6 +299,7 @@ impl Game {
         Game {
             scene: options.scene.clone(),
             joined: server.is_some(),
+            client_id: None,
             group,
             net,
             socket,
@@ -253,6 +314,7 @@ impl Game {
             remote_players: BTreeSet::new(),
             messages: Vec::new(),
             ended: None,
+            end_reason: None,
             traffic: Traffic::default(),
             recording: None,
         }
@@ -331,10 +393,10 @@ impl Game {
                 Owner::Server => self.server.as_ref().and_then(|s| s.host_name.clone()),
                 Owner::Client(c) => self
                     .net
-                    .clients()
+                    .sessions()
                     .into_iter()
-                    .find(|(id, _)| *id == c)
-                    .map(|(_, n)| n),
+                    .find(|s| s.client == c)
+                    .map(|s| s.name),
             })
             .unwrap_or_else(|| match owner {
                 Owner::Server => "server".into(),
@@ -358,9 +420,118 @@ impl Game {
             .collect();
         if let Some(s) = &self.server {
             names.extend(s.host_name.clone());
-            names.extend(self.net.clients().into_iter().map(|(_, n)| n));
+            names.extend(self.playing());
         }
         names.into_iter().collect()
+    }
+
+    /// Server: the names of the clients that play (live or waiting for a resume).
+    fn playing(&self) -> Vec<String> {
+        let sessions = self.net.sessions().into_iter();
+        sessions.filter(|s| !s.spectator).map(|s| s.name).collect()
+    }
+
+    /// Server: the names of the clients that watch.
+    pub fn spectator_names(&self) -> Vec<String> {
+        let sessions = self.net.sessions().into_iter();
+        sessions.filter(|s| s.spectator).map(|s| s.name).collect()
+    }
+
+    /// Server: one command of the operator's console (`players`, `kick NAME [REASON]`,
+    /// `ban NAME [REASON]`, `say TEXT`, `quit`, `help`).
+    pub fn console(&mut self, line: &str) -> Console {
+        let line = line.trim();
+        let (cmd, rest) = line.split_once(char::is_whitespace).unwrap_or((line, ""));
+        let rest = rest.trim();
+        let lines = match cmd {
+            "" => Vec::new(),
+            "players" => self.players_table(),
+            "kick" | "ban" => {
+                let (name, reason) = rest.split_once(char::is_whitespace).unwrap_or((rest, ""));
+                if name.is_empty() {
+                    vec![format!("usage: {cmd} NAME [REASON]")]
+                } else {
+                    self.kick(name, reason.trim(), cmd == "ban")
+                }
+            }
+            "say" => {
+                let text = clean_line(rest);
+                let _ = self
+                    .net
+                    .send_event(GameEvent::Say { text: text.clone() }.encode());
+                self.messages.push(format!("[server] {text}"));
+                vec![format!("said: {text}")]
+            }
+            "quit" | "exit" => return Console::Quit,
+            "help" => vec![CONSOLE_HELP.to_owned()],
+            other => vec![format!("unknown command '{other}'. {CONSOLE_HELP}")],
+        };
+        Console::Lines(lines)
+    }
+
+    /// Server: every session, one line each: id, name, ping, loss, score, and whether it
+    /// plays, watches or waits for a resume.
+    pub fn players_table(&self) -> Vec<String> {
+        let sessions = self.net.sessions();
+        let watching = sessions.iter().filter(|s| s.spectator).count();
+        let host = usize::from(self.server.as_ref().is_some_and(|s| s.host_name.is_some()));
+        let playing = sessions.len() - watching + host;
+        let mut out = vec![format!(
+            "{} playing, {} watching",
+            count(playing, "player"),
+            count(watching, "spectator")
+        )];
+        if let Some(h) = self.server.as_ref().and_then(|s| s.host_name.clone()) {
+            let score = self.score_of(&h);
+            out.push(format!(
+                "   0  {h:<16} ping    - ms  loss  -%  score {score:>3}  host"
+            ));
+        }
+        for s in sessions {
+            let score = self.score_of(&s.name);
+            let what = match (s.spectator, s.suspended) {
+                (_, true) => "reconnecting",
+                (true, false) => "spectator",
+                (false, false) => "player",
+            };
+            out.push(format!(
+                "{:>4}  {:<16} ping {:>4.0} ms  loss {:>2.0}%  score {score:>3}  {what}",
+                s.client.0,
+                s.name,
+                s.stats.rtt_ms,
+                s.stats.loss * 100.0,
+            ));
+        }
+        out
+    }
+
+    fn score_of(&self, name: &str) -> u32 {
+        let scores = self.server.as_ref().map(|s| &s.scores);
+        scores.and_then(|t| t.get(name)).copied().unwrap_or(0)
+    }
+
+    /// Server: removes the client named `name` (any case), telling it `reason`; with
+    /// `ban`, the name is refused for the server's lifetime too. Returns lines to show.
+    pub fn kick(&mut self, name: &str, reason: &str, ban: bool) -> Vec<String> {
+        let mut out = Vec::new();
+        if ban {
+            let _ = self.net.ban(name);
+            out.push(format!("{name} is banned until the server stops"));
+        }
+        let who = self
+            .net
+            .sessions()
+            .into_iter()
+            .find(|s| s.name.eq_ignore_ascii_case(name));
+        match who {
+            Some(s) => match self.net.kick(&mut self.group, s.client, reason) {
+                Ok(()) => out.push(format!("kicked {}", s.name)),
+                Err(e) => out.push(format!("cannot kick {}: {e}", s.name)),
+            },
+            None if !ban => out.push(format!("no client is named {name}")),
+            None => {}
+        }
+        out
     }
 
     fn spawn_my_player(&mut self, n: u32, name: &str, owner: Owner) -> Result<(), Error> {
@@ -400,11 +571,15 @@ impl Game {
         pump(&mut self.net, &mut self.socket);
         let game_port = self.socket_port();
         if let Some(r) = &mut self.responder {
-            let players = self.net.clients().len() as u16 + u16::from(self.my_name.is_some());
+            let sessions = self.net.sessions();
+            let watching = sessions.iter().filter(|s| s.spectator).count() as u16;
+            let players = sessions.len() as u16 - watching + u16::from(self.my_name.is_some());
             let info = ServerInfo {
                 name: self.options.name.clone(),
                 players,
                 max_players: self.options.max_players,
+                spectators: watching,
+                max_spectators: self.options.max_spectators,
                 password: self.options.password.is_some(),
                 version: PROTOCOL_VERSION,
                 game_port,
@@ -458,6 +633,11 @@ impl Game {
                     server_name,
                 } => {
                     self.joined = true;
+                    self.client_id = Some(client);
+                    if self.options.spectate {
+                        self.messages.push(format!("watching {server_name}"));
+                        continue;
+                    }
                     self.messages
                         .push(format!("joined {server_name} as player {}", client.0));
                     let name = self.my_name.clone().unwrap_or_default();
@@ -468,18 +648,56 @@ impl Game {
                     }
                 }
                 NetEvent::Rejected { reason } => {
-                    self.ended = Some(format!("the server refused us: {reason}"))
+                    self.ended = Some(format!("the server refused us: {reason}"));
+                    self.end_reason = Some(format!("refused: {reason}"));
                 }
-                NetEvent::ConnectFailed => self.ended = Some("no server answered".into()),
+                NetEvent::ConnectFailed => {
+                    let server = self
+                        .net
+                        .server_addr()
+                        .map_or(String::new(), |a| format!(" at {a}"));
+                    self.ended = Some(format!("no server answered{server}"));
+                    self.end_reason = Some("no server answered".into());
+                }
                 NetEvent::ConnectionLost { reason } => {
-                    self.ended = Some(format!("connection lost: {reason}"))
+                    let key = match &reason {
+                        DisconnectReason::ServerShutdown => "server shut down".to_owned(),
+                        DisconnectReason::Kicked { .. } => clean_line(&reason.to_string()),
+                        DisconnectReason::SessionExpired => "session expired".to_owned(),
+                        _ => "connection lost".to_owned(),
+                    };
+                    self.ended = Some(match &reason {
+                        DisconnectReason::Kicked { .. } | DisconnectReason::SessionExpired => {
+                            key.clone()
+                        }
+                        _ => format!("connection lost: {reason}"),
+                    });
+                    self.end_reason = Some(key);
                 }
+                NetEvent::Reconnecting { attempt } => {
+                    if attempt == 1 {
+                        self.messages.push("lost the server: reconnecting".into());
+                    }
+                }
+                NetEvent::Resumed { .. } => self.messages.push("reconnected".into()),
+                NetEvent::ClientJoined {
+                    name,
+                    spectator: true,
+                    ..
+                } => self.messages.push(format!("{name} joined to watch")),
                 NetEvent::ClientJoined { name, .. } => {
                     self.messages.push(format!("{name} joined"));
                     if let Some(s) = &mut self.server {
                         s.scores.entry(name).or_insert(0);
                         s.scores_dirty = true;
                     }
+                }
+                NetEvent::ClientSuspended { name, .. } => self.messages.push(format!(
+                    "{name} went silent: keeping the session {:.0} s for a resume",
+                    self.options.grace
+                )),
+                NetEvent::ClientResumed { name, .. } => {
+                    self.messages.push(format!("{name} resumed the session"))
                 }
                 NetEvent::ClientLeft { name, reason, .. } => {
                     self.messages.push(format!("{name} left ({reason})"));
@@ -496,6 +714,9 @@ impl Game {
                         self.on_blast(Vec3::from_array(at), thrower)
                     }
                     Some(GameEvent::Scores { table }) => self.scores = table,
+                    Some(GameEvent::Say { text }) => self
+                        .messages
+                        .push(format!("[server] {}", clean_line(&text))),
                     None => {}
                 },
                 NetEvent::Event { .. } => {}
@@ -639,11 +860,9 @@ impl Game {
             return;
         };
         s.scores_dirty = false;
-        for n in s
-            .host_name
-            .iter()
-            .chain(self.net.clients().iter().map(|(_, n)| n))
-        {
+        let sessions = self.net.sessions();
+        let players = sessions.iter().filter(|x| !x.spectator).map(|x| &x.name);
+        for n in s.host_name.iter().chain(players) {
             s.scores.entry(n.clone()).or_insert(0);
         }
         let mut table: Vec<(String, u32)> = s.scores.iter().map(|(n, p)| (n.clone(), *p)).collect();
@@ -761,6 +980,7 @@ impl Game {
     pub fn summary_json(&self) -> serde_json::Value {
         serde_json::json!({
             "players": self.player_names(),
+            "spectators": self.spectator_names(),
             "entities": self.entities_json(),
             "network": self.network_json(),
         })
@@ -805,11 +1025,15 @@ impl Game {
         })
     }
 
-    /// The report a bot prints at exit.
-    pub fn bot_report_json(&self) -> serde_json::Value {
+    /// The report a bot prints at exit; `ended` says why the run ended (`"time up"`, or
+    /// [`end_reason`](Self::end_reason)).
+    pub fn bot_report_json(&self, ended: &str) -> serde_json::Value {
         let (bytes_in, bytes_out) = self.bytes();
         serde_json::json!({
-            "client_id": self.net.client_id().map(|c| c.0),
+            "ended": ended,
+            "resumes": self.net.resumes(),
+            "spectator": self.options.spectate,
+            "client_id": self.client_id.map(|c| c.0),
             "remote_players": self.remote_players.iter().collect::<Vec<_>>(),
             "explosions_seen": self.explosions_by_others,
             "entities": self.entities_json(),
@@ -836,13 +1060,10 @@ mod tests {
 
     fn host() -> Game {
         let options = Options {
-            scene: Scene::load(std::path::Path::new(DEFAULT_SCENE)).unwrap(),
             port: 0,
             name: "test yard".into(),
-            password: None,
             max_players: 4,
-            rate: 20.0,
-            discovery: None,
+            ..Options::new(Scene::load(std::path::Path::new(DEFAULT_SCENE)).unwrap())
         };
         Game::server(options, Some("hostess".into())).unwrap()
     }

@@ -3,13 +3,16 @@
 use clap::{Args, Parser, Subcommand};
 use lanyard::record::Replay;
 use lanyard_game::bot::Bot;
-use lanyard_game::game::{DEFAULT_PORT, Game, Options};
+use lanyard_game::game::{Console, DEFAULT_PORT, Game, Options};
 use lanyard_game::runner;
 use lanyard_game::scene::{DEFAULT_SCENE, Scene};
 use lanyard_net::discovery;
 use std::net::{SocketAddr, ToSocketAddrs};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{Receiver, channel};
 use std::time::Duration;
 
 #[cfg(feature = "client")]
@@ -72,20 +75,30 @@ enum Command {
         #[arg(long)]
         summary: Option<PathBuf>,
         #[command(flatten)]
+        session: SessionFlags,
+        #[command(flatten)]
         shot: Screenshot,
     },
     /// Join a game in a window. Without an address, find LAN games and pick one.
     Join {
         /// The server: HOST[:PORT].
         addr: Option<String>,
+        /// Watch the game: no player of your own, and no player slot taken.
+        #[arg(long)]
+        spectate: bool,
         #[command(flatten)]
         shot: Screenshot,
     },
-    /// Run a dedicated server with no window.
+    /// Run a dedicated server with no window. Its standard input is a console: `players`,
+    /// `kick NAME [REASON]`, `ban NAME [REASON]`, `say TEXT`, `quit`. Ctrl-C, SIGTERM,
+    /// `quit` and `--seconds` all end it gracefully: clients are told, the summary and the
+    /// recording are written, and it exits with status 0.
     Server {
         /// At exit, write the players and entities as JSON to this file.
         #[arg(long)]
         summary: Option<PathBuf>,
+        #[command(flatten)]
+        session: SessionFlags,
     },
     /// List the LAN games that answer, then exit.
     Browse {
@@ -114,7 +127,65 @@ enum Command {
         /// The seed of the bot's choices.
         #[arg(long, default_value_t = 1)]
         seed: u64,
+        /// Watch instead of playing: no player, no throws; the report still lists what
+        /// it saw.
+        #[arg(long)]
+        spectate: bool,
     },
+}
+
+/// How a server keeps sessions (server, host).
+#[derive(Args, Debug, Clone)]
+struct SessionFlags {
+    /// Seconds a player whose link dropped keeps its session (id, player, score) to
+    /// resume it; 0 ends the session when it times out.
+    #[arg(long, default_value_t = 30.0, value_name = "SECONDS", value_parser = parse_grace)]
+    grace: f32,
+    /// Spectators the server takes, on top of the players.
+    #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u16).range(0..=64))]
+    max_spectators: u16,
+}
+
+impl SessionFlags {
+    fn apply(&self, o: &mut Options) {
+        o.grace = self.grace;
+        o.max_spectators = self.max_spectators;
+    }
+}
+
+fn parse_grace(s: &str) -> Result<f32, String> {
+    let v: f32 = s
+        .parse()
+        .map_err(|_| format!("'{s}' is not a number of seconds"))?;
+    if !(v.is_finite() && (0.0..=3600.0).contains(&v)) {
+        return Err("the grace window is 0 to 3600 seconds".into());
+    }
+    Ok(v)
+}
+
+/// A flag that SIGINT (Ctrl-C) and SIGTERM raise instead of killing the process, so it
+/// can end gracefully.
+fn stop_flag() -> Result<Arc<AtomicBool>, String> {
+    let flag = Arc::new(AtomicBool::new(false));
+    for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+        signal_hook::flag::register(sig, Arc::clone(&flag))
+            .map_err(|e| format!("cannot handle signal {sig}: {e}"))?;
+    }
+    Ok(flag)
+}
+
+/// The lines typed on standard input, read on a thread of their own.
+fn console_lines() -> Receiver<String> {
+    let (tx, rx) = channel();
+    std::thread::spawn(move || {
+        for line in std::io::stdin().lines() {
+            let Ok(line) = line else { break };
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    rx
 }
 
 #[derive(Args, Debug, Clone)]
@@ -172,13 +243,13 @@ fn options(c: &Common, default_name: &str) -> Result<Options, String> {
         );
     }
     Ok(Options {
-        scene,
         port: c.port,
         name: c.name.clone().unwrap_or_else(|| default_name.to_owned()),
         password: c.password.clone(),
         max_players: c.max_players,
         rate: c.rate,
         discovery: Some(c.discovery_addr),
+        ..Options::new(scene)
     })
 }
 
@@ -187,25 +258,45 @@ fn write_summary(game: &Game, path: &Path) -> Result<(), String> {
     std::fs::write(path, text).map_err(|e| format!("cannot write {}: {e}", path.display()))
 }
 
-fn server(c: &Common, summary: Option<&Path>) -> Result<(), String> {
-    let o = options(c, "Tumbleyard server")?;
+fn server(c: &Common, summary: Option<&Path>, flags: &SessionFlags) -> Result<(), String> {
+    let mut o = options(c, "Tumbleyard server")?;
+    flags.apply(&mut o);
     let name = o.name.clone();
+    let stop = stop_flag()?;
     let mut game = Game::server(o, None)?;
     if let Some(r) = &c.record {
         game.record_to(r)?;
     }
     println!(
-        "{name}: serving '{}' on UDP port {} (discovery on {}), up to {} players",
+        "{name}: serving '{}' on UDP port {} (discovery on {}), up to {} players and {} spectators; type 'help' for the console",
         game.scene.name,
         game.local_addr().port(),
         c.discovery_addr,
-        c.max_players
+        c.max_players,
+        flags.max_spectators,
     );
+    let console = console_lines();
+    let mut why = "time up";
     let mut since = 0;
     runner::run(
         &mut game,
         c.seconds,
-        |_, _| true,
+        |g, _| {
+            while let Ok(line) = console.try_recv() {
+                match g.console(&line) {
+                    Console::Lines(lines) => lines.iter().for_each(|l| println!("{l}")),
+                    Console::Quit => {
+                        why = "quit";
+                        return false;
+                    }
+                }
+            }
+            if stop.load(Ordering::Relaxed) {
+                why = "a signal";
+                return false;
+            }
+            true
+        },
         |g, ms| {
             for m in g.messages.drain(..) {
                 println!("{m}");
@@ -213,10 +304,13 @@ fn server(c: &Common, summary: Option<&Path>) -> Result<(), String> {
             since += 1;
             if since >= 5 {
                 since = 0;
+                let sessions = g.net.sessions();
+                let watching = sessions.iter().filter(|s| s.spectator).count();
                 println!(
-                    "players {}/{} | entities {} | frame {:.2} ms | in {:.1} kbit/s | out {:.1} kbit/s",
-                    g.net.clients().len(),
+                    "players {}/{} | spectators {} | entities {} | frame {:.2} ms | in {:.1} kbit/s | out {:.1} kbit/s",
+                    sessions.len() - watching,
                     c.max_players,
+                    watching,
                     g.group.len(),
                     ms,
                     g.traffic.kbps_in,
@@ -225,6 +319,10 @@ fn server(c: &Common, summary: Option<&Path>) -> Result<(), String> {
             }
         },
     );
+    println!(
+        "shutting down ({why}): telling {} clients",
+        game.net.sessions().len()
+    );
     game.shutdown();
     if let Some(p) = summary {
         write_summary(&game, p)?;
@@ -232,9 +330,10 @@ fn server(c: &Common, summary: Option<&Path>) -> Result<(), String> {
     Ok(())
 }
 
-fn bot(c: &Common, addr: &str, seed: u64) -> Result<(), String> {
+fn bot(c: &Common, addr: &str, seed: u64, spectate: bool) -> Result<(), String> {
     let server = resolve(addr)?;
-    let o = options(c, &format!("bot-{seed}"))?;
+    let mut o = options(c, &format!("bot-{seed}"))?;
+    o.spectate = spectate;
     let mut game = Game::client(o, server, lanyard_game::game::entropy())?;
     if let Some(r) = &c.record {
         game.record_to(r)?;
@@ -245,8 +344,10 @@ fn bot(c: &Common, addr: &str, seed: u64) -> Result<(), String> {
         &mut game,
         c.seconds,
         |g, left| {
-            let input = brain.input(g, dt, left);
-            g.set_input(input);
+            if !spectate {
+                let input = brain.input(g, dt, left);
+                g.set_input(input);
+            }
             true
         },
         |g, _| {
@@ -255,16 +356,16 @@ fn bot(c: &Common, addr: &str, seed: u64) -> Result<(), String> {
             }
         },
     );
-    if let Some(why) = &game.ended {
-        return Err(why.clone());
-    }
-    if !game.is_joined() {
-        return Err(format!("never joined {server}"));
-    }
-    let report = game.bot_report_json();
+    // However the run ended, the report is printed; the exit status says whether the bot
+    // ran its full time.
+    let ended = game.end_reason.clone().unwrap_or_else(|| "time up".into());
+    let report = game.bot_report_json(&ended);
     game.shutdown();
     println!("{report}");
-    Ok(())
+    match ended.as_str() {
+        "time up" => Ok(()),
+        _ => Err(game.ended.clone().unwrap_or(ended)),
+    }
 }
 
 fn browse(c: &Common, wait: f32) -> Result<(), String> {
@@ -275,11 +376,13 @@ fn browse(c: &Common, wait: f32) -> Result<(), String> {
     }
     for f in found {
         println!(
-            "{}  {}  {}/{} players  {}  {:.0} ms{}",
+            "{}  {}  {}/{} players  {}/{} spectators  {}  {:.0} ms{}",
             f.addr,
             f.info.name,
             f.info.players,
             f.info.max_players,
+            f.info.spectators,
+            f.info.max_spectators,
             if f.info.password { "password" } else { "open" },
             f.ping_ms,
             if f.compatible() {
@@ -346,8 +449,12 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let c = &cli.common;
     let result = match &cli.command {
-        Some(Command::Server { summary }) => server(c, summary.as_deref()),
-        Some(Command::Bot { addr, seed }) => bot(c, addr, *seed),
+        Some(Command::Server { summary, session }) => server(c, summary.as_deref(), session),
+        Some(Command::Bot {
+            addr,
+            seed,
+            spectate,
+        }) => bot(c, addr, *seed, *spectate),
         Some(Command::Browse { wait }) => browse(c, *wait),
         Some(Command::Replay { file, view: false, .. }) => replay_verify(file),
         #[cfg(feature = "client")]
@@ -357,11 +464,14 @@ fn main() -> ExitCode {
         #[cfg(not(feature = "client"))]
         Some(Command::Replay { view: true, .. }) => Err("this build has no window: use `replay FILE --verify`".into()),
         #[cfg(feature = "client")]
-        Some(Command::Host { summary, shot }) => check_display().and_then(|()| options(c, "host")).and_then(|o| {
-            window::host(o, c.seconds, summary.clone(), shot.screenshot.clone(), shot.frames, c.record.clone())
+        Some(Command::Host { summary, session, shot }) => check_display().and_then(|()| options(c, "host")).and_then(|mut o| {
+            session.apply(&mut o);
+            let stop = stop_flag()?;
+            window::host(o, c.seconds, summary.clone(), shot.screenshot.clone(), shot.frames, c.record.clone(), stop)
         }),
         #[cfg(feature = "client")]
-        Some(Command::Join { addr, shot }) => check_display().and_then(|()| options(c, "player")).and_then(|o| {
+        Some(Command::Join { addr, spectate, shot }) => check_display().and_then(|()| options(c, "player")).and_then(|mut o| {
+            o.spectate = *spectate;
             let server = addr.as_deref().map(resolve).transpose()?;
             window::join(o, server, c.discovery_addr, shot.screenshot.clone(), shot.frames, c.record.clone())
         }),

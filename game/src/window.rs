@@ -17,6 +17,8 @@ use std::cell::RefCell;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::rc::Rc;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{Receiver, channel};
 use std::time::Duration;
 
@@ -40,6 +42,18 @@ struct Plan {
     summary: Option<PathBuf>,
     screenshot: Option<PathBuf>,
     frames: Option<u32>,
+    /// Raised by SIGINT or SIGTERM: end as `--seconds` would.
+    stop: Option<Arc<AtomicBool>>,
+    /// Where a session that ends (refused, lost, kicked, given up) goes back to: the start
+    /// screen with these options and discovery address, showing why.
+    menu: Option<(Options, SocketAddr, bool)>,
+}
+
+/// The host's player list (Tab), with a kick.
+#[derive(Default)]
+struct Roster {
+    open: bool,
+    selected: Option<usize>,
 }
 
 enum Screen {
@@ -76,6 +90,8 @@ pub fn replay(
         summary: None,
         screenshot,
         frames,
+        stop: None,
+        menu: None,
     };
     open("Tumbleyard replay", Screen::Replaying(Box::new(view)), plan)
 }
@@ -87,9 +103,17 @@ struct Menu {
     browsing: Option<Receiver<Result<Vec<Found>, String>>>,
     note: String,
     allow_host: bool,
+    /// Why the last session ended, if one did.
+    last_end: Option<String>,
 }
 
 impl Menu {
+    fn with_note(options: Options, discovery: SocketAddr, allow_host: bool, why: &str) -> Self {
+        let mut m = Self::new(options, discovery, allow_host);
+        m.last_end = Some(why.to_owned());
+        m
+    }
+
     fn new(options: Options, discovery: SocketAddr, allow_host: bool) -> Self {
         let mut m = Menu {
             options,
@@ -98,6 +122,7 @@ impl Menu {
             browsing: None,
             note: String::new(),
             allow_host,
+            last_end: None,
         };
         m.refresh();
         m
@@ -144,6 +169,16 @@ impl Menu {
             mq::LIGHTGRAY,
         );
         let mut y = 170.0;
+        if let Some(why) = &self.last_end {
+            mq::draw_text(
+                why,
+                40.0,
+                y - 20.0,
+                24.0,
+                Color::from_rgba(240, 120, 100, 255),
+            );
+            y += 20.0;
+        }
         if self.allow_host {
             mq::draw_text("[H] host a game on this machine", 40.0, y, 28.0, mq::WHITE);
             y += 40.0;
@@ -154,11 +189,12 @@ impl Menu {
         y += 34.0;
         for (i, g) in self.games.iter().enumerate().take(9) {
             let line = format!(
-                "[{}] {}  {}/{} players  {}  {:.0} ms  {}{}",
+                "[{}] {}  {}/{} players  {} watching  {}  {:.0} ms  {}{}",
                 i + 1,
                 g.info.name,
                 g.info.players,
                 g.info.max_players,
+                g.info.spectators,
                 if g.info.password { "password" } else { "open" },
                 g.ping_ms,
                 g.addr,
@@ -224,6 +260,7 @@ pub fn host(
     screenshot: Option<PathBuf>,
     frames: Option<u32>,
     record: Option<PathBuf>,
+    stop: Arc<AtomicBool>,
 ) -> Result<(), String> {
     let name = options.name.clone();
     let mut game = Game::server(options, Some(name))?;
@@ -238,6 +275,8 @@ pub fn host(
             summary,
             screenshot,
             frames,
+            stop: Some(stop),
+            menu: None,
         },
     )
 }
@@ -251,6 +290,7 @@ pub fn join(
     frames: Option<u32>,
     record: Option<PathBuf>,
 ) -> Result<(), String> {
+    let menu = Some((options.clone(), discovery, false));
     let screen = match server {
         Some(addr) => {
             let mut game = Game::client(options, addr, lanyard_game::game::entropy())?;
@@ -266,6 +306,8 @@ pub fn join(
         summary: None,
         screenshot,
         frames,
+        stop: None,
+        menu,
     };
     open("Tumbleyard", screen, plan)
 }
@@ -277,6 +319,8 @@ pub fn menu(options: Options, discovery: SocketAddr) -> Result<(), String> {
         summary: None,
         screenshot: None,
         frames: None,
+        stop: None,
+        menu: Some((options.clone(), discovery, true)),
     };
     open(
         "Tumbleyard",
@@ -321,10 +365,16 @@ async fn run(mut screen: Screen, plan: Plan) -> Result<(), String> {
         camera: mq::Camera3D::default(),
         smoothing_time: 0.0,
     };
+    let mut roster_state = Roster::default();
     loop {
         let frame_time = mq::get_frame_time().min(0.25);
         elapsed += frame_time;
-        if mq::is_key_pressed(KeyCode::Escape) {
+        if mq::is_key_pressed(KeyCode::Escape)
+            || plan
+                .stop
+                .as_ref()
+                .is_some_and(|s| s.load(Ordering::Relaxed))
+        {
             break;
         }
         let mut next = None;
@@ -359,8 +409,20 @@ async fn run(mut screen: Screen, plan: Plan) -> Result<(), String> {
                 }
                 draw_world(game, &mut view, acc / dt);
                 draw_hud(game);
-                if let Some(why) = &game.ended {
-                    next = Some(Screen::Ended(why.clone()));
+                if game.is_server() {
+                    roster(game, &mut roster_state);
+                }
+                if game.net.is_reconnecting() {
+                    draw_banner("reconnecting...");
+                }
+                if let Some(why) = game.ended.clone() {
+                    next = Some(match &plan.menu {
+                        Some((o, d, host)) => {
+                            game.shutdown();
+                            Screen::Menu(Box::new(Menu::with_note(o.clone(), *d, *host, &why)))
+                        }
+                        None => Screen::Ended(why),
+                    });
                 }
             }
             Screen::Replaying(r) => {
@@ -793,6 +855,82 @@ fn draw_blast(b: &Blast) {
         let start = at + d * (b.age * 6.0) - vec3(0.0, 4.9 * b.age * b.age, 0.0);
         let end = start + (d - vec3(0.0, b.age * 1.6, 0.0)).normalize() * 0.35;
         mq::draw_line_3d(start, end, Color::new(1.0, 0.7 - 0.5 * k, 0.2, 1.0 - k));
+    }
+}
+
+/// A line across the middle of the screen, over the (frozen) world.
+fn draw_banner(text: &str) {
+    let (w, h) = (mq::screen_width(), mq::screen_height());
+    mq::draw_rectangle(0.0, h / 2.0 - 40.0, w, 64.0, Color::new(0.0, 0.0, 0.0, 0.6));
+    let size = mq::measure_text(text, None, 40, 1.0);
+    mq::draw_text(text, (w - size.width) / 2.0, h / 2.0, 40.0, mq::WHITE);
+}
+
+/// The host's player list: Tab shows it, a digit selects a player, K kicks the selected.
+fn roster(game: &mut Game, r: &mut Roster) {
+    if mq::is_key_pressed(KeyCode::Tab) {
+        r.open = !r.open;
+        r.selected = None;
+    }
+    if !r.open {
+        return;
+    }
+    let sessions = game.net.sessions();
+    let digits = [
+        KeyCode::Key1,
+        KeyCode::Key2,
+        KeyCode::Key3,
+        KeyCode::Key4,
+        KeyCode::Key5,
+        KeyCode::Key6,
+        KeyCode::Key7,
+        KeyCode::Key8,
+        KeyCode::Key9,
+    ];
+    for (i, k) in digits.iter().enumerate() {
+        if mq::is_key_pressed(*k) && i < sessions.len() {
+            r.selected = Some(i);
+        }
+    }
+    if mq::is_key_pressed(KeyCode::K)
+        && let Some(s) = r.selected.and_then(|i| sessions.get(i))
+    {
+        let lines = game.kick(&s.name, "kicked by the host", false);
+        game.messages.extend(lines);
+        r.selected = None;
+    }
+    let (x, w) = (mq::screen_width() / 2.0 - 260.0, 520.0);
+    let h = 70.0 + 26.0 * sessions.len().max(1) as f32;
+    mq::draw_rectangle(x, 120.0, w, h, Color::new(0.0, 0.0, 0.0, 0.7));
+    mq::draw_text(
+        "PLAYERS  (digit: select, K: kick, Tab: close)",
+        x + 14.0,
+        146.0,
+        22.0,
+        mq::WHITE,
+    );
+    if sessions.is_empty() {
+        mq::draw_text("nobody has joined", x + 14.0, 176.0, 22.0, mq::GRAY);
+    }
+    for (i, s) in sessions.iter().enumerate() {
+        let what = match (s.spectator, s.suspended) {
+            (_, true) => "reconnecting",
+            (true, false) => "watching",
+            (false, false) => "playing",
+        };
+        let line = format!(
+            "[{}] {:<16} {:>4.0} ms  {:>2.0}% loss  {what}",
+            i + 1,
+            s.name,
+            s.stats.rtt_ms,
+            s.stats.loss * 100.0
+        );
+        let c = if r.selected == Some(i) {
+            mq::YELLOW
+        } else {
+            mq::WHITE
+        };
+        mq::draw_text(&line, x + 14.0, 176.0 + 26.0 * i as f32, 22.0, c);
     }
 }
 

@@ -104,6 +104,19 @@ pub(crate) fn password_proof(password: &str, session: &Key) -> Key {
     *blake3::keyed_hash(&k, session).as_bytes()
 }
 
+/// A session's resume token: both peers compute it from the session key once the welcome
+/// is in, so it is agreed at the welcome without ever crossing the wire.
+pub(crate) fn session_token(session: &Key) -> Key {
+    derive(session, "lanyard 4 session token", 0)
+}
+
+/// The proof that a client holds an earlier session's `token`, bound to the key of the
+/// handshake that carries it (so a captured proof is worth nothing in another handshake).
+pub(crate) fn resume_proof(token: &Key, session: &Key) -> Key {
+    let k = blake3::derive_key("lanyard 4 resume", token);
+    *blake3::keyed_hash(&k, session).as_bytes()
+}
+
 /// Constant-time equality of two secrets of the same length (keys, tags, cookies).
 pub(crate) fn same<const N: usize>(a: &[u8; N], b: &[u8; N]) -> bool {
     a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0

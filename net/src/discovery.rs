@@ -33,6 +33,10 @@ pub struct ServerInfo {
     pub players: u16,
     /// Players it takes.
     pub max_players: u16,
+    /// Spectators watching.
+    pub spectators: u16,
+    /// Spectators it takes (on top of the players).
+    pub max_spectators: u16,
     /// Whether it wants a password.
     pub password: bool,
     /// The protocol version it speaks.
@@ -184,6 +188,8 @@ mod tests {
             name: "yard".into(),
             players: 2,
             max_players: 8,
+            spectators: 0,
+            max_spectators: 8,
             password: true,
             version: PROTOCOL_VERSION,
             game_port: 4000,
@@ -199,6 +205,8 @@ mod tests {
             name: "a yard with a very long name, ".repeat(20) + "é",
             players: 2,
             max_players: 8,
+            spectators: 0,
+            max_spectators: 8,
             password: false,
             version: PROTOCOL_VERSION,
             game_port: 4000,

@@ -10,14 +10,15 @@
 //! The client's endpoint says hello, answers the challenge with its name and password
 //! proof, and checks the welcome's tag before it believes it.
 
-use crate::connection::{Connection, Deadline, State};
+use crate::connection::{Connection, Deadline, State, Timer};
 use crate::core::Core;
-use crate::crypto::{self, Direction, ServerSecrets, TAG_LEN};
+use crate::core::us;
+use crate::crypto::{self, Direction, Key, ServerSecrets, TAG_LEN};
 use crate::error::{DisconnectReason, RejectReason};
 use crate::manager::NetEvent;
-use crate::wire::{self, Bye, Kind, Refusal, Request, Welcome};
+use crate::wire::{self, Bye, Kind, Refusal, Request, Resume, Welcome};
 use lanyard::ClientId;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::net::SocketAddr;
 
 /// How long a challenge's cookie stays good: answers within one to two epochs are taken.
@@ -29,7 +30,25 @@ pub(crate) struct Peer {
     pub(crate) name: String,
     /// The hello values of its session, to tell a resent answer from a new session.
     hello: wire::Hello,
+    /// The session's resume token (from the first handshake's key; it never travels).
+    token: Key,
+    /// Whether it only watches.
+    pub(crate) spectator: bool,
+    /// Whether its last welcome resumed a session (a resent welcome says so again).
+    resumed: bool,
 }
+
+/// A session whose client fell silent: kept for the grace window, for a resume.
+pub(crate) struct Suspended {
+    pub(crate) peer: Peer,
+    /// When it fell silent (µs).
+    pub(crate) since: u64,
+    /// When we last told its old address that the session waits for a resume.
+    nudged: Option<u64>,
+}
+
+/// How often a suspended session's old address is told, at most, that it must resume.
+const NUDGE_US: u64 = 500_000;
 
 /// What a datagram to the server's endpoint came to.
 pub(crate) enum Arrival<'a> {
@@ -37,6 +56,8 @@ pub(crate) enum Arrival<'a> {
     Done,
     /// A new client was admitted.
     Joined(ClientId),
+    /// A suspended (or still live) session was resumed from a new handshake.
+    Resumed(ClientId),
     /// A known client's DATA body (tag checked and removed), `len` bytes on the wire.
     Data {
         id: ClientId,
@@ -52,6 +73,11 @@ pub(crate) struct ServerEndpoint {
     secrets: ServerSecrets,
     pub(crate) peers: BTreeMap<ClientId, Peer>,
     by_addr: HashMap<SocketAddr, ClientId>,
+    /// Sessions waiting for a resume, and the addresses they were last at.
+    pub(crate) suspended: BTreeMap<ClientId, Suspended>,
+    suspended_addr: HashMap<SocketAddr, ClientId>,
+    /// Names refused for the server's lifetime, in lower case.
+    pub(crate) banned: BTreeSet<String>,
     next_client: u16,
 }
 
@@ -61,15 +87,97 @@ impl ServerEndpoint {
             secrets: ServerSecrets::new(entropy),
             peers: BTreeMap::new(),
             by_addr: HashMap::new(),
+            suspended: BTreeMap::new(),
+            suspended_addr: HashMap::new(),
+            banned: BTreeSet::new(),
             next_client: 1,
         }
     }
 
-    /// Forgets a client (the caller handles its entities and tells the user).
+    /// Forgets a client, live or suspended (the caller handles its entities and tells the
+    /// user).
     pub(crate) fn remove(&mut self, id: ClientId) -> Option<Peer> {
+        if let Some(p) = self.peers.remove(&id) {
+            self.by_addr.remove(&p.conn.addr);
+            return Some(p);
+        }
+        let s = self.suspended.remove(&id)?;
+        self.suspended_addr.remove(&s.peer.conn.addr);
+        Some(s.peer)
+    }
+
+    /// A live client fell silent: its session waits for a resume. Its old address is told
+    /// so (tagged; a client that still hears us starts resuming at once). Returns its name.
+    pub(crate) fn suspend(&mut self, core: &mut Core, id: ClientId) -> Option<String> {
         let p = self.peers.remove(&id)?;
         self.by_addr.remove(&p.conn.addr);
-        Some(p)
+        core.goodbye(&p.conn, DisconnectReason::TimedOut);
+        let name = p.name.clone();
+        self.suspended_addr.insert(p.conn.addr, id);
+        self.suspended.insert(
+            id,
+            Suspended {
+                peer: p,
+                since: core.now,
+                nudged: Some(core.now),
+            },
+        );
+        Some(name)
+    }
+
+    /// Takes out the suspended sessions older than `grace` µs.
+    pub(crate) fn expired(&mut self, now: u64, grace: u64) -> Vec<(ClientId, Peer)> {
+        let old: Vec<ClientId> = self
+            .suspended
+            .iter()
+            .filter(|(_, s)| now.saturating_sub(s.since) >= grace)
+            .map(|(id, _)| *id)
+            .collect();
+        old.into_iter()
+            .filter_map(|id| self.remove(id).map(|p| (id, p)))
+            .collect()
+    }
+
+    /// Sessions (live or suspended) that play, and that watch.
+    fn counts(&self) -> (usize, usize) {
+        let all = self
+            .peers
+            .values()
+            .chain(self.suspended.values().map(|s| &s.peer));
+        let watching = all.clone().filter(|p| p.spectator).count();
+        (all.count() - watching, watching)
+    }
+
+    /// A tagged datagram from the old address of a suspended session: a BYE ends it; DATA
+    /// means the client has not noticed, so it is told (now and then) to resume.
+    fn suspended_datagram<'a>(
+        &mut self,
+        core: &mut Core,
+        from: SocketAddr,
+        kind: Kind,
+        bytes: &[u8],
+    ) -> Arrival<'a> {
+        let Some(&id) = self.suspended_addr.get(&from) else {
+            core.counters.strangers += 1;
+            return Arrival::Done;
+        };
+        let Some(s) = self.suspended.get_mut(&id) else {
+            return Arrival::Done;
+        };
+        if s.peer.conn.open(bytes).is_err() {
+            core.counters.bad_tags += 1;
+            return Arrival::Done;
+        }
+        if kind == Kind::Bye {
+            return Arrival::Left(id, DisconnectReason::Left);
+        }
+        if s.nudged
+            .is_none_or(|t| core.now.saturating_sub(t) >= NUDGE_US)
+        {
+            s.nudged = Some(core.now);
+            core.goodbye(&s.peer.conn, DisconnectReason::TimedOut);
+        }
+        Arrival::Done
     }
 
     /// Takes one datagram from `from`.
@@ -130,8 +238,7 @@ impl ServerEndpoint {
             }
             Kind::Data | Kind::Bye => {
                 let Some(id) = known else {
-                    core.counters.strangers += 1;
-                    return Arrival::Done;
+                    return self.suspended_datagram(core, from, kind, bytes);
                 };
                 let Some(peer) = self.peers.get_mut(&id) else {
                     return Arrival::Done;
@@ -197,14 +304,13 @@ impl ServerEndpoint {
             return Arrival::Done;
         }
         // The address receives what is sent to it: from here on, answers may be larger.
-        if let Some(&id) = self.by_addr.get(&from) {
-            if self.peers.get(&id).is_some_and(|p| p.hello == hello) {
-                // Our welcome was lost: say it again.
-                self.welcome(core, id);
-                return Arrival::Done;
-            }
-            // The same address started a new session (the client restarted).
-            return Arrival::Left(id, DisconnectReason::Replaced);
+        let here = self.by_addr.get(&from).copied();
+        if let Some(id) = here
+            && self.peers.get(&id).is_some_and(|p| p.hello == hello)
+        {
+            // Our welcome was lost: say it again.
+            self.welcome(core, id);
+            return Arrival::Done;
         }
         let (secret, server_pub) =
             self.secrets
@@ -243,6 +349,48 @@ impl ServerEndpoint {
             }
             Arrival::Done
         };
+        if let Some(claim) = request.resume {
+            let token = self
+                .peers
+                .get(&claim.client)
+                .or_else(|| self.suspended.get(&claim.client).map(|s| &s.peer))
+                .map(|p| p.token);
+            let proven =
+                token.is_some_and(|t| crypto::same(&crypto::resume_proof(&t, &key), &claim.proof));
+            let old = match proven {
+                true => self.remove(claim.client),
+                false => None,
+            };
+            let Some(mut old) = old else {
+                return reject(core, RejectReason::SessionExpired);
+            };
+            if let Some(other) = here.filter(|&o| o != claim.client) {
+                // Another session had this address (a NAT reused it): it is over.
+                return self.displace(core, other, claim.client, old);
+            }
+            let mut conn = Connection::accepted(from, key, core.now, core.timing());
+            conn.carry_reliable_in(&mut old.conn);
+            let id = claim.client;
+            let name = old.name.clone();
+            self.admit(
+                id,
+                Peer {
+                    conn,
+                    hello,
+                    resumed: true,
+                    ..old
+                },
+            );
+            self.welcome(core, id);
+            tracing::info!("{name} ({id}) resumed its session from {from}");
+            core.events
+                .push_back(NetEvent::ClientResumed { client: id, name });
+            return Arrival::Resumed(id);
+        }
+        if let Some(id) = here {
+            // The same address started a new session (the client restarted).
+            return Arrival::Left(id, DisconnectReason::Replaced);
+        }
         if let Some(pw) = &core.config.password {
             let want = crypto::password_proof(pw, &key);
             if !request.proof.is_some_and(|p| crypto::same(&p, &want)) {
@@ -253,13 +401,23 @@ impl ServerEndpoint {
         if name.is_empty() || name.chars().count() > 32 {
             return reject(core, RejectReason::BadName);
         }
-        if self.peers.len() >= usize::from(core.config.max_clients) {
+        if self.banned.contains(&name.to_lowercase()) {
+            return reject(core, RejectReason::Banned);
+        }
+        let (playing, watching) = self.counts();
+        if request.spectator && watching >= usize::from(core.config.max_spectators) {
+            let max = core.config.max_spectators;
+            return reject(core, RejectReason::SpectatorsFull { max });
+        }
+        if !request.spectator && playing >= usize::from(core.config.max_clients) {
             let max = core.config.max_clients;
             return reject(core, RejectReason::ServerFull { max });
         }
+        // A suspended session keeps its name until it expires.
         let mut taken = self
             .peers
             .values()
+            .chain(self.suspended.values().map(|s| &s.peer))
             .map(|p| p.name.as_str())
             .chain(core.config.reserved_names.iter().map(String::as_str));
         if taken.any(|n: &str| n.eq_ignore_ascii_case(name)) {
@@ -276,16 +434,51 @@ impl ServerEndpoint {
             conn: Connection::accepted(from, key, core.now, core.timing()),
             name: name.to_owned(),
             hello,
+            token: crypto::session_token(&key),
+            spectator: request.spectator,
+            resumed: false,
         };
-        self.peers.insert(id, peer);
-        self.by_addr.insert(from, id);
+        self.admit(id, peer);
         self.welcome(core, id);
-        tracing::info!("{name} joined as {id}");
+        let what = if request.spectator {
+            "to watch"
+        } else {
+            "to play"
+        };
+        tracing::info!("{name} joined as {id} {what}");
         core.events.push_back(NetEvent::ClientJoined {
             client: id,
             name: name.to_owned(),
+            spectator: request.spectator,
         });
         Arrival::Joined(id)
+    }
+
+    fn admit(&mut self, id: ClientId, peer: Peer) {
+        self.by_addr.insert(peer.conn.addr, id);
+        self.peers.insert(id, peer);
+    }
+
+    /// A proven resume came from the address of another live session: that one ends (its
+    /// client is gone from there), and the resuming one is put back to wait for its next
+    /// try, which then finds the address free.
+    fn displace<'a>(
+        &mut self,
+        core: &mut Core,
+        other: ClientId,
+        id: ClientId,
+        old: Peer,
+    ) -> Arrival<'a> {
+        self.suspended_addr.insert(old.conn.addr, id);
+        self.suspended.insert(
+            id,
+            Suspended {
+                peer: old,
+                since: core.now,
+                nudged: None,
+            },
+        );
+        Arrival::Left(other, DisconnectReason::Replaced)
     }
 
     fn welcome(&mut self, core: &mut Core, id: ClientId) {
@@ -295,6 +488,9 @@ impl ServerEndpoint {
         let w = Welcome {
             client: id,
             server_name: core.config.server_name.clone(),
+            grace_ms: (f64::from(core.config.grace.max(0.0)) * 1000.0).min(f64::from(u32::MAX))
+                as u32,
+            resumed: p.resumed,
         };
         if let Ok(body) = wire::encode(&w)
             && let Some(d) = p.conn.sealed(Kind::Welcome, core.config.version, &body)
@@ -326,6 +522,23 @@ pub(crate) enum ClientArrival<'a> {
     Done,
     /// A DATA body from the server (tag checked and removed).
     Data { body: &'a [u8], len: usize },
+    /// The server resumed our session: the world it sends next replaces what changed.
+    Resumed,
+}
+
+/// What a client keeps of its session to resume it.
+struct Session {
+    token: Key,
+    /// How long the server keeps it after we fall silent (µs).
+    grace: u64,
+}
+
+/// The reconnect ladder under way: hellos at growing intervals until the grace window
+/// the server promised has passed.
+struct Ladder {
+    attempt: u32,
+    /// The wait before the next hello (µs), doubled after each up to the maximum.
+    delay: u64,
 }
 
 /// The client's endpoint: its one connection, to the server, and what it asks for.
@@ -333,7 +546,15 @@ pub(crate) struct ClientEndpoint {
     pub(crate) conn: Connection,
     name: String,
     password: Option<String>,
+    spectator: bool,
     pub(crate) id: Option<ClientId>,
+    entropy: [u8; 32],
+    /// Handshakes started so far (each draws its own nonce and key pair).
+    handshakes: u64,
+    session: Option<Session>,
+    ladder: Option<Ladder>,
+    /// Times the session was resumed.
+    pub(crate) resumes: u32,
 }
 
 impl ClientEndpoint {
@@ -344,18 +565,59 @@ impl ClientEndpoint {
         password: Option<&str>,
         entropy: [u8; 32],
     ) -> Self {
+        let mut e = ClientEndpoint {
+            conn: Connection::client(server, 0, [0; 32], core.now, core.timing()),
+            name: name.to_owned(),
+            password: password.map(str::to_owned),
+            spectator: core.config.spectator,
+            id: None,
+            entropy,
+            handshakes: 0,
+            session: None,
+            ladder: None,
+            resumes: 0,
+        };
+        e.conn = e.handshake(core, server);
+        e
+    }
+
+    /// A connection about to say hello, with the next nonce and key pair.
+    fn handshake(&mut self, core: &Core, server: SocketAddr) -> Connection {
+        let i = self.handshakes;
+        self.handshakes += 1;
         let nonce = u64::from_le_bytes(
-            crypto::derive(&entropy, "nonce", 0)[..8]
+            crypto::derive(&self.entropy, "nonce", i)[..8]
                 .try_into()
                 .unwrap_or_default(),
         );
-        let secret = crypto::derive(&entropy, "key pair", 0);
-        ClientEndpoint {
-            conn: Connection::client(server, nonce, secret, core.now, core.timing()),
-            name: name.to_owned(),
-            password: password.map(str::to_owned),
-            id: None,
-        }
+        let secret = crypto::derive(&self.entropy, "key pair", i);
+        Connection::client(server, nonce, secret, core.now, core.timing())
+    }
+
+    /// Whether the reconnect ladder runs.
+    pub(crate) fn reconnecting(&self) -> bool {
+        self.ladder.is_some()
+    }
+
+    /// The link is lost: if the session can be resumed, starts the reconnect ladder and
+    /// returns true; the reliable messages not yet acknowledged go to the new connection.
+    fn start_ladder(&mut self, core: &mut Core) -> bool {
+        let Some(grace) = self.session.as_ref().map(|s| s.grace) else {
+            return false;
+        };
+        let mut conn = self.handshake(core, self.conn.addr);
+        conn.carry_reliable_out(&mut self.conn);
+        // The server starts its grace window when it notices our silence, about when we
+        // did: a timeout more of trying lets a late try hear "session expired".
+        let until = core.now + grace + us(core.config.timeout);
+        conn.timers.set(Timer::GiveUp, until);
+        self.conn = conn;
+        self.ladder = Some(Ladder {
+            attempt: 0,
+            delay: us(core.config.reconnect_backoff),
+        });
+        tracing::info!("lost the link to {}: reconnecting", self.conn.addr);
+        true
     }
 
     /// Takes one datagram from the server's address.
@@ -383,8 +645,13 @@ impl ClientEndpoint {
                     || matches!(r.reason, RejectReason::VersionMismatch { .. });
                 if ours {
                     self.conn.state = State::Closed;
-                    core.events
-                        .push_back(NetEvent::Rejected { reason: r.reason });
+                    let event = match (self.ladder.take(), r.reason) {
+                        (Some(_), RejectReason::SessionExpired) => NetEvent::ConnectionLost {
+                            reason: DisconnectReason::SessionExpired,
+                        },
+                        (_, reason) => NetEvent::Rejected { reason },
+                    };
+                    core.events.push_back(event);
                 }
             }
             _ if version != core.config.version => self.refuse(core),
@@ -394,10 +661,20 @@ impl ClientEndpoint {
                     return ClientArrival::Done;
                 };
                 let (name, password) = (self.name.clone(), self.password.clone());
+                let spectator = self.spectator;
+                let claim = match (&self.ladder, &self.session, self.id) {
+                    (Some(_), Some(s), Some(id)) => Some((id, s.token)),
+                    _ => None,
+                };
                 let connect = |hello: wire::Hello, key: &crypto::Key| {
                     let request = Request {
                         name,
                         proof: password.as_deref().map(|p| crypto::password_proof(p, key)),
+                        spectator,
+                        resume: claim.map(|(client, token)| Resume {
+                            client,
+                            proof: crypto::resume_proof(&token, key),
+                        }),
                     };
                     let mut d = wire::connect(
                         version,
@@ -425,7 +702,21 @@ impl ClientEndpoint {
                     return ClientArrival::Done;
                 };
                 self.conn.established(core.now);
+                if self.ladder.take().is_some() && w.resumed && self.id == Some(w.client) {
+                    self.resumes += 1;
+                    tracing::info!("resumed the session as {}", w.client);
+                    core.events
+                        .push_back(NetEvent::Resumed { client: w.client });
+                    return ClientArrival::Resumed;
+                }
                 self.id = Some(w.client);
+                self.session = match (w.grace_ms, self.conn.key()) {
+                    (0, _) | (_, None) => None,
+                    (ms, Some(key)) => Some(Session {
+                        token: crypto::session_token(key),
+                        grace: u64::from(ms) * 1000,
+                    }),
+                };
                 core.events.push_back(NetEvent::Joined {
                     client: w.client,
                     server_name: w.server_name,
@@ -444,6 +735,11 @@ impl ClientEndpoint {
                 if let Ok(opened) = self.conn.open(bytes)
                     && let Ok(b) = wire::decode::<Bye>(&opened[wire::HEADER_LEN..])
                 {
+                    // "Timed out" from the server: it stopped hearing us and keeps the
+                    // session for a resume.
+                    if b.reason == DisconnectReason::TimedOut && self.start_ladder(core) {
+                        return ClientArrival::Done;
+                    }
                     self.conn.state = State::Closed;
                     core.events
                         .push_back(NetEvent::ConnectionLost { reason: b.reason });
@@ -463,28 +759,51 @@ impl ClientEndpoint {
         }
     }
 
-    /// Handles the connection's deadlines: handshake retries, giving up, timeouts.
-    /// Returns false if the session is over.
+    /// Handles the connection's deadlines: handshake retries (the ladder's, while
+    /// reconnecting), giving up, timeouts. Returns false if the session is over.
     pub(crate) fn timeouts(&mut self, core: &mut Core) -> bool {
         if matches!(self.conn.state, State::Closed) {
             return false;
         }
         for d in self.conn.handle_timeout(core.now) {
             match d {
+                Deadline::GaveUp if self.ladder.take().is_some() => {
+                    tracing::info!("gave up reconnecting to {}", self.conn.addr);
+                    core.events.push_back(NetEvent::ConnectionLost {
+                        reason: DisconnectReason::TimedOut,
+                    });
+                    return false;
+                }
                 Deadline::GaveUp => {
                     core.events.push_back(NetEvent::ConnectFailed);
                     return false;
                 }
                 Deadline::Lost(reason) => {
+                    let link = matches!(
+                        reason,
+                        DisconnectReason::TimedOut | DisconnectReason::ReliableExpired
+                    );
+                    if link && self.start_ladder(core) {
+                        return true;
+                    }
                     if reason != DisconnectReason::TimedOut {
-                        core.goodbye(&self.conn, reason);
+                        core.goodbye(&self.conn, reason.clone());
                     }
                     core.events.push_back(NetEvent::ConnectionLost { reason });
                     return false;
                 }
                 Deadline::Retry => {
+                    let hello = matches!(self.conn.state, State::Hello { .. });
                     if let Some(d) = self.conn.handshake_datagram(core.now, core.config.version) {
                         core.outbox.push((self.conn.addr, d));
+                        if let (true, Some(l)) = (hello, &mut self.ladder) {
+                            l.attempt += 1;
+                            self.conn.timers.set(Timer::Retry, core.now + l.delay);
+                            let max = us(core.config.reconnect_backoff_max).max(l.delay);
+                            l.delay = (l.delay * 2).min(max);
+                            core.events
+                                .push_back(NetEvent::Reconnecting { attempt: l.attempt });
+                        }
                     }
                 }
                 Deadline::Heartbeat => {}

@@ -25,6 +25,16 @@ pub enum RejectReason {
     NameTaken,
     /// The name is empty or too long.
     BadName,
+    /// Every spectator seat is taken.
+    SpectatorsFull {
+        /// How many spectators the server takes.
+        max: u16,
+    },
+    /// The server banned this name for its lifetime.
+    Banned,
+    /// A resume named a session the server no longer keeps (its grace window ran out, or
+    /// the proof was wrong): join afresh.
+    SessionExpired,
 }
 
 impl fmt::Display for RejectReason {
@@ -38,12 +48,17 @@ impl fmt::Display for RejectReason {
             RejectReason::ServerFull { max } => write!(f, "the server is full ({max} players)"),
             RejectReason::NameTaken => f.write_str("that name is taken on this server"),
             RejectReason::BadName => f.write_str("names are 1 to 32 characters"),
+            RejectReason::SpectatorsFull { max } => {
+                write!(f, "the server takes no more spectators ({max})")
+            }
+            RejectReason::Banned => f.write_str("that name is banned on this server"),
+            RejectReason::SessionExpired => f.write_str("session expired"),
         }
     }
 }
 
 /// Why a session ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub enum DisconnectReason {
     /// The client said goodbye.
     Left,
@@ -51,8 +66,14 @@ pub enum DisconnectReason {
     TimedOut,
     /// The server is shutting down.
     ServerShutdown,
-    /// The server removed the client.
-    Kicked,
+    /// The server removed the client, saying why (perhaps nothing).
+    Kicked {
+        /// What the server said.
+        reason: String,
+    },
+    /// The client was silent past the grace window in which it could have resumed its
+    /// session, or its resume was refused.
+    SessionExpired,
     /// A reliable message was not acknowledged before it expired.
     ReliableExpired,
     /// The peer kept sending datagrams that could not be decoded.
@@ -63,11 +84,18 @@ pub enum DisconnectReason {
 
 impl fmt::Display for DisconnectReason {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if let DisconnectReason::Kicked { reason } = self {
+            return match reason.is_empty() {
+                true => f.write_str("kicked"),
+                false => write!(f, "kicked: {reason}"),
+            };
+        }
         f.write_str(match self {
             DisconnectReason::Left => "left the game",
             DisconnectReason::TimedOut => "timed out",
             DisconnectReason::ServerShutdown => "the server shut down",
-            DisconnectReason::Kicked => "kicked by the server",
+            DisconnectReason::Kicked { .. } => "kicked",
+            DisconnectReason::SessionExpired => "session expired",
             DisconnectReason::ReliableExpired => "a reliable message could not be delivered",
             DisconnectReason::TooManyBadPackets => "sent too many malformed packets",
             DisconnectReason::Replaced => "reconnected as a new session",

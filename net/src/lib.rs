@@ -53,7 +53,7 @@ mod wire;
 
 pub use connection::PeerStats;
 pub use error::{DisconnectReason, NetError, RejectReason};
-pub use manager::{Entropy, NetConfig, NetCounters, NetEvent, NetFrame, NetManager};
+pub use manager::{Entropy, NetConfig, NetCounters, NetEvent, NetFrame, NetManager, SessionInfo};
 pub use transport::{Conditioned, ConditionerStats, Conditions, Hub, HubEndpoint, Transport};
 pub use wire::{HELLO_LEN, MAX_DATAGRAM, PROTOCOL_VERSION};
 

@@ -55,6 +55,20 @@ pub struct NetConfig {
     /// Server: seconds after which an entity that has not changed is sent again, so a
     /// client whose copy drifted is healed.
     pub refresh: f32,
+    /// Server: seconds a silent client's session (its id, its entities) is kept for it to
+    /// resume, after it timed out. 0 ends the session at the timeout.
+    pub grace: f32,
+    /// Server: how many spectators it takes, on top of `max_clients` players.
+    pub max_spectators: u16,
+    /// Client: join to watch (no entities of our own, no spawns).
+    pub spectator: bool,
+    /// Client: seconds before the second hello of the reconnect ladder; each wait after
+    /// doubles, up to `reconnect_backoff_max`. The ladder runs until the server's grace
+    /// window (which the welcome says) and one `timeout` more have passed, then the
+    /// session is lost ([`NetEvent::ConnectionLost`]).
+    pub reconnect_backoff: f32,
+    /// Client: the longest wait between two hellos of the reconnect ladder.
+    pub reconnect_backoff_max: f32,
 }
 
 impl Default for NetConfig {
@@ -76,6 +90,11 @@ impl Default for NetConfig {
             bad_packet_limit: 64,
             budget: 12_000,
             refresh: 4.0,
+            grace: 30.0,
+            max_spectators: 8,
+            spectator: false,
+            reconnect_backoff: 0.25,
+            reconnect_backoff_max: 4.0,
         }
     }
 }
@@ -86,6 +105,24 @@ pub enum NetEvent {
     /// Server: a client finished the handshake.
     ClientJoined {
         /// Its id.
+        client: ClientId,
+        /// Its player name.
+        name: String,
+        /// Whether it joined to watch.
+        spectator: bool,
+    },
+    /// Server: a client fell silent; its session (id, entities) is kept for the grace
+    /// window ([`NetConfig::grace`]) for it to resume. Past that, [`NetEvent::ClientLeft`]
+    /// follows with [`DisconnectReason::SessionExpired`].
+    ClientSuspended {
+        /// Its id.
+        client: ClientId,
+        /// Its player name.
+        name: String,
+    },
+    /// Server: a client resumed its session (perhaps from a new address).
+    ClientResumed {
+        /// Its id, the same as before.
         client: ClientId,
         /// Its player name.
         name: String,
@@ -113,10 +150,24 @@ pub enum NetEvent {
     },
     /// Client: no server answered.
     ConnectFailed,
-    /// Client: the session ended.
+    /// Client: the session ended. After a lost link that could not be resumed in time
+    /// the reason is [`DisconnectReason::TimedOut`]; when the server no longer kept the
+    /// session, [`DisconnectReason::SessionExpired`] (join afresh).
     ConnectionLost {
         /// Why.
         reason: DisconnectReason,
+    },
+    /// Client: the link to the server is lost and the reconnect ladder sent its hello
+    /// number `attempt` (1, 2, ...). The world is frozen until [`NetEvent::Resumed`].
+    Reconnecting {
+        /// Which hello of the ladder this is.
+        attempt: u32,
+    },
+    /// Client: the session is resumed: the same client id, our entities, and the world
+    /// brought up to date by the server.
+    Resumed {
+        /// Our id (unchanged).
+        client: ClientId,
     },
     /// A game event from a peer (reliable, in order).
     Event {
@@ -166,6 +217,21 @@ pub struct NetFrame {
     pub frame: FrameReport,
     /// Whether this update broadcast (server) or sent its state up (client).
     pub sent: bool,
+}
+
+/// One session on a server, as [`NetManager::sessions`] lists it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SessionInfo {
+    /// The client's id.
+    pub client: ClientId,
+    /// Its name.
+    pub name: String,
+    /// Whether it watches.
+    pub spectator: bool,
+    /// Whether it is silent and kept for a resume (its stats are from before).
+    pub suspended: bool,
+    /// Its link's counters (round trip, loss).
+    pub stats: PeerStats,
 }
 
 /// Where a session's secrets come from: 32 bytes of randomness the caller draws (the
@@ -265,11 +331,35 @@ impl NetManager {
         matches!(self.side, Side::Server(_))
     }
 
-    /// A client's id once the server accepted it.
+    /// A client's id once the server accepted it (kept while it reconnects).
     pub fn client_id(&self) -> Option<ClientId> {
         match &self.side {
-            Side::Client(c) if c.endpoint.conn.is_connected() => c.endpoint.id,
+            Side::Client(c) if c.endpoint.conn.is_connected() || c.endpoint.reconnecting() => {
+                c.endpoint.id
+            }
             _ => None,
+        }
+    }
+
+    /// Client: the server's address.
+    pub fn server_addr(&self) -> Option<SocketAddr> {
+        match &self.side {
+            Side::Client(c) => Some(c.endpoint.conn.addr),
+            Side::Server(_) => None,
+        }
+    }
+
+    /// Client: whether the link is lost and the reconnect ladder runs (the world is
+    /// frozen meanwhile).
+    pub fn is_reconnecting(&self) -> bool {
+        matches!(&self.side, Side::Client(c) if c.endpoint.reconnecting())
+    }
+
+    /// Client: how many times the session was resumed.
+    pub fn resumes(&self) -> u32 {
+        match &self.side {
+            Side::Client(c) => c.endpoint.resumes,
+            Side::Server(_) => 0,
         }
     }
 
@@ -323,6 +413,34 @@ impl NetManager {
     /// Counters that belong to no peer.
     pub fn counters(&self) -> NetCounters {
         self.core.counters
+    }
+
+    /// Server: every session, live or suspended, in client-id order.
+    pub fn sessions(&self) -> Vec<SessionInfo> {
+        let Side::Server(s) = &self.side else {
+            return Vec::new();
+        };
+        let info = |id: &ClientId, p: &crate::endpoint::Peer, suspended| SessionInfo {
+            client: *id,
+            name: p.name.clone(),
+            spectator: p.spectator,
+            suspended,
+            stats: p.conn.stats,
+        };
+        let mut all: Vec<SessionInfo> = s
+            .endpoint
+            .peers
+            .iter()
+            .map(|(id, p)| info(id, p, false))
+            .chain(
+                s.endpoint
+                    .suspended
+                    .iter()
+                    .map(|(id, x)| info(id, &x.peer, true)),
+            )
+            .collect();
+        all.sort_by_key(|i| i.client);
+        all
     }
 
     /// Server: the connected clients and their names.
@@ -437,15 +555,41 @@ impl NetManager {
         Ok(())
     }
 
-    /// Server: removes a client, telling it why.
-    pub fn kick(&mut self, group: &mut EntityGroup, client: ClientId) -> Result<(), NetError> {
+    /// Server: removes a client (live or suspended), telling it `reason` (it may be
+    /// empty; it is cut to 200 characters). Its entities go as their kinds say.
+    pub fn kick(
+        &mut self,
+        group: &mut EntityGroup,
+        client: ClientId,
+        reason: &str,
+    ) -> Result<(), NetError> {
         let Side::Server(s) = &mut self.side else {
             return Err(NetError::NotConnected);
         };
-        if !s.endpoint.peers.contains_key(&client) {
+        if !s.endpoint.peers.contains_key(&client) && !s.endpoint.suspended.contains_key(&client) {
             return Err(NetError::NoSuchClient(client));
         }
-        s.leave(&mut self.core, group, client, DisconnectReason::Kicked);
+        let reason = reason
+            .chars()
+            .filter(|c| !c.is_control())
+            .take(200)
+            .collect();
+        s.leave(
+            &mut self.core,
+            group,
+            client,
+            DisconnectReason::Kicked { reason },
+        );
+        Ok(())
+    }
+
+    /// Server: refuses `name` (in any case) to every later handshake for this server's
+    /// lifetime, with [`RejectReason::Banned`]. Kick its session first if it has one.
+    pub fn ban(&mut self, name: &str) -> Result<(), NetError> {
+        let Side::Server(s) = &mut self.side else {
+            return Err(NetError::NotConnected);
+        };
+        s.endpoint.banned.insert(name.trim().to_lowercase());
         Ok(())
     }
 
@@ -453,7 +597,8 @@ impl NetManager {
     pub fn disconnect(&mut self, group: &mut EntityGroup) {
         match &mut self.side {
             Side::Server(s) => {
-                let ids: Vec<ClientId> = s.endpoint.peers.keys().copied().collect();
+                let live = s.endpoint.peers.keys();
+                let ids: Vec<ClientId> = live.chain(s.endpoint.suspended.keys()).copied().collect();
                 for id in ids {
                     s.leave(&mut self.core, group, id, DisconnectReason::ServerShutdown);
                 }
@@ -504,7 +649,7 @@ impl Server {
             return;
         };
         if !matches!(reason, DisconnectReason::TimedOut | DisconnectReason::Left) {
-            core.goodbye(&p.conn, reason);
+            core.goodbye(&p.conn, reason.clone());
         }
         self.repl.forget(group, id);
         tracing::info!("{} ({id}) left: {reason}", p.name);
@@ -513,6 +658,41 @@ impl Server {
             name: p.name,
             reason,
         });
+    }
+
+    /// A client fell silent: with a grace window its session waits for a resume (its
+    /// entities stay, replication forgets only what it knew of the client's copy);
+    /// without one it leaves.
+    fn lost(
+        &mut self,
+        core: &mut Core,
+        group: &mut EntityGroup,
+        id: ClientId,
+        reason: DisconnectReason,
+    ) {
+        if core.config.grace <= 0.0 {
+            return self.leave(core, group, id, reason);
+        }
+        let Some(name) = self.endpoint.suspend(core, id) else {
+            return;
+        };
+        self.repl.suspend(id);
+        tracing::info!("{name} ({id}) {reason}: keeping the session for a resume");
+        core.events
+            .push_back(NetEvent::ClientSuspended { client: id, name });
+    }
+
+    /// Ends the sessions whose grace window ran out.
+    fn expire(&mut self, core: &mut Core, group: &mut EntityGroup) {
+        for (id, p) in self.endpoint.expired(core.now, us(core.config.grace)) {
+            self.repl.forget(group, id);
+            tracing::info!("{} ({id}): session expired", p.name);
+            core.events.push_back(NetEvent::ClientLeft {
+                client: id,
+                name: p.name,
+                reason: DisconnectReason::SessionExpired,
+            });
+        }
     }
 
     fn update(
@@ -590,6 +770,11 @@ impl FrameDriver for ServerFrame<'_> {
                         s.repl.welcome_world(core, pass.group(), id, &mut p.conn);
                     }
                 }
+                Arrival::Resumed(id) => {
+                    if let Some(p) = s.endpoint.peers.get_mut(&id) {
+                        s.repl.resume_world(core, pass.group(), id, &mut p.conn);
+                    }
+                }
                 Arrival::Left(id, reason) => s.leave(core, pass.group_mut(), id, reason),
                 Arrival::Data { id, body, len } => {
                     let Some(p) = s.endpoint.peers.get_mut(&id) else {
@@ -635,6 +820,12 @@ impl FrameDriver for ServerFrame<'_> {
             };
             for d in p.conn.handle_timeout(core.now) {
                 match d {
+                    Deadline::Lost(
+                        reason @ (DisconnectReason::TimedOut | DisconnectReason::ReliableExpired),
+                    ) => {
+                        s.lost(core, pass.group_mut(), id, reason);
+                        break;
+                    }
                     Deadline::Lost(reason) => {
                         s.leave(core, pass.group_mut(), id, reason);
                         break;
@@ -646,6 +837,7 @@ impl FrameDriver for ServerFrame<'_> {
                 }
             }
         }
+        s.expire(core, pass.group_mut());
     }
 
     fn outbound(&mut self, packet: &PacketWriter) {
@@ -676,7 +868,9 @@ impl Client {
                 data.push(bytes);
                 continue;
             }
-            self.endpoint.datagram(core, &bytes);
+            if let ClientArrival::Resumed = self.endpoint.datagram(core, &bytes) {
+                self.repl.begin_resync();
+            }
             if !was_connected
                 && self.endpoint.conn.is_connected()
                 && let Some(id) = self.endpoint.id

@@ -47,8 +47,8 @@ use crate::wire::{self, Body, DATA_ROOM, Entries, Entry, Msg};
 use lanyard::codec::{PacketReader, PacketWriter, Section};
 use lanyard::pose::BodyState;
 use lanyard::{
-    Change, ClientId, EntityGroup, EntityRef, FramePass, NetId, OnOwnerLeave, Owner, SpawnClaim,
-    SpawnRequest, Vec3, Verdict, WorldView,
+    Change, ClientId, EntityGroup, EntityId, EntityRef, FramePass, NetId, OnOwnerLeave, Owner,
+    SpawnClaim, SpawnRequest, Vec3, Verdict, WorldView,
 };
 use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
 use std::ops::Range;
@@ -325,6 +325,37 @@ impl ServerReplication {
         self.views.insert(id, view);
     }
 
+    /// A client resumed its session: it hears again of the spawns it asked for (their
+    /// confirmations may have been lost with the link), then of every entity it needs as
+    /// if it just joined, then that this was all (what it has beyond that went meanwhile).
+    pub(crate) fn resume_world(
+        &mut self,
+        core: &mut Core,
+        group: &EntityGroup,
+        id: ClientId,
+        conn: &mut Connection,
+    ) {
+        let mine: Vec<(NetId, NetId)> = self
+            .provisional
+            .iter()
+            .filter(|((c, _), net)| *c == id && group.by_net(**net).is_some())
+            .map(|((_, p), net)| (*p, *net))
+            .collect();
+        for (provisional, net) in mine {
+            core.push(conn, &Msg::SpawnConfirmed { provisional, net });
+        }
+        self.welcome_world(core, group, id, conn);
+        core.push(conn, &Msg::WorldSent);
+    }
+
+    /// A client fell silent and its session waits for a resume: what the server knew of
+    /// its copy of the world is worthless now (a resume sends the world again); what it
+    /// owns and asked for stays.
+    pub(crate) fn suspend(&mut self, id: ClientId) {
+        self.views.remove(&id);
+        self.corrections.retain(|(c, _)| *c != id);
+    }
+
     /// Tells every client what changed in the world since the last call.
     pub(crate) fn announce(
         &mut self,
@@ -471,6 +502,21 @@ impl ServerReplication {
     ) {
         let owner = Owner::Client(id);
         match msg {
+            Msg::SpawnRequest {
+                provisional,
+                kind,
+                params,
+                state,
+            } if peer.spectator => {
+                peer.conn.stats.refused_spawns += 1;
+                log_refusal(
+                    id,
+                    &peer.conn.stats.refused_spawns,
+                    "spawn requests (a spectator)",
+                );
+                let _ = (kind, params, state);
+                core.push(&mut peer.conn, &Msg::SpawnRefused { provisional });
+            }
             Msg::SpawnRequest {
                 provisional,
                 kind,
@@ -892,6 +938,9 @@ pub(crate) struct ClientReplication {
     resync: BTreeSet<NetId>,
     /// Entities we asked about and have not had whole since.
     asked: BTreeSet<NetId>,
+    /// After a resume, until the server says the world is all sent: the entities it
+    /// named so far.
+    resyncing: Option<BTreeSet<NetId>>,
 }
 
 impl Default for ClientReplication {
@@ -902,6 +951,7 @@ impl Default for ClientReplication {
             latest: 0,
             resync: BTreeSet::new(),
             asked: BTreeSet::new(),
+            resyncing: None,
         }
     }
 }
@@ -1001,6 +1051,15 @@ impl ClientReplication {
         }
     }
 
+    /// The session was resumed on a new connection: nothing received before can be named
+    /// as a baseline any more, and the world the server sends next is the whole of it.
+    pub(crate) fn begin_resync(&mut self) {
+        self.received.clear();
+        self.resync.clear();
+        self.asked.clear();
+        self.resyncing = Some(BTreeSet::new());
+    }
+
     /// Asks the server to send whole what we could not resolve.
     pub(crate) fn ask_resync(&mut self, core: &mut Core, conn: &mut Connection) {
         for net in std::mem::take(&mut self.resync) {
@@ -1029,8 +1088,25 @@ impl ClientReplication {
                 params,
                 state,
             } => {
-                if group.by_net(net).is_some() {
-                    return;
+                if let Some(seen) = &mut self.resyncing {
+                    seen.insert(net);
+                }
+                if let Some(e) = group.by_net(net) {
+                    let (eid, same_kind, mine) =
+                        (e.id(), e.kind() == kind, group.has_authority(e.owner()));
+                    if same_kind {
+                        // Known already (a resume sends the world again): it keeps its
+                        // local id; its owner and, unless it is ours, its state follow
+                        // the server.
+                        if e.owner() != owner {
+                            let _ = group.set_owner(eid, owner);
+                        }
+                        if !mine {
+                            let _ = group.set_body_state(eid, &state.into());
+                        }
+                        return;
+                    }
+                    let _ = group.despawn(eid);
                 }
                 match group.insert_with_net_id(net, kind, params, owner) {
                     Ok(eid) => {
@@ -1056,8 +1132,24 @@ impl ClientReplication {
                 }
             }
             Msg::SpawnConfirmed { provisional, net } => {
-                if group.rename_net_id(provisional, net).is_err() {
+                // After a resume the server confirms again what it may have confirmed.
+                let again = self.resyncing.is_some() && group.by_net(provisional).is_none();
+                if !again && group.rename_net_id(provisional, net).is_err() {
                     core.counters.failed_spawns += 1;
+                }
+            }
+            Msg::WorldSent => {
+                let Some(seen) = self.resyncing.take() else {
+                    return;
+                };
+                let gone: Vec<(NetId, EntityId)> = group
+                    .iter()
+                    .filter(|e| !e.net_id().is_provisional() && !seen.contains(&e.net_id()))
+                    .map(|e| (e.net_id(), e.id()))
+                    .collect();
+                for (net, eid) in gone {
+                    self.received.remove(&net);
+                    let _ = group.despawn(eid);
                 }
             }
             Msg::SpawnRefused { provisional } => {

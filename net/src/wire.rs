@@ -62,7 +62,7 @@ use serde::{Deserialize, Serialize};
 
 /// The protocol version this build speaks. Peers with another version are refused at the
 /// handshake.
-pub const PROTOCOL_VERSION: u16 = 3;
+pub const PROTOCOL_VERSION: u16 = 4;
 
 /// The largest datagram payload Lanyard sends (well under a typical 1500-byte MTU).
 pub const MAX_DATAGRAM: usize = 1200;
@@ -134,6 +134,18 @@ pub(crate) struct Request {
     pub(crate) name: String,
     /// The keyed hash that proves the password, if the client has one.
     pub(crate) proof: Option<[u8; 32]>,
+    /// Whether the client only watches (it owns nothing and spawns nothing).
+    pub(crate) spectator: bool,
+    /// A session the client asks to resume instead of starting a new one.
+    pub(crate) resume: Option<Resume>,
+}
+
+/// A claim to an earlier session: its client id, and a keyed hash of this handshake's
+/// session key under the earlier session's token (the token itself never travels).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct Resume {
+    pub(crate) client: ClientId,
+    pub(crate) proof: [u8; 32],
 }
 
 /// The client's answer to the challenge.
@@ -151,6 +163,11 @@ pub(crate) struct Welcome {
     pub(crate) client: ClientId,
     /// The server's name.
     pub(crate) server_name: String,
+    /// How long (ms) the server keeps the session for a resume after the client falls
+    /// silent; 0 if it keeps none.
+    pub(crate) grace_ms: u32,
+    /// Whether this welcome resumes an earlier session (the client keeps its id).
+    pub(crate) resumed: bool,
 }
 
 /// A reliable message. Spawns, despawns, ownership, corrections and game events travel
@@ -193,6 +210,9 @@ pub(crate) enum Msg {
     /// Client to server: I lack the baseline your last state of this entity named; send it
     /// whole next time. (Never expected: a safety net, counted as `missing_baselines`.)
     Resync { net: NetId },
+    /// Server to a client that resumed its session: the spawns since the resume named
+    /// every entity you need; drop the others you have (they went while you were away).
+    WorldSent,
 }
 
 /// A body's state in a spawn message: exact, with the velocities left out when the body
@@ -229,7 +249,7 @@ impl From<Placed> for BodyState {
 }
 
 /// A BYE datagram's body.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub(crate) struct Bye {
     pub(crate) reason: DisconnectReason,
 }
@@ -755,6 +775,11 @@ mod tests {
             request: Request {
                 name: "ann".into(),
                 proof: Some([5; 32]),
+                spectator: false,
+                resume: Some(Resume {
+                    client: ClientId(3),
+                    proof: [6; 32],
+                }),
             },
         };
         let d = connect(PROTOCOL_VERSION, &conn).unwrap();

@@ -59,13 +59,10 @@ fn main() {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../assets/cubes.toml");
     let scene = Scene::load(&path).expect("the cube field loads");
     let options = |name: &str| Options {
-        scene: scene.clone(),
         port: 0,
         name: name.to_owned(),
-        password: None,
-        max_players: 8,
         rate,
-        discovery: None,
+        ..Options::new(scene.clone())
     };
     let mut server = Game::server(options("bench server"), None).expect("server starts");
     let addr = SocketAddr::from((Ipv4Addr::LOCALHOST, server.local_addr().port()));

@@ -27,6 +27,9 @@ pub struct Peer {
     /// While true the peer hears nothing (its incoming datagrams are lost) but goes on
     /// updating and sending: a one-way broken link.
     pub deaf: bool,
+    /// While true the peer's link is cut both ways: it goes on updating, but nothing it
+    /// sends arrives and nothing reaches it (a pulled cable, a Wi-Fi dropout).
+    pub cut: bool,
 }
 
 impl Peer {
@@ -37,12 +40,15 @@ impl Peer {
             self.transport.advance(dt);
             return;
         }
-        if self.deaf {
+        if self.deaf || self.cut {
             while self.transport.recv().is_some() {}
         }
         pump(&mut self.net, self.transport.as_mut());
         let f = self.net.update(&mut self.group, dt);
         self.frames.push(f);
+        if self.cut {
+            self.net.drain_outgoing().for_each(drop);
+        }
         pump(&mut self.net, self.transport.as_mut());
         while let Some(e) = self.net.poll_event() {
             self.events.push(e);
@@ -161,6 +167,7 @@ impl Scenario {
             frames: Vec::new(),
             alive: true,
             deaf: false,
+            cut: false,
         };
         Scenario {
             hub,
@@ -193,6 +200,7 @@ impl Scenario {
             frames: Vec::new(),
             alive: true,
             deaf: false,
+            cut: false,
         });
         i - 1
     }

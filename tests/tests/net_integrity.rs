@@ -183,6 +183,8 @@ fn an_address_that_has_not_answered_the_challenge_never_gets_more_than_it_sent()
         name: "x".repeat(300),
         players: 1,
         max_players: 8,
+        spectators: 0,
+        max_spectators: 8,
         password: true,
         version: PROTOCOL_VERSION,
         game_port: 1,

@@ -147,8 +147,12 @@ fn ann_owns_two(s: &mut Scenario) -> (NetId, NetId) {
 }
 
 #[test]
-fn a_silent_client_times_out_and_its_entities_go_as_their_kinds_say() {
-    let mut s = quiet_world(4);
+fn without_a_grace_window_a_silent_client_times_out_and_its_entities_go_as_their_kinds_say() {
+    let no_grace = NetConfig {
+        grace: 0.0,
+        ..NetConfig::default()
+    };
+    let mut s = Scenario::new(no_grace, None, 60.0, |g| crates_and_balls(g, 4));
     let (mover, ball) = ann_owns_two(&mut s);
     let ann = s.clients[0].net.client_id().unwrap();
     s.clients[0].alive = false;
@@ -301,6 +305,7 @@ fn an_undeliverable_reliable_message_ends_the_session_with_that_reason() {
     let patient = NetConfig {
         timeout: 60.0,
         reliable_expiry: 3.0,
+        grace: 0.0,
         ..NetConfig::default()
     };
     let mut s = Scenario::new(patient.clone(), None, 60.0, |g| crates_and_balls(g, 2));

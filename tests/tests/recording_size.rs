@@ -65,13 +65,10 @@ fn twelve_seconds_of_the_cube_field_with_a_player_fit_in_3_mb_and_replay_exactly
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../assets/cubes.toml");
     let scene = Scene::load(&path).unwrap();
     let options = |name: &str| Options {
-        scene: scene.clone(),
         port: 0,
         name: name.to_owned(),
-        password: None,
-        max_players: 8,
         rate: 30.0,
-        discovery: None,
+        ..Options::new(scene.clone())
     };
     let mut server = Game::server(options("server"), None).unwrap();
     let addr = SocketAddr::from((Ipv4Addr::LOCALHOST, server.local_addr().port()));

@@ -99,7 +99,7 @@ pub(crate) enum State {
 }
 
 /// What a connection's deadlines asked for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum Deadline {
     /// The session is over, for this reason.
     Lost(DisconnectReason),
@@ -475,6 +475,26 @@ impl Connection {
             fresh,
             sections: data.sections,
         })
+    }
+
+    /// A resumed session's new connection takes over the old one's reliable messages to
+    /// the peer: the ones not yet acknowledged go out again (the peer's receiving half,
+    /// kept with the session, delivers each once), and none counts as old yet.
+    pub(crate) fn carry_reliable_out(&mut self, old: &mut Connection) {
+        self.reliable_out = std::mem::take(&mut old.reliable_out);
+        self.reliable_out.rearm();
+        self.arm_expiry();
+    }
+
+    /// A resumed session's new connection takes over the old one's receiving half, so
+    /// messages the peer sends again are delivered once.
+    pub(crate) fn carry_reliable_in(&mut self, old: &mut Connection) {
+        self.reliable_in = std::mem::take(&mut old.reliable_in);
+    }
+
+    /// The session key, once there is one.
+    pub(crate) fn key(&self) -> Option<&Key> {
+        self.key.as_ref()
     }
 
     /// Queues an encoded reliable message; returns its id.

@@ -37,6 +37,14 @@ impl ReliableSender {
         id
     }
 
+    /// Treats every message not yet acknowledged as never sent (they go to a new
+    /// connection of the same session, which sends them at once).
+    pub(crate) fn rearm(&mut self) {
+        for m in self.queue.iter_mut().filter(|m| !m.acked) {
+            m.first_sent = None;
+        }
+    }
+
     /// Whether message `id` (one this sender queued) and every message before it were
     /// acknowledged: the peer has then delivered it (delivery is in order).
     pub(crate) fn delivered_through(&self, id: u32) -> bool {

@@ -1,0 +1,388 @@
+//! Sessions that survive, on the hub with a virtual clock: a client whose link drops for
+//! less than the grace window resumes as itself; past the window its session expires; the
+//! reconnect ladder backs off; kicks, bans and spectators.
+
+use lanyard::KindId;
+use lanyard::demo;
+use lanyard::prelude::*;
+use lanyard_net::{DisconnectReason, NetConfig, NetEvent, RejectReason};
+use lanyard_tests::scenario::{Scenario, crates_and_balls, player};
+
+/// A server with `grace` seconds of grace and a few resting crates and balls; ann and bob
+/// joined, and ann owns a mover (despawned when its owner leaves) and a ball (handed to
+/// the server). Returns their network ids.
+fn with_ann_and_bob(grace: f32) -> (Scenario, NetId, NetId) {
+    let config = NetConfig {
+        grace,
+        ..NetConfig::default()
+    };
+    let mut s = Scenario::new(config, None, 60.0, |g| crates_and_balls(g, 6));
+    s.add_client(NetConfig::default(), "ann", None);
+    s.add_client(NetConfig::default(), "bob", None);
+    assert!(s.run_until(2.0, |s| s.all_joined()));
+    let ann = &mut s.clients[0];
+    ann.group
+        .request_spawn(demo::MOVER, &player(0.0, 3, 0))
+        .unwrap();
+    let ball = demo::BallParams {
+        pos: [5.0, 1.0, 5.0],
+        radius: 0.3,
+        restitution: 0.2,
+        color: [1; 4],
+    };
+    ann.group.request_spawn(demo::BALL, &ball).unwrap();
+    s.run_for(2.0);
+    let ann_id = s.clients[0].net.client_id().unwrap();
+    let owned = |kind: &str| {
+        s.server
+            .group
+            .iter()
+            .find(|e| e.owner() == Owner::Client(ann_id) && e.kind() == KindId::of_name(kind))
+            .map(|e| e.net_id())
+            .expect("the server spawned ann's entity")
+    };
+    let (mover, ball) = (owned(demo::MOVER), owned(demo::BALL));
+    (s, mover, ball)
+}
+
+/// The largest distance between where the server and `client` have the same entity (of
+/// those the client does not own), and whether both have exactly the same entities.
+fn agreement(s: &Scenario, client: usize) -> (f32, bool) {
+    let c = &s.clients[client];
+    let same_set = c.net_ids() == s.server.net_ids();
+    let worst = s
+        .server
+        .group
+        .iter()
+        // The client's own entities move on its side first: the server's copy trails.
+        .filter(|e| {
+            c.net
+                .client_id()
+                .is_none_or(|me| e.owner() != Owner::Client(me))
+        })
+        .filter_map(|e| {
+            let here = c.pos(e.net_id())?;
+            Some((here - e.body().translation()).length())
+        })
+        .fold(0.0f32, f32::max);
+    (worst, same_set)
+}
+
+fn left_reason(events: &[NetEvent], who: ClientId) -> Option<DisconnectReason> {
+    events.iter().find_map(|e| match e {
+        NetEvent::ClientLeft { client, reason, .. } if *client == who => Some(reason.clone()),
+        _ => None,
+    })
+}
+
+#[test]
+fn a_link_cut_shorter_than_the_grace_window_resumes_the_same_session_and_world() {
+    let (mut s, mover, ball) = with_ann_and_bob(30.0);
+    let ann = s.clients[0].net.client_id().unwrap();
+    s.clients[0].cut = true;
+    // While ann is away the world changes: a crate goes, a new ball comes.
+    let gone = s
+        .server
+        .group
+        .iter()
+        .find(|e| e.kind() == KindId::of_name(demo::CRATE))
+        .map(|e| (e.id(), e.net_id()))
+        .unwrap();
+    s.run_for(3.0);
+    s.server.group.despawn(gone.0).unwrap();
+    let newcomer = s
+        .server
+        .group
+        .spawn(
+            demo::BALL,
+            &demo::BallParams {
+                pos: [-4.0, 1.0, 2.0],
+                radius: 0.4,
+                restitution: 0.2,
+                color: [2; 4],
+            },
+            Owner::Server,
+        )
+        .unwrap();
+    let newcomer = s.server.group.get(newcomer).unwrap().net_id();
+    // ann, not knowing yet, throws a ball and says something: both wait for the link.
+    let thrown = demo::BallParams {
+        pos: [2.0, 1.0, -3.0],
+        radius: 0.25,
+        restitution: 0.2,
+        color: [3; 4],
+    };
+    s.clients[0]
+        .group
+        .request_spawn(demo::BALL, &thrown)
+        .unwrap();
+    s.clients[0]
+        .net
+        .send_event(b"still here?".to_vec())
+        .unwrap();
+    s.run_for(7.0);
+    // Ten seconds: past the 5 s timeout, inside the 30 s grace window.
+    assert!(
+        s.server.events.contains(&NetEvent::ClientSuspended {
+            client: ann,
+            name: "ann".into()
+        }),
+        "the server never noticed the silence"
+    );
+    assert!(s.clients[0].net.is_reconnecting());
+    assert!(
+        s.server.group.by_net(mover).is_some(),
+        "a suspended session keeps its entities"
+    );
+    s.clients[0].cut = false;
+    assert!(
+        s.run_until(6.0, |s| s.clients[0].net.is_connected()),
+        "ann did not resume once the link was back"
+    );
+    assert!(
+        s.clients[0]
+            .events
+            .contains(&NetEvent::Resumed { client: ann })
+    );
+    assert!(s.server.events.contains(&NetEvent::ClientResumed {
+        client: ann,
+        name: "ann".into()
+    }));
+    assert_eq!(left_reason(&s.server.events, ann), None);
+    assert_eq!(s.clients[0].net.client_id(), Some(ann), "same client id");
+    assert_eq!(s.clients[0].net.resumes(), 1);
+    for net in [mover, ball] {
+        let owner = |g: &EntityGroup| g.by_net(net).map(|e| e.owner());
+        assert_eq!(owner(&s.server.group), Some(Owner::Client(ann)));
+        assert_eq!(owner(&s.clients[0].group), Some(Owner::Client(ann)));
+        assert_eq!(owner(&s.clients[1].group), Some(Owner::Client(ann)));
+    }
+    // The world is resynced: what went meanwhile is gone, what came is there, and it all
+    // comes to agree.
+    s.run_for(3.0);
+    assert!(s.clients[0].group.by_net(gone.1).is_none());
+    assert!(s.clients[0].group.by_net(newcomer).is_some());
+    let (worst, same) = agreement(&s, 0);
+    assert!(same, "ann and the server have different entities");
+    assert!(worst < 0.01, "ann's world is {worst} m off the server's");
+    // What she did while cut off arrived once: one more ball of hers, one message.
+    let balls = |g: &EntityGroup| {
+        g.iter()
+            .filter(|e| e.owner() == Owner::Client(ann) && e.kind() == KindId::of_name(demo::BALL))
+            .count()
+    };
+    assert_eq!(balls(&s.server.group), 2);
+    assert_eq!(balls(&s.clients[0].group), 2);
+    assert!(s.clients[0].net_ids().iter().all(|n| !n.is_provisional()));
+    let said = s.server.events.iter().filter(|e| {
+        matches!(e, NetEvent::Event { from, bytes } if *from == Owner::Client(ann) && bytes == b"still here?")
+    });
+    assert_eq!(said.count(), 1);
+    // And the session works as before: her sections are taken again.
+    let stats = s.server.net.peer_stats(ann).unwrap();
+    assert!(stats.packets_in > 0);
+    assert_eq!(stats.dropped_not_owner + stats.dropped_unknown_entity, 0);
+}
+
+#[test]
+fn a_frozen_client_told_it_went_silent_resumes_as_soon_as_it_wakes() {
+    // Like a process stopped with SIGSTOP: its clock stops too, so it never times out by
+    // itself; the server's "timed out" waiting in its socket starts the resume.
+    let (mut s, mover, _) = with_ann_and_bob(30.0);
+    let ann = s.clients[0].net.client_id().unwrap();
+    s.clients[0].alive = false;
+    s.run_for(8.0);
+    s.clients[0].alive = true;
+    assert!(s.run_until(2.0, |s| {
+        s.clients[0]
+            .events
+            .contains(&NetEvent::Resumed { client: ann })
+    }));
+    assert_eq!(
+        s.server.group.by_net(mover).map(|e| e.owner()),
+        Some(Owner::Client(ann))
+    );
+    s.run_for(3.0);
+    let (worst, same) = agreement(&s, 0);
+    assert!(
+        same && worst < 0.01,
+        "ann is {worst} m off (same entities: {same})"
+    );
+}
+
+#[test]
+fn a_cut_longer_than_the_grace_window_ends_in_session_expired() {
+    let (mut s, mover, ball) = with_ann_and_bob(5.0);
+    let ann = s.clients[0].net.client_id().unwrap();
+    s.clients[0].cut = true;
+    // The server notices after the 5 s timeout and keeps the session 5 s more.
+    s.run_for(9.0);
+    assert_eq!(
+        left_reason(&s.server.events, ann),
+        None,
+        "expired too early"
+    );
+    s.run_for(3.0);
+    assert_eq!(
+        left_reason(&s.server.events, ann),
+        Some(DisconnectReason::SessionExpired)
+    );
+    // Its entities went as their kinds say, everywhere.
+    for (who, g) in [("server", &s.server.group), ("bob", &s.clients[1].group)] {
+        assert!(g.by_net(mover).is_none(), "{who} still has ann's mover");
+        assert_eq!(
+            g.by_net(ball).map(|e| e.owner()),
+            Some(Owner::Server),
+            "{who}: ann's ball was not handed to the server"
+        );
+    }
+    // ann's ladder is still trying: the next hello that gets through hears the verdict.
+    s.clients[0].cut = false;
+    assert!(s.run_until(6.0, |s| !s.clients[0].net.is_reconnecting()));
+    assert!(s.clients[0].events.contains(&NetEvent::ConnectionLost {
+        reason: DisconnectReason::SessionExpired
+    }));
+    assert!(!s.clients[0].net.is_connected());
+    assert_eq!(s.server.net.clients().len(), 1, "only bob is left");
+}
+
+#[test]
+fn the_reconnect_ladder_backs_off_and_gives_up_after_the_grace_window() {
+    let (mut s, _, _) = with_ann_and_bob(10.0);
+    let config = NetConfig::default();
+    s.clients[0].cut = true;
+    let mut attempts: Vec<(u32, f64)> = Vec::new();
+    let mut seen = s.clients[0].events.len();
+    let mut lost_at = None;
+    let mut t = 0.0f64;
+    while t < 30.0 && lost_at.is_none() {
+        s.step();
+        t += f64::from(s.dt);
+        for e in &s.clients[0].events[seen..] {
+            match e {
+                NetEvent::Reconnecting { attempt } => attempts.push((*attempt, t)),
+                NetEvent::ConnectionLost { reason } => lost_at = Some((reason.clone(), t)),
+                _ => {}
+            }
+        }
+        seen = s.clients[0].events.len();
+    }
+    let (reason, lost_at) = lost_at.expect("the ladder never gave up");
+    assert_eq!(reason, DisconnectReason::TimedOut);
+    // The first try goes when the silence is noticed: a timeout after the last datagram
+    // that came, which was at most a broadcast interval before the cut.
+    let first = attempts[0].1;
+    let timeout = f64::from(config.timeout);
+    assert!(
+        first > timeout - 0.25 && first <= timeout + 0.02,
+        "the first try came at {first:.2} s"
+    );
+    // Each wait doubles from the first, up to the maximum.
+    let tick = f64::from(s.dt) + 1e-6;
+    let mut want = f64::from(config.reconnect_backoff);
+    for w in attempts.windows(2) {
+        assert_eq!(w[1].0, w[0].0 + 1, "attempts are numbered in order");
+        let gap = w[1].1 - w[0].1;
+        assert!(
+            (gap - want).abs() <= tick,
+            "attempt {} came {gap:.3} s after the one before; the ladder says {want:.3} s",
+            w[1].0
+        );
+        want = (want * 2.0).min(f64::from(config.reconnect_backoff_max));
+    }
+    assert!(attempts.len() >= 6, "only {} attempts", attempts.len());
+    // It gives up a grace window and a timeout after the silence was noticed.
+    let end = first + 10.0 + f64::from(config.timeout);
+    assert!(
+        (lost_at - end).abs() <= tick,
+        "gave up at {lost_at:.2} s, not {end:.2} s"
+    );
+}
+
+#[test]
+fn a_kicked_client_is_told_why_and_a_banned_name_cannot_come_back() {
+    let (mut s, mover, _) = with_ann_and_bob(30.0);
+    let ann = s.clients[0].net.client_id().unwrap();
+    s.server.net.ban("ANN").unwrap();
+    s.server
+        .net
+        .kick(&mut s.server.group, ann, "spamming\u{7} the yard")
+        .unwrap();
+    s.run_for(0.5);
+    let reason = DisconnectReason::Kicked {
+        reason: "spamming the yard".into(),
+    };
+    assert!(s.clients[0].events.contains(&NetEvent::ConnectionLost {
+        reason: reason.clone()
+    }));
+    assert_eq!(reason.to_string(), "kicked: spamming the yard");
+    assert_eq!(left_reason(&s.server.events, ann), Some(reason));
+    assert!(s.clients[1].group.by_net(mover).is_none());
+    assert!(
+        !s.clients[0].net.is_reconnecting(),
+        "a kick is not a lost link"
+    );
+    s.add_client(NetConfig::default(), "ann", None);
+    s.run_for(1.0);
+    assert!(s.clients[2].events.contains(&NetEvent::Rejected {
+        reason: RejectReason::Banned
+    }));
+}
+
+#[test]
+fn spectators_see_everything_own_nothing_and_have_their_own_cap() {
+    let server = NetConfig {
+        max_clients: 1,
+        max_spectators: 1,
+        ..NetConfig::default()
+    };
+    let mut s = Scenario::new(server, None, 60.0, |g| crates_and_balls(g, 4));
+    let watcher = NetConfig {
+        spectator: true,
+        ..NetConfig::default()
+    };
+    s.add_client(NetConfig::default(), "ann", None);
+    s.add_client(watcher.clone(), "eve", None);
+    assert!(
+        s.run_until(2.0, |s| s.all_joined()),
+        "a spectator takes no player slot"
+    );
+    s.add_client(watcher, "mallory", None);
+    s.run_for(1.0);
+    assert!(s.clients[2].events.contains(&NetEvent::Rejected {
+        reason: RejectReason::SpectatorsFull { max: 1 }
+    }));
+    let sessions = s.server.net.sessions();
+    assert_eq!(
+        sessions
+            .iter()
+            .map(|x| (x.name.as_str(), x.spectator))
+            .collect::<Vec<_>>(),
+        [("ann", false), ("eve", true)]
+    );
+    assert!(s.server.events.iter().any(|e| matches!(
+        e,
+        NetEvent::ClientJoined { name, spectator: true, .. } if name == "eve"
+    )));
+    // eve asks to spawn anyway: refused, and nobody else ever sees it.
+    s.clients[1]
+        .group
+        .request_spawn(demo::MOVER, &player(1.0, 5, 0))
+        .unwrap();
+    s.run_for(1.0);
+    let eve = s.clients[1].net.client_id().unwrap();
+    assert_eq!(s.server.net.peer_stats(eve).unwrap().refused_spawns, 1);
+    assert!(
+        s.server
+            .group
+            .iter()
+            .all(|e| e.owner() != Owner::Client(eve))
+    );
+    // She sees everything the server has, where it is.
+    s.run_for(2.0);
+    let (worst, same) = agreement(&s, 1);
+    assert!(
+        same && worst < 0.01,
+        "eve is {worst} m off (same entities: {same})"
+    );
+}
