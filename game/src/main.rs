@@ -323,11 +323,10 @@ fn server(c: &Common, summary: Option<&Path>, flags: &SessionFlags) -> Result<()
         "shutting down ({why}): telling {} clients",
         game.net.sessions().len()
     );
+    // The summary is the world as it ended, before the players' sessions are closed.
+    let written = summary.map_or(Ok(()), |p| write_summary(&game, p));
     game.shutdown();
-    if let Some(p) = summary {
-        write_summary(&game, p)?;
-    }
-    Ok(())
+    written
 }
 
 fn bot(c: &Common, addr: &str, seed: u64, spectate: bool) -> Result<(), String> {

@@ -946,6 +946,8 @@ fn draw_hud(game: &Game) {
         Color::from_rgba(240, 190, 80, 255),
     );
     let net = match game.ping_ms() {
+        None if game.net.is_reconnecting() => "reconnecting to the server...".to_owned(),
+        None if !game.is_server() => "connecting...".to_owned(),
         Some(p) => format!(
             "ping {:.0} ms  in {:.0} kbit/s  out {:.0} kbit/s  loss {:.0}%",
             p,

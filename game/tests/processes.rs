@@ -5,38 +5,7 @@ mod common;
 
 use common::*;
 use serde_json::Value;
-use std::collections::BTreeMap;
 use std::time::Duration;
-
-/// Crate positions: the server streams each crate's pose quantized to 1 mm (error up to
-/// 0.5 mm) and a bot's copy is corrected once it drifts more than 2 mm, so at the moment a
-/// bot reports, its crates are within 2.5 mm of the server's. The server's summary is taken
-/// a few seconds later: the bots stop throwing 6 s before their end and walk back to their
-/// spawn corners, away from the stacks, so the crates are at rest and stay at rest when the
-/// bots' players leave; resting crates may still settle by a hair. 1 cm bounds that with
-/// margin while staying far below a crate's 0.8 m: a crate that had moved, fallen or never
-/// been updated on a bot would fail.
-const CRATE_TOLERANCE: f64 = 0.01;
-
-fn crates(entities: &Value) -> BTreeMap<String, [f64; 3]> {
-    entities
-        .as_object()
-        .expect("entities is an object")
-        .iter()
-        .filter(|(_, e)| e["kind"] == "crate")
-        .map(|(id, e)| {
-            let p = &e["pos"];
-            (
-                id.clone(),
-                [
-                    p[0].as_f64().unwrap(),
-                    p[1].as_f64().unwrap(),
-                    p[2].as_f64().unwrap(),
-                ],
-            )
-        })
-        .collect()
-}
 
 #[test]
 fn a_server_and_two_bots_play_together_for_twenty_seconds() {
@@ -104,47 +73,7 @@ fn a_server_and_two_bots_play_together_for_twenty_seconds() {
             "bot {i} saw none of {other}'s explosions"
         );
         assert!(r["bytes_in"].as_u64().unwrap() > 10_000);
-        let mine = crates(&r["entities"]);
-        let mut widest: f64 = 0.0;
-        // A crate knocked off near the end may reach the edge after the bot reported: the
-        // server then returns it home as a new entity (a higher id) before its summary,
-        // taken 6 s later. That, at most twice, and nothing else, may differ.
-        let only_bot: Vec<&String> = mine
-            .keys()
-            .filter(|k| !server_crates.contains_key(*k))
-            .collect();
-        let only_server: Vec<&String> = server_crates
-            .keys()
-            .filter(|k| !mine.contains_key(*k))
-            .collect();
-        let newest_bot = mine
-            .keys()
-            .filter_map(|k| k.parse::<u64>().ok())
-            .max()
-            .unwrap_or(0);
-        assert!(
-            only_bot.len() == only_server.len()
-                && only_bot.len() <= 2
-                && only_server
-                    .iter()
-                    .all(|k| k.parse::<u64>().unwrap_or(0) > newest_bot),
-            "bot {i} has other crates than the server: only the bot {only_bot:?}, only the server {only_server:?}"
-        );
-        for (id, p) in mine.iter().filter(|(k, _)| server_crates.contains_key(*k)) {
-            let q = server_crates[id];
-            let gap =
-                ((p[0] - q[0]).powi(2) + (p[1] - q[1]).powi(2) + (p[2] - q[2]).powi(2)).sqrt();
-            assert!(
-                gap <= CRATE_TOLERANCE,
-                "bot {i}: crate {id} is {gap} m from the server's"
-            );
-            widest = widest.max(gap);
-        }
-        eprintln!(
-            "bot {i}: {} crates, widest gap {:.2} mm",
-            mine.len(),
-            widest * 1000.0
-        );
+        assert_crates_agree(&format!("bot {i}"), r, &server_crates);
     }
     assert_ne!(reports[0]["client_id"], reports[1]["client_id"]);
 }

@@ -34,7 +34,11 @@
 //!   rate, so no one-second window holds more than `rate` of them.
 //! * **Nothing is lost silently.** Spawns, despawns, owner changes, corrections and events
 //!   travel on an acknowledged, resent, ordered channel; a message that cannot be delivered
-//!   in time ends the session with a clear reason.
+//!   in time ends the session with a clear reason, or suspends it for a resume.
+//! * **A session outlives its link.** A client silent past the timeout keeps its id and
+//!   entities for [`NetConfig::grace`] seconds; it resumes with a proof of a token both
+//!   sides derived from the first session key (nothing secret travels), from any address,
+//!   and gets the world afresh. Only a proven resume touches a session.
 #![warn(missing_docs)]
 
 mod connection;

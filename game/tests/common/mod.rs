@@ -2,6 +2,8 @@
 
 #![allow(dead_code)] // Each test file uses its own subset.
 
+use serde_json::Value;
+use std::collections::BTreeMap;
 use std::net::UdpSocket;
 use std::path::PathBuf;
 use std::process::{Child, Command, Output, Stdio};
@@ -103,4 +105,80 @@ pub fn bot_reports(bots: Vec<Running>) -> Vec<serde_json::Value> {
             last_json(&out)
         })
         .collect()
+}
+
+/// Crate positions: the server streams each crate's pose quantized to 1 mm (error up to
+/// 0.5 mm) and a bot's copy is corrected once it drifts more than 2 mm, so at the moment a
+/// bot reports, its crates are within 2.5 mm of the server's. The server's summary is taken
+/// a few seconds later: the bots stop throwing 6 s before their end and walk back to their
+/// spawn corners, away from the stacks, so the crates are at rest and stay at rest when the
+/// bots' players leave; resting crates may still settle by a hair. 1 cm bounds that with
+/// margin while staying far below a crate's 0.8 m: a crate that had moved, fallen or never
+/// been updated on a bot would fail.
+pub const CRATE_TOLERANCE: f64 = 0.01;
+
+/// Every crate in a report's or a summary's `entities`, by network id.
+pub fn crates(entities: &Value) -> BTreeMap<String, [f64; 3]> {
+    entities
+        .as_object()
+        .expect("entities is an object")
+        .iter()
+        .filter(|(_, e)| e["kind"] == "crate")
+        .map(|(id, e)| {
+            let p = &e["pos"];
+            (
+                id.clone(),
+                [
+                    p[0].as_f64().unwrap(),
+                    p[1].as_f64().unwrap(),
+                    p[2].as_f64().unwrap(),
+                ],
+            )
+        })
+        .collect()
+}
+
+/// Asserts that the crates in a bot's report `r` are where the server's summary has them,
+/// within [`CRATE_TOLERANCE`] (`who` names the bot in failures).
+pub fn assert_crates_agree(who: &str, r: &Value, server_crates: &BTreeMap<String, [f64; 3]>) {
+    let mine = crates(&r["entities"]);
+    let mut widest: f64 = 0.0;
+    // A crate knocked off near the end may reach the edge after the bot reported: the
+    // server then returns it home as a new entity (a higher id) before its summary,
+    // taken 6 s later. That, at most twice, and nothing else, may differ.
+    let only_bot: Vec<&String> = mine
+        .keys()
+        .filter(|k| !server_crates.contains_key(*k))
+        .collect();
+    let only_server: Vec<&String> = server_crates
+        .keys()
+        .filter(|k| !mine.contains_key(*k))
+        .collect();
+    let newest_bot = mine
+        .keys()
+        .filter_map(|k| k.parse::<u64>().ok())
+        .max()
+        .unwrap_or(0);
+    assert!(
+        only_bot.len() == only_server.len()
+            && only_bot.len() <= 2
+            && only_server
+                .iter()
+                .all(|k| k.parse::<u64>().unwrap_or(0) > newest_bot),
+        "{who} has other crates than the server: only the bot {only_bot:?}, only the server {only_server:?}"
+    );
+    for (id, p) in mine.iter().filter(|(k, _)| server_crates.contains_key(*k)) {
+        let q = server_crates[id];
+        let gap = ((p[0] - q[0]).powi(2) + (p[1] - q[1]).powi(2) + (p[2] - q[2]).powi(2)).sqrt();
+        assert!(
+            gap <= CRATE_TOLERANCE,
+            "{who}: crate {id} is {gap} m from the server's"
+        );
+        widest = widest.max(gap);
+    }
+    eprintln!(
+        "{who}: {} crates, widest gap {:.2} mm",
+        mine.len(),
+        widest * 1000.0
+    );
 }
