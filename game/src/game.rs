@@ -505,7 +505,8 @@ impl Game {
         out
     }
 
-    fn score_of(&self, name: &str) -> u32 {
+    /// Server: the points of the player named `name`.
+    pub fn score_of(&self, name: &str) -> u32 {
         let scores = self.server.as_ref().map(|s| &s.scores);
         scores.and_then(|t| t.get(name)).copied().unwrap_or(0)
     }

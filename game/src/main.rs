@@ -7,7 +7,7 @@ use lanyard_game::game::{Console, DEFAULT_PORT, Game, Options};
 use lanyard_game::runner;
 use lanyard_game::scene::{DEFAULT_SCENE, Scene};
 use lanyard_net::discovery;
-use std::net::{SocketAddr, ToSocketAddrs};
+use std::net::{IpAddr, SocketAddr, ToSocketAddrs};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -22,49 +22,128 @@ mod window;
 ///
 /// Without a command it opens the game's start screen (host a game or join one).
 #[derive(Parser, Debug)]
-#[command(name = "lanyard-game", version, about, long_about = None)]
+#[command(name = "lanyard-game", version, about, long_about = None, args_conflicts_with_subcommands = true)]
 struct Cli {
     #[command(subcommand)]
     command: Option<Command>,
     #[command(flatten)]
-    common: Common,
+    ident: Ident,
+    #[command(flatten)]
+    disc: Disc,
+    #[command(flatten)]
+    arena: Arena,
 }
 
-#[derive(Args, Debug, Clone)]
-struct Common {
-    /// UDP port the game listens on (host, server).
-    #[arg(long, global = true, default_value_t = DEFAULT_PORT)]
-    port: u16,
-    /// Your player name (host, join, bot) or the server's name (server).
-    #[arg(long, global = true)]
+/// Who you are.
+#[derive(Args, Debug, Clone, Default)]
+struct Ident {
+    /// Your player name (the server's name for `server`).
+    #[arg(long)]
     name: Option<String>,
-    /// Password the server asks for, or the one to give when joining.
-    #[arg(long, global = true)]
+    /// The password to give when joining (the one to ask for `host` and `server`).
+    #[arg(long)]
     password: Option<String>,
+}
+
+/// How a server serves (host, server).
+#[derive(Args, Debug, Clone)]
+struct Serve {
+    /// UDP port the game listens on.
+    #[arg(long, default_value_t = DEFAULT_PORT)]
+    port: u16,
     /// Players the server takes (the host counts).
-    #[arg(long, global = true, default_value_t = 8, value_parser = clap::value_parser!(u16).range(1..=64))]
+    #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u16).range(1..=64))]
     max_players: u16,
     /// State broadcasts per second (under 30 unless you mean it).
-    #[arg(long, global = true, default_value_t = 20.0, value_parser = parse_rate)]
+    #[arg(long, default_value_t = 20.0, value_parser = parse_rate)]
     rate: f32,
+    #[command(flatten)]
+    session: SessionFlags,
+}
+
+/// Where LAN discovery goes.
+#[derive(Args, Debug, Clone)]
+struct Disc {
     /// Where LAN discovery requests go (a broadcast address and port). Tests and CI use
     /// the loopback broadcast 127.255.255.255.
     #[arg(
         long,
-        global = true,
         env = "LANYARD_DISCOVERY_ADDR",
         default_value = "255.255.255.255:47800"
     )]
     discovery_addr: SocketAddr,
+}
+
+/// The arena.
+#[derive(Args, Debug, Clone)]
+struct Arena {
     /// The arena file.
-    #[arg(long, global = true, default_value = DEFAULT_SCENE)]
+    #[arg(long, default_value = DEFAULT_SCENE)]
     scene: PathBuf,
-    /// Stop by yourself after this many seconds (server, host, bot).
-    #[arg(long, global = true, value_parser = parse_seconds)]
+}
+
+/// A run that ends by itself.
+#[derive(Args, Debug, Clone, Default)]
+struct Timed {
+    /// Stop by yourself after this many seconds.
+    #[arg(long, value_parser = parse_seconds)]
     seconds: Option<f32>,
-    /// Record this peer's world into FILE, to replay headless later (host, server, join, bot).
-    #[arg(long, global = true, value_name = "FILE")]
+}
+
+/// A recording.
+#[derive(Args, Debug, Clone, Default)]
+struct Rec {
+    /// Record this peer's world into FILE, to replay headless later.
+    #[arg(long, value_name = "FILE")]
     record: Option<PathBuf>,
+}
+
+/// Everything one run was given, with the defaults for what its command does not take.
+#[derive(Debug, Clone)]
+struct Common {
+    port: u16,
+    name: Option<String>,
+    password: Option<String>,
+    max_players: u16,
+    rate: f32,
+    discovery_addr: SocketAddr,
+    scene: PathBuf,
+    seconds: Option<f32>,
+    record: Option<PathBuf>,
+}
+
+impl Common {
+    fn new(ident: &Ident, arena: Option<&Arena>) -> Common {
+        Common {
+            port: DEFAULT_PORT,
+            name: ident.name.clone(),
+            password: ident.password.clone(),
+            max_players: 8,
+            rate: 20.0,
+            discovery_addr: SocketAddr::from(([255, 255, 255, 255], discovery::DEFAULT_PORT)),
+            scene: arena.map_or_else(|| DEFAULT_SCENE.into(), |a| a.scene.clone()),
+            seconds: None,
+            record: None,
+        }
+    }
+
+    fn serve(mut self, s: &Serve) -> Common {
+        self.port = s.port;
+        self.max_players = s.max_players;
+        self.rate = s.rate;
+        self
+    }
+
+    fn disc(mut self, d: &Disc) -> Common {
+        self.discovery_addr = d.discovery_addr;
+        self
+    }
+
+    fn run(mut self, t: &Timed, r: &Rec) -> Common {
+        self.seconds = t.seconds;
+        self.record = r.record.clone();
+        self
+    }
 }
 
 #[derive(Subcommand, Debug)]
@@ -75,7 +154,17 @@ enum Command {
         #[arg(long)]
         summary: Option<PathBuf>,
         #[command(flatten)]
-        session: SessionFlags,
+        ident: Ident,
+        #[command(flatten)]
+        serve: Serve,
+        #[command(flatten)]
+        disc: Disc,
+        #[command(flatten)]
+        arena: Arena,
+        #[command(flatten)]
+        timed: Timed,
+        #[command(flatten)]
+        rec: Rec,
         #[command(flatten)]
         shot: Screenshot,
     },
@@ -86,6 +175,14 @@ enum Command {
         /// Watch the game: no player of your own, and no player slot taken.
         #[arg(long)]
         spectate: bool,
+        #[command(flatten)]
+        ident: Ident,
+        #[command(flatten)]
+        disc: Disc,
+        #[command(flatten)]
+        arena: Arena,
+        #[command(flatten)]
+        rec: Rec,
         #[command(flatten)]
         shot: Screenshot,
     },
@@ -98,13 +195,25 @@ enum Command {
         #[arg(long)]
         summary: Option<PathBuf>,
         #[command(flatten)]
-        session: SessionFlags,
+        ident: Ident,
+        #[command(flatten)]
+        serve: Serve,
+        #[command(flatten)]
+        disc: Disc,
+        #[command(flatten)]
+        arena: Arena,
+        #[command(flatten)]
+        timed: Timed,
+        #[command(flatten)]
+        rec: Rec,
     },
     /// List the LAN games that answer, then exit.
     Browse {
         /// Seconds to wait for answers.
         #[arg(long, default_value_t = 1.0, value_parser = parse_seconds)]
         wait: f32,
+        #[command(flatten)]
+        disc: Disc,
     },
     /// Replay a recording headless and check it bit for bit, or watch it.
     Replay {
@@ -131,6 +240,14 @@ enum Command {
         /// it saw.
         #[arg(long)]
         spectate: bool,
+        #[command(flatten)]
+        ident: Ident,
+        #[command(flatten)]
+        arena: Arena,
+        #[command(flatten)]
+        timed: Timed,
+        #[command(flatten)]
+        rec: Rec,
     },
 }
 
@@ -216,22 +333,33 @@ fn parse_seconds(s: &str) -> Result<f32, String> {
     Ok(v)
 }
 
-/// Resolves HOST[:PORT] (the game port by default).
+/// Reads HOST[:PORT] (the game port by default). An address is parsed as an address; only
+/// a host name is looked up, and a bad port is an error before any lookup.
 fn resolve(addr: &str) -> Result<SocketAddr, String> {
-    let with_port = if addr.parse::<SocketAddr>().is_ok()
-        || addr
-            .rsplit_once(':')
-            .is_some_and(|(_, p)| p.parse::<u16>().is_ok())
-    {
-        addr.to_owned()
-    } else {
-        format!("{addr}:{DEFAULT_PORT}")
+    if let Ok(a) = addr.parse::<SocketAddr>() {
+        return Ok(a);
+    }
+    if let Ok(ip) = addr.parse::<IpAddr>() {
+        return Ok(SocketAddr::new(ip, DEFAULT_PORT));
+    }
+    let (host, port) = match addr.rsplit_once(':') {
+        Some((host, p)) => match p.parse::<u16>() {
+            Ok(port) if port > 0 => (host, port),
+            _ => return Err(format!("'{addr}': '{p}' is not a port (1 to 65535)")),
+        },
+        None => (addr, DEFAULT_PORT),
     };
-    with_port
+    if host.is_empty() {
+        return Err(format!("'{addr}' names no host"));
+    }
+    if let Ok(ip) = host.parse::<IpAddr>() {
+        return Ok(SocketAddr::new(ip, port));
+    }
+    (host, port)
         .to_socket_addrs()
-        .map_err(|e| format!("cannot resolve '{addr}': {e}"))?
+        .map_err(|e| format!("cannot resolve '{host}': {e}"))?
         .find(SocketAddr::is_ipv4)
-        .ok_or_else(|| format!("'{addr}' has no IPv4 address"))
+        .ok_or_else(|| format!("'{host}' has no IPv4 address"))
 }
 
 fn options(c: &Common, default_name: &str) -> Result<Options, String> {
@@ -306,8 +434,20 @@ fn server(c: &Common, summary: Option<&Path>, flags: &SessionFlags) -> Result<()
                 since = 0;
                 let sessions = g.net.sessions();
                 let watching = sessions.iter().filter(|s| s.spectator).count();
+                let each: String = sessions
+                    .iter()
+                    .map(|s| {
+                        format!(
+                            " | {} {:.0} ms {:.0}% {}",
+                            s.name,
+                            s.stats.rtt_ms,
+                            s.stats.loss * 100.0,
+                            g.score_of(&s.name)
+                        )
+                    })
+                    .collect();
                 println!(
-                    "players {}/{} | spectators {} | entities {} | frame {:.2} ms | in {:.1} kbit/s | out {:.1} kbit/s",
+                    "players {}/{} | spectators {} | entities {} | frame {:.2} ms | in {:.1} kbit/s | out {:.1} kbit/s{each}",
                     sessions.len() - watching,
                     c.max_players,
                     watching,
@@ -444,45 +584,142 @@ fn replay_verify(file: &Path) -> Result<(), String> {
     }
 }
 
+/// Logs go to standard error, filtered by `RUST_LOG` (by default: what Lanyard does at
+/// the info level, and warnings from everything else).
+fn init_logs() {
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| {
+        tracing_subscriber::EnvFilter::new("warn,lanyard_net=info,lanyard_game=info")
+    });
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_target(false)
+        .init();
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    let c = &cli.common;
+    init_logs();
     let result = match &cli.command {
-        Some(Command::Server { summary, session }) => server(c, summary.as_deref(), session),
+        Some(Command::Server {
+            summary,
+            ident,
+            serve,
+            disc,
+            arena,
+            timed,
+            rec,
+        }) => {
+            let c = Common::new(ident, Some(arena))
+                .serve(serve)
+                .disc(disc)
+                .run(timed, rec);
+            server(&c, summary.as_deref(), &serve.session)
+        }
         Some(Command::Bot {
             addr,
             seed,
             spectate,
-        }) => bot(c, addr, *seed, *spectate),
-        Some(Command::Browse { wait }) => browse(c, *wait),
-        Some(Command::Replay { file, view: false, .. }) => replay_verify(file),
+            ident,
+            arena,
+            timed,
+            rec,
+        }) => {
+            let c = Common::new(ident, Some(arena)).run(timed, rec);
+            bot(&c, addr, *seed, *spectate)
+        }
+        Some(Command::Browse { wait, disc }) => {
+            browse(&Common::new(&Ident::default(), None).disc(disc), *wait)
+        }
+        Some(Command::Replay {
+            file, view: false, ..
+        }) => replay_verify(file),
         #[cfg(feature = "client")]
         Some(Command::Replay {
-            file, view: true, shot, ..
-        }) => check_display().and_then(|()| window::replay(file, shot.screenshot.clone(), shot.frames)),
+            file,
+            view: true,
+            shot,
+            ..
+        }) => check_display()
+            .and_then(|()| window::replay(file, shot.screenshot.clone(), shot.frames)),
         #[cfg(not(feature = "client"))]
-        Some(Command::Replay { view: true, .. }) => Err("this build has no window: use `replay FILE --verify`".into()),
+        Some(Command::Replay { view: true, .. }) => {
+            Err("this build has no window: use `replay FILE --verify`".into())
+        }
         #[cfg(feature = "client")]
-        Some(Command::Host { summary, session, shot }) => check_display().and_then(|()| options(c, "host")).and_then(|mut o| {
-            session.apply(&mut o);
-            let stop = stop_flag()?;
-            window::host(o, c.seconds, summary.clone(), shot.screenshot.clone(), shot.frames, c.record.clone(), stop)
-        }),
+        Some(Command::Host {
+            summary,
+            ident,
+            serve,
+            disc,
+            arena,
+            timed,
+            rec,
+            shot,
+        }) => {
+            let c = Common::new(ident, Some(arena))
+                .serve(serve)
+                .disc(disc)
+                .run(timed, rec);
+            check_display()
+                .and_then(|()| options(&c, "host"))
+                .and_then(|mut o| {
+                    serve.session.apply(&mut o);
+                    let stop = stop_flag()?;
+                    window::host(
+                        o,
+                        c.seconds,
+                        summary.clone(),
+                        shot.screenshot.clone(),
+                        shot.frames,
+                        c.record.clone(),
+                        stop,
+                    )
+                })
+        }
         #[cfg(feature = "client")]
-        Some(Command::Join { addr, spectate, shot }) => check_display().and_then(|()| options(c, "player")).and_then(|mut o| {
-            o.spectate = *spectate;
-            let server = addr.as_deref().map(resolve).transpose()?;
-            window::join(o, server, c.discovery_addr, shot.screenshot.clone(), shot.frames, c.record.clone())
-        }),
+        Some(Command::Join {
+            addr,
+            spectate,
+            ident,
+            disc,
+            arena,
+            rec,
+            shot,
+        }) => {
+            let c = Common::new(ident, Some(arena))
+                .disc(disc)
+                .run(&Timed::default(), rec);
+            check_display()
+                .and_then(|()| options(&c, "player"))
+                .and_then(|mut o| {
+                    o.spectate = *spectate;
+                    let server = addr.as_deref().map(resolve).transpose()?;
+                    window::join(
+                        o,
+                        server,
+                        c.discovery_addr,
+                        shot.screenshot.clone(),
+                        shot.frames,
+                        c.record.clone(),
+                    )
+                })
+        }
         #[cfg(feature = "client")]
-        None => check_display()
-            .and_then(|()| options(c, "player"))
-            .and_then(|o| window::menu(o, c.discovery_addr)),
+        None => {
+            let c = Common::new(&cli.ident, Some(&cli.arena)).disc(&cli.disc);
+            check_display()
+                .and_then(|()| options(&c, "player"))
+                .and_then(|o| window::menu(o, c.discovery_addr))
+        }
         #[cfg(not(feature = "client"))]
-        Some(Command::Host { .. }) | Some(Command::Join { .. }) | None => Err(
+        Some(Command::Host { .. }) | Some(Command::Join { .. }) | None => {
+            let _ = (&cli.ident, &cli.disc, &cli.arena);
+            Err(
             "this build has no window (it was built without the `client` feature): use `server`, `bot` or `browse`"
                 .into(),
-        ),
+        )
+        }
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

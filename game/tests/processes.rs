@@ -147,5 +147,73 @@ fn bad_flags_and_unreachable_servers_are_clear_errors() {
     assert_eq!(out.status.code(), Some(1));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("no server answered"), "{err}");
+    assert!(
+        err.contains(&format!("127.0.0.1:{port}")),
+        "the error names the address: {err}"
+    );
     assert!(!err.contains("panicked"), "{err}");
+    // The report is printed however the session ends.
+    assert_eq!(last_json(&out)["ended"], "no server answered");
+
+    // A bad port is an error about the port, before any name lookup.
+    let out = game(&["bot", "127.0.0.1:99999"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("'99999' is not a port"), "{err}");
+
+    // Each command takes only its own flags.
+    for cmd in [
+        &["join", "--seconds", "3"][..],
+        &["join", "--port", "4000"][..],
+        &["bot", "127.0.0.1", "--max-players", "3"][..],
+        &["browse", "--name", "x"][..],
+        &["server", "--spectate"][..],
+    ] {
+        let out = game(cmd).output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{cmd:?} was accepted");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains("unexpected argument"), "{cmd:?}: {err}");
+    }
+    let help = game(&["bot", "--help"]).output().unwrap();
+    let help = String::from_utf8_lossy(&help.stdout);
+    assert!(
+        !help.contains("--max-players") && !help.contains("--port"),
+        "{help}"
+    );
+}
+
+#[test]
+fn a_refused_join_is_logged_by_the_server_and_reported_by_the_bot() {
+    let port = free_port().to_string();
+    let server = Running::start(game(&[
+        "server",
+        "--port",
+        &port,
+        "--seconds",
+        "4",
+        "--password",
+        "open sesame",
+    ]));
+    let addr = format!("127.0.0.1:{port}");
+    std::thread::sleep(Duration::from_millis(500));
+    let out = game(&[
+        "bot",
+        &addr,
+        "--name",
+        "mallory",
+        "--password",
+        "nope",
+        "--seconds",
+        "3",
+    ])
+    .output()
+    .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(last_json(&out)["ended"], "refused: wrong password");
+    let log = server.finish(Duration::from_secs(20));
+    let err = String::from_utf8_lossy(&log.stderr);
+    assert!(
+        err.contains("refused 'mallory' from 127.0.0.1:") && err.contains("wrong password"),
+        "the server did not log the refusal: {err}"
+    );
 }

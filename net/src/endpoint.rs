@@ -197,6 +197,7 @@ impl ServerEndpoint {
                     server: core.config.version,
                     client: version,
                 };
+                tracing::info!("refused a hello from {from}: {reason}");
                 answer(core, from, bytes.len(), &Refusal { reason, nonce: 0 });
             } else {
                 core.counters.strangers += 1;
@@ -338,7 +339,14 @@ impl ServerEndpoint {
             core.counters.strangers += 1;
             return Arrival::Done;
         };
-        let reject = |core: &mut Core, reason| {
+        let asked = request
+            .name
+            .chars()
+            .filter(|c| !c.is_control())
+            .take(40)
+            .collect::<String>();
+        let reject = |core: &mut Core, reason: RejectReason| {
+            tracing::info!("refused '{asked}' from {from}: {reason}");
             let r = Refusal {
                 reason,
                 nonce: hello.nonce,
