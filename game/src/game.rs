@@ -979,9 +979,14 @@ impl Game {
 
     /// The summary a server writes at exit: players and entities.
     pub fn summary_json(&self) -> serde_json::Value {
+        let my_throws = self
+            .my_player()
+            .and_then(|id| self.group.controller::<Player>(id))
+            .map(Player::throws);
         serde_json::json!({
             "players": self.player_names(),
             "spectators": self.spectator_names(),
+            "my_throws": my_throws,
             "entities": self.entities_json(),
             "network": self.network_json(),
         })

@@ -32,6 +32,8 @@ struct Cli {
     disc: Disc,
     #[command(flatten)]
     arena: Arena,
+    #[command(flatten)]
+    shot: Screenshot,
 }
 
 /// Who you are.
@@ -313,6 +315,37 @@ struct Screenshot {
     /// Frames to render before the screenshot.
     #[arg(long)]
     frames: Option<u32>,
+    /// The most frames the window draws per second (0: no cap).
+    #[arg(long, default_value_t = 120)]
+    fps: u32,
+    /// For tests: advance the game by exactly this many seconds per drawn frame, whatever
+    /// the wall clock says.
+    #[arg(long, value_name = "SECONDS", value_parser = parse_seconds, hide = true)]
+    frame_time: Option<f32>,
+    /// For tests: key presses to make, as lines of `FRAME KEY` (KEY: f, space).
+    #[arg(long, value_name = "FILE", hide = true)]
+    input_script: Option<PathBuf>,
+}
+
+impl Screenshot {
+    #[cfg(feature = "client")]
+    fn window(&self) -> Result<window::WindowOpts, String> {
+        let script = match &self.input_script {
+            Some(p) => {
+                let text = std::fs::read_to_string(p)
+                    .map_err(|e| format!("cannot read {}: {e}", p.display()))?;
+                window::InputScript::parse(&text)?
+            }
+            None => window::InputScript::default(),
+        };
+        Ok(window::WindowOpts {
+            screenshot: self.screenshot.clone(),
+            frames: self.frames,
+            fps: self.fps,
+            frame_time: self.frame_time,
+            script,
+        })
+    }
 }
 
 fn parse_rate(s: &str) -> Result<f32, String> {
@@ -640,8 +673,7 @@ fn main() -> ExitCode {
             view: true,
             shot,
             ..
-        }) => check_display()
-            .and_then(|()| window::replay(file, shot.screenshot.clone(), shot.frames)),
+        }) => check_display().and_then(|()| window::replay(file, shot.window()?)),
         #[cfg(not(feature = "client"))]
         Some(Command::Replay { view: true, .. }) => {
             Err("this build has no window: use `replay FILE --verify`".into())
@@ -670,8 +702,7 @@ fn main() -> ExitCode {
                         o,
                         c.seconds,
                         summary.clone(),
-                        shot.screenshot.clone(),
-                        shot.frames,
+                        shot.window()?,
                         c.record.clone(),
                         stop,
                     )
@@ -699,8 +730,7 @@ fn main() -> ExitCode {
                         o,
                         server,
                         c.discovery_addr,
-                        shot.screenshot.clone(),
-                        shot.frames,
+                        shot.window()?,
                         c.record.clone(),
                     )
                 })
@@ -710,11 +740,11 @@ fn main() -> ExitCode {
             let c = Common::new(&cli.ident, Some(&cli.arena)).disc(&cli.disc);
             check_display()
                 .and_then(|()| options(&c, "player"))
-                .and_then(|o| window::menu(o, c.discovery_addr))
+                .and_then(|o| window::menu(o, c.discovery_addr, cli.shot.window()?))
         }
         #[cfg(not(feature = "client"))]
         Some(Command::Host { .. }) | Some(Command::Join { .. }) | None => {
-            let _ = (&cli.ident, &cli.disc, &cli.arena);
+            let _ = (&cli.ident, &cli.disc, &cli.arena, &cli.shot);
             Err(
             "this build has no window (it was built without the `client` feature): use `server`, `bot` or `browse`"
                 .into(),

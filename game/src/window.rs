@@ -37,11 +37,59 @@ fn color(c: [u8; 4]) -> Color {
 }
 
 /// What to do once the window is up.
+/// How a window runs: the frame cap, and what tests and screenshots ask for.
+#[derive(Debug, Clone, Default)]
+pub struct WindowOpts {
+    /// Render `frames` frames, save a PNG here and exit.
+    pub screenshot: Option<PathBuf>,
+    /// Frames to render before the screenshot.
+    pub frames: Option<u32>,
+    /// The most frames drawn per second (0: as many as the machine draws).
+    pub fps: u32,
+    /// Advance the game by exactly this many seconds per drawn frame instead of by the
+    /// wall clock (a screenshot advances one tick per frame).
+    pub frame_time: Option<f32>,
+    /// Key presses to make at given frames, as if a person pressed them.
+    pub script: InputScript,
+}
+
+/// Scripted key presses: lines of `FRAME KEY`, KEY one of `f` (throw), `space` (jump).
+#[derive(Debug, Clone, Default)]
+pub struct InputScript {
+    presses: std::collections::BTreeMap<u32, Vec<KeyCode>>,
+}
+
+impl InputScript {
+    /// Reads a script.
+    pub fn parse(text: &str) -> Result<InputScript, String> {
+        let mut presses: std::collections::BTreeMap<u32, Vec<KeyCode>> = Default::default();
+        for (n, line) in text.lines().enumerate() {
+            let line = line.trim();
+            if line.is_empty() || line.starts_with('#') {
+                continue;
+            }
+            let bad = || format!("input script line {}: '{line}' is not FRAME KEY", n + 1);
+            let (frame, key) = line.split_once(char::is_whitespace).ok_or_else(bad)?;
+            let frame: u32 = frame.parse().map_err(|_| bad())?;
+            let key = match key.trim() {
+                "f" => KeyCode::F,
+                "space" => KeyCode::Space,
+                _ => return Err(bad()),
+            };
+            presses.entry(frame).or_default().push(key);
+        }
+        Ok(InputScript { presses })
+    }
+
+    fn pressed(&self, frame: u32, key: KeyCode) -> bool {
+        self.presses.get(&frame).is_some_and(|k| k.contains(&key))
+    }
+}
+
 struct Plan {
     seconds: Option<f32>,
     summary: Option<PathBuf>,
-    screenshot: Option<PathBuf>,
-    frames: Option<u32>,
+    window: WindowOpts,
     /// Raised by SIGINT or SIGTERM: end as `--seconds` would.
     stop: Option<Arc<AtomicBool>>,
     /// Where a session that ends (refused, lost, kicked, given up) goes back to: the start
@@ -70,11 +118,7 @@ struct ReplayView {
 }
 
 /// Watch a recording in a window, at the speed it was recorded.
-pub fn replay(
-    file: &std::path::Path,
-    screenshot: Option<PathBuf>,
-    frames: Option<u32>,
-) -> Result<(), String> {
+pub fn replay(file: &std::path::Path, window: WindowOpts) -> Result<(), String> {
     let bytes = std::fs::read(file).map_err(|e| format!("cannot read {}: {e}", file.display()))?;
     let replay = Replay::open(&bytes, std::sync::Arc::new(kinds::registry()))
         .map_err(|e| format!("{}: {e}", file.display()))?;
@@ -88,8 +132,7 @@ pub fn replay(
     let plan = Plan {
         seconds: None,
         summary: None,
-        screenshot,
-        frames,
+        window,
         stop: None,
         menu: None,
     };
@@ -257,8 +300,7 @@ pub fn host(
     options: Options,
     seconds: Option<f32>,
     summary: Option<PathBuf>,
-    screenshot: Option<PathBuf>,
-    frames: Option<u32>,
+    window: WindowOpts,
     record: Option<PathBuf>,
     stop: Arc<AtomicBool>,
 ) -> Result<(), String> {
@@ -273,8 +315,7 @@ pub fn host(
         Plan {
             seconds,
             summary,
-            screenshot,
-            frames,
+            window,
             stop: Some(stop),
             menu: None,
         },
@@ -286,8 +327,7 @@ pub fn join(
     options: Options,
     server: Option<SocketAddr>,
     discovery: SocketAddr,
-    screenshot: Option<PathBuf>,
-    frames: Option<u32>,
+    window: WindowOpts,
     record: Option<PathBuf>,
 ) -> Result<(), String> {
     let menu = Some((options.clone(), discovery, false));
@@ -304,8 +344,7 @@ pub fn join(
     let plan = Plan {
         seconds: None,
         summary: None,
-        screenshot,
-        frames,
+        window,
         stop: None,
         menu,
     };
@@ -313,12 +352,11 @@ pub fn join(
 }
 
 /// The start screen: host a game or join one.
-pub fn menu(options: Options, discovery: SocketAddr) -> Result<(), String> {
+pub fn menu(options: Options, discovery: SocketAddr, window: WindowOpts) -> Result<(), String> {
     let plan = Plan {
         seconds: None,
         summary: None,
-        screenshot: None,
-        frames: None,
+        window,
         stop: None,
         menu: Some((options.clone(), discovery, true)),
     };
@@ -361,13 +399,22 @@ async fn run(mut screen: Screen, plan: Plan) -> Result<(), String> {
     let mut elapsed = 0.0f32;
     let mut view = View {
         yaw: 0.0,
-        overview: plan.screenshot.is_some() || matches!(screen, Screen::Replaying(_)),
+        overview: plan.window.screenshot.is_some() || matches!(screen, Screen::Replaying(_)),
         camera: mq::Camera3D::default(),
         smoothing_time: 0.0,
     };
     let mut roster_state = Roster::default();
+    let mut latch = Latch::default();
+    // A screenshot advances one tick per frame, so the picture does not depend on how fast
+    // the machine draws.
+    let fixed = match &plan.window {
+        w if w.screenshot.is_some() => Some(dt),
+        w => w.frame_time,
+    };
+    let cap = (plan.window.fps > 0).then(|| Duration::from_secs_f32(1.0 / plan.window.fps as f32));
     loop {
-        let frame_time = mq::get_frame_time().min(0.25);
+        let drawn = std::time::Instant::now();
+        let frame_time = fixed.unwrap_or_else(|| mq::get_frame_time().min(0.25));
         elapsed += frame_time;
         if mq::is_key_pressed(KeyCode::Escape)
             || plan
@@ -388,22 +435,18 @@ async fn run(mut screen: Screen, plan: Plan) -> Result<(), String> {
                 }
             }
             Screen::Playing(game) => {
-                // In screenshot mode the simulation runs a fixed tick per frame, so the
-                // picture does not depend on how fast the machine renders.
-                let ticks = if plan.screenshot.is_some() {
-                    1
-                } else {
-                    acc += frame_time;
-                    let n = ((acc / dt) as u32).min(5);
-                    acc -= n as f32 * dt;
-                    if n == 5 {
-                        acc = 0.0;
-                    }
-                    n
-                };
-                for _ in 0..ticks {
-                    let input = read_input(game, &view);
-                    game.set_input(input);
+                acc += frame_time;
+                let ticks = ((acc + 1e-4) / dt) as u32;
+                acc = (acc - ticks as f32 * dt).max(0.0);
+                if ticks > 5 {
+                    // Too far behind (a stall): drop the backlog rather than spiral.
+                    acc = 0.0;
+                }
+                // The keyboard is read once per drawn frame; a press waits in the latch
+                // for the next tick, and only that tick gets it.
+                latch.frame(read_input(game, &view, &plan.window.script, frames));
+                for _ in 0..ticks.min(5) {
+                    game.set_input(latch.for_tick());
                     game.tick(dt);
                     view.smoothing_time += f64::from(dt);
                 }
@@ -464,7 +507,7 @@ async fn run(mut screen: Screen, plan: Plan) -> Result<(), String> {
             screen = n;
         }
         frames += 1;
-        if let (Some(path), Some(n)) = (&plan.screenshot, plan.frames)
+        if let (Some(path), Some(n)) = (&plan.window.screenshot, plan.window.frames)
             && frames >= n
         {
             save_screenshot(path)?;
@@ -472,6 +515,9 @@ async fn run(mut screen: Screen, plan: Plan) -> Result<(), String> {
         }
         if plan.seconds.is_some_and(|s| elapsed >= s) {
             break;
+        }
+        if let Some(cap) = cap {
+            std::thread::sleep(cap.saturating_sub(drawn.elapsed()));
         }
         mq::next_frame().await;
     }
@@ -499,10 +545,37 @@ fn save_screenshot(path: &std::path::Path) -> Result<(), String> {
     Ok(())
 }
 
-/// The keyboard and mouse, as a player's input: WASD walks (relative to the camera), space
-/// jumps, the left mouse button (or F) throws towards the point under the cursor, Q and E
-/// turn the camera.
-fn read_input(game: &Game, view: &View) -> PlayerInput {
+/// The player's input between drawn frames and ticks. The keyboard is read once per drawn
+/// frame; walking is a state (the newest counts), a jump or a throw is an event: it waits
+/// here until a tick runs, and exactly one tick gets it. So at any frame rate no press is
+/// lost (a frame with no tick) and none is doubled (a frame with several ticks).
+#[derive(Debug, Default)]
+struct Latch {
+    held: PlayerInput,
+}
+
+impl Latch {
+    /// What this frame read.
+    fn frame(&mut self, fresh: PlayerInput) {
+        self.held.walk = fresh.walk;
+        self.held.jump |= fresh.jump;
+        self.held.throw = self.held.throw.or(fresh.throw);
+    }
+
+    /// The input for the next tick: the walk, and the waiting presses (once).
+    fn for_tick(&mut self) -> PlayerInput {
+        let input = self.held;
+        self.held.jump = false;
+        self.held.throw = None;
+        input
+    }
+}
+
+/// The keyboard and mouse (and the input script), as a player's input: WASD walks
+/// (relative to the camera), space jumps, the left mouse button (or F) throws towards the
+/// point under the cursor, Q and E turn the camera.
+fn read_input(game: &Game, view: &View, script: &InputScript, frame: u32) -> PlayerInput {
+    let pressed = |k: KeyCode| mq::is_key_pressed(k) || script.pressed(frame, k);
     let mut walk = mq::Vec2::ZERO;
     if mq::is_key_down(KeyCode::W) {
         walk.y -= 1.0;
@@ -520,10 +593,10 @@ fn read_input(game: &Game, view: &View) -> PlayerInput {
     let world = vec2(walk.x * c - walk.y * s, walk.x * s + walk.y * c).normalize_or_zero();
     let mut input = PlayerInput {
         walk: [world.x, world.y],
-        jump: mq::is_key_pressed(KeyCode::Space),
+        jump: pressed(KeyCode::Space),
         ..PlayerInput::default()
     };
-    if (mq::is_mouse_button_pressed(MouseButton::Left) || mq::is_key_pressed(KeyCode::F))
+    if (mq::is_mouse_button_pressed(MouseButton::Left) || pressed(KeyCode::F))
         && let Some(me) = game.my_player().and_then(|id| game.group.get(id))
     {
         let p = me.body().translation();
