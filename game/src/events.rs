@@ -20,6 +20,16 @@ pub enum GameEvent {
         /// Player names and points.
         table: Vec<(String, u32)>,
     },
+    /// Part of the server's arena (its scene, bincode-encoded, split in parts that each fit
+    /// a reliable message), sent to each client as it joins.
+    Arena {
+        /// Which part this is, from 0.
+        part: u16,
+        /// How many parts there are.
+        parts: u16,
+        /// Its bytes.
+        bytes: Vec<u8>,
+    },
     /// A line from the server's operator (`say` on the console), for every peer to show.
     Say {
         /// The line (a peer removes control characters before showing it).

@@ -145,8 +145,18 @@ pub struct Game {
     joined: bool,
     /// Our client id, kept after the session ends (for the report).
     client_id: Option<ClientId>,
+    /// Client: the parts of the server's arena received so far, until it is whole.
+    arena_parts: Vec<Option<Vec<u8>>>,
+    /// Client: whether we play the server's arena (it came, and we loaded it if it differs
+    /// from ours). The player is spawned only then.
+    arena_ready: bool,
+    /// Where the recording goes, to start it again when the arena changes.
+    record_path: Option<std::path::PathBuf>,
     recording: Option<std::io::BufWriter<std::fs::File>>,
 }
+
+/// The bytes of the arena one reliable message carries.
+const ARENA_PART: usize = 900;
 
 const CONSOLE_HELP: &str =
     "commands: players | kick NAME [REASON] | ban NAME [REASON] | say TEXT | quit";
@@ -300,6 +310,9 @@ impl Game {
             scene: options.scene.clone(),
             joined: server.is_some(),
             client_id: None,
+            arena_parts: Vec::new(),
+            arena_ready: false,
+            record_path: None,
             group,
             net,
             socket,
@@ -331,6 +344,7 @@ impl Game {
         let file = std::fs::File::create(path)
             .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
         self.recording = Some(std::io::BufWriter::new(file));
+        self.record_path = Some(path.to_owned());
         self.flush_recording();
         Ok(())
     }
@@ -637,16 +651,11 @@ impl Game {
                     self.client_id = Some(client);
                     if self.options.spectate {
                         self.messages.push(format!("watching {server_name}"));
-                        continue;
+                    } else {
+                        self.messages
+                            .push(format!("joined {server_name} as player {}", client.0));
                     }
-                    self.messages
-                        .push(format!("joined {server_name} as player {}", client.0));
-                    let name = self.my_name.clone().unwrap_or_default();
-                    if let Err(e) =
-                        self.spawn_my_player(u32::from(client.0), &name, Owner::Client(client))
-                    {
-                        self.messages.push(format!("cannot spawn the player: {e}"));
-                    }
+                    // The player comes once the server's arena is in.
                 }
                 NetEvent::Rejected { reason } => {
                     self.ended = Some(format!("the server refused us: {reason}"));
@@ -684,9 +693,13 @@ impl Game {
                 NetEvent::ClientJoined {
                     name,
                     spectator: true,
-                    ..
-                } => self.messages.push(format!("{name} joined to watch")),
-                NetEvent::ClientJoined { name, .. } => {
+                    client,
+                } => {
+                    self.send_arena(client);
+                    self.messages.push(format!("{name} joined to watch"))
+                }
+                NetEvent::ClientJoined { client, name, .. } => {
+                    self.send_arena(client);
                     self.messages.push(format!("{name} joined"));
                     if let Some(s) = &mut self.server {
                         s.scores.entry(name).or_insert(0);
@@ -715,6 +728,9 @@ impl Game {
                         self.on_blast(Vec3::from_array(at), thrower)
                     }
                     Some(GameEvent::Scores { table }) => self.scores = table,
+                    Some(GameEvent::Arena { part, parts, bytes }) => {
+                        self.arena_part(part, parts, bytes)
+                    }
                     Some(GameEvent::Say { text }) => self
                         .messages
                         .push(format!("[server] {}", clean_line(&text))),
@@ -737,6 +753,76 @@ impl Game {
             })
             .collect();
         self.remote_players.extend(others);
+    }
+
+    /// Server: sends a client that just joined the arena it plays, in parts.
+    fn send_arena(&mut self, client: ClientId) {
+        let bytes = self.scene.encode();
+        let chunks: Vec<&[u8]> = bytes.chunks(ARENA_PART).collect();
+        let parts = chunks.len() as u16;
+        for (part, chunk) in chunks.into_iter().enumerate() {
+            let event = GameEvent::Arena {
+                part: part as u16,
+                parts,
+                bytes: chunk.to_vec(),
+            };
+            if let Err(e) = self.net.send_event_to(client, event.encode()) {
+                self.messages.push(format!("cannot send the arena: {e}"));
+                return;
+            }
+        }
+    }
+
+    /// Client: a part of the server's arena. Once it is whole: if it is not ours, the
+    /// world is rebuilt on it and the server asked for everything again; then our player
+    /// comes.
+    fn arena_part(&mut self, part: u16, parts: u16, bytes: Vec<u8>) {
+        if self.is_server() || self.arena_ready || parts == 0 || part >= parts {
+            return;
+        }
+        if self.arena_parts.len() != usize::from(parts) {
+            self.arena_parts = vec![None; usize::from(parts)];
+        }
+        self.arena_parts[usize::from(part)] = Some(bytes);
+        if self.arena_parts.iter().any(Option::is_none) {
+            return;
+        }
+        let whole: Vec<u8> = self.arena_parts.drain(..).flatten().flatten().collect();
+        let theirs = match Scene::decode(&whole) {
+            Ok(s) => s,
+            Err(e) => {
+                self.ended = Some(format!("the server's arena is broken: {e}"));
+                self.end_reason = Some("connection lost".into());
+                return;
+            }
+        };
+        self.arena_ready = true;
+        let Some(client) = self.net.client_id() else {
+            return;
+        };
+        if theirs != self.scene {
+            self.messages
+                .push(format!("the server plays '{}': loading it", theirs.name));
+            self.group = Self::world(&theirs, Role::Client(client));
+            self.scene = theirs.clone();
+            self.options.scene = theirs;
+            if let Err(e) = self.net.resend_world() {
+                self.messages.push(format!("cannot reload the world: {e}"));
+            }
+            if let Some(path) = self.record_path.clone() {
+                // The recording names its arena at the start: start it again on this one.
+                if let Err(e) = self.record_to(&path) {
+                    self.messages.push(format!("recording stopped: {e}"));
+                }
+            }
+        }
+        if !self.options.spectate {
+            let name = self.my_name.clone().unwrap_or_default();
+            if let Err(e) = self.spawn_my_player(u32::from(client.0), &name, Owner::Client(client))
+            {
+                self.messages.push(format!("cannot spawn the player: {e}"));
+            }
+        }
     }
 
     /// An explosion happened: show it, and push our own player if it is in reach.
@@ -1039,6 +1125,7 @@ impl Game {
             "ended": ended,
             "resumes": self.net.resumes(),
             "spectator": self.options.spectate,
+            "arena": self.scene.name,
             "client_id": self.client_id.map(|c| c.0),
             "remote_players": self.remote_players.iter().collect::<Vec<_>>(),
             "explosions_seen": self.explosions_by_others,

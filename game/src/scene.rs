@@ -139,6 +139,23 @@ impl Scene {
         Ok(scene)
     }
 
+    /// The scene as bytes, to send to a client (comments and layout are not kept).
+    pub fn encode(&self) -> Vec<u8> {
+        bincode::serde::encode_to_vec(self, bincode::config::standard()).unwrap_or_default()
+    }
+
+    /// A scene from [`encode`](Self::encode)'s bytes, checked as a file would be.
+    pub fn decode(bytes: &[u8]) -> Result<Scene, String> {
+        let cfg = bincode::config::standard().with_limit::<{ 1 << 20 }>();
+        let (scene, n): (Scene, usize) =
+            bincode::serde::decode_from_slice(bytes, cfg).map_err(|e| e.to_string())?;
+        if n != bytes.len() {
+            return Err("trailing bytes after the scene".into());
+        }
+        scene.check()?;
+        Ok(scene)
+    }
+
     fn check(&self) -> Result<(), String> {
         if self.spawns.is_empty() {
             return Err("it needs at least one [[spawns]] entry".into());

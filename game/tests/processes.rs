@@ -217,3 +217,49 @@ fn a_refused_join_is_logged_by_the_server_and_reported_by_the_bot() {
         "the server did not log the refusal: {err}"
     );
 }
+
+#[test]
+fn a_bot_plays_the_servers_arena_whatever_file_it_has() {
+    let dir = scratch("arena");
+    let shipped =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../assets/arena.toml"))
+            .unwrap();
+    // A smaller yard with a stack elsewhere: the bot has only the shipped one.
+    let small = shipped
+        .replace("name = \"The Yard\"", "name = \"The Small Yard\"")
+        .replace(
+            "half_extents = [11.0, 0.5, 11.0]",
+            "half_extents = [9.0, 0.5, 9.0]",
+        )
+        .replace("base = [0.0, 7.0]", "base = [0.0, 4.5]");
+    assert_ne!(small, shipped);
+    let arena = dir.join("small.toml");
+    std::fs::write(&arena, small).unwrap();
+    let summary = dir.join("summary.json");
+    let port = free_port().to_string();
+    let server = Running::start(game(&[
+        "server",
+        "--port",
+        &port,
+        "--seconds",
+        "22",
+        "--scene",
+        arena.to_str().unwrap(),
+        "--summary",
+        summary.to_str().unwrap(),
+    ]));
+    let addr = format!("127.0.0.1:{port}");
+    let bot = Running::start(game(&["bot", &addr, "--seed", "3", "--seconds", "16"]));
+    let reports = bot_reports(vec![bot]);
+    let out = server.finish(Duration::from_secs(60));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let r = &reports[0];
+    assert_eq!(r["arena"], "The Small Yard", "the bot played its own arena");
+    let summary: Value = serde_json::from_str(&std::fs::read_to_string(&summary).unwrap()).unwrap();
+    assert_crates_agree("the bot", r, &crates(&summary["entities"]));
+    assert_eq!(r["network"]["server"]["missing_baselines"], 0);
+}

@@ -349,6 +349,21 @@ impl NetManager {
         }
     }
 
+    /// Client: asks the server for the whole world again, for a group that was rebuilt
+    /// (a game that learned it must load another arena, say). Every entity comes again as a
+    /// spawn, then whatever this client has beyond them is despawned; until then state
+    /// for entities it lacks is dropped. The server grants this at most once every 5 s.
+    pub fn resend_world(&mut self) -> Result<(), NetError> {
+        match &mut self.side {
+            Side::Client(c) if c.endpoint.conn.is_connected() => {
+                c.repl.begin_resync();
+                self.core.push(&mut c.endpoint.conn, &Msg::ResendWorld);
+                Ok(())
+            }
+            _ => Err(NetError::NotConnected),
+        }
+    }
+
     /// Client: whether the link is lost and the reconnect ladder runs (the world is
     /// frozen meanwhile).
     pub fn is_reconnecting(&self) -> bool {

@@ -249,7 +249,12 @@ pub(crate) struct ServerReplication {
     withhold: HashMap<NetId, ClientId>,
     /// Owners to send the server's state of an entity to.
     corrections: BTreeSet<(ClientId, NetId)>,
+    /// When each client last had the whole world resent at its request.
+    world_resent: HashMap<ClientId, u64>,
 }
+
+/// How often (µs) a client may ask for the whole world again.
+const WORLD_RESEND_US: u64 = 5_000_000;
 
 fn spawn_msg(group: &EntityGroup, net: NetId) -> Option<Msg> {
     let e = group.by_net(net)?;
@@ -590,6 +595,16 @@ impl ServerReplication {
                     seen.last_sent = None;
                 }
             }
+            Msg::ResendWorld => {
+                let last = self.world_resent.get(&id).copied();
+                if last.is_some_and(|t| core.now.saturating_sub(t) < WORLD_RESEND_US) {
+                    peer.conn.stats.refused_messages += 1;
+                    log_refusal(id, &peer.conn.stats.refused_messages, "refused messages");
+                    return;
+                }
+                self.world_resent.insert(id, core.now);
+                self.resume_world(core, group, id, &mut peer.conn);
+            }
             _ => peer.conn.stats.refused_messages += 1,
         }
     }
@@ -615,6 +630,7 @@ impl ServerReplication {
         self.withhold.retain(|_, c| *c != id);
         self.corrections.retain(|(c, _)| *c != id);
         self.views.remove(&id);
+        self.world_resent.remove(&id);
     }
 
     /// One broadcast: corrections, then to every client its reliable messages and the state
@@ -1172,7 +1188,10 @@ impl ClientReplication {
                 from: Owner::Server,
                 bytes,
             }),
-            Msg::SpawnRequest { .. } | Msg::DespawnRequest { .. } | Msg::Resync { .. } => {
+            Msg::SpawnRequest { .. }
+            | Msg::DespawnRequest { .. }
+            | Msg::Resync { .. }
+            | Msg::ResendWorld => {
                 stats.refused_messages += 1;
             }
         }

@@ -213,6 +213,9 @@ pub(crate) enum Msg {
     /// Server to a client that resumed its session: the spawns since the resume named
     /// every entity you need; drop the others you have (they went while you were away).
     WorldSent,
+    /// Client to server: send me the whole world again (I rebuilt mine); answered as a
+    /// resume is, at most once every few seconds.
+    ResendWorld,
 }
 
 /// A body's state in a spawn message: exact, with the velocities left out when the body
