@@ -43,7 +43,7 @@ fn a_bot_stopped_for_eight_seconds_resumes_its_session_and_finishes() {
         "--port",
         &port,
         "--seconds",
-        "34",
+        "30",
         "--summary",
         summary.to_str().unwrap(),
     ]));
@@ -112,7 +112,7 @@ fn the_console_kicks_a_player_and_lists_a_spectator_who_sees_everyone() {
         "--port",
         &port,
         "--seconds",
-        "27",
+        "23",
         "--summary",
         summary.to_str().unwrap(),
     ]);

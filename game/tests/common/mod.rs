@@ -110,7 +110,9 @@ pub fn bot_reports(bots: Vec<Running>) -> Vec<serde_json::Value> {
 /// Crate positions: the server streams each crate's pose quantized to 1 mm (error up to
 /// 0.5 mm) and a bot's copy is corrected once it drifts more than 2 mm, so at the moment a
 /// bot reports, its crates are within 2.5 mm of the server's. The server's summary is taken
-/// a few seconds later: the bots stop throwing 6 s before their end and walk back to their
+/// about 2 s later (the tests end their servers so; a crate still creeping after a late
+/// blast moves further the longer that is): the bots stop throwing 6 s before their end
+/// and walk back to their
 /// spawn corners, away from the stacks, so the crates are at rest and stay at rest when the
 /// bots' players leave; resting crates may still settle by a hair. 1 cm bounds that with
 /// margin while staying far below a crate's 0.8 m: a crate that had moved, fallen or never
@@ -145,7 +147,7 @@ pub fn assert_crates_agree(who: &str, r: &Value, server_crates: &BTreeMap<String
     let mut widest: f64 = 0.0;
     // A crate knocked off near the end may reach the edge after the bot reported: the
     // server then returns it home as a new entity (a higher id) before its summary,
-    // taken 6 s later. That, at most twice, and nothing else, may differ.
+    // taken a little later. That, at most twice, and nothing else, may differ.
     let only_bot: Vec<&String> = mine
         .keys()
         .filter(|k| !server_crates.contains_key(*k))
