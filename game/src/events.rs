@@ -30,6 +30,18 @@ pub enum GameEvent {
         /// Its bytes.
         bytes: Vec<u8>,
     },
+    /// Client to server: a chat line its player typed.
+    Chat {
+        /// What they typed.
+        text: String,
+    },
+    /// Server to everyone: a chat line, cleaned, and who said it.
+    ChatLine {
+        /// The player's name.
+        from: String,
+        /// The line.
+        text: String,
+    },
     /// A line from the server's operator (`say` on the console), for every peer to show.
     Say {
         /// The line (a peer removes control characters before showing it).

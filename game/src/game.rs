@@ -102,6 +102,8 @@ pub struct Traffic {
 
 struct ServerRules {
     host_name: Option<String>,
+    /// When each client's recent chat lines came (seconds), for the rate limit.
+    chat_times: HashMap<ClientId, Vec<f64>>,
     scores: BTreeMap<String, u32>,
     /// Who last blew each player about, and when (seconds).
     player_hits: HashMap<NetId, (Owner, f64)>,
@@ -142,6 +144,8 @@ pub struct Game {
     pub end_reason: Option<String>,
     /// Byte rates.
     pub traffic: Traffic,
+    /// Server: chat lines dropped by the rate limit.
+    pub chat_dropped: u64,
     joined: bool,
     /// Our client id, kept after the session ends (for the report).
     client_id: Option<ClientId>,
@@ -154,6 +158,13 @@ pub struct Game {
     record_path: Option<std::path::PathBuf>,
     recording: Option<std::io::BufWriter<std::fs::File>>,
 }
+
+/// The longest chat line, in characters.
+pub const CHAT_MAX: usize = 120;
+/// At most this many chat lines from one client...
+pub const CHAT_BURST: usize = 5;
+/// ... in this many seconds.
+pub const CHAT_WINDOW: f64 = 10.0;
 
 /// The bytes of the arena one reliable message carries.
 const ARENA_PART: usize = 900;
@@ -266,6 +277,7 @@ impl Game {
         };
         let rules = ServerRules {
             host_name: host_player.clone(),
+            chat_times: HashMap::new(),
             scores: BTreeMap::new(),
             player_hits: HashMap::new(),
             fallen: BTreeSet::new(),
@@ -328,6 +340,7 @@ impl Game {
             messages: Vec::new(),
             ended: None,
             end_reason: None,
+            chat_dropped: 0,
             traffic: Traffic::default(),
             recording: None,
         }
@@ -731,12 +744,25 @@ impl Game {
                     Some(GameEvent::Arena { part, parts, bytes }) => {
                         self.arena_part(part, parts, bytes)
                     }
+                    // A client's message, not the server's: ignored.
+                    Some(GameEvent::Chat { .. }) => {}
+                    Some(GameEvent::ChatLine { from, text }) => {
+                        self.messages
+                            .push(format!("{}: {}", clean_line(&from), clean_line(&text)))
+                    }
                     Some(GameEvent::Say { text }) => self
                         .messages
                         .push(format!("[server] {}", clean_line(&text))),
                     None => {}
                 },
-                NetEvent::Event { .. } => {}
+                NetEvent::Event {
+                    from: Owner::Client(client),
+                    bytes,
+                } => {
+                    if let Some(GameEvent::Chat { text }) = GameEvent::decode(&bytes) {
+                        self.relay_chat(client, &text);
+                    }
+                }
             }
         }
         // Who else is playing.
@@ -753,6 +779,51 @@ impl Game {
             })
             .collect();
         self.remote_players.extend(others);
+    }
+
+    /// Sends a chat line from this peer's player: a client sends it to the server, which
+    /// passes it on to everyone; a host passes it on itself. Control characters are
+    /// removed and it is cut to [`CHAT_MAX`] characters; empty lines are not sent.
+    pub fn chat(&mut self, text: &str) {
+        let text: String = clean_line(text).chars().take(CHAT_MAX).collect();
+        if text.trim().is_empty() {
+            return;
+        }
+        if self.is_server() {
+            let from = self.my_name.clone().unwrap_or_else(|| "server".into());
+            self.messages.push(format!("{from}: {text}"));
+            let _ = self
+                .net
+                .send_event(GameEvent::ChatLine { from, text }.encode());
+        } else if let Err(e) = self.net.send_event(GameEvent::Chat { text }.encode()) {
+            self.messages.push(format!("cannot chat: {e}"));
+        }
+    }
+
+    /// Server: a chat line from a client: cleaned, cut, rate-limited (at most
+    /// [`CHAT_BURST`] lines in [`CHAT_WINDOW`] seconds; more are dropped and counted), then
+    /// sent to everyone with the client's name.
+    fn relay_chat(&mut self, client: ClientId, text: &str) {
+        let now = self.net.now();
+        let Some(s) = &mut self.server else {
+            return;
+        };
+        let times = s.chat_times.entry(client).or_default();
+        times.retain(|t| now - t < CHAT_WINDOW);
+        if times.len() >= CHAT_BURST {
+            self.chat_dropped += 1;
+            return;
+        }
+        times.push(now);
+        let text: String = clean_line(text).chars().take(CHAT_MAX).collect();
+        if text.trim().is_empty() {
+            return;
+        }
+        let from = self.name_of(Owner::Client(client));
+        self.messages.push(format!("{from}: {text}"));
+        let _ = self
+            .net
+            .send_event(GameEvent::ChatLine { from, text }.encode());
     }
 
     /// Server: sends a client that just joined the arena it plays, in parts.

@@ -405,6 +405,8 @@ async fn run(mut screen: Screen, plan: Plan) -> Result<(), String> {
     };
     let mut roster_state = Roster::default();
     let mut latch = Latch::default();
+    // The chat line being typed, while one is open (Enter opens and sends, Esc drops it).
+    let mut chat: Option<String> = None;
     // A screenshot advances one tick per frame, so the picture does not depend on how fast
     // the machine draws.
     let fixed = match &plan.window {
@@ -416,7 +418,7 @@ async fn run(mut screen: Screen, plan: Plan) -> Result<(), String> {
         let drawn = std::time::Instant::now();
         let frame_time = fixed.unwrap_or_else(|| mq::get_frame_time().min(0.25));
         elapsed += frame_time;
-        if mq::is_key_pressed(KeyCode::Escape)
+        if (mq::is_key_pressed(KeyCode::Escape) && chat.is_none())
             || plan
                 .stop
                 .as_ref()
@@ -442,9 +444,15 @@ async fn run(mut screen: Screen, plan: Plan) -> Result<(), String> {
                     // Too far behind (a stall): drop the backlog rather than spiral.
                     acc = 0.0;
                 }
+                let typing = chat_line(game, &mut chat);
                 // The keyboard is read once per drawn frame; a press waits in the latch
-                // for the next tick, and only that tick gets it.
-                latch.frame(read_input(game, &view, &plan.window.script, frames));
+                // for the next tick, and only that tick gets it. While a chat line is
+                // open the keys type into it instead.
+                let fresh = match typing {
+                    true => PlayerInput::default(),
+                    false => read_input(game, &view, &plan.window.script, frames),
+                };
+                latch.frame(fresh);
                 for _ in 0..ticks.min(5) {
                     game.set_input(latch.for_tick());
                     game.tick(dt);
@@ -457,6 +465,11 @@ async fn run(mut screen: Screen, plan: Plan) -> Result<(), String> {
                 }
                 if game.net.is_reconnecting() {
                     draw_banner("reconnecting...");
+                }
+                if let Some(line) = &chat {
+                    let y = mq::screen_height() - 44.0;
+                    mq::draw_rectangle(10.0, y - 22.0, 620.0, 30.0, Color::new(0.0, 0.0, 0.0, 0.6));
+                    mq::draw_text(format!("say: {line}_"), 18.0, y, 22.0, mq::WHITE);
                 }
                 if let Some(why) = game.ended.clone() {
                     next = Some(match &plan.menu {
@@ -543,6 +556,34 @@ fn save_screenshot(path: &std::path::Path) -> Result<(), String> {
         .ok_or("the screenshot path is not valid UTF-8")?;
     img.export_png(p);
     Ok(())
+}
+
+/// The chat line: Enter opens it, typed characters go into it, Backspace takes one back,
+/// Enter sends it, Esc drops it. Returns whether a line is open (the keys are typing).
+fn chat_line(game: &mut Game, chat: &mut Option<String>) -> bool {
+    let Some(line) = chat else {
+        if mq::is_key_pressed(KeyCode::Enter) {
+            while mq::get_char_pressed().is_some() {}
+            *chat = Some(String::new());
+            return true;
+        }
+        return false;
+    };
+    while let Some(c) = mq::get_char_pressed() {
+        if !c.is_control() && line.chars().count() < lanyard_game::game::CHAT_MAX {
+            line.push(c);
+        }
+    }
+    if mq::is_key_pressed(KeyCode::Backspace) {
+        line.pop();
+    }
+    if mq::is_key_pressed(KeyCode::Enter) {
+        game.chat(line);
+        *chat = None;
+    } else if mq::is_key_pressed(KeyCode::Escape) {
+        *chat = None;
+    }
+    true
 }
 
 /// The player's input between drawn frames and ticks. The keyboard is read once per drawn
@@ -1044,7 +1085,7 @@ fn draw_hud(game: &Game) {
         mq::draw_text(format!("{points:>3}  {name}"), 20.0, y, 22.0, mq::WHITE);
         y += 24.0;
     }
-    let help = "WASD walk  Space jump  click/F throw  Q/E turn  C overview  Esc quit";
+    let help = "WASD walk  Space jump  click/F throw  Q/E turn  C overview  Enter chat  Esc quit";
     mq::draw_text(help, 14.0, mq::screen_height() - 14.0, 20.0, mq::WHITE);
     if !game.is_joined() {
         mq::draw_text(
