@@ -88,7 +88,23 @@ pub struct Blast {
     pub age: f32,
 }
 
-/// Byte rates, measured over the last second of simulated time.
+/// One point of the net graph.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct GraphSample {
+    /// Round trip to the server, milliseconds (0 on a server).
+    pub ping_ms: f32,
+    /// Kilobits per second received.
+    pub kbps_in: f32,
+    /// Kilobits per second sent.
+    pub kbps_out: f32,
+    /// Estimated loss, 0 to 1.
+    pub loss: f32,
+}
+
+/// The net graph keeps this many samples, four a second: the last ten seconds.
+pub const GRAPH_SAMPLES: usize = 40;
+
+/// Byte rates, measured over the last quarter second of simulated time.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct Traffic {
     /// Kilobits per second received.
@@ -146,6 +162,8 @@ pub struct Game {
     pub traffic: Traffic,
     /// Server: chat lines dropped by the rate limit.
     pub chat_dropped: u64,
+    /// The last ten seconds of ping, traffic and loss, oldest first, for the net graph.
+    pub graph: std::collections::VecDeque<GraphSample>,
     joined: bool,
     /// Our client id, kept after the session ends (for the report).
     client_id: Option<ClientId>,
@@ -341,6 +359,7 @@ impl Game {
             ended: None,
             end_reason: None,
             chat_dropped: 0,
+            graph: std::collections::VecDeque::new(),
             traffic: Traffic::default(),
             recording: None,
         }
@@ -525,7 +544,7 @@ impl Game {
                 "{:>4}  {:<16} ping {:>4.0} ms  loss {:>2.0}%  score {score:>3}  {what}",
                 s.client.0,
                 s.name,
-                s.stats.rtt_ms,
+                s.stats.ping_ms,
                 s.stats.loss * 100.0,
             ));
         }
@@ -1082,14 +1101,25 @@ impl Game {
 
     fn measure(&mut self, dt: f32) {
         let (bin, bout) = self.bytes();
+        let (ping_ms, loss) = (self.ping_ms().unwrap_or(0.0), self.loss());
         let t = &mut self.traffic;
         t.window += dt;
-        if t.window >= 1.0 {
+        if t.window >= 0.25 {
             t.kbps_in = (bin - t.bytes_in) as f32 * 8.0 / 1000.0 / t.window;
             t.kbps_out = (bout - t.bytes_out) as f32 * 8.0 / 1000.0 / t.window;
             t.bytes_in = bin;
             t.bytes_out = bout;
             t.window = 0.0;
+            let sample = GraphSample {
+                ping_ms,
+                kbps_in: t.kbps_in,
+                kbps_out: t.kbps_out,
+                loss,
+            };
+            if self.graph.len() >= GRAPH_SAMPLES {
+                self.graph.pop_front();
+            }
+            self.graph.push_back(sample);
         }
     }
 
@@ -1099,14 +1129,21 @@ impl Game {
         (c.bytes_in, c.bytes_out)
     }
 
-    /// Round-trip time to the server (clients), milliseconds.
+    /// Round trip to the server (clients), milliseconds: from clock stamps echoed on the
+    /// wire, so it leaves out the time the server waits for its next send (the ack round
+    /// trip stands in until the first echo).
     pub fn ping_ms(&self) -> Option<f32> {
-        self.net.server_stats().map(|s| s.rtt_ms)
+        let s = self.net.server_stats()?;
+        Some(if s.ping_ms > 0.0 { s.ping_ms } else { s.rtt_ms })
     }
 
-    /// Estimated loss towards the server (clients), 0 to 1.
+    /// Estimated loss towards the server (clients), 0 to 1. It rises when the server
+    /// falls silent: from a quarter second of silence to all lost two seconds later.
     pub fn loss(&self) -> f32 {
-        self.net.server_stats().map_or(0.0, |s| s.loss)
+        self.net.server_stats().map_or(0.0, |s| {
+            let silent = ((s.silence_ms - 250.0) / 2000.0).clamp(0.0, 1.0);
+            s.loss.max(silent)
+        })
     }
 
     /// Says goodbye (a client) or shuts down (a server), and sends it.

@@ -473,7 +473,7 @@ fn server(c: &Common, summary: Option<&Path>, flags: &SessionFlags) -> Result<()
                         format!(
                             " | {} {:.0} ms {:.0}% {}",
                             s.name,
-                            s.stats.rtt_ms,
+                            s.stats.ping_ms,
                             s.stats.loss * 100.0,
                             g.score_of(&s.name)
                         )

@@ -7,7 +7,7 @@ use lanyard::KindId;
 use lanyard::interp::PoseBuffer;
 use lanyard::record::{Replay, Step};
 use lanyard::{Entity, EntityGroup, Owner, Shape};
-use lanyard_game::game::{Blast, Game, Options, TICK_HZ};
+use lanyard_game::game::{Blast, GRAPH_SAMPLES, Game, GraphSample, Options, TICK_HZ, count};
 use lanyard_game::kinds::{self, Crate, Grenade, Player, PlayerInput};
 use lanyard_game::scene::Scene;
 use lanyard_net::discovery::{self, Found};
@@ -53,7 +53,8 @@ pub struct WindowOpts {
     pub script: InputScript,
 }
 
-/// Scripted key presses: lines of `FRAME KEY`, KEY one of `f` (throw), `space` (jump).
+/// Scripted key presses: lines of `FRAME KEY`, KEY one of `f` (throw), `space` (jump), `n`
+/// (the net graph).
 #[derive(Debug, Clone, Default)]
 pub struct InputScript {
     presses: std::collections::BTreeMap<u32, Vec<KeyCode>>,
@@ -74,6 +75,7 @@ impl InputScript {
             let key = match key.trim() {
                 "f" => KeyCode::F,
                 "space" => KeyCode::Space,
+                "n" => KeyCode::N,
                 _ => return Err(bad()),
             };
             presses.entry(frame).or_default().push(key);
@@ -407,6 +409,7 @@ async fn run(mut screen: Screen, plan: Plan) -> Result<(), String> {
     let mut latch = Latch::default();
     // The chat line being typed, while one is open (Enter opens and sends, Esc drops it).
     let mut chat: Option<String> = None;
+    let mut net_graph = false;
     // A screenshot advances one tick per frame, so the picture does not depend on how fast
     // the machine draws.
     let fixed = match &plan.window {
@@ -460,6 +463,15 @@ async fn run(mut screen: Screen, plan: Plan) -> Result<(), String> {
                 }
                 draw_world(game, &mut view, acc / dt);
                 draw_hud(game);
+                if !typing
+                    && (mq::is_key_pressed(KeyCode::N)
+                        || plan.window.script.pressed(frames, KeyCode::N))
+                {
+                    net_graph = !net_graph;
+                }
+                if net_graph {
+                    draw_net_graph(game);
+                }
                 if game.is_server() {
                     roster(game, &mut roster_state);
                 }
@@ -972,6 +984,56 @@ fn draw_blast(b: &Blast) {
     }
 }
 
+/// The net graph (N): the last ten seconds of ping, kilobits per second in and out, and
+/// loss, each scaled to its own peak.
+fn draw_net_graph(game: &Game) {
+    let (w, h) = (340.0, 200.0);
+    let (x, y) = (
+        mq::screen_width() - w - 10.0,
+        mq::screen_height() - h - 34.0,
+    );
+    mq::draw_rectangle(x, y, w, h, Color::new(0.0, 0.0, 0.0, 0.6));
+    let samples: Vec<GraphSample> = game.graph.iter().copied().collect();
+    let last = samples.last().copied().unwrap_or_default();
+    let rows: [(String, Vec<Vec<f32>>, [Color; 2]); 3] = [
+        (
+            format!("ping {:.0} ms", last.ping_ms),
+            vec![samples.iter().map(|s| s.ping_ms).collect()],
+            [mq::YELLOW, mq::YELLOW],
+        ),
+        (
+            format!("in {:.0} / out {:.0} kbit/s", last.kbps_in, last.kbps_out),
+            vec![
+                samples.iter().map(|s| s.kbps_in).collect(),
+                samples.iter().map(|s| s.kbps_out).collect(),
+            ],
+            [mq::SKYBLUE, mq::ORANGE],
+        ),
+        (
+            format!("loss {:.0}%", last.loss * 100.0),
+            vec![samples.iter().map(|s| s.loss * 100.0).collect()],
+            [mq::RED, mq::RED],
+        ),
+    ];
+    let row_h = h / 3.0;
+    for (i, (label, series, colors)) in rows.iter().enumerate() {
+        let top = y + i as f32 * row_h;
+        mq::draw_text(label, x + 8.0, top + 16.0, 18.0, mq::WHITE);
+        let peak = series.iter().flatten().fold(1.0f32, |m, v| m.max(*v));
+        let (gx, gy, gw, gh) = (x + 8.0, top + 22.0, w - 16.0, row_h - 28.0);
+        mq::draw_line(gx, gy + gh, gx + gw, gy + gh, 1.0, mq::GRAY);
+        let step = gw / (GRAPH_SAMPLES - 1) as f32;
+        for (line, c) in series.iter().zip(colors) {
+            for (k, pair) in line.windows(2).enumerate() {
+                let x0 = gx + k as f32 * step;
+                let y0 = gy + gh - pair[0] / peak * gh;
+                let y1 = gy + gh - pair[1] / peak * gh;
+                mq::draw_line(x0, y0, x0 + step, y1, 2.0, *c);
+            }
+        }
+    }
+}
+
 /// A line across the middle of the screen, over the (frozen) world.
 fn draw_banner(text: &str) {
     let (w, h) = (mq::screen_width(), mq::screen_height());
@@ -1036,7 +1098,7 @@ fn roster(game: &mut Game, r: &mut Roster) {
             "[{}] {:<16} {:>4.0} ms  {:>2.0}% loss  {what}",
             i + 1,
             s.name,
-            s.stats.rtt_ms,
+            s.stats.ping_ms,
             s.stats.loss * 100.0
         );
         let c = if r.selected == Some(i) {
@@ -1070,8 +1132,8 @@ fn draw_hud(game: &Game) {
             game.loss() * 100.0
         ),
         None => format!(
-            "hosting: {} players  in {:.0} kbit/s  out {:.0} kbit/s",
-            game.player_names().len(),
+            "hosting: {}  in {:.0} kbit/s  out {:.0} kbit/s",
+            count(game.player_names().len(), "player"),
             game.traffic.kbps_in,
             game.traffic.kbps_out
         ),
@@ -1085,7 +1147,7 @@ fn draw_hud(game: &Game) {
         mq::draw_text(format!("{points:>3}  {name}"), 20.0, y, 22.0, mq::WHITE);
         y += 24.0;
     }
-    let help = "WASD walk  Space jump  click/F throw  Q/E turn  C overview  Enter chat  Esc quit";
+    let help = "WASD walk  Space jump  click/F throw  Q/E turn  C overview  N net graph  Enter chat  Esc quit";
     mq::draw_text(help, 14.0, mq::screen_height() - 14.0, 20.0, mq::WHITE);
     if !game.is_joined() {
         mq::draw_text(

@@ -7,8 +7,12 @@ use std::net::{Ipv4Addr, SocketAddr};
 use std::path::Path;
 
 fn options(name: &str) -> Options {
-    let scene = Scene::load(&Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join(DEFAULT_SCENE))
-        .unwrap();
+    let scene = Scene::load(
+        &Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("..")
+            .join(DEFAULT_SCENE),
+    )
+    .unwrap();
     Options {
         port: 0,
         name: name.to_owned(),
@@ -47,15 +51,24 @@ fn chat_reaches_everyone_cleaned_cut_and_rate_limited() {
     run(&mut [&mut host, &mut ada, &mut bob], 0.5);
     for (who, g) in [("host", &host), ("ada", &ada), ("bob", &bob)] {
         let lines = chat_lines(g);
-        assert!(lines.contains(&"ada: hello yard".to_owned()), "{who}: {lines:?}");
-        assert!(lines.contains(&"hostess: welcome".to_owned()), "{who}: {lines:?}");
+        assert!(
+            lines.contains(&"ada: hello yard".to_owned()),
+            "{who}: {lines:?}"
+        );
+        assert!(
+            lines.contains(&"hostess: welcome".to_owned()),
+            "{who}: {lines:?}"
+        );
     }
 
     let long = "x".repeat(3 * CHAT_MAX);
     ada.chat(&long);
     run(&mut [&mut host, &mut ada, &mut bob], 0.5);
     let cut = format!("ada: {}", "x".repeat(CHAT_MAX));
-    assert!(chat_lines(&bob).contains(&cut), "the long line is cut to {CHAT_MAX}");
+    assert!(
+        chat_lines(&bob).contains(&cut),
+        "the long line is cut to {CHAT_MAX}"
+    );
 
     // A flood: only the burst gets through; the rest is dropped and counted.
     bob.messages.clear();
@@ -66,5 +79,8 @@ fn chat_reaches_everyone_cleaned_cut_and_rate_limited() {
     let got = chat_lines(&bob).len();
     // Two lines of this window went already (the greeting and the long one).
     assert_eq!(got, CHAT_BURST - 2, "{:?}", bob.messages);
-    assert_eq!(host.chat_dropped as usize, CHAT_BURST + 4 - (CHAT_BURST - 2));
+    assert_eq!(
+        host.chat_dropped as usize,
+        CHAT_BURST + 4 - (CHAT_BURST - 2)
+    );
 }

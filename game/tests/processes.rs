@@ -9,6 +9,7 @@ use std::time::Duration;
 
 #[test]
 fn a_server_and_two_bots_play_together_for_twenty_seconds() {
+    let _one = one_at_a_time();
     let dir = scratch("play");
     let summary = dir.join("summary.json");
     let port = free_port().to_string();
@@ -220,6 +221,7 @@ fn a_refused_join_is_logged_by_the_server_and_reported_by_the_bot() {
 
 #[test]
 fn a_bot_plays_the_servers_arena_whatever_file_it_has() {
+    let _one = one_at_a_time();
     let dir = scratch("arena");
     let shipped =
         std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../assets/arena.toml"))

@@ -35,6 +35,7 @@ fn summary_crates(path: &std::path::Path) -> std::collections::BTreeMap<String, 
 
 #[test]
 fn a_bot_stopped_for_eight_seconds_resumes_its_session_and_finishes() {
+    let _one = one_at_a_time();
     let dir = scratch("resume");
     let summary = dir.join("summary.json");
     let port = free_port().to_string();
@@ -104,6 +105,7 @@ fn a_bot_stopped_for_eight_seconds_resumes_its_session_and_finishes() {
 
 #[test]
 fn the_console_kicks_a_player_and_lists_a_spectator_who_sees_everyone() {
+    let _one = one_at_a_time();
     let dir = scratch("console");
     let summary = dir.join("summary.json");
     let port = free_port().to_string();
@@ -192,6 +194,7 @@ fn the_console_kicks_a_player_and_lists_a_spectator_who_sees_everyone() {
 
 #[test]
 fn sigterm_ends_the_server_gracefully_and_every_bot_hears_it() {
+    let _one = one_at_a_time();
     let dir = scratch("sigterm");
     let summary = dir.join("summary.json");
     let record = dir.join("server.lnyr");

@@ -24,7 +24,7 @@ pub(crate) enum Direction {
 /// Where a datagram's tag splits it: the first `SPLIT` bytes (the fixed header and, for
 /// DATA, its sequence fields) go into the keyed hash as they are, the rest as its BLAKE3
 /// digest. The split sits at a fixed offset, so the receiver reads no field to find it.
-pub(crate) const SPLIT: usize = 21;
+pub(crate) const SPLIT: usize = 27;
 
 /// The unkeyed digest of what follows the split.
 pub(crate) fn digest(rest: &[u8]) -> [u8; 32] {

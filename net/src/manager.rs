@@ -435,12 +435,13 @@ impl NetManager {
         let Side::Server(s) = &self.side else {
             return Vec::new();
         };
+        let now = self.core.now;
         let info = |id: &ClientId, p: &crate::endpoint::Peer, suspended| SessionInfo {
             client: *id,
             name: p.name.clone(),
             spectator: p.spectator,
             suspended,
-            stats: p.conn.stats,
+            stats: p.conn.stats_at(now),
         };
         let mut all: Vec<SessionInfo> = s
             .endpoint
@@ -475,7 +476,11 @@ impl NetManager {
     /// any id, or use [`server_stats`](Self::server_stats)).
     pub fn peer_stats(&self, client: ClientId) -> Option<PeerStats> {
         match &self.side {
-            Side::Server(s) => s.endpoint.peers.get(&client).map(|p| p.conn.stats),
+            Side::Server(s) => s
+                .endpoint
+                .peers
+                .get(&client)
+                .map(|p| p.conn.stats_at(self.core.now)),
             Side::Client(_) => self.server_stats(),
         }
     }
@@ -483,7 +488,9 @@ impl NetManager {
     /// Client: the counters of the link to the server.
     pub fn server_stats(&self) -> Option<PeerStats> {
         match &self.side {
-            Side::Client(c) if c.endpoint.conn.is_connected() => Some(c.endpoint.conn.stats),
+            Side::Client(c) if c.endpoint.conn.is_connected() => {
+                Some(c.endpoint.conn.stats_at(self.core.now))
+            }
             _ => None,
         }
     }

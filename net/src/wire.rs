@@ -74,7 +74,7 @@ const MAGIC: [u8; 2] = *b"LY";
 /// Bytes before the body: magic, version, kind.
 pub(crate) const HEADER_LEN: usize = 5;
 /// Bytes of a DATA body before its messages: seq, ack, ack bits, frame.
-pub(crate) const DATA_HEADER_LEN: usize = 16;
+pub(crate) const DATA_HEADER_LEN: usize = 22;
 /// The size of a hello, padding included: larger than anything the server answers to an
 /// address that has not proved it receives there.
 pub const HELLO_LEN: usize = 256;
@@ -406,12 +406,26 @@ pub(crate) struct DataHeader {
     pub(crate) ack_bits: u32,
     /// The sender's broadcast number.
     pub(crate) frame: u32,
+    /// The sender's clock when it sent this, in milliseconds (wrapping).
+    pub(crate) time: u16,
+    /// The newest `time` the sender received from us...
+    pub(crate) echo: u16,
+    /// ...and how many milliseconds it held it before sending this ([`NO_ECHO`]: none
+    /// yet). The round trip is our clock now, less `echo`, less `held`: it does not count
+    /// the time the peer waited for its next send, as an ack's timing would.
+    pub(crate) held: u16,
 }
+
+/// `held` when there is nothing to echo yet.
+pub(crate) const NO_ECHO: u16 = u16::MAX;
 
 impl DataHeader {
     /// Appends it.
     pub(crate) fn write(&self, out: &mut Vec<u8>) {
         for v in [self.seq, self.ack, self.ack_bits, self.frame] {
+            out.extend_from_slice(&v.to_le_bytes());
+        }
+        for v in [self.time, self.echo, self.held] {
             out.extend_from_slice(&v.to_le_bytes());
         }
     }
@@ -443,11 +457,16 @@ fn varint(rest: &mut &[u8]) -> Result<usize, NetError> {
 pub(crate) fn parse_data_header(body: &[u8]) -> Result<DataHeader, NetError> {
     let mut rest = body;
     let mut field = || -> Result<u32, NetError> { Ok(u32::from_le_bytes(take::<4>(&mut rest)?)) };
+    let (seq, ack, ack_bits, frame) = (field()?, field()?, field()?, field()?);
+    let mut short = || -> Result<u16, NetError> { Ok(u16::from_le_bytes(take::<2>(&mut rest)?)) };
     Ok(DataHeader {
-        seq: field()?,
-        ack: field()?,
-        ack_bits: field()?,
-        frame: field()?,
+        seq,
+        ack,
+        ack_bits,
+        frame,
+        time: short()?,
+        echo: short()?,
+        held: short()?,
     })
 }
 
@@ -654,6 +673,9 @@ mod tests {
             ack: 5,
             ack_bits: 0b101,
             frame: 3,
+            time: 1000,
+            echo: 900,
+            held: 12,
         }
         .write(&mut out);
         let m = encode(&Msg::Despawn { net: NetId(9) }).unwrap();

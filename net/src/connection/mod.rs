@@ -58,8 +58,15 @@ pub struct PeerStats {
     pub corrections: u64,
     /// Reliable messages that were not acceptable (wrong direction, bad content).
     pub refused_messages: u64,
-    /// Smoothed round-trip time in milliseconds (0 until the first ack).
+    /// Smoothed round-trip time in milliseconds from acks (0 until the first ack): what
+    /// resends wait on. It includes the time the peer waits before it next sends.
     pub rtt_ms: f32,
+    /// The round trip on the wire in milliseconds, from clock stamps each side echoes with
+    /// how long it held them (0 until the first echo): the ping a player should see.
+    pub ping_ms: f32,
+    /// Milliseconds since a datagram from the peer was last taken (filled in when the
+    /// stats are read).
+    pub silence_ms: f32,
     /// Estimated fraction of datagrams to this peer that are lost (0 to 1).
     pub loss: f32,
 }
@@ -222,6 +229,12 @@ pub(crate) struct Connection {
     srtt_us: Option<f32>,
     /// Datagrams of ours the peer acknowledged since [`take_acked`](Self::take_acked).
     acked: Vec<u32>,
+    /// The newest clock stamp the peer sent, and when (µs) it came: echoed back.
+    peer_time: Option<(u16, u64)>,
+    /// The smoothed round trip from echoed stamps, in milliseconds.
+    ping_ms: Option<f32>,
+    /// When (µs) a datagram from the peer was last taken.
+    pub(crate) last_heard: u64,
     /// The counters.
     pub(crate) stats: PeerStats,
 }
@@ -245,6 +258,9 @@ impl Connection {
             bad_streak: 0,
             srtt_us: None,
             acked: Vec::new(),
+            peer_time: None,
+            ping_ms: None,
+            last_heard: 0,
             stats: PeerStats::default(),
         }
     }
@@ -260,7 +276,16 @@ impl Connection {
         );
         c.timers.set(Timer::Idle, now + timing.timeout);
         c.timers.set(Timer::Heartbeat, now + timing.heartbeat);
+        c.last_heard = now;
         c
+    }
+
+    /// The counters, with the silence so far at `now`.
+    pub(crate) fn stats_at(&self, now: u64) -> PeerStats {
+        PeerStats {
+            silence_ms: now.saturating_sub(self.last_heard) as f32 / 1000.0,
+            ..self.stats
+        }
     }
 
     /// A client's side, about to say hello with `nonce` and a key pair made from `secret`.
@@ -393,6 +418,7 @@ impl Connection {
 
     /// Client: the session starts (the welcome checked out).
     pub(crate) fn established(&mut self, now: u64) {
+        self.last_heard = now;
         self.state = State::Connected;
         self.timers.stop(Timer::Retry);
         self.timers.stop(Timer::GiveUp);
@@ -446,7 +472,27 @@ impl Connection {
             self.stats.duplicates += 1;
             return Err(Refused::Replayed);
         }
+        let newest = self
+            .received
+            .latest
+            .is_none_or(|l| header.seq.wrapping_sub(l) < u32::MAX / 2);
         self.received.record(header.seq);
+        self.last_heard = now;
+        if newest {
+            self.peer_time = Some((header.time, now));
+        }
+        if header.held != wire::NO_ECHO {
+            // Our clock now, less what we stamped, less what the peer held it: the wire's
+            // round trip (wrapping milliseconds; a stale or absurd one is ignored).
+            let sample = ((now / 1000) as u16)
+                .wrapping_sub(header.echo)
+                .wrapping_sub(header.held);
+            if sample < 10_000 {
+                let s = f32::from(sample);
+                self.ping_ms = Some(self.ping_ms.map_or(s, |p| 0.8 * p + 0.2 * s));
+                self.stats.ping_ms = self.ping_ms.unwrap_or(0.0);
+            }
+        }
         self.stats.packets_in += 1;
         self.stats.bytes_in += len as u64;
         self.timers.set(Timer::Idle, now + self.timing.timeout);
@@ -571,11 +617,21 @@ impl Connection {
             let seq = self.next_seq;
             self.next_seq = self.next_seq.wrapping_add(1);
             let mut d = wire::begin(Kind::Data, version);
+            let (echo, held) = match self.peer_time {
+                Some((t, at)) => (
+                    t,
+                    (now.saturating_sub(at) / 1000).min(u64::from(wire::NO_ECHO) - 1) as u16,
+                ),
+                None => (0, wire::NO_ECHO),
+            };
             DataHeader {
                 seq,
                 ack,
                 ack_bits,
                 frame,
+                time: (now / 1000) as u16,
+                echo,
+                held,
             }
             .write(&mut d);
             let mut budget = wire::MAX_DATAGRAM - d.len() - 2 - TAG_LEN;
