@@ -617,6 +617,16 @@ fn replay_verify(file: &Path) -> Result<(), String> {
     }
 }
 
+/// Without `--name`, a window plays under the name remembered from the start screen.
+#[cfg(feature = "client")]
+fn remembered(o: &mut Options, ident: &Ident) {
+    if ident.name.is_none()
+        && let Some(name) = window::remembered_name()
+    {
+        o.name = name;
+    }
+}
+
 /// Logs go to standard error, filtered by `RUST_LOG` (by default: what Lanyard does at
 /// the info level, and warnings from everything else).
 fn init_logs() {
@@ -696,6 +706,7 @@ fn main() -> ExitCode {
             check_display()
                 .and_then(|()| options(&c, "host"))
                 .and_then(|mut o| {
+                    remembered(&mut o, ident);
                     serve.session.apply(&mut o);
                     let stop = stop_flag()?;
                     window::host(
@@ -724,6 +735,7 @@ fn main() -> ExitCode {
             check_display()
                 .and_then(|()| options(&c, "player"))
                 .and_then(|mut o| {
+                    remembered(&mut o, ident);
                     o.spectate = *spectate;
                     let server = addr.as_deref().map(resolve).transpose()?;
                     window::join(
@@ -740,6 +752,10 @@ fn main() -> ExitCode {
             let c = Common::new(&cli.ident, Some(&cli.arena)).disc(&cli.disc);
             check_display()
                 .and_then(|()| options(&c, "player"))
+                .map(|mut o| {
+                    remembered(&mut o, &cli.ident);
+                    o
+                })
                 .and_then(|o| window::menu(o, c.discovery_addr, cli.shot.window()?))
         }
         #[cfg(not(feature = "client"))]

@@ -54,16 +54,19 @@ pub struct WindowOpts {
 }
 
 /// Scripted key presses: lines of `FRAME KEY`, KEY one of `f` (throw), `space` (jump), `n`
-/// (the net graph).
+/// (the net graph; on the start screen, the name), `a` (a typed address), `enter`, a digit
+/// `1` to `9`; or `FRAME text WORDS` to type WORDS.
 #[derive(Debug, Clone, Default)]
 pub struct InputScript {
     presses: std::collections::BTreeMap<u32, Vec<KeyCode>>,
+    typed: std::collections::BTreeMap<u32, String>,
 }
 
 impl InputScript {
     /// Reads a script.
     pub fn parse(text: &str) -> Result<InputScript, String> {
         let mut presses: std::collections::BTreeMap<u32, Vec<KeyCode>> = Default::default();
+        let mut typed = std::collections::BTreeMap::new();
         for (n, line) in text.lines().enumerate() {
             let line = line.trim();
             if line.is_empty() || line.starts_with('#') {
@@ -72,19 +75,32 @@ impl InputScript {
             let bad = || format!("input script line {}: '{line}' is not FRAME KEY", n + 1);
             let (frame, key) = line.split_once(char::is_whitespace).ok_or_else(bad)?;
             let frame: u32 = frame.parse().map_err(|_| bad())?;
+            if let Some(words) = key.trim().strip_prefix("text ") {
+                typed.insert(frame, words.to_owned());
+                continue;
+            }
             let key = match key.trim() {
                 "f" => KeyCode::F,
                 "space" => KeyCode::Space,
                 "n" => KeyCode::N,
+                "a" => KeyCode::A,
+                "enter" => KeyCode::Enter,
+                "1" => KeyCode::Key1,
+                "2" => KeyCode::Key2,
+                "3" => KeyCode::Key3,
                 _ => return Err(bad()),
             };
             presses.entry(frame).or_default().push(key);
         }
-        Ok(InputScript { presses })
+        Ok(InputScript { presses, typed })
     }
 
     fn pressed(&self, frame: u32, key: KeyCode) -> bool {
         self.presses.get(&frame).is_some_and(|k| k.contains(&key))
+    }
+
+    fn text(&self, frame: u32) -> String {
+        self.typed.get(&frame).cloned().unwrap_or_default()
     }
 }
 
@@ -146,10 +162,79 @@ struct Menu {
     discovery: SocketAddr,
     games: Vec<Found>,
     browsing: Option<Receiver<Result<Vec<Found>, String>>>,
+    /// When (seconds since the menu opened) the list was last asked for.
+    browsed_at: f64,
+    opened: std::time::Instant,
     note: String,
     allow_host: bool,
     /// Why the last session ended, if one did.
     last_end: Option<String>,
+    /// The line being typed, and what it is for.
+    editing: Option<(Field, String)>,
+}
+
+/// What a line typed on the start screen is for.
+#[derive(Debug, Clone, PartialEq)]
+enum Field {
+    /// The player's name (remembered between runs).
+    Name,
+    /// The password of a game that asks for one (its address and name).
+    Password(SocketAddr, String),
+    /// A server's address, HOST[:PORT].
+    Address,
+}
+
+/// How often the start screen asks the LAN again, in seconds.
+const BROWSE_EVERY: f64 = 3.0;
+
+/// Where the player's name is remembered: `$XDG_CONFIG_HOME/tumbleyard/name`, or
+/// `$HOME/.config/tumbleyard/name`.
+fn name_file() -> Option<PathBuf> {
+    let base = std::env::var_os("XDG_CONFIG_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".config")))?;
+    Some(base.join("tumbleyard").join("name"))
+}
+
+/// The name remembered from an earlier run, if any.
+pub fn remembered_name() -> Option<String> {
+    let text = std::fs::read_to_string(name_file()?).ok()?;
+    let name = text.trim();
+    (!name.is_empty() && name.chars().count() <= 32).then(|| name.to_owned())
+}
+
+fn remember_name(name: &str) {
+    if let Some(path) = name_file() {
+        if let Some(dir) = path.parent() {
+            let _ = std::fs::create_dir_all(dir);
+        }
+        let _ = std::fs::write(path, name);
+    }
+}
+
+/// Reads HOST[:PORT] typed on the start screen (the game's port by default); only a name
+/// is looked up.
+fn typed_address(text: &str) -> Result<SocketAddr, String> {
+    use std::net::{IpAddr, ToSocketAddrs};
+    let text = text.trim();
+    if let Ok(a) = text.parse::<SocketAddr>() {
+        return Ok(a);
+    }
+    if let Ok(ip) = text.parse::<IpAddr>() {
+        return Ok(SocketAddr::new(ip, lanyard_game::game::DEFAULT_PORT));
+    }
+    let (host, port) = match text.rsplit_once(':') {
+        Some((h, p)) => match p.parse::<u16>() {
+            Ok(port) if port > 0 => (h, port),
+            _ => return Err(format!("'{text}': '{p}' is not a port")),
+        },
+        None => (text, lanyard_game::game::DEFAULT_PORT),
+    };
+    (host, port)
+        .to_socket_addrs()
+        .map_err(|e| format!("cannot find '{host}': {e}"))?
+        .find(SocketAddr::is_ipv4)
+        .ok_or_else(|| format!("'{host}' has no IPv4 address"))
 }
 
 impl Menu {
@@ -165,9 +250,12 @@ impl Menu {
             discovery,
             games: Vec::new(),
             browsing: None,
+            browsed_at: 0.0,
+            opened: std::time::Instant::now(),
             note: String::new(),
             allow_host,
             last_end: None,
+            editing: None,
         };
         m.refresh();
         m
@@ -181,23 +269,152 @@ impl Menu {
             let _ = tx.send(r);
         });
         self.browsing = Some(rx);
-        self.note = format!("looking for games on {} ...", self.discovery);
+        self.browsed_at = self.opened.elapsed().as_secs_f64();
+        if self.games.is_empty() {
+            self.note = format!("looking for games on {} ...", self.discovery);
+        }
+    }
+
+    /// Joins `addr`, with `password` if it asks for one.
+    fn join(&mut self, addr: SocketAddr, password: Option<String>) -> Option<Result<Game, String>> {
+        let options = Options {
+            password,
+            ..self.options.clone()
+        };
+        match Game::client(options, addr, lanyard_game::game::entropy()) {
+            Ok(g) => Some(Ok(g)),
+            Err(e) => {
+                self.last_end = Some(e);
+                None
+            }
+        }
+    }
+
+    /// The line being typed: characters go in, Backspace takes one back, Enter finishes
+    /// it (returning it), Esc drops it.
+    fn type_line(&mut self, script: &InputScript, frame: u32) -> Option<(Field, String)> {
+        let (_, line) = self.editing.as_mut()?;
+        while let Some(c) = mq::get_char_pressed() {
+            if !c.is_control() && line.chars().count() < 64 {
+                line.push(c);
+            }
+        }
+        line.push_str(&script.text(frame));
+        if mq::is_key_pressed(KeyCode::Backspace) {
+            line.pop();
+        }
+        if mq::is_key_pressed(KeyCode::Escape) {
+            self.editing = None;
+            return None;
+        }
+        if mq::is_key_pressed(KeyCode::Enter) || script.pressed(frame, KeyCode::Enter) {
+            return self.editing.take();
+        }
+        None
     }
 
     /// Draws the menu and returns the game to start, if the player picked one.
-    fn frame(&mut self) -> Option<Result<Game, String>> {
+    fn frame(&mut self, script: &InputScript, frame: u32) -> Option<Result<Game, String>> {
+        let key = |k: KeyCode| mq::is_key_pressed(k) || script.pressed(frame, k);
         if let Some(rx) = &self.browsing
             && let Ok(r) = rx.try_recv()
         {
             match r {
                 Ok(g) => {
-                    self.note = format!("{} game(s) found on {}", g.len(), self.discovery);
+                    self.note = format!(
+                        "{} found on {} (the list refreshes by itself)",
+                        lanyard_game::game::count(g.len(), "game"),
+                        self.discovery
+                    );
                     self.games = g;
                 }
                 Err(e) => self.note = format!("cannot browse: {e}"),
             }
             self.browsing = None;
         }
+        if self.browsing.is_none()
+            && self.opened.elapsed().as_secs_f64() - self.browsed_at >= BROWSE_EVERY
+        {
+            self.refresh();
+        }
+        self.draw();
+        if self.editing.is_some() {
+            let (field, text) = self.type_line(script, frame)?;
+            return match field {
+                Field::Name => {
+                    let name = text.trim();
+                    if name.is_empty() || name.chars().count() > 32 {
+                        self.last_end = Some("names are 1 to 32 characters".into());
+                    } else {
+                        self.options.name = name.to_owned();
+                        remember_name(name);
+                    }
+                    None
+                }
+                Field::Password(addr, _) => self.join(addr, Some(text)),
+                Field::Address => match typed_address(&text) {
+                    Ok(addr) => self.join(addr, self.options.password.clone()),
+                    Err(e) => {
+                        self.last_end = Some(e);
+                        None
+                    }
+                },
+            };
+        }
+        if self.allow_host && key(KeyCode::H) {
+            let name = self.options.name.clone();
+            return match Game::server(self.options.clone(), Some(name)) {
+                Ok(g) => Some(Ok(g)),
+                Err(e) => {
+                    self.last_end = Some(e);
+                    None
+                }
+            };
+        }
+        if key(KeyCode::R) && self.browsing.is_none() {
+            self.refresh();
+        }
+        if key(KeyCode::N) {
+            self.editing = Some((Field::Name, String::new()));
+            while mq::get_char_pressed().is_some() {}
+        }
+        if key(KeyCode::A) {
+            self.editing = Some((Field::Address, String::new()));
+            while mq::get_char_pressed().is_some() {}
+        }
+        let digits = [
+            KeyCode::Key1,
+            KeyCode::Key2,
+            KeyCode::Key3,
+            KeyCode::Key4,
+            KeyCode::Key5,
+            KeyCode::Key6,
+            KeyCode::Key7,
+            KeyCode::Key8,
+            KeyCode::Key9,
+        ];
+        for (i, k) in digits.iter().enumerate() {
+            if key(*k)
+                && let Some(g) = self.games.get(i).cloned()
+            {
+                if !g.compatible() {
+                    self.last_end = Some("that game runs another version of Tumbleyard".into());
+                    continue;
+                }
+                if g.info.password && self.options.password.is_none() {
+                    self.editing =
+                        Some((Field::Password(g.addr, g.info.name.clone()), String::new()));
+                    while mq::get_char_pressed().is_some() {}
+                    return None;
+                }
+                let password = self.options.password.clone();
+                return self.join(g.addr, password);
+            }
+        }
+        None
+    }
+
+    fn draw(&self) {
         mq::clear_background(Color::from_rgba(34, 40, 52, 255));
         mq::draw_text(
             "TUMBLEYARD",
@@ -213,23 +430,27 @@ impl Menu {
             24.0,
             mq::LIGHTGRAY,
         );
-        let mut y = 170.0;
+        let mut y = 160.0;
+        mq::draw_text(
+            format!("you play as {}   [N] change", self.options.name),
+            40.0,
+            y,
+            26.0,
+            mq::WHITE,
+        );
+        y += 34.0;
         if let Some(why) = &self.last_end {
-            mq::draw_text(
-                why,
-                40.0,
-                y - 20.0,
-                24.0,
-                Color::from_rgba(240, 120, 100, 255),
-            );
-            y += 20.0;
+            mq::draw_text(why, 40.0, y, 24.0, Color::from_rgba(240, 120, 100, 255));
+            y += 34.0;
         }
         if self.allow_host {
             mq::draw_text("[H] host a game on this machine", 40.0, y, 28.0, mq::WHITE);
-            y += 40.0;
+            y += 36.0;
         }
-        mq::draw_text("[R] look for LAN games again", 40.0, y, 28.0, mq::WHITE);
-        y += 50.0;
+        mq::draw_text("[A] join by address", 40.0, y, 28.0, mq::WHITE);
+        y += 36.0;
+        mq::draw_text("[R] look for LAN games now", 40.0, y, 28.0, mq::WHITE);
+        y += 44.0;
         mq::draw_text(&self.note, 40.0, y, 22.0, mq::GRAY);
         y += 34.0;
         for (i, g) in self.games.iter().enumerate().take(9) {
@@ -253,6 +474,33 @@ impl Menu {
             mq::draw_text(&line, 40.0, y, 26.0, c);
             y += 32.0;
         }
+        if let Some((field, text)) = &self.editing {
+            let (label, shown) = match field {
+                Field::Name => ("your name".to_owned(), text.clone()),
+                Field::Password(addr, name) => (
+                    format!("password for {name} ({addr})"),
+                    "*".repeat(text.chars().count()),
+                ),
+                Field::Address => ("server address (HOST[:PORT])".to_owned(), text.clone()),
+            };
+            let (w, h) = (mq::screen_width(), mq::screen_height());
+            mq::draw_rectangle(
+                0.0,
+                h / 2.0 - 70.0,
+                w,
+                120.0,
+                Color::new(0.0, 0.0, 0.0, 0.75),
+            );
+            mq::draw_text(&label, 60.0, h / 2.0 - 30.0, 26.0, mq::LIGHTGRAY);
+            mq::draw_text(format!("{shown}_"), 60.0, h / 2.0 + 10.0, 34.0, mq::WHITE);
+            mq::draw_text(
+                "Enter: OK   Esc: cancel",
+                60.0,
+                h / 2.0 + 38.0,
+                20.0,
+                mq::GRAY,
+            );
+        }
         mq::draw_text(
             "[Esc] quit",
             40.0,
@@ -260,40 +508,6 @@ impl Menu {
             22.0,
             mq::GRAY,
         );
-        if self.allow_host && mq::is_key_pressed(KeyCode::H) {
-            let name = self.options.name.clone();
-            return Some(Game::server(self.options.clone(), Some(name)));
-        }
-        if mq::is_key_pressed(KeyCode::R) && self.browsing.is_none() {
-            self.refresh();
-        }
-        let digits = [
-            KeyCode::Key1,
-            KeyCode::Key2,
-            KeyCode::Key3,
-            KeyCode::Key4,
-            KeyCode::Key5,
-            KeyCode::Key6,
-            KeyCode::Key7,
-            KeyCode::Key8,
-            KeyCode::Key9,
-        ];
-        for (i, k) in digits.iter().enumerate() {
-            if mq::is_key_pressed(*k)
-                && let Some(g) = self.games.get(i)
-            {
-                if !g.compatible() {
-                    self.note = "that game runs another version of Tumbleyard".into();
-                    continue;
-                }
-                return Some(Game::client(
-                    self.options.clone(),
-                    g.addr,
-                    lanyard_game::game::entropy(),
-                ));
-            }
-        }
-        None
     }
 }
 
@@ -421,7 +635,8 @@ async fn run(mut screen: Screen, plan: Plan) -> Result<(), String> {
         let drawn = std::time::Instant::now();
         let frame_time = fixed.unwrap_or_else(|| mq::get_frame_time().min(0.25));
         elapsed += frame_time;
-        if (mq::is_key_pressed(KeyCode::Escape) && chat.is_none())
+        let typing_in_menu = matches!(&screen, Screen::Menu(m) if m.editing.is_some());
+        if (mq::is_key_pressed(KeyCode::Escape) && chat.is_none() && !typing_in_menu)
             || plan
                 .stop
                 .as_ref()
@@ -432,7 +647,7 @@ async fn run(mut screen: Screen, plan: Plan) -> Result<(), String> {
         let mut next = None;
         match &mut screen {
             Screen::Menu(m) => {
-                if let Some(r) = m.frame() {
+                if let Some(r) = m.frame(&plan.window.script, frames) {
                     next = Some(match r {
                         Ok(g) => Screen::Playing(Box::new(g)),
                         Err(e) => Screen::Ended(e),

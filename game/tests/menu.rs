@@ -1,0 +1,79 @@
+//! The start screen, for real: under Xvfb, the game with no command is driven by its input
+//! script. The player types a name (which is remembered), picks a LAN game that asks for a
+//! password (found through the loopback broadcast), types the password at the prompt, and
+//! is in: the server says so under the typed name.
+//!
+//! Needs `xvfb-run`; skips without it unless `LANYARD_REQUIRE_XVFB` is set (as in CI).
+
+mod common;
+
+use common::*;
+use std::time::Duration;
+
+fn has_xvfb() -> bool {
+    std::process::Command::new("xvfb-run")
+        .arg("--help")
+        .output()
+        .is_ok()
+}
+
+#[test]
+fn a_name_typed_and_a_password_at_the_prompt_take_the_player_into_a_locked_game() {
+    if !has_xvfb() {
+        assert!(
+            std::env::var_os("LANYARD_REQUIRE_XVFB").is_none(),
+            "xvfb-run is required here but not installed"
+        );
+        eprintln!("skipped: xvfb-run is not installed");
+        return;
+    }
+    let _one = one_at_a_time();
+    let dir = scratch("menu");
+    let home = dir.join("home");
+    std::fs::create_dir_all(&home).unwrap();
+    let port = free_port().to_string();
+    let disc = discovery(free_port());
+    let server = Running::start(game(&[
+        "server",
+        "--port",
+        &port,
+        "--seconds",
+        "20",
+        "--discovery-addr",
+        &disc,
+        "--name",
+        "Locked Yard",
+        "--password",
+        "open sesame",
+    ]));
+    // At 30 frames a second: the name at once, the game (found within a few seconds) at
+    // frame 150, its password at the prompt.
+    let script = "10 n\n12 text zed\n14 enter\n150 1\n155 text open sesame\n157 enter\n";
+    let script_path = dir.join("script.txt");
+    std::fs::write(&script_path, script).unwrap();
+    let shot = dir.join("menu.png");
+    let mut window = std::process::Command::new("xvfb-run");
+    window
+        .args(["-a", "-s", "-screen 0 1100x700x24", BIN])
+        .args(["--discovery-addr", &disc, "--fps", "30"])
+        .args(["--input-script", script_path.to_str().unwrap()])
+        .args(["--screenshot", shot.to_str().unwrap(), "--frames", "330"])
+        .env("HOME", &home)
+        .env_remove("XDG_CONFIG_HOME")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    let out = Running::start(window).finish(Duration::from_secs(120));
+    assert!(
+        out.status.success(),
+        "the window failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let remembered = std::fs::read_to_string(home.join(".config/tumbleyard/name")).unwrap();
+    assert_eq!(remembered, "zed");
+    let log = server.finish(Duration::from_secs(60));
+    let text = String::from_utf8_lossy(&log.stdout);
+    assert!(
+        text.contains("zed joined"),
+        "the server never saw zed:\n{text}"
+    );
+}
