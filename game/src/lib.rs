@@ -8,6 +8,7 @@
 //! * [`runner`]: the real-time fixed-step loop for headless modes.
 #![warn(missing_docs)]
 
+pub mod agones;
 pub mod bot;
 pub mod events;
 pub mod game;

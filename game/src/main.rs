@@ -2,6 +2,7 @@
 
 use clap::{Args, Parser, Subcommand};
 use lanyard::record::Replay;
+use lanyard_game::agones::Agones;
 use lanyard_game::bot::Bot;
 use lanyard_game::game::{Console, DEFAULT_PORT, Game, Options};
 use lanyard_game::runner;
@@ -40,10 +41,10 @@ struct Cli {
 #[derive(Args, Debug, Clone, Default)]
 struct Ident {
     /// Your player name (the server's name for `server`).
-    #[arg(long)]
+    #[arg(long, env = "LANYARD_NAME")]
     name: Option<String>,
     /// The password to give when joining (the one to ask for `host` and `server`).
-    #[arg(long)]
+    #[arg(long, env = "LANYARD_PASSWORD", hide_env_values = true)]
     password: Option<String>,
 }
 
@@ -51,13 +52,13 @@ struct Ident {
 #[derive(Args, Debug, Clone)]
 struct Serve {
     /// UDP port the game listens on.
-    #[arg(long, default_value_t = DEFAULT_PORT)]
+    #[arg(long, env = "LANYARD_PORT", default_value_t = DEFAULT_PORT)]
     port: u16,
     /// Players the server takes (the host counts).
-    #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u16).range(1..=64))]
+    #[arg(long, env = "LANYARD_MAX_PLAYERS", default_value_t = 8, value_parser = clap::value_parser!(u16).range(1..=64))]
     max_players: u16,
     /// State broadcasts per second (under 30 unless you mean it).
-    #[arg(long, default_value_t = 20.0, value_parser = parse_rate)]
+    #[arg(long, env = "LANYARD_RATE", default_value_t = 20.0, value_parser = parse_rate)]
     rate: f32,
     #[command(flatten)]
     session: SessionFlags,
@@ -258,10 +259,10 @@ enum Command {
 struct SessionFlags {
     /// Seconds a player whose link dropped keeps its session (id, player, score) to
     /// resume it; 0 ends the session when it times out.
-    #[arg(long, default_value_t = 30.0, value_name = "SECONDS", value_parser = parse_grace)]
+    #[arg(long, env = "LANYARD_GRACE", default_value_t = 30.0, value_name = "SECONDS", value_parser = parse_grace)]
     grace: f32,
     /// Spectators the server takes, on top of the players.
-    #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u16).range(0..=64))]
+    #[arg(long, env = "LANYARD_MAX_SPECTATORS", default_value_t = 8, value_parser = clap::value_parser!(u16).range(0..=64))]
     max_spectators: u16,
 }
 
@@ -436,6 +437,11 @@ fn server(c: &Common, summary: Option<&Path>, flags: &SessionFlags) -> Result<()
         c.max_players,
         flags.max_spectators,
     );
+    let mut agones = Agones::from_env()?;
+    if let Some(a) = &mut agones {
+        a.ready()?;
+        println!("told the Agones SDK the server is ready");
+    }
     let console = console_lines();
     let mut why = "time up";
     let mut since = 0;
@@ -455,6 +461,9 @@ fn server(c: &Common, summary: Option<&Path>, flags: &SessionFlags) -> Result<()
             if stop.load(Ordering::Relaxed) {
                 why = "a signal";
                 return false;
+            }
+            if let Some(a) = &mut agones {
+                a.tick();
             }
             true
         },
@@ -499,6 +508,11 @@ fn server(c: &Common, summary: Option<&Path>, flags: &SessionFlags) -> Result<()
     // The summary is the world as it ended, before the players' sessions are closed.
     let written = summary.map_or(Ok(()), |p| write_summary(&game, p));
     game.shutdown();
+    if let Some(a) = &mut agones
+        && let Err(e) = a.shutdown()
+    {
+        eprintln!("lanyard-game: {e}");
+    }
     written
 }
 

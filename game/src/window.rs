@@ -451,9 +451,13 @@ impl Menu {
         y += 36.0;
         mq::draw_text("[R] look for LAN games now", 40.0, y, 28.0, mq::WHITE);
         y += 44.0;
-        mq::draw_text(&self.note, 40.0, y, 22.0, mq::GRAY);
+        // A prompt takes the place of the list (text would show through it).
+        let shown = if self.editing.is_some() { 0 } else { 9 };
+        if shown > 0 {
+            mq::draw_text(&self.note, 40.0, y, 22.0, mq::GRAY);
+        }
         y += 34.0;
-        for (i, g) in self.games.iter().enumerate().take(9) {
+        for (i, g) in self.games.iter().enumerate().take(shown) {
             let line = format!(
                 "[{}] {}  {}/{} players  {} watching  {}  {:.0} ms  {}{}",
                 i + 1,
