@@ -190,6 +190,38 @@ const ARENA_PART: usize = 900;
 const CONSOLE_HELP: &str =
     "commands: players | kick NAME [REASON] | ban NAME [REASON] | say TEXT | quit";
 
+/// Reads a server's address typed as HOST[:PORT] (the game's port by default), on the
+/// command line or the start screen. An address is parsed as an address; only a host name
+/// is looked up, and a bad port is an error before any lookup.
+pub fn server_addr(text: &str) -> Result<SocketAddr, String> {
+    use std::net::ToSocketAddrs;
+    let text = text.trim();
+    if let Ok(a) = text.parse::<SocketAddr>() {
+        return Ok(a);
+    }
+    if let Ok(ip) = text.parse::<IpAddr>() {
+        return Ok(SocketAddr::new(ip, DEFAULT_PORT));
+    }
+    let (host, port) = match text.rsplit_once(':') {
+        Some((host, p)) => match p.parse::<u16>() {
+            Ok(port) if port > 0 => (host, port),
+            _ => return Err(format!("'{text}': '{p}' is not a port (1 to 65535)")),
+        },
+        None => (text, DEFAULT_PORT),
+    };
+    if host.is_empty() {
+        return Err(format!("'{text}' names no host"));
+    }
+    if let Ok(ip) = host.parse::<IpAddr>() {
+        return Ok(SocketAddr::new(ip, port));
+    }
+    (host, port)
+        .to_socket_addrs()
+        .map_err(|e| format!("cannot resolve '{host}': {e}"))?
+        .find(SocketAddr::is_ipv4)
+        .ok_or_else(|| format!("'{host}' has no IPv4 address"))
+}
+
 /// `n` things, with the right plural.
 pub fn count(n: usize, thing: &str) -> String {
     match n {
@@ -618,9 +650,9 @@ impl Game {
         pump(&mut self.net, &mut self.socket);
         let game_port = self.socket_port();
         if let Some(r) = &mut self.responder {
-            let sessions = self.net.sessions();
-            let watching = sessions.iter().filter(|s| s.spectator).count() as u16;
-            let players = sessions.len() as u16 - watching + u16::from(self.my_name.is_some());
+            let (playing, watching) = self.net.session_counts();
+            let players = playing as u16 + u16::from(self.my_name.is_some());
+            let watching = watching as u16;
             let info = ServerInfo {
                 name: self.options.name.clone(),
                 players,

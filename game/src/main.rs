@@ -4,11 +4,11 @@ use clap::{Args, Parser, Subcommand};
 use lanyard::record::Replay;
 use lanyard_game::agones::Agones;
 use lanyard_game::bot::Bot;
-use lanyard_game::game::{Console, DEFAULT_PORT, Game, Options};
+use lanyard_game::game::{Console, DEFAULT_PORT, Game, Options, server_addr};
 use lanyard_game::runner;
 use lanyard_game::scene::{DEFAULT_SCENE, Scene};
 use lanyard_net::discovery;
-use std::net::{IpAddr, SocketAddr, ToSocketAddrs};
+use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -367,35 +367,6 @@ fn parse_seconds(s: &str) -> Result<f32, String> {
     Ok(v)
 }
 
-/// Reads HOST[:PORT] (the game port by default). An address is parsed as an address; only
-/// a host name is looked up, and a bad port is an error before any lookup.
-fn resolve(addr: &str) -> Result<SocketAddr, String> {
-    if let Ok(a) = addr.parse::<SocketAddr>() {
-        return Ok(a);
-    }
-    if let Ok(ip) = addr.parse::<IpAddr>() {
-        return Ok(SocketAddr::new(ip, DEFAULT_PORT));
-    }
-    let (host, port) = match addr.rsplit_once(':') {
-        Some((host, p)) => match p.parse::<u16>() {
-            Ok(port) if port > 0 => (host, port),
-            _ => return Err(format!("'{addr}': '{p}' is not a port (1 to 65535)")),
-        },
-        None => (addr, DEFAULT_PORT),
-    };
-    if host.is_empty() {
-        return Err(format!("'{addr}' names no host"));
-    }
-    if let Ok(ip) = host.parse::<IpAddr>() {
-        return Ok(SocketAddr::new(ip, port));
-    }
-    (host, port)
-        .to_socket_addrs()
-        .map_err(|e| format!("cannot resolve '{host}': {e}"))?
-        .find(SocketAddr::is_ipv4)
-        .ok_or_else(|| format!("'{host}' has no IPv4 address"))
-}
-
 fn options(c: &Common, default_name: &str) -> Result<Options, String> {
     let scene = Scene::load(&c.scene).map_err(|e| e.to_string())?;
     if c.rate >= 30.0 {
@@ -517,7 +488,7 @@ fn server(c: &Common, summary: Option<&Path>, flags: &SessionFlags) -> Result<()
 }
 
 fn bot(c: &Common, addr: &str, seed: u64, spectate: bool) -> Result<(), String> {
-    let server = resolve(addr)?;
+    let server = server_addr(addr)?;
     let mut o = options(c, &format!("bot-{seed}"))?;
     o.spectate = spectate;
     let mut game = Game::client(o, server, lanyard_game::game::entropy())?;
@@ -751,7 +722,7 @@ fn main() -> ExitCode {
                 .and_then(|mut o| {
                     remembered(&mut o, ident);
                     o.spectate = *spectate;
-                    let server = addr.as_deref().map(resolve).transpose()?;
+                    let server = addr.as_deref().map(server_addr).transpose()?;
                     window::join(
                         o,
                         server,

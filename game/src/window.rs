@@ -184,6 +184,20 @@ enum Field {
     Address,
 }
 
+/// The keys 1 to 9, which pick the n-th game on the start screen and the n-th player in
+/// the host's list.
+const DIGITS: [KeyCode; 9] = [
+    KeyCode::Key1,
+    KeyCode::Key2,
+    KeyCode::Key3,
+    KeyCode::Key4,
+    KeyCode::Key5,
+    KeyCode::Key6,
+    KeyCode::Key7,
+    KeyCode::Key8,
+    KeyCode::Key9,
+];
+
 /// How often the start screen asks the LAN again, in seconds.
 const BROWSE_EVERY: f64 = 3.0;
 
@@ -210,31 +224,6 @@ fn remember_name(name: &str) {
         }
         let _ = std::fs::write(path, name);
     }
-}
-
-/// Reads HOST[:PORT] typed on the start screen (the game's port by default); only a name
-/// is looked up.
-fn typed_address(text: &str) -> Result<SocketAddr, String> {
-    use std::net::{IpAddr, ToSocketAddrs};
-    let text = text.trim();
-    if let Ok(a) = text.parse::<SocketAddr>() {
-        return Ok(a);
-    }
-    if let Ok(ip) = text.parse::<IpAddr>() {
-        return Ok(SocketAddr::new(ip, lanyard_game::game::DEFAULT_PORT));
-    }
-    let (host, port) = match text.rsplit_once(':') {
-        Some((h, p)) => match p.parse::<u16>() {
-            Ok(port) if port > 0 => (h, port),
-            _ => return Err(format!("'{text}': '{p}' is not a port")),
-        },
-        None => (text, lanyard_game::game::DEFAULT_PORT),
-    };
-    (host, port)
-        .to_socket_addrs()
-        .map_err(|e| format!("cannot find '{host}': {e}"))?
-        .find(SocketAddr::is_ipv4)
-        .ok_or_else(|| format!("'{host}' has no IPv4 address"))
 }
 
 impl Menu {
@@ -352,7 +341,7 @@ impl Menu {
                     None
                 }
                 Field::Password(addr, _) => self.join(addr, Some(text)),
-                Field::Address => match typed_address(&text) {
+                Field::Address => match lanyard_game::game::server_addr(&text) {
                     Ok(addr) => self.join(addr, self.options.password.clone()),
                     Err(e) => {
                         self.last_end = Some(e);
@@ -382,18 +371,7 @@ impl Menu {
             self.editing = Some((Field::Address, String::new()));
             while mq::get_char_pressed().is_some() {}
         }
-        let digits = [
-            KeyCode::Key1,
-            KeyCode::Key2,
-            KeyCode::Key3,
-            KeyCode::Key4,
-            KeyCode::Key5,
-            KeyCode::Key6,
-            KeyCode::Key7,
-            KeyCode::Key8,
-            KeyCode::Key9,
-        ];
-        for (i, k) in digits.iter().enumerate() {
+        for (i, k) in DIGITS.iter().enumerate() {
             if key(*k)
                 && let Some(g) = self.games.get(i).cloned()
             {
@@ -1271,18 +1249,7 @@ fn roster(game: &mut Game, r: &mut Roster) {
         return;
     }
     let sessions = game.net.sessions();
-    let digits = [
-        KeyCode::Key1,
-        KeyCode::Key2,
-        KeyCode::Key3,
-        KeyCode::Key4,
-        KeyCode::Key5,
-        KeyCode::Key6,
-        KeyCode::Key7,
-        KeyCode::Key8,
-        KeyCode::Key9,
-    ];
-    for (i, k) in digits.iter().enumerate() {
+    for (i, k) in DIGITS.iter().enumerate() {
         if mq::is_key_pressed(*k) && i < sessions.len() {
             r.selected = Some(i);
         }

@@ -51,16 +51,9 @@ fn the_server_says_ready_stays_healthy_from_its_tick_loop_and_says_shutdown() {
     let server = Running::start(cmd);
     std::thread::sleep(Duration::from_secs(5));
     // A hung simulation: no ticks, so no health pings.
-    let pid = server.0.as_ref().unwrap().id().to_string();
-    let kill = |sig: &str| {
-        std::process::Command::new("kill")
-            .args([sig, &pid])
-            .status()
-            .unwrap()
-    };
-    assert!(kill("-STOP").success());
+    signal(&server, "-STOP");
     std::thread::sleep(Duration::from_secs(5));
-    assert!(kill("-CONT").success());
+    signal(&server, "-CONT");
     let out = server.finish(Duration::from_secs(60));
     assert!(
         out.status.success(),

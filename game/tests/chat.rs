@@ -1,33 +1,11 @@
 //! Chat, with real games on 127.0.0.1 in one process: a line reaches every player with its
 //! sender's name, control characters removed and cut to length; a flood is rate-limited.
 
-use lanyard_game::game::{CHAT_BURST, CHAT_MAX, Game, Options, TICK_HZ};
-use lanyard_game::scene::{DEFAULT_SCENE, Scene};
+mod common;
+
+use common::{local_options, tick_together};
+use lanyard_game::game::{CHAT_BURST, CHAT_MAX, Game};
 use std::net::{Ipv4Addr, SocketAddr};
-use std::path::Path;
-
-fn options(name: &str) -> Options {
-    let scene = Scene::load(
-        &Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("..")
-            .join(DEFAULT_SCENE),
-    )
-    .unwrap();
-    Options {
-        port: 0,
-        name: name.to_owned(),
-        ..Options::new(scene)
-    }
-}
-
-fn run(games: &mut [&mut Game], seconds: f32) {
-    for _ in 0..(seconds * TICK_HZ) as usize {
-        for g in games.iter_mut() {
-            g.tick(1.0 / TICK_HZ);
-        }
-        std::thread::sleep(std::time::Duration::from_millis(1));
-    }
-}
 
 fn chat_lines(g: &Game) -> Vec<String> {
     g.messages
@@ -39,16 +17,16 @@ fn chat_lines(g: &Game) -> Vec<String> {
 
 #[test]
 fn chat_reaches_everyone_cleaned_cut_and_rate_limited() {
-    let mut host = Game::server(options("yard"), Some("hostess".into())).unwrap();
+    let mut host = Game::server(local_options("yard"), Some("hostess".into())).unwrap();
     let addr = SocketAddr::from((Ipv4Addr::LOCALHOST, host.local_addr().port()));
-    let mut ada = Game::client(options("ada"), addr, [1; 32]).unwrap();
-    let mut bob = Game::client(options("bob"), addr, [2; 32]).unwrap();
-    run(&mut [&mut host, &mut ada, &mut bob], 1.5);
+    let mut ada = Game::client(local_options("ada"), addr, [1; 32]).unwrap();
+    let mut bob = Game::client(local_options("bob"), addr, [2; 32]).unwrap();
+    tick_together(&mut [&mut host, &mut ada, &mut bob], 1.5);
     assert!(ada.is_joined() && bob.is_joined());
 
     ada.chat("hello\u{7} yard\n");
     host.chat("welcome");
-    run(&mut [&mut host, &mut ada, &mut bob], 0.5);
+    tick_together(&mut [&mut host, &mut ada, &mut bob], 0.5);
     for (who, g) in [("host", &host), ("ada", &ada), ("bob", &bob)] {
         let lines = chat_lines(g);
         assert!(
@@ -63,7 +41,7 @@ fn chat_reaches_everyone_cleaned_cut_and_rate_limited() {
 
     let long = "x".repeat(3 * CHAT_MAX);
     ada.chat(&long);
-    run(&mut [&mut host, &mut ada, &mut bob], 0.5);
+    tick_together(&mut [&mut host, &mut ada, &mut bob], 0.5);
     let cut = format!("ada: {}", "x".repeat(CHAT_MAX));
     assert!(
         chat_lines(&bob).contains(&cut),
@@ -75,7 +53,7 @@ fn chat_reaches_everyone_cleaned_cut_and_rate_limited() {
     for i in 0..CHAT_BURST + 4 {
         ada.chat(&format!("spam {i}"));
     }
-    run(&mut [&mut host, &mut ada, &mut bob], 0.5);
+    tick_together(&mut [&mut host, &mut ada, &mut bob], 0.5);
     let got = chat_lines(&bob).len();
     // Two lines of this window went already (the greeting and the long one).
     assert_eq!(got, CHAT_BURST - 2, "{:?}", bob.messages);

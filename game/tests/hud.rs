@@ -1,42 +1,23 @@
 //! The HUD's numbers are honest: the loss a client shows rises while the server is
 //! silent, and falls back once it speaks again; the net graph keeps ten seconds.
 
-use lanyard_game::game::{GRAPH_SAMPLES, Game, Options, TICK_HZ};
-use lanyard_game::scene::{DEFAULT_SCENE, Scene};
+mod common;
+
+use common::{local_options, tick_together};
+use lanyard_game::game::{GRAPH_SAMPLES, Game};
 use std::net::{Ipv4Addr, SocketAddr};
-use std::path::Path;
-
-fn options(name: &str) -> Options {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("..")
-        .join(DEFAULT_SCENE);
-    Options {
-        port: 0,
-        name: name.to_owned(),
-        ..Options::new(Scene::load(&path).unwrap())
-    }
-}
-
-fn run(games: &mut [&mut Game], seconds: f32) {
-    for _ in 0..(seconds * TICK_HZ) as usize {
-        for g in games.iter_mut() {
-            g.tick(1.0 / TICK_HZ);
-        }
-        std::thread::sleep(std::time::Duration::from_millis(1));
-    }
-}
 
 #[test]
 fn loss_rises_while_the_server_is_silent_and_the_graph_keeps_ten_seconds() {
-    let mut host = Game::server(options("yard"), Some("hostess".into())).unwrap();
+    let mut host = Game::server(local_options("yard"), Some("hostess".into())).unwrap();
     let addr = SocketAddr::from((Ipv4Addr::LOCALHOST, host.local_addr().port()));
-    let mut ada = Game::client(options("ada"), addr, [7; 32]).unwrap();
-    run(&mut [&mut host, &mut ada], 3.0);
+    let mut ada = Game::client(local_options("ada"), addr, [7; 32]).unwrap();
+    tick_together(&mut [&mut host, &mut ada], 3.0);
     assert!(ada.is_joined());
     assert!(ada.loss() < 0.1, "loss {} on a clean loopback", ada.loss());
     assert!(ada.ping_ms().is_some_and(|p| p >= 0.0));
     // The server stops answering (hung, or its machine gone): ada's loss climbs.
-    run(&mut [&mut ada], 2.5);
+    tick_together(&mut [&mut ada], 2.5);
     assert!(
         ada.loss() > 0.9,
         "loss {} after 2.5 s of silence",
@@ -44,13 +25,13 @@ fn loss_rises_while_the_server_is_silent_and_the_graph_keeps_ten_seconds() {
     );
     // It speaks again: the loss falls back (the datagrams the silence swallowed age out
     // of the estimate within a few seconds).
-    run(&mut [&mut host, &mut ada], 4.0);
+    tick_together(&mut [&mut host, &mut ada], 4.0);
     assert!(
         ada.loss() < 0.1,
         "loss {} once the server is back",
         ada.loss()
     );
-    run(&mut [&mut host, &mut ada], 5.0);
+    tick_together(&mut [&mut host, &mut ada], 5.0);
     assert_eq!(ada.graph.len(), GRAPH_SAMPLES);
     assert!(
         ada.graph.iter().any(|s| s.loss > 0.9),

@@ -11,13 +11,6 @@ mod common;
 use common::*;
 use std::time::Duration;
 
-fn has_xvfb() -> bool {
-    std::process::Command::new("xvfb-run")
-        .arg("--help")
-        .output()
-        .is_ok()
-}
-
 /// Hosts with a window for `seconds` of game time at `frame_time` seconds per frame,
 /// pressing F every `every` frames, 20 times; returns the grenades the host's player threw.
 fn throws(name: &str, frame_time: f32, every: u32, seconds: f32) -> u64 {
@@ -72,12 +65,7 @@ fn throws(name: &str, frame_time: f32, every: u32, seconds: f32) -> u64 {
 
 #[test]
 fn twenty_presses_throw_twenty_grenades_whether_frames_are_faster_or_slower_than_ticks() {
-    if !has_xvfb() {
-        assert!(
-            std::env::var_os("LANYARD_REQUIRE_XVFB").is_none(),
-            "xvfb-run is required here but not installed"
-        );
-        eprintln!("skipped: xvfb-run is not installed");
+    if !xvfb_or_skip() {
         return;
     }
     // 250 frames a second against 60 ticks: most frames run no tick. A press every 40

@@ -11,21 +11,9 @@ use common::*;
 use std::collections::HashSet;
 use std::time::Duration;
 
-fn has_xvfb() -> bool {
-    std::process::Command::new("xvfb-run")
-        .arg("--help")
-        .output()
-        .is_ok()
-}
-
 #[test]
 fn a_hosted_game_with_a_bot_draws_a_real_picture() {
-    if !has_xvfb() {
-        assert!(
-            std::env::var_os("LANYARD_REQUIRE_XVFB").is_none(),
-            "xvfb-run is required here but not installed"
-        );
-        eprintln!("skipped: xvfb-run is not installed");
+    if !xvfb_or_skip() {
         return;
     }
     let dir = scratch("shot");

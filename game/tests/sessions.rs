@@ -10,15 +10,6 @@ use std::io::Write;
 use std::process::{Output, Stdio};
 use std::time::{Duration, Instant};
 
-fn signal(r: &Running, sig: &str) {
-    let pid = r.0.as_ref().expect("still running").id().to_string();
-    let ok = std::process::Command::new("kill")
-        .args([sig, &pid])
-        .status()
-        .expect("kill runs");
-    assert!(ok.success(), "kill {sig} {pid} failed");
-}
-
 fn stdout(out: &Output) -> String {
     String::from_utf8_lossy(&out.stdout).into_owned()
 }

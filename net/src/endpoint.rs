@@ -139,7 +139,7 @@ impl ServerEndpoint {
     }
 
     /// Sessions (live or suspended) that play, and that watch.
-    fn counts(&self) -> (usize, usize) {
+    pub(crate) fn counts(&self) -> (usize, usize) {
         let all = self
             .peers
             .values()

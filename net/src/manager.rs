@@ -430,6 +430,15 @@ impl NetManager {
         self.core.counters
     }
 
+    /// Server: how many sessions (live or suspended) play, and how many watch. Cheap
+    /// enough for every frame (a discovery answer), unlike [`sessions`](Self::sessions).
+    pub fn session_counts(&self) -> (usize, usize) {
+        match &self.side {
+            Side::Server(s) => s.endpoint.counts(),
+            Side::Client(_) => (0, 0),
+        }
+    }
+
     /// Server: every session, live or suspended, in client-id order.
     pub fn sessions(&self) -> Vec<SessionInfo> {
         let Side::Server(s) = &self.side else {

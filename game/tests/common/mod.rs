@@ -17,6 +17,49 @@ pub fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
     LOCK.lock().unwrap_or_else(|e| e.into_inner())
 }
 
+/// Whether `xvfb-run` is here for a window test. Without it the test should say it
+/// skipped and pass, except where `LANYARD_REQUIRE_XVFB` is set (CI): there this fails.
+pub fn xvfb_or_skip() -> bool {
+    let here = std::process::Command::new("xvfb-run")
+        .arg("--help")
+        .output()
+        .is_ok();
+    if !here {
+        assert!(
+            std::env::var_os("LANYARD_REQUIRE_XVFB").is_none(),
+            "xvfb-run is required here but not installed"
+        );
+        eprintln!("skipped: xvfb-run is not installed");
+    }
+    here
+}
+
+/// A Tumbleyard game's options on the shipped arena, listening on any free port, named
+/// `name`, for games run in the test's own process.
+pub fn local_options(name: &str) -> lanyard_game::game::Options {
+    use lanyard_game::scene::{DEFAULT_SCENE, Scene};
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("..")
+        .join(DEFAULT_SCENE);
+    lanyard_game::game::Options {
+        port: 0,
+        name: name.to_owned(),
+        ..lanyard_game::game::Options::new(Scene::load(&path).unwrap())
+    }
+}
+
+/// Ticks in-process games together for `seconds` of game time, giving the sockets a
+/// moment between ticks.
+pub fn tick_together(games: &mut [&mut lanyard_game::game::Game], seconds: f32) {
+    let tick_hz = lanyard_game::game::TICK_HZ;
+    for _ in 0..(seconds * tick_hz) as usize {
+        for g in games.iter_mut() {
+            g.tick(1.0 / tick_hz);
+        }
+        std::thread::sleep(Duration::from_millis(1));
+    }
+}
+
 /// The binary under test.
 pub const BIN: &str = env!("CARGO_BIN_EXE_lanyard-game");
 
@@ -85,6 +128,17 @@ impl Drop for Running {
             let _ = c.wait();
         }
     }
+}
+
+/// Sends `sig` (`-STOP`, `-CONT`, `-TERM`) to a running child, with the shell's own `kill`
+/// (no package needed beyond `sh`).
+pub fn signal(r: &Running, sig: &str) {
+    let pid = r.0.as_ref().expect("still running").id();
+    let ok = Command::new("sh")
+        .args(["-c", &format!("kill {sig} {pid}")])
+        .status()
+        .expect("sh runs");
+    assert!(ok.success(), "kill {sig} {pid} failed");
 }
 
 /// The last line of a process's standard output, as JSON.
