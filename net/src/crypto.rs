@@ -173,6 +173,17 @@ impl ServerSecrets {
     }
 }
 
+/// A cookie that binds only an address and an epoch, for services whose requests carry
+/// nothing else worth binding (the rendezvous server): `key` is the service's secret.
+pub(crate) fn address_cookie(key: &Key, from: SocketAddr, epoch: u64) -> [u8; COOKIE_LEN] {
+    let mut h = blake3::Hasher::new_keyed(key);
+    h.update(addr_bytes(from).as_slice());
+    h.update(&epoch.to_le_bytes());
+    let mut out = [0; COOKIE_LEN];
+    out.copy_from_slice(&h.finalize().as_bytes()[..COOKIE_LEN]);
+    out
+}
+
 fn addr_bytes(a: SocketAddr) -> Vec<u8> {
     let mut v = match a.ip() {
         std::net::IpAddr::V4(ip) => ip.octets().to_vec(),

@@ -138,6 +138,32 @@ pub enum NetError {
     /// An I/O error from a transport.
     #[error("transport: {0}")]
     Io(String),
+    /// A rendezvous server did not answer.
+    #[error("the rendezvous server at {addr} does not answer")]
+    RendezvousSilent {
+        /// Where it was asked.
+        addr: std::net::SocketAddr,
+    },
+    /// A rendezvous server refused a request.
+    #[error("the rendezvous server at {addr} refused: {reason}")]
+    RendezvousRefused {
+        /// Where it was asked.
+        addr: std::net::SocketAddr,
+        /// Why.
+        reason: crate::rendezvous::Refusal,
+    },
+    /// Hole punching found no path to a game behind its NAT.
+    #[error(
+        "no path opened to '{name}' at {peer}: hole punching failed (a symmetric NAT, which gives \
+         every destination its own port, or a router that lets nothing in, stops it). The host can \
+         forward its UDP game port on its router, or you can play on the same LAN"
+    )]
+    PunchFailed {
+        /// The game's registered name.
+        name: String,
+        /// Its public address, as the rendezvous server saw it.
+        peer: std::net::SocketAddr,
+    },
 }
 
 impl From<std::io::Error> for NetError {

@@ -15,6 +15,8 @@
 //!   [`Conditioned`] wrapper (latency, jitter, loss, corruption, duplication, reordering);
 //!   [`udp::UdpTransport`]: real sockets through message-io, the only I/O here.
 //! * [`discovery`]: finding servers on the LAN by UDP broadcast.
+//! * [`rendezvous`]: finding servers beyond the LAN through a rendezvous server on a
+//!   public address, and punching through the NATs between two homes.
 //!
 //! # Invariants
 //!
@@ -50,6 +52,7 @@ pub mod error;
 #[cfg(any(test, feature = "fuzzing"))]
 pub mod fuzzing;
 mod manager;
+pub mod rendezvous;
 mod replication;
 pub mod transport;
 pub mod udp;

@@ -1,0 +1,40 @@
+//! Fuzzes the rendezvous server's entry point: arbitrary bytes from a stranger, bare and
+//! behind a valid rendezvous header, after one game registered.
+#![no_main]
+
+use lanyard_net::discovery::ServerInfo;
+use lanyard_net::rendezvous::{Message, RendezvousConfig, RendezvousServer, decode, encode};
+use libfuzzer_sys::fuzz_target;
+use std::net::SocketAddr;
+
+fuzz_target!(|data: &[u8]| {
+    let _ = decode(data);
+    let mut rv = RendezvousServer::new(RendezvousConfig::default(), [7; 32]).unwrap();
+    let host: SocketAddr = "203.0.113.2:47810".parse().unwrap();
+    rv.receive(0.0, host, &encode(&Message::Hello).unwrap());
+    if let Some((_, c)) = rv.drain_outgoing().pop()
+        && let Ok(Message::Challenge { cookie, .. }) = decode(&c)
+    {
+        let info = ServerInfo {
+            name: "yard".into(),
+            players: 1,
+            max_players: 8,
+            spectators: 0,
+            max_spectators: 8,
+            password: false,
+            version: 4,
+            game_port: 0,
+        };
+        let register = Message::Register { cookie, owner: [1; 16], info };
+        rv.receive(0.0, host, &encode(&register).unwrap());
+    }
+    rv.drain_outgoing();
+    let stranger: SocketAddr = "192.0.2.50:9999".parse().unwrap();
+    let mut framed = b"LYRV\x01".to_vec();
+    framed.extend_from_slice(data);
+    for bytes in [data, &framed[..]] {
+        rv.receive(1.0, stranger, bytes);
+        let sent: usize = rv.drain_outgoing().iter().map(|(_, b)| b.len()).sum();
+        assert!(sent <= bytes.len(), "amplified {} into {sent}", bytes.len());
+    }
+});

@@ -1,0 +1,571 @@
+//! The peers' side of the rendezvous: a host registering ([`Registrar`]), a player joining
+//! by name ([`Joiner`]), a browser listing ([`Lister`]); and blocking helpers for tools.
+
+use super::{Cookie, Message, Refusal, decode, encode, is_rendezvous};
+use crate::discovery::ServerInfo;
+use crate::error::NetError;
+use crate::transport::Transport;
+use crate::udp::UdpTransport;
+use std::collections::BTreeMap;
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::time::{Duration, Instant};
+
+/// Seconds a host waits for an answer before asking the rendezvous server again.
+const RETRY: f64 = 1.0;
+/// Seconds a player or browser waits before asking again.
+const ASK_RETRY: f64 = 0.5;
+/// Seconds without an answer before a host hears that its rendezvous server is silent.
+const SILENT_AFTER: f64 = 5.0;
+/// Seconds before a host asks again after a refusal (the name may come free).
+const REFUSED_RETRY: f64 = 10.0;
+/// Seconds between punches.
+const PUNCH_EVERY: f64 = 0.1;
+/// Seconds a host punches toward a player it was introduced to.
+const HOST_PUNCH_FOR: f64 = PUNCH_TIMEOUT + 1.0;
+/// Players a host punches toward at once (the oldest is dropped beyond that).
+const MAX_PUNCHES: usize = 16;
+
+/// Seconds a player or browser waits for the rendezvous server before giving up.
+pub const JOIN_TIMEOUT: f64 = 5.0;
+/// Seconds a player punches toward a host before giving up.
+pub const PUNCH_TIMEOUT: f64 = 5.0;
+
+fn datagram(msg: &Message) -> Vec<u8> {
+    // Every message a peer sends has a bounded size and encodes.
+    encode(msg).unwrap_or_default()
+}
+
+/// What happened between a host and its rendezvous server.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RegistrarEvent {
+    /// The game is registered (first, or again after a refusal or a change of address).
+    Registered {
+        /// The host's public address, as the rendezvous server saw it.
+        public: SocketAddr,
+    },
+    /// The rendezvous server refused the registration (it is asked again now and then).
+    Refused(Refusal),
+    /// The rendezvous server has not answered for a few seconds.
+    Silent,
+    /// A player is coming: the host punches toward it.
+    Introduced {
+        /// The player's public address.
+        peer: SocketAddr,
+    },
+    /// A punch from that player arrived: the path is open.
+    Opened {
+        /// The player's public address.
+        peer: SocketAddr,
+    },
+}
+
+struct Punching {
+    peer: SocketAddr,
+    nonce: u64,
+    until: f64,
+    next: f64,
+    opened: bool,
+}
+
+/// A host's side: keeps its game registered, and punches toward the players the
+/// rendezvous server introduces. Feed it every rendezvous datagram the game socket
+/// receives ([`Registrar::receive`]), call [`Registrar::poll`] every tick, and send what
+/// [`Registrar::drain_outgoing`] hands back **from the game socket** (the registration
+/// must come from the address players will reach).
+pub struct Registrar {
+    rendezvous: SocketAddr,
+    owner: [u8; 16],
+    name: String,
+    cookie: Option<Cookie>,
+    next: f64,
+    asked_since: Option<f64>,
+    silent: bool,
+    public: Option<SocketAddr>,
+    refused: Option<Refusal>,
+    punches: Vec<Punching>,
+    out: Vec<(SocketAddr, Vec<u8>)>,
+    events: Vec<RegistrarEvent>,
+}
+
+impl Registrar {
+    /// Registers with the rendezvous server at `rendezvous`; `owner` is a secret of the
+    /// caller's randomness that lets it refresh the registration from another address.
+    pub fn new(rendezvous: SocketAddr, owner: [u8; 16]) -> Self {
+        Registrar {
+            rendezvous,
+            owner,
+            name: String::new(),
+            cookie: None,
+            next: f64::NEG_INFINITY,
+            asked_since: None,
+            silent: false,
+            public: None,
+            refused: None,
+            punches: Vec::new(),
+            out: Vec::new(),
+            events: Vec::new(),
+        }
+    }
+
+    /// The rendezvous server's address.
+    pub fn rendezvous(&self) -> SocketAddr {
+        self.rendezvous
+    }
+
+    /// The public address the rendezvous server saw, once registered.
+    pub fn public(&self) -> Option<SocketAddr> {
+        self.public
+    }
+
+    /// Players being punched toward now.
+    pub fn punching(&self) -> usize {
+        self.punches.len()
+    }
+
+    fn push(&mut self, to: SocketAddr, msg: &Message) {
+        self.out.push((to, datagram(msg)));
+    }
+
+    /// Registers or refreshes when due (with `info`, the game as it is now), and punches.
+    pub fn poll(&mut self, now: f64, info: &ServerInfo) {
+        if now >= self.next {
+            let msg = match self.cookie {
+                None => Message::Hello,
+                Some(cookie) => Message::Register {
+                    cookie,
+                    owner: self.owner,
+                    info: info.clone(),
+                },
+            };
+            self.name = info.name.clone();
+            self.push(self.rendezvous, &msg);
+            self.next = now + RETRY;
+            let since = *self.asked_since.get_or_insert(now);
+            if !self.silent && now - since >= SILENT_AFTER {
+                self.silent = true;
+                self.events.push(RegistrarEvent::Silent);
+            }
+        }
+        let mut due = Vec::new();
+        for p in &mut self.punches {
+            if now >= p.next && now < p.until {
+                due.push((p.peer, p.nonce));
+                p.next = now + PUNCH_EVERY;
+            }
+        }
+        for (peer, nonce) in due {
+            self.push(peer, &Message::Punch { nonce });
+        }
+        self.punches.retain(|p| now < p.until);
+    }
+
+    /// One datagram the game socket received. Returns whether it was a rendezvous
+    /// datagram (consumed here); anything else belongs to the game.
+    pub fn receive(&mut self, now: f64, from: SocketAddr, bytes: &[u8]) -> bool {
+        if !is_rendezvous(bytes) {
+            return false;
+        }
+        let Ok(msg) = decode(bytes) else {
+            return true;
+        };
+        if from == self.rendezvous {
+            self.answered(now, msg);
+        } else if let Message::Punch { nonce } = msg
+            && let Some(p) = self
+                .punches
+                .iter_mut()
+                .find(|p| p.peer == from && p.nonce == nonce)
+            && !p.opened
+        {
+            p.opened = true;
+            // A few more, so the player hears one now that its NAT lets them in.
+            p.until = p.until.min(now + 0.5);
+            p.next = now;
+            self.events.push(RegistrarEvent::Opened { peer: from });
+        }
+        true
+    }
+
+    fn answered(&mut self, now: f64, msg: Message) {
+        self.asked_since = None;
+        self.silent = false;
+        match msg {
+            Message::Challenge { cookie, .. } => {
+                self.cookie = Some(cookie);
+                self.next = now;
+            }
+            Message::Registered { ttl_ms, public, .. } => {
+                self.next = now + (f64::from(ttl_ms) / 3000.0).max(0.5);
+                self.refused = None;
+                if self.public != Some(public) {
+                    self.public = Some(public);
+                    self.events.push(RegistrarEvent::Registered { public });
+                }
+            }
+            Message::Refused { reason, .. } => {
+                self.next = now + REFUSED_RETRY;
+                self.public = None;
+                if self.refused != Some(reason) {
+                    self.refused = Some(reason);
+                    self.events.push(RegistrarEvent::Refused(reason));
+                }
+            }
+            Message::Introduce { addr, nonce, .. } => {
+                if let Some(p) = self
+                    .punches
+                    .iter_mut()
+                    .find(|p| p.peer == addr && p.nonce == nonce)
+                {
+                    p.until = now + HOST_PUNCH_FOR;
+                    return;
+                }
+                if self.punches.len() >= MAX_PUNCHES {
+                    self.punches.remove(0);
+                }
+                self.punches.push(Punching {
+                    peer: addr,
+                    nonce,
+                    until: now + HOST_PUNCH_FOR,
+                    next: now,
+                    opened: false,
+                });
+                self.events.push(RegistrarEvent::Introduced { peer: addr });
+            }
+            _ => {}
+        }
+    }
+
+    /// Drops the registration (the game is ending). Send what
+    /// [`Registrar::drain_outgoing`] hands back before closing the socket.
+    pub fn unregister(&mut self) {
+        if let Some(cookie) = self.cookie {
+            let msg = Message::Unregister {
+                cookie,
+                owner: self.owner,
+                name: self.name.clone(),
+            };
+            self.push(self.rendezvous, &msg);
+        }
+        self.punches.clear();
+    }
+
+    /// The datagrams to send from the game socket, with where to.
+    pub fn drain_outgoing(&mut self) -> Vec<(SocketAddr, Vec<u8>)> {
+        std::mem::take(&mut self.out)
+    }
+
+    /// What happened since the last call.
+    pub fn events(&mut self) -> Vec<RegistrarEvent> {
+        std::mem::take(&mut self.events)
+    }
+}
+
+/// Something a peer asks a rendezvous server, driven to an outcome.
+pub trait Exchange {
+    /// What it comes to.
+    type Outcome;
+    /// Sends what is due at `now`, or gives up.
+    fn poll(&mut self, now: f64);
+    /// One datagram; returns whether it was a rendezvous datagram.
+    fn receive(&mut self, now: f64, from: SocketAddr, bytes: &[u8]) -> bool;
+    /// The datagrams to send.
+    fn drain_outgoing(&mut self) -> Vec<(SocketAddr, Vec<u8>)>;
+    /// Its outcome, once it has one.
+    fn outcome(&self) -> Option<Result<Self::Outcome, NetError>>;
+}
+
+enum Phase {
+    Asking,
+    Punching { peer: SocketAddr, since: f64 },
+    Open(SocketAddr),
+    Failed(NetError),
+}
+
+/// A player's side: asks the rendezvous server for the game registered under a name,
+/// then punches toward the host until a punch comes back. Its outcome is the host's
+/// public address with the path open (run the handshake to it from the same socket), or
+/// why not.
+pub struct Joiner {
+    rendezvous: SocketAddr,
+    name: String,
+    nonce: u64,
+    cookie: Option<Cookie>,
+    phase: Phase,
+    start: Option<f64>,
+    next: f64,
+    out: Vec<(SocketAddr, Vec<u8>)>,
+}
+
+impl Joiner {
+    /// Joins the game registered as `name` at `rendezvous`; `nonce` is the caller's
+    /// randomness.
+    pub fn new(rendezvous: SocketAddr, name: &str, nonce: u64) -> Self {
+        Joiner {
+            rendezvous,
+            name: name.to_owned(),
+            nonce,
+            cookie: None,
+            phase: Phase::Asking,
+            start: None,
+            next: f64::NEG_INFINITY,
+            out: Vec::new(),
+        }
+    }
+
+    /// The host's public address, once the rendezvous server named it.
+    pub fn peer(&self) -> Option<SocketAddr> {
+        match self.phase {
+            Phase::Punching { peer, .. } | Phase::Open(peer) => Some(peer),
+            _ => None,
+        }
+    }
+
+    fn push(&mut self, to: SocketAddr, msg: &Message) {
+        self.out.push((to, datagram(msg)));
+    }
+}
+
+impl Exchange for Joiner {
+    type Outcome = SocketAddr;
+
+    fn poll(&mut self, now: f64) {
+        match self.phase {
+            Phase::Asking => {
+                let start = *self.start.get_or_insert(now);
+                if now - start >= JOIN_TIMEOUT {
+                    self.phase = Phase::Failed(NetError::RendezvousSilent {
+                        addr: self.rendezvous,
+                    });
+                } else if now >= self.next {
+                    let msg = match self.cookie {
+                        None => Message::Hello,
+                        Some(cookie) => Message::Join {
+                            cookie,
+                            name: self.name.clone(),
+                            nonce: self.nonce,
+                        },
+                    };
+                    self.push(self.rendezvous, &msg);
+                    self.next = now + ASK_RETRY;
+                }
+            }
+            Phase::Punching { peer, since } => {
+                if now - since >= PUNCH_TIMEOUT {
+                    self.phase = Phase::Failed(NetError::PunchFailed {
+                        name: self.name.clone(),
+                        peer,
+                    });
+                } else if now >= self.next {
+                    self.push(peer, &Message::Punch { nonce: self.nonce });
+                    self.next = now + PUNCH_EVERY;
+                }
+            }
+            Phase::Open(_) | Phase::Failed(_) => {}
+        }
+    }
+
+    fn receive(&mut self, now: f64, from: SocketAddr, bytes: &[u8]) -> bool {
+        if !is_rendezvous(bytes) {
+            return false;
+        }
+        let Ok(msg) = decode(bytes) else {
+            return true;
+        };
+        match (&self.phase, msg) {
+            (Phase::Asking, Message::Challenge { cookie, .. }) if from == self.rendezvous => {
+                self.cookie = Some(cookie);
+                self.next = now;
+            }
+            (Phase::Asking, Message::Peer { addr, nonce, .. })
+                if from == self.rendezvous && nonce == self.nonce =>
+            {
+                self.phase = Phase::Punching {
+                    peer: addr,
+                    since: now,
+                };
+                self.next = now;
+            }
+            (Phase::Asking, Message::Refused { about, reason })
+                if from == self.rendezvous && (about.is_empty() || about == self.name) =>
+            {
+                self.phase = Phase::Failed(NetError::RendezvousRefused {
+                    addr: self.rendezvous,
+                    reason,
+                });
+            }
+            (Phase::Punching { peer, .. }, Message::Punch { nonce })
+                if from == *peer && nonce == self.nonce =>
+            {
+                let peer = *peer;
+                self.phase = Phase::Open(peer);
+                // One more, which the host's NAT now lets in: the host stops punching.
+                self.push(peer, &Message::Punch { nonce });
+            }
+            _ => {}
+        }
+        true
+    }
+
+    fn drain_outgoing(&mut self) -> Vec<(SocketAddr, Vec<u8>)> {
+        std::mem::take(&mut self.out)
+    }
+
+    fn outcome(&self) -> Option<Result<SocketAddr, NetError>> {
+        match &self.phase {
+            Phase::Open(peer) => Some(Ok(*peer)),
+            Phase::Failed(e) => Some(Err(e.clone())),
+            _ => None,
+        }
+    }
+}
+
+/// A browser's side: every page of the listing.
+pub struct Lister {
+    rendezvous: SocketAddr,
+    cookie: Option<Cookie>,
+    pages: Option<u16>,
+    got: BTreeMap<u16, Vec<ServerInfo>>,
+    start: Option<f64>,
+    next: f64,
+    failed: Option<NetError>,
+    out: Vec<(SocketAddr, Vec<u8>)>,
+}
+
+impl Lister {
+    /// Lists the games registered at `rendezvous`.
+    pub fn new(rendezvous: SocketAddr) -> Self {
+        Lister {
+            rendezvous,
+            cookie: None,
+            pages: None,
+            got: BTreeMap::new(),
+            start: None,
+            next: f64::NEG_INFINITY,
+            failed: None,
+            out: Vec::new(),
+        }
+    }
+
+    fn missing(&self) -> Option<u16> {
+        match self.pages {
+            None => Some(0),
+            Some(n) => (0..n).find(|p| !self.got.contains_key(p)),
+        }
+    }
+}
+
+impl Exchange for Lister {
+    type Outcome = Vec<ServerInfo>;
+
+    fn poll(&mut self, now: f64) {
+        if self.outcome().is_some() {
+            return;
+        }
+        let start = *self.start.get_or_insert(now);
+        if now - start >= JOIN_TIMEOUT {
+            self.failed = Some(NetError::RendezvousSilent {
+                addr: self.rendezvous,
+            });
+            return;
+        }
+        if now >= self.next {
+            let msg = match (self.cookie, self.missing()) {
+                (Some(cookie), Some(page)) => Message::List { cookie, page },
+                _ => Message::Hello,
+            };
+            self.out.push((self.rendezvous, datagram(&msg)));
+            self.next = now + ASK_RETRY;
+        }
+    }
+
+    fn receive(&mut self, now: f64, from: SocketAddr, bytes: &[u8]) -> bool {
+        if !is_rendezvous(bytes) {
+            return false;
+        }
+        if from != self.rendezvous {
+            return true;
+        }
+        match decode(bytes) {
+            Ok(Message::Challenge { cookie, .. }) => {
+                self.cookie = Some(cookie);
+                self.next = now;
+            }
+            Ok(Message::Games { page, pages, games }) => {
+                // The listing may change between pages; the last count wins.
+                self.pages = Some(pages.max(1));
+                self.got.insert(page, games);
+                self.next = now;
+            }
+            Ok(Message::Refused { reason, .. }) => {
+                self.failed = Some(NetError::RendezvousRefused {
+                    addr: self.rendezvous,
+                    reason,
+                });
+            }
+            _ => {}
+        }
+        true
+    }
+
+    fn drain_outgoing(&mut self) -> Vec<(SocketAddr, Vec<u8>)> {
+        std::mem::take(&mut self.out)
+    }
+
+    fn outcome(&self) -> Option<Result<Vec<ServerInfo>, NetError>> {
+        if let Some(e) = &self.failed {
+            return Some(Err(e.clone()));
+        }
+        if self.missing().is_some() {
+            return None;
+        }
+        let mut games: Vec<ServerInfo> = self.got.values().flatten().cloned().collect();
+        games.sort_by(|a, b| a.name.cmp(&b.name));
+        games.dedup_by(|a, b| a.name == b.name);
+        Some(Ok(games))
+    }
+}
+
+/// Runs `e` over `socket` against the wall clock until it has an outcome. Datagrams that
+/// are not rendezvous datagrams are dropped. Edge code: it blocks, for up to
+/// [`JOIN_TIMEOUT`] plus [`PUNCH_TIMEOUT`] seconds.
+pub fn drive<E: Exchange>(socket: &mut UdpTransport, e: &mut E) -> Result<E::Outcome, NetError> {
+    let start = Instant::now();
+    loop {
+        let now = start.elapsed().as_secs_f64();
+        e.poll(now);
+        for (to, bytes) in e.drain_outgoing() {
+            socket.send(to, &bytes);
+        }
+        if let Some(outcome) = e.outcome() {
+            return outcome;
+        }
+        socket.wait(Duration::from_millis(10));
+        while let Some((from, bytes)) = socket.recv() {
+            e.receive(start.elapsed().as_secs_f64(), from, &bytes);
+        }
+    }
+}
+
+/// The games registered at the rendezvous server at `rendezvous`, by name. Blocks for at
+/// most [`JOIN_TIMEOUT`] seconds.
+pub fn list(rendezvous: SocketAddr) -> Result<Vec<ServerInfo>, NetError> {
+    let ip = if rendezvous.ip().is_loopback() {
+        IpAddr::V4(Ipv4Addr::LOCALHOST)
+    } else {
+        IpAddr::V4(Ipv4Addr::UNSPECIFIED)
+    };
+    let mut socket = UdpTransport::bind(SocketAddr::new(ip, 0))?;
+    drive(&mut socket, &mut Lister::new(rendezvous))
+}
+
+/// Opens a path from `socket` to the game registered as `name` at `rendezvous`, and
+/// returns the host's public address: run the game's handshake to it from the same
+/// socket. Blocks for at most [`JOIN_TIMEOUT`] plus [`PUNCH_TIMEOUT`] seconds.
+pub fn punch(
+    socket: &mut UdpTransport,
+    rendezvous: SocketAddr,
+    name: &str,
+    nonce: u64,
+) -> Result<SocketAddr, NetError> {
+    drive(socket, &mut Joiner::new(rendezvous, name, nonce))
+}

@@ -1,0 +1,388 @@
+//! The rendezvous server: registrations, listings and introductions. Sans-IO: the caller
+//! feeds it datagrams with the time, and sends what it hands back.
+
+use super::{Cookie, JOIN_BURST, JOIN_WINDOW, Message, REQUEST_LEN, Refusal, VERSION};
+use crate::crypto::{self, Key};
+use crate::discovery::ServerInfo;
+use crate::wire::MAX_DATAGRAM;
+use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::net::{IpAddr, SocketAddr};
+
+/// Cookies change every this many seconds; one from the epoch before is still good.
+const COOKIE_EPOCH: f64 = 30.0;
+
+/// How many IP addresses the join limit keeps track of at once.
+const MAX_TRACKED: usize = 4096;
+
+/// The largest page of a listing, in bytes of encoded games.
+const PAGE_BYTES: usize = MAX_DATAGRAM - 100;
+
+/// How a rendezvous server behaves.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RendezvousConfig {
+    /// Seconds a registration lives unless refreshed (hosts refresh every third of it).
+    pub ttl: f32,
+    /// Games one IP address may have registered at once.
+    pub max_per_address: u16,
+    /// Games the server keeps in all.
+    pub max_games: usize,
+}
+
+impl Default for RendezvousConfig {
+    fn default() -> Self {
+        RendezvousConfig {
+            ttl: 30.0,
+            max_per_address: 4,
+            max_games: 1024,
+        }
+    }
+}
+
+impl RendezvousConfig {
+    /// Checks the values: a time to live of 1 to 3600 seconds, at least one game per
+    /// address and in all.
+    pub fn validate(&self) -> Result<(), String> {
+        if !(self.ttl.is_finite() && (1.0..=3600.0).contains(&self.ttl)) {
+            return Err(format!(
+                "a registration lives 1 to 3600 seconds, not {}",
+                self.ttl
+            ));
+        }
+        if self.max_per_address == 0 || self.max_games == 0 {
+            return Err("the server must take at least one game per address and in all".into());
+        }
+        Ok(())
+    }
+}
+
+/// What a rendezvous server has done.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct RendezvousStats {
+    /// Datagrams received.
+    pub datagrams_in: u64,
+    /// Their bytes.
+    pub bytes_in: u64,
+    /// Datagrams sent.
+    pub datagrams_out: u64,
+    /// Their bytes.
+    pub bytes_out: u64,
+    /// Datagrams dropped unanswered: not rendezvous datagrams, too short, malformed, or
+    /// not requests.
+    pub ignored: u64,
+    /// Challenges sent (to hellos and to requests whose cookie was missing or stale).
+    pub challenges: u64,
+    /// Games registered (a refresh does not count).
+    pub registrations: u64,
+    /// Registrations refreshed.
+    pub refreshes: u64,
+    /// Registrations that expired.
+    pub expired: u64,
+    /// Registrations dropped by their hosts.
+    pub unregistered: u64,
+    /// Requests refused.
+    pub refused: u64,
+    /// Pages of the listing sent.
+    pub lists: u64,
+    /// Players introduced to hosts.
+    pub introductions: u64,
+    /// Games registered now.
+    pub games: u64,
+}
+
+#[derive(Debug, Clone)]
+struct Registration {
+    owner: [u8; 16],
+    addr: SocketAddr,
+    info: ServerInfo,
+    expires: f64,
+}
+
+/// A registered game as the server keeps it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Listed {
+    /// Its public address.
+    pub addr: SocketAddr,
+    /// What its host said.
+    pub info: ServerInfo,
+}
+
+/// The rendezvous server.
+pub struct RendezvousServer {
+    config: RendezvousConfig,
+    cookie_key: Key,
+    games: BTreeMap<String, Registration>,
+    /// Recent join requests per IP address (their times).
+    joins: HashMap<IpAddr, VecDeque<f64>>,
+    out: Vec<(SocketAddr, Vec<u8>)>,
+    stats: RendezvousStats,
+}
+
+impl RendezvousServer {
+    /// A server with `config` (see [`RendezvousConfig::validate`]), its cookie secret
+    /// drawn from the caller's 32 bytes of randomness.
+    pub fn new(config: RendezvousConfig, entropy: [u8; 32]) -> Result<Self, String> {
+        config.validate()?;
+        Ok(RendezvousServer {
+            config,
+            cookie_key: blake3::derive_key("lanyard rendezvous cookie key", &entropy),
+            games: BTreeMap::new(),
+            joins: HashMap::new(),
+            out: Vec::new(),
+            stats: RendezvousStats::default(),
+        })
+    }
+
+    /// What it has done so far.
+    pub fn stats(&self) -> RendezvousStats {
+        RendezvousStats {
+            games: self.games.len() as u64,
+            ..self.stats
+        }
+    }
+
+    /// The games registered now, by name.
+    pub fn games(&self) -> Vec<Listed> {
+        self.games
+            .values()
+            .map(|r| Listed {
+                addr: r.addr,
+                info: r.info.clone(),
+            })
+            .collect()
+    }
+
+    /// The datagrams to send, with where to.
+    pub fn drain_outgoing(&mut self) -> Vec<(SocketAddr, Vec<u8>)> {
+        std::mem::take(&mut self.out)
+    }
+
+    /// The cookie an address gets at `now`.
+    fn cookie(&self, now: f64, from: SocketAddr) -> Cookie {
+        crypto::address_cookie(&self.cookie_key, from, epoch(now))
+    }
+
+    fn cookie_ok(&self, now: f64, from: SocketAddr, got: &Cookie) -> bool {
+        let e = epoch(now);
+        [e, e.saturating_sub(1)]
+            .iter()
+            .any(|&e| crypto::same(&crypto::address_cookie(&self.cookie_key, from, e), got))
+    }
+
+    fn send(&mut self, to: SocketAddr, msg: &Message) {
+        if let Ok(bytes) = super::encode(msg) {
+            self.stats.datagrams_out += 1;
+            self.stats.bytes_out += bytes.len() as u64;
+            self.out.push((to, bytes));
+        }
+    }
+
+    fn refuse(&mut self, to: SocketAddr, about: &str, reason: Refusal) {
+        self.stats.refused += 1;
+        self.send(
+            to,
+            &Message::Refused {
+                about: about.to_owned(),
+                reason,
+            },
+        );
+    }
+
+    /// Drops the registrations nobody refreshed in time, and forgets old join requests.
+    pub fn expire(&mut self, now: f64) {
+        let before = self.games.len();
+        self.games.retain(|_, r| r.expires > now);
+        self.stats.expired += (before - self.games.len()) as u64;
+        self.joins.retain(|_, times| {
+            while times.front().is_some_and(|&t| now - t >= JOIN_WINDOW) {
+                times.pop_front();
+            }
+            !times.is_empty()
+        });
+    }
+
+    /// One datagram from `from`, at `now` seconds (any clock that only goes forward).
+    /// Whatever the bytes, this never panics, and an address that has not echoed a cookie
+    /// gets at most one answer no larger than what it sent.
+    pub fn receive(&mut self, now: f64, from: SocketAddr, bytes: &[u8]) {
+        self.stats.datagrams_in += 1;
+        self.stats.bytes_in += bytes.len() as u64;
+        // Cheap checks first: anything short or foreign costs a comparison.
+        if bytes.len() < REQUEST_LEN || !super::is_rendezvous(bytes) {
+            self.stats.ignored += 1;
+            return;
+        }
+        if super::version_of(bytes) != Some(VERSION) {
+            self.refuse(from, "", Refusal::Version { server: VERSION });
+            return;
+        }
+        let msg = match super::decode(bytes) {
+            Ok(m) if m.is_request() => m,
+            _ => {
+                self.stats.ignored += 1;
+                return;
+            }
+        };
+        let cookie = match &msg {
+            Message::Register { cookie, .. }
+            | Message::List { cookie, .. }
+            | Message::Join { cookie, .. }
+            | Message::Unregister { cookie, .. } => Some(*cookie),
+            _ => None,
+        };
+        if !cookie.is_some_and(|c| self.cookie_ok(now, from, &c)) {
+            self.stats.challenges += 1;
+            let cookie = self.cookie(now, from);
+            self.send(from, &Message::Challenge { cookie, you: from });
+            return;
+        }
+        self.expire(now);
+        match msg {
+            Message::Register { owner, info, .. } => self.register(now, from, owner, info),
+            Message::List { page, .. } => self.list(from, page),
+            Message::Join { name, nonce, .. } => self.join(now, from, name, nonce),
+            Message::Unregister { owner, name, .. }
+                if self
+                    .games
+                    .get(&name)
+                    .is_some_and(|r| crypto::same(&r.owner, &owner)) =>
+            {
+                self.games.remove(&name);
+                self.stats.unregistered += 1;
+            }
+            _ => {}
+        }
+    }
+
+    fn register(&mut self, now: f64, from: SocketAddr, owner: [u8; 16], info: ServerInfo) {
+        let name = info.name.clone();
+        if !super::valid_name(&name) {
+            return self.refuse(from, &name, Refusal::BadName);
+        }
+        let expires = now + f64::from(self.config.ttl);
+        match self.games.get_mut(&name) {
+            Some(r) if crypto::same(&r.owner, &owner) => {
+                // A refresh, perhaps from a new address (the host's NAT mapping changed).
+                r.addr = from;
+                r.info = info;
+                r.expires = expires;
+                self.stats.refreshes += 1;
+            }
+            Some(_) => return self.refuse(from, &name, Refusal::NameTaken),
+            None => {
+                let max = self.config.max_per_address;
+                let mine = self
+                    .games
+                    .values()
+                    .filter(|r| r.addr.ip() == from.ip())
+                    .count();
+                if mine >= usize::from(max) {
+                    return self.refuse(from, &name, Refusal::TooMany { max });
+                }
+                if self.games.len() >= self.config.max_games {
+                    return self.refuse(from, &name, Refusal::Full);
+                }
+                self.games.insert(
+                    name.clone(),
+                    Registration {
+                        owner,
+                        addr: from,
+                        info,
+                        expires,
+                    },
+                );
+                self.stats.registrations += 1;
+            }
+        }
+        let ttl_ms = (self.config.ttl * 1000.0) as u32;
+        self.send(
+            from,
+            &Message::Registered {
+                name,
+                ttl_ms,
+                public: from,
+            },
+        );
+    }
+
+    /// Splits the listing into pages that each fit a datagram.
+    fn pages(&self) -> Vec<Vec<ServerInfo>> {
+        let mut pages = vec![Vec::new()];
+        let mut size = 0;
+        for r in self.games.values() {
+            let info = ServerInfo {
+                game_port: 0,
+                ..r.info.clone()
+            };
+            let n = crate::wire::encode(&info).map_or(PAGE_BYTES, |b| b.len());
+            if size + n > PAGE_BYTES
+                && let Some(last) = pages.last()
+                && !last.is_empty()
+            {
+                pages.push(Vec::new());
+                size = 0;
+            }
+            size += n;
+            if let Some(last) = pages.last_mut() {
+                last.push(info);
+            }
+        }
+        pages
+    }
+
+    fn list(&mut self, from: SocketAddr, page: u16) {
+        let mut pages = self.pages();
+        let count = pages.len().min(usize::from(u16::MAX)) as u16;
+        let games = match pages.get_mut(usize::from(page)) {
+            Some(p) => std::mem::take(p),
+            None => Vec::new(),
+        };
+        self.stats.lists += 1;
+        self.send(
+            from,
+            &Message::Games {
+                page,
+                pages: count,
+                games,
+            },
+        );
+    }
+
+    fn join(&mut self, now: f64, from: SocketAddr, name: String, nonce: u64) {
+        if !self.joins.contains_key(&from.ip()) && self.joins.len() >= MAX_TRACKED {
+            return self.refuse(from, &name, Refusal::Busy);
+        }
+        let recent = self.joins.entry(from.ip()).or_default();
+        if recent.len() >= JOIN_BURST {
+            return self.refuse(from, &name, Refusal::Busy);
+        }
+        recent.push_back(now);
+        let Some(host) = self.games.get(&name).map(|r| r.addr) else {
+            return self.refuse(from, &name, Refusal::NoSuchGame);
+        };
+        self.stats.introductions += 1;
+        self.send(
+            from,
+            &Message::Peer {
+                name: name.clone(),
+                addr: host,
+                nonce,
+            },
+        );
+        self.send(
+            host,
+            &Message::Introduce {
+                name,
+                addr: from,
+                nonce,
+            },
+        );
+    }
+}
+
+fn epoch(now: f64) -> u64 {
+    if now.is_finite() && now > 0.0 {
+        (now / COOKIE_EPOCH) as u64
+    } else {
+        0
+    }
+}
