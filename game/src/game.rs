@@ -10,9 +10,10 @@ use crate::scene::Scene;
 use lanyard::prelude::*;
 use lanyard::{KindId, decode_params};
 use lanyard_net::discovery::{Responder, ServerInfo};
+use lanyard_net::rendezvous::{self, Registrar, RegistrarEvent};
 use lanyard_net::udp::UdpTransport;
 use lanyard_net::{
-    DisconnectReason, Entropy, NetConfig, NetEvent, NetManager, PROTOCOL_VERSION, pump,
+    DisconnectReason, Entropy, NetConfig, NetEvent, NetManager, PROTOCOL_VERSION, Transport,
 };
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
@@ -48,6 +49,9 @@ pub struct Options {
     pub max_spectators: u16,
     /// Client: join to watch, with no player.
     pub spectate: bool,
+    /// Server: the rendezvous server to register with, so players beyond the LAN can
+    /// join by name (none: LAN and typed addresses only).
+    pub rendezvous: Option<SocketAddr>,
 }
 
 impl Options {
@@ -64,6 +68,7 @@ impl Options {
             grace: 30.0,
             max_spectators: 8,
             spectate: false,
+            rendezvous: None,
         }
     }
 }
@@ -137,6 +142,9 @@ pub struct Game {
     pub net: NetManager,
     socket: UdpTransport,
     responder: Option<Responder>,
+    /// Server: its registration with a rendezvous server, and the punching toward the
+    /// players it introduces.
+    registrar: Option<Registrar>,
     options: Options,
     server: Option<ServerRules>,
     /// This peer's player name (none on a dedicated server).
@@ -194,20 +202,30 @@ const CONSOLE_HELP: &str =
 /// command line or the start screen. An address is parsed as an address; only a host name
 /// is looked up, and a bad port is an error before any lookup.
 pub fn server_addr(text: &str) -> Result<SocketAddr, String> {
+    addr_or_default(text, DEFAULT_PORT)
+}
+
+/// Reads a rendezvous server's address typed as HOST[:PORT] (port 47820 by default), the
+/// way [`server_addr`] reads a game's.
+pub fn rendezvous_addr(text: &str) -> Result<SocketAddr, String> {
+    addr_or_default(text, rendezvous::DEFAULT_PORT)
+}
+
+fn addr_or_default(text: &str, default_port: u16) -> Result<SocketAddr, String> {
     use std::net::ToSocketAddrs;
     let text = text.trim();
     if let Ok(a) = text.parse::<SocketAddr>() {
         return Ok(a);
     }
     if let Ok(ip) = text.parse::<IpAddr>() {
-        return Ok(SocketAddr::new(ip, DEFAULT_PORT));
+        return Ok(SocketAddr::new(ip, default_port));
     }
     let (host, port) = match text.rsplit_once(':') {
         Some((host, p)) => match p.parse::<u16>() {
             Ok(port) if port > 0 => (host, port),
             _ => return Err(format!("'{text}': '{p}' is not a port (1 to 65535)")),
         },
-        None => (text, DEFAULT_PORT),
+        None => (text, default_port),
     };
     if host.is_empty() {
         return Err(format!("'{text}' names no host"));
@@ -335,7 +353,13 @@ impl Game {
         };
         let me = host_player.clone();
         let net = NetManager::server(config, entropy());
+        let registrar = options.rendezvous.map(|rv| {
+            let mut owner = [0; 16];
+            owner.copy_from_slice(&entropy()[..16]);
+            Registrar::new(rv, owner)
+        });
         let mut game = Self::assemble(options, group, net, socket, responder, Some(rules), me);
+        game.registrar = registrar;
         if let Some(name) = host_player {
             game.spawn_my_player(0, &name, Owner::Server)
                 .map_err(|e| e.to_string())?;
@@ -345,9 +369,52 @@ impl Game {
 
     /// A client of the server at `server`, playing as `options.name`.
     pub fn client(options: Options, server: SocketAddr, entropy: Entropy) -> Result<Game, String> {
+        let socket = Self::client_socket(server)?;
+        Self::client_on(options, socket, server, entropy)
+    }
+
+    /// A socket for a client talking to `toward` (a game or a rendezvous server).
+    pub fn client_socket(toward: SocketAddr) -> Result<UdpTransport, String> {
+        UdpTransport::bind(any_or_loopback(Some(toward), 0))
+            .map_err(|e| format!("cannot open a UDP socket: {e}"))
+    }
+
+    /// A client of the game registered as `name` at the rendezvous server at
+    /// `rendezvous`: asks for it, punches a path through the NATs between the two (this
+    /// blocks for up to ten seconds), then joins it over that path as
+    /// [`Game::client`] does.
+    pub fn client_by_name(
+        options: Options,
+        rendezvous: SocketAddr,
+        name: &str,
+        entropy: Entropy,
+    ) -> Result<Game, String> {
+        let mut socket = Self::client_socket(rendezvous)?;
+        let server = Self::punch(&mut socket, rendezvous, name)?;
+        Self::client_on(options, socket, server, entropy)
+    }
+
+    /// Opens a path from `socket` to the game registered as `name` (see
+    /// [`lanyard_net::rendezvous::punch`]), with a nonce from the system's randomness.
+    pub fn punch(
+        socket: &mut UdpTransport,
+        rendezvous: SocketAddr,
+        name: &str,
+    ) -> Result<SocketAddr, String> {
+        let mut n = [0; 8];
+        n.copy_from_slice(&entropy()[..8]);
+        rendezvous::punch(socket, rendezvous, name, u64::from_le_bytes(n))
+            .map_err(|e| e.to_string())
+    }
+
+    /// A client of the server at `server` on `socket` (one a path was punched from).
+    pub fn client_on(
+        options: Options,
+        socket: UdpTransport,
+        server: SocketAddr,
+        entropy: Entropy,
+    ) -> Result<Game, String> {
         let group = Self::world(&options.scene, Role::Client(ClientId(0)));
-        let socket = UdpTransport::bind(any_or_loopback(Some(server), 0))
-            .map_err(|e| format!("cannot open a UDP socket: {e}"))?;
         let net = NetManager::client(
             Self::net_config(&options),
             server,
@@ -379,6 +446,7 @@ impl Game {
             net,
             socket,
             responder,
+            registrar: None,
             server,
             my_name,
             options,
@@ -640,30 +708,25 @@ impl Game {
 
     /// One tick of `dt` seconds: datagrams in, the networked frame, the rules, datagrams out.
     pub fn tick(&mut self, dt: f32) {
-        pump(&mut self.net, &mut self.socket);
+        self.pump();
         self.feed_my_player();
         self.net.update(&mut self.group, dt);
         self.handle_events();
         if self.server.is_some() {
             self.server_rules();
         }
-        pump(&mut self.net, &mut self.socket);
-        let game_port = self.socket_port();
-        if let Some(r) = &mut self.responder {
-            let (playing, watching) = self.net.session_counts();
-            let players = playing as u16 + u16::from(self.my_name.is_some());
-            let watching = watching as u16;
-            let info = ServerInfo {
-                name: self.options.name.clone(),
-                players,
-                max_players: self.options.max_players,
-                spectators: watching,
-                max_spectators: self.options.max_spectators,
-                password: self.options.password.is_some(),
-                version: PROTOCOL_VERSION,
-                game_port,
-            };
-            r.poll(&info);
+        self.pump();
+        if self.responder.is_some() || self.registrar.is_some() {
+            let info = self.server_info();
+            let now = self.clock();
+            if let Some(r) = &mut self.responder {
+                r.poll(&info);
+            }
+            if let Some(r) = &mut self.registrar {
+                r.poll(now, &info);
+            }
+            self.rendezvous_events();
+            self.pump();
         }
         // Once a second: the recording packs what it gets in one go.
         if self.group.tick().is_multiple_of(TICK_HZ as u64) {
@@ -676,14 +739,89 @@ impl Game {
         self.measure(dt);
     }
 
-    fn socket_port(&self) -> u16 {
-        use lanyard_net::Transport;
-        self.socket.local_addr().port()
+    /// Seconds of game time (ticks of the world): the rendezvous side's clock.
+    fn clock(&self) -> f64 {
+        self.group.tick() as f64 / f64::from(TICK_HZ)
+    }
+
+    /// Moves datagrams between the game socket and the NetManager (and the rendezvous
+    /// side, which gets the rendezvous datagrams: a registration must come from the game
+    /// socket, the address players reach).
+    fn pump(&mut self) {
+        let now = self.clock();
+        while let Some((from, bytes)) = self.socket.recv() {
+            if rendezvous::is_rendezvous(&bytes) {
+                // A server's registrar takes them; a client drops late punches.
+                if let Some(r) = &mut self.registrar {
+                    r.receive(now, from, &bytes);
+                }
+                continue;
+            }
+            self.net.receive(from, &bytes);
+        }
+        for (to, bytes) in self.net.drain_outgoing() {
+            self.socket.send(to, &bytes);
+        }
+        if let Some(r) = &mut self.registrar {
+            for (to, bytes) in r.drain_outgoing() {
+                self.socket.send(to, &bytes);
+            }
+        }
+    }
+
+    /// The server as discovery answers and the rendezvous listing show it.
+    fn server_info(&self) -> ServerInfo {
+        let (playing, watching) = self.net.session_counts();
+        ServerInfo {
+            name: self.options.name.clone(),
+            players: playing as u16 + u16::from(self.my_name.is_some()),
+            max_players: self.options.max_players,
+            spectators: watching as u16,
+            max_spectators: self.options.max_spectators,
+            password: self.options.password.is_some(),
+            version: PROTOCOL_VERSION,
+            game_port: self.local_addr().port(),
+        }
+    }
+
+    /// What the rendezvous side did, as lines for the operator.
+    fn rendezvous_events(&mut self) {
+        let Some(r) = &mut self.registrar else {
+            return;
+        };
+        let rv = r.rendezvous();
+        let name = &self.options.name;
+        for e in r.events() {
+            let line = match e {
+                RegistrarEvent::Registered { public } => format!(
+                    "registered as '{name}' at the rendezvous server {rv} (public address {public})"
+                ),
+                RegistrarEvent::Refused(why) => {
+                    format!("the rendezvous server {rv} refused '{name}': {why}")
+                }
+                RegistrarEvent::Silent => {
+                    format!("the rendezvous server {rv} does not answer (still trying)")
+                }
+                RegistrarEvent::Introduced { peer } => {
+                    format!("a player at {peer} is joining through the rendezvous server")
+                }
+                RegistrarEvent::Opened { peer } => {
+                    tracing::info!("the path to {peer} is open");
+                    continue;
+                }
+            };
+            tracing::info!("{line}");
+            self.messages.push(line);
+        }
+    }
+
+    /// The public address the rendezvous server saw, once registered.
+    pub fn public_addr(&self) -> Option<SocketAddr> {
+        self.registrar.as_ref()?.public()
     }
 
     /// The address the game socket is bound to.
     pub fn local_addr(&self) -> SocketAddr {
-        use lanyard_net::Transport;
         self.socket.local_addr()
     }
 
@@ -1181,7 +1319,10 @@ impl Game {
     /// Says goodbye (a client) or shuts down (a server), and sends it.
     pub fn shutdown(&mut self) {
         self.net.disconnect(&mut self.group);
-        pump(&mut self.net, &mut self.socket);
+        if let Some(r) = &mut self.registrar {
+            r.unregister();
+        }
+        self.pump();
         self.flush_recording();
         if let Some(mut w) = self.recording.take() {
             use std::io::Write;

@@ -4,10 +4,11 @@ use clap::{Args, Parser, Subcommand};
 use lanyard::record::Replay;
 use lanyard_game::agones::Agones;
 use lanyard_game::bot::Bot;
-use lanyard_game::game::{Console, DEFAULT_PORT, Game, Options, server_addr};
+use lanyard_game::game::{Console, DEFAULT_PORT, Game, Options, rendezvous_addr, server_addr};
 use lanyard_game::runner;
 use lanyard_game::scene::{DEFAULT_SCENE, Scene};
 use lanyard_net::discovery;
+use lanyard_net::rendezvous::{self, RendezvousConfig, RendezvousServer};
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -32,9 +33,36 @@ struct Cli {
     #[command(flatten)]
     disc: Disc,
     #[command(flatten)]
+    meet: Meet,
+    #[command(flatten)]
     arena: Arena,
     #[command(flatten)]
     shot: Screenshot,
+}
+
+/// Where games meet beyond the LAN (host, server, browse, the start screen).
+#[derive(Args, Debug, Clone, Default)]
+struct Meet {
+    /// A rendezvous server (HOST[:PORT], port 47820 by default): a server registers its
+    /// game there so players beyond its LAN can join it by name; browsing lists what is
+    /// registered there beside the LAN games.
+    #[arg(long, env = "LANYARD_RENDEZVOUS", value_name = "HOST:PORT")]
+    rendezvous: Option<String>,
+}
+
+impl Meet {
+    fn addr(&self) -> Result<Option<SocketAddr>, String> {
+        self.rendezvous.as_deref().map(rendezvous_addr).transpose()
+    }
+}
+
+/// Joining by name through a rendezvous server (join, bot).
+#[derive(Args, Debug, Clone, Default)]
+struct ByName {
+    /// Join the game registered under the name given instead of an address, at this
+    /// rendezvous server (HOST[:PORT]): a path is punched through both NATs first.
+    #[arg(long, value_name = "HOST:PORT")]
+    rendezvous: Option<String>,
 }
 
 /// Who you are.
@@ -62,6 +90,8 @@ struct Serve {
     rate: f32,
     #[command(flatten)]
     session: SessionFlags,
+    #[command(flatten)]
+    meet: Meet,
 }
 
 /// Where LAN discovery goes.
@@ -113,6 +143,7 @@ struct Common {
     scene: PathBuf,
     seconds: Option<f32>,
     record: Option<PathBuf>,
+    rendezvous: Option<SocketAddr>,
 }
 
 impl Common {
@@ -127,14 +158,16 @@ impl Common {
             scene: arena.map_or_else(|| DEFAULT_SCENE.into(), |a| a.scene.clone()),
             seconds: None,
             record: None,
+            rendezvous: None,
         }
     }
 
-    fn serve(mut self, s: &Serve) -> Common {
+    fn serve(mut self, s: &Serve) -> Result<Common, String> {
         self.port = s.port;
         self.max_players = s.max_players;
         self.rate = s.rate;
-        self
+        self.rendezvous = s.meet.addr()?;
+        Ok(self)
     }
 
     fn disc(mut self, d: &Disc) -> Common {
@@ -173,8 +206,10 @@ enum Command {
     },
     /// Join a game in a window. Without an address, find LAN games and pick one.
     Join {
-        /// The server: HOST[:PORT].
+        /// The server: HOST[:PORT] (with --rendezvous: the name it registered under).
         addr: Option<String>,
+        #[command(flatten)]
+        by_name: ByName,
         /// Watch the game: no player of your own, and no player slot taken.
         #[arg(long)]
         spectate: bool,
@@ -210,13 +245,33 @@ enum Command {
         #[command(flatten)]
         rec: Rec,
     },
-    /// List the LAN games that answer, then exit.
+    /// List the LAN games that answer (and those registered at a rendezvous server, with
+    /// --rendezvous), then exit.
     Browse {
         /// Seconds to wait for answers.
         #[arg(long, default_value_t = 1.0, value_parser = parse_seconds)]
         wait: f32,
         #[command(flatten)]
         disc: Disc,
+        #[command(flatten)]
+        meet: Meet,
+    },
+    /// Run a rendezvous server (headless, no physics): on a public address, it lets
+    /// servers behind home routers register by name and players elsewhere find and
+    /// reach them. It carries no game traffic. Ctrl-C, SIGTERM or --seconds end it, and it
+    /// prints what it did as JSON.
+    Rendezvous {
+        /// UDP port it listens on.
+        #[arg(long, env = "LANYARD_RENDEZVOUS_PORT", default_value_t = rendezvous::DEFAULT_PORT)]
+        port: u16,
+        /// Seconds a registration lives unless its server refreshes it (every third of it).
+        #[arg(long, default_value_t = 30.0, value_name = "SECONDS", value_parser = parse_ttl)]
+        ttl: f32,
+        /// Games one IP address may register at once.
+        #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u16).range(1..))]
+        max_per_address: u16,
+        #[command(flatten)]
+        timed: Timed,
     },
     /// Replay a recording headless and check it bit for bit, or watch it.
     Replay {
@@ -234,8 +289,10 @@ enum Command {
     },
     /// Join a game as a scripted player with no window; print a JSON report at the end.
     Bot {
-        /// The server: HOST[:PORT].
+        /// The server: HOST[:PORT] (with --rendezvous: the name it registered under).
         addr: String,
+        #[command(flatten)]
+        by_name: ByName,
         /// The seed of the bot's choices.
         #[arg(long, default_value_t = 1)]
         seed: u64,
@@ -357,6 +414,18 @@ fn parse_rate(s: &str) -> Result<f32, String> {
     Ok(r)
 }
 
+fn parse_ttl(s: &str) -> Result<f32, String> {
+    let v: f32 = s
+        .parse()
+        .map_err(|_| format!("'{s}' is not a number of seconds"))?;
+    RendezvousConfig {
+        ttl: v,
+        ..RendezvousConfig::default()
+    }
+    .validate()?;
+    Ok(v)
+}
+
 fn parse_seconds(s: &str) -> Result<f32, String> {
     let v: f32 = s
         .parse()
@@ -382,6 +451,7 @@ fn options(c: &Common, default_name: &str) -> Result<Options, String> {
         max_players: c.max_players,
         rate: c.rate,
         discovery: Some(c.discovery_addr),
+        rendezvous: c.rendezvous,
         ..Options::new(scene)
     })
 }
@@ -401,10 +471,13 @@ fn server(c: &Common, summary: Option<&Path>, flags: &SessionFlags) -> Result<()
         game.record_to(r)?;
     }
     println!(
-        "{name}: serving '{}' on UDP port {} (discovery on {}), up to {} players and {} spectators; type 'help' for the console",
+        "{name}: serving '{}' on UDP port {} (discovery on {}{}), up to {} players and {} spectators; type 'help' for the console",
         game.scene.name,
         game.local_addr().port(),
         c.discovery_addr,
+        c.rendezvous
+            .map(|r| format!(", registering at the rendezvous server {r}"))
+            .unwrap_or_default(),
         c.max_players,
         flags.max_spectators,
     );
@@ -487,11 +560,19 @@ fn server(c: &Common, summary: Option<&Path>, flags: &SessionFlags) -> Result<()
     written
 }
 
-fn bot(c: &Common, addr: &str, seed: u64, spectate: bool) -> Result<(), String> {
-    let server = server_addr(addr)?;
+fn bot(c: &Common, addr: &str, by_name: &ByName, seed: u64, spectate: bool) -> Result<(), String> {
     let mut o = options(c, &format!("bot-{seed}"))?;
     o.spectate = spectate;
-    let mut game = Game::client(o, server, lanyard_game::game::entropy())?;
+    let entropy = lanyard_game::game::entropy();
+    let mut game = match &by_name.rendezvous {
+        Some(rv) => {
+            let rv = rendezvous_addr(rv)?;
+            let game = Game::client_by_name(o, rv, addr, entropy)?;
+            eprintln!("reached '{addr}' through the rendezvous server {rv}");
+            game
+        }
+        None => Game::client(o, server_addr(addr)?, entropy)?,
+    };
     if let Some(r) = &c.record {
         game.record_to(r)?;
     }
@@ -525,7 +606,10 @@ fn bot(c: &Common, addr: &str, seed: u64, spectate: bool) -> Result<(), String> 
     }
 }
 
-fn browse(c: &Common, wait: f32) -> Result<(), String> {
+fn browse(c: &Common, wait: f32, meet: &Meet) -> Result<(), String> {
+    let rv = meet.addr()?;
+    // The rendezvous server is asked while the LAN answers.
+    let remote = rv.map(|rv| std::thread::spawn(move || rendezvous::list(rv)));
     let found = discovery::browse(c.discovery_addr, Duration::from_secs_f32(wait))
         .map_err(|e| format!("cannot browse: {e}"))?;
     if found.is_empty() {
@@ -549,6 +633,113 @@ fn browse(c: &Common, wait: f32) -> Result<(), String> {
             }
         );
     }
+    let (Some(rv), Some(remote)) = (rv, remote) else {
+        return Ok(());
+    };
+    let games = remote
+        .join()
+        .map_err(|_| "the rendezvous listing failed".to_owned())?
+        .map_err(|e| format!("cannot list the games at {rv}: {e}"))?;
+    if games.is_empty() {
+        println!("no games registered at the rendezvous server {rv}");
+    }
+    for g in &games {
+        println!(
+            "{}  via rendezvous {rv}  {}/{} players  {}/{} spectators  {}{}",
+            g.name,
+            g.players,
+            g.max_players,
+            g.spectators,
+            g.max_spectators,
+            if g.password { "password" } else { "open" },
+            if g.version == lanyard_net::PROTOCOL_VERSION {
+                String::new()
+            } else {
+                format!("  incompatible (protocol {})", g.version)
+            }
+        );
+    }
+    if let Some(g) = games.first() {
+        println!(
+            "join one with: lanyard-game join --rendezvous {rv} '{}'",
+            g.name
+        );
+    }
+    Ok(())
+}
+
+/// Runs a rendezvous server on `port` until `seconds` pass or a signal comes, then prints
+/// what it did as one JSON line.
+fn rendezvous_server(
+    port: u16,
+    config: RendezvousConfig,
+    seconds: Option<f32>,
+) -> Result<(), String> {
+    use lanyard_net::Transport;
+    use lanyard_net::udp::UdpTransport;
+    let (ttl, per) = (config.ttl, config.max_per_address);
+    let mut rv = RendezvousServer::new(config, lanyard_game::game::entropy())?;
+    let any = SocketAddr::from(([0, 0, 0, 0], port));
+    let mut socket =
+        UdpTransport::bind(any).map_err(|e| format!("cannot listen on UDP port {port}: {e}"))?;
+    println!(
+        "rendezvous server on UDP port {} (registrations live {ttl} s unless refreshed, at most {per} per address)",
+        socket.local_addr().port()
+    );
+    let stop = stop_flag()?;
+    let start = std::time::Instant::now();
+    let mut last = (0.0, rv.stats());
+    loop {
+        let now = start.elapsed().as_secs_f64();
+        if stop.load(Ordering::Relaxed) || seconds.is_some_and(|s| now >= f64::from(s)) {
+            break;
+        }
+        socket.wait(Duration::from_millis(100));
+        while let Some((from, bytes)) = socket.recv() {
+            rv.receive(start.elapsed().as_secs_f64(), from, &bytes);
+        }
+        for (to, bytes) in rv.drain_outgoing() {
+            socket.send(to, &bytes);
+        }
+        if now - last.0 >= 10.0 {
+            rv.expire(now);
+            let s = rv.stats();
+            if s != last.1 {
+                println!(
+                    "games {} | registered {} | expired {} | introductions {} | in {} B | out {} B | ignored {}",
+                    s.games,
+                    s.registrations,
+                    s.expired,
+                    s.introductions,
+                    s.bytes_in,
+                    s.bytes_out,
+                    s.ignored
+                );
+            }
+            last = (now, s);
+        }
+    }
+    let s = rv.stats();
+    println!(
+        "{}",
+        serde_json::json!({
+            "games": s.games,
+            "registrations": s.registrations,
+            "refreshes": s.refreshes,
+            "expired": s.expired,
+            "unregistered": s.unregistered,
+            "refused": s.refused,
+            "introductions": s.introductions,
+            "lists": s.lists,
+            "challenges": s.challenges,
+            "ignored": s.ignored,
+            "datagrams_in": s.datagrams_in,
+            "bytes_in": s.bytes_in,
+            "datagrams_out": s.datagrams_out,
+            "bytes_out": s.bytes_out,
+            "relayed_bytes": 0,
+        })
+    );
     Ok(())
 }
 
@@ -637,15 +828,13 @@ fn main() -> ExitCode {
             arena,
             timed,
             rec,
-        }) => {
-            let c = Common::new(ident, Some(arena))
-                .serve(serve)
-                .disc(disc)
-                .run(timed, rec);
-            server(&c, summary.as_deref(), &serve.session)
-        }
+        }) => Common::new(ident, Some(arena))
+            .serve(serve)
+            .map(|c| c.disc(disc).run(timed, rec))
+            .and_then(|c| server(&c, summary.as_deref(), &serve.session)),
         Some(Command::Bot {
             addr,
+            by_name,
             seed,
             spectate,
             ident,
@@ -654,11 +843,27 @@ fn main() -> ExitCode {
             rec,
         }) => {
             let c = Common::new(ident, Some(arena)).run(timed, rec);
-            bot(&c, addr, *seed, *spectate)
+            bot(&c, addr, by_name, *seed, *spectate)
         }
-        Some(Command::Browse { wait, disc }) => {
-            browse(&Common::new(&Ident::default(), None).disc(disc), *wait)
-        }
+        Some(Command::Browse { wait, disc, meet }) => browse(
+            &Common::new(&Ident::default(), None).disc(disc),
+            *wait,
+            meet,
+        ),
+        Some(Command::Rendezvous {
+            port,
+            ttl,
+            max_per_address,
+            timed,
+        }) => rendezvous_server(
+            *port,
+            RendezvousConfig {
+                ttl: *ttl,
+                max_per_address: *max_per_address,
+                ..RendezvousConfig::default()
+            },
+            timed.seconds,
+        ),
         Some(Command::Replay {
             file, view: false, ..
         }) => replay_verify(file),
@@ -683,69 +888,77 @@ fn main() -> ExitCode {
             timed,
             rec,
             shot,
-        }) => {
+        }) => (|| {
+            check_display()?;
             let c = Common::new(ident, Some(arena))
-                .serve(serve)
+                .serve(serve)?
                 .disc(disc)
                 .run(timed, rec);
-            check_display()
-                .and_then(|()| options(&c, "host"))
-                .and_then(|mut o| {
-                    remembered(&mut o, ident);
-                    serve.session.apply(&mut o);
-                    let stop = stop_flag()?;
-                    window::host(
-                        o,
-                        c.seconds,
-                        summary.clone(),
-                        shot.window()?,
-                        c.record.clone(),
-                        stop,
-                    )
-                })
-        }
+            let mut o = options(&c, "host")?;
+            remembered(&mut o, ident);
+            serve.session.apply(&mut o);
+            let stop = stop_flag()?;
+            window::host(
+                o,
+                c.seconds,
+                summary.clone(),
+                shot.window()?,
+                c.record.clone(),
+                stop,
+            )
+        })(),
         #[cfg(feature = "client")]
         Some(Command::Join {
             addr,
+            by_name,
             spectate,
             ident,
             disc,
             arena,
             rec,
             shot,
-        }) => {
+        }) => (|| {
+            check_display()?;
             let c = Common::new(ident, Some(arena))
                 .disc(disc)
                 .run(&Timed::default(), rec);
-            check_display()
-                .and_then(|()| options(&c, "player"))
-                .and_then(|mut o| {
-                    remembered(&mut o, ident);
-                    o.spectate = *spectate;
-                    let server = addr.as_deref().map(server_addr).transpose()?;
-                    window::join(
-                        o,
-                        server,
-                        c.discovery_addr,
-                        shot.window()?,
-                        c.record.clone(),
-                    )
-                })
-        }
+            let mut o = options(&c, "player")?;
+            remembered(&mut o, ident);
+            o.spectate = *spectate;
+            let rv = by_name
+                .rendezvous
+                .as_deref()
+                .map(rendezvous_addr)
+                .transpose()?;
+            let target = match (rv, addr) {
+                (Some(rv), Some(name)) => Some(window::Target::Named(rv, name.clone())),
+                (None, Some(a)) => Some(window::Target::Addr(server_addr(a)?)),
+                // The start screen, listing the rendezvous server's games too.
+                (rv, None) => {
+                    o.rendezvous = rv;
+                    None
+                }
+            };
+            window::join(
+                o,
+                target,
+                c.discovery_addr,
+                shot.window()?,
+                c.record.clone(),
+            )
+        })(),
         #[cfg(feature = "client")]
-        None => {
-            let c = Common::new(&cli.ident, Some(&cli.arena)).disc(&cli.disc);
-            check_display()
-                .and_then(|()| options(&c, "player"))
-                .map(|mut o| {
-                    remembered(&mut o, &cli.ident);
-                    o
-                })
-                .and_then(|o| window::menu(o, c.discovery_addr, cli.shot.window()?))
-        }
+        None => (|| {
+            check_display()?;
+            let mut c = Common::new(&cli.ident, Some(&cli.arena)).disc(&cli.disc);
+            c.rendezvous = cli.meet.addr()?;
+            let mut o = options(&c, "player")?;
+            remembered(&mut o, &cli.ident);
+            window::menu(o, c.discovery_addr, cli.shot.window()?)
+        })(),
         #[cfg(not(feature = "client"))]
         Some(Command::Host { .. }) | Some(Command::Join { .. }) | None => {
-            let _ = (&cli.ident, &cli.disc, &cli.arena, &cli.shot);
+            let _ = (&cli.ident, &cli.disc, &cli.meet, &cli.arena, &cli.shot);
             Err(
             "this build has no window (it was built without the `client` feature): use `server`, `bot` or `browse`"
                 .into(),

@@ -10,7 +10,8 @@ use lanyard::{Entity, EntityGroup, Owner, Shape};
 use lanyard_game::game::{Blast, GRAPH_SAMPLES, Game, GraphSample, Options, TICK_HZ, count};
 use lanyard_game::kinds::{self, Crate, Grenade, Player, PlayerInput};
 use lanyard_game::scene::Scene;
-use lanyard_net::discovery::{self, Found};
+use lanyard_net::discovery::{self, Found, ServerInfo};
+use lanyard_net::udp::UdpTransport;
 use macroquad::prelude as mq;
 use macroquad::prelude::{Color, KeyCode, Mesh, MouseButton, Vertex, vec2, vec3, vec4};
 use std::cell::RefCell;
@@ -157,11 +158,29 @@ pub fn replay(file: &std::path::Path, window: WindowOpts) -> Result<(), String> 
     open("Tumbleyard replay", Screen::Replaying(Box::new(view)), plan)
 }
 
+/// What a player joins.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Target {
+    /// The game at this address.
+    Addr(SocketAddr),
+    /// The game registered under this name at the rendezvous server at this address.
+    Named(SocketAddr, String),
+}
+
+/// A path being punched to a game registered at a rendezvous server, on a thread of its own.
+type Reaching = Receiver<Result<(UdpTransport, SocketAddr), String>>;
+
 struct Menu {
     options: Options,
     discovery: SocketAddr,
     games: Vec<Found>,
     browsing: Option<Receiver<Result<Vec<Found>, String>>>,
+    /// The games registered at the rendezvous server (`options.rendezvous`), if any.
+    remote: Vec<ServerInfo>,
+    listing: Option<Receiver<Result<Vec<ServerInfo>, String>>>,
+    /// A game being reached through the rendezvous server: its name, the password to
+    /// give, and the punching.
+    reaching: Option<(String, Option<String>, Reaching)>,
     /// When (seconds since the menu opened) the list was last asked for.
     browsed_at: f64,
     opened: std::time::Instant,
@@ -178,8 +197,8 @@ struct Menu {
 enum Field {
     /// The player's name (remembered between runs).
     Name,
-    /// The password of a game that asks for one (its address and name).
-    Password(SocketAddr, String),
+    /// The password of a game that asks for one (where it is, and its name).
+    Password(Target, String),
     /// A server's address, HOST[:PORT].
     Address,
 }
@@ -239,6 +258,9 @@ impl Menu {
             discovery,
             games: Vec::new(),
             browsing: None,
+            remote: Vec::new(),
+            listing: None,
+            reaching: None,
             browsed_at: 0.0,
             opened: std::time::Instant::now(),
             note: String::new(),
@@ -258,25 +280,87 @@ impl Menu {
             let _ = tx.send(r);
         });
         self.browsing = Some(rx);
+        if let Some(rv) = self.options.rendezvous
+            && self.listing.is_none()
+        {
+            let (tx, rx) = channel();
+            std::thread::spawn(move || {
+                let r = lanyard_net::rendezvous::list(rv).map_err(|e| e.to_string());
+                let _ = tx.send(r);
+            });
+            self.listing = Some(rx);
+        }
         self.browsed_at = self.opened.elapsed().as_secs_f64();
         if self.games.is_empty() {
             self.note = format!("looking for games on {} ...", self.discovery);
         }
     }
 
-    /// Joins `addr`, with `password` if it asks for one.
-    fn join(&mut self, addr: SocketAddr, password: Option<String>) -> Option<Result<Game, String>> {
+    /// Joins `target`, with `password` if it asks for one. A game registered at a
+    /// rendezvous server is reached first, on a thread, while the menu goes on drawing.
+    fn join(&mut self, target: Target, password: Option<String>) -> Option<Result<Game, String>> {
+        let addr = match target {
+            Target::Addr(addr) => addr,
+            Target::Named(rv, name) => {
+                let (tx, rx) = channel();
+                let wanted = name.clone();
+                std::thread::spawn(move || {
+                    let r = Game::client_socket(rv).and_then(|mut socket| {
+                        let server = Game::punch(&mut socket, rv, &wanted)?;
+                        Ok((socket, server))
+                    });
+                    let _ = tx.send(r);
+                });
+                self.reaching = Some((name, password, rx));
+                return None;
+            }
+        };
         let options = Options {
             password,
             ..self.options.clone()
         };
-        match Game::client(options, addr, lanyard_game::game::entropy()) {
+        self.started(Game::client(options, addr, lanyard_game::game::entropy()))
+    }
+
+    fn started(&mut self, game: Result<Game, String>) -> Option<Result<Game, String>> {
+        match game {
             Ok(g) => Some(Ok(g)),
             Err(e) => {
                 self.last_end = Some(e);
                 None
             }
         }
+    }
+
+    /// The path to a game at the rendezvous server, once it is open (or why not).
+    fn reached(&mut self) -> Option<Result<Game, String>> {
+        let (_, _, rx) = self.reaching.as_ref()?;
+        let r = rx.try_recv().ok()?;
+        let (name, password, _) = self.reaching.take()?;
+        match r {
+            Ok((socket, server)) => {
+                let options = Options {
+                    password,
+                    ..self.options.clone()
+                };
+                let game = Game::client_on(options, socket, server, lanyard_game::game::entropy());
+                self.started(game)
+            }
+            Err(e) => {
+                self.last_end = Some(format!("cannot reach '{name}': {e}"));
+                None
+            }
+        }
+    }
+
+    /// The n-th game of the list (LAN games first, then the rendezvous server's).
+    fn pick(&self, n: usize) -> Option<(Target, ServerInfo)> {
+        if let Some(g) = self.games.get(n) {
+            return Some((Target::Addr(g.addr), g.info.clone()));
+        }
+        let rv = self.options.rendezvous?;
+        let g = self.remote.get(n - self.games.len())?;
+        Some((Target::Named(rv, g.name.clone()), g.clone()))
     }
 
     /// The line being typed: characters go in, Backspace takes one back, Enter finishes
@@ -321,6 +405,19 @@ impl Menu {
             }
             self.browsing = None;
         }
+        if let Some(rx) = &self.listing
+            && let Ok(r) = rx.try_recv()
+        {
+            match r {
+                Ok(g) => self.remote = g,
+                Err(e) => self.note = format!("cannot list the rendezvous server's games: {e}"),
+            }
+            self.listing = None;
+        }
+        if self.reaching.is_some() {
+            self.draw();
+            return self.reached();
+        }
         if self.browsing.is_none()
             && self.opened.elapsed().as_secs_f64() - self.browsed_at >= BROWSE_EVERY
         {
@@ -340,9 +437,9 @@ impl Menu {
                     }
                     None
                 }
-                Field::Password(addr, _) => self.join(addr, Some(text)),
+                Field::Password(target, _) => self.join(target, Some(text)),
                 Field::Address => match lanyard_game::game::server_addr(&text) {
-                    Ok(addr) => self.join(addr, self.options.password.clone()),
+                    Ok(addr) => self.join(Target::Addr(addr), self.options.password.clone()),
                     Err(e) => {
                         self.last_end = Some(e);
                         None
@@ -373,20 +470,19 @@ impl Menu {
         }
         for (i, k) in DIGITS.iter().enumerate() {
             if key(*k)
-                && let Some(g) = self.games.get(i).cloned()
+                && let Some((target, info)) = self.pick(i)
             {
-                if !g.compatible() {
+                if info.version != lanyard_net::PROTOCOL_VERSION {
                     self.last_end = Some("that game runs another version of Tumbleyard".into());
                     continue;
                 }
-                if g.info.password && self.options.password.is_none() {
-                    self.editing =
-                        Some((Field::Password(g.addr, g.info.name.clone()), String::new()));
+                if info.password && self.options.password.is_none() {
+                    self.editing = Some((Field::Password(target, info.name), String::new()));
                     while mq::get_char_pressed().is_some() {}
                     return None;
                 }
                 let password = self.options.password.clone();
-                return self.join(g.addr, password);
+                return self.join(target, password);
             }
         }
         None
@@ -435,6 +531,21 @@ impl Menu {
             mq::draw_text(&self.note, 40.0, y, 22.0, mq::GRAY);
         }
         y += 34.0;
+        if let Some((name, _, _)) = &self.reaching {
+            let rv = self
+                .options
+                .rendezvous
+                .map(|r| r.to_string())
+                .unwrap_or_default();
+            mq::draw_text(
+                format!("reaching '{name}' through the rendezvous server {rv} ..."),
+                40.0,
+                y,
+                26.0,
+                Color::from_rgba(240, 190, 80, 255),
+            );
+            y += 34.0;
+        }
         for (i, g) in self.games.iter().enumerate().take(shown) {
             let line = format!(
                 "[{}] {}  {}/{} players  {} watching  {}  {:.0} ms  {}{}",
@@ -456,11 +567,40 @@ impl Menu {
             mq::draw_text(&line, 40.0, y, 26.0, c);
             y += 32.0;
         }
+        let first = self.games.len();
+        let rv = self
+            .options
+            .rendezvous
+            .map(|r| r.to_string())
+            .unwrap_or_default();
+        for (i, g) in self
+            .remote
+            .iter()
+            .enumerate()
+            .take(shown.saturating_sub(first))
+        {
+            let ok = g.version == lanyard_net::PROTOCOL_VERSION;
+            let line = format!(
+                "[{}] {}  {}/{} players  {} watching  {}  via rendezvous {rv}{}",
+                first + i + 1,
+                g.name,
+                g.players,
+                g.max_players,
+                g.spectators,
+                if g.password { "password" } else { "open" },
+                if ok { "" } else { "  (incompatible version)" }
+            );
+            mq::draw_text(&line, 40.0, y, 26.0, if ok { mq::WHITE } else { mq::GRAY });
+            y += 32.0;
+        }
         if let Some((field, text)) = &self.editing {
             let (label, shown) = match field {
                 Field::Name => ("your name".to_owned(), text.clone()),
-                Field::Password(addr, name) => (
-                    format!("password for {name} ({addr})"),
+                Field::Password(target, name) => (
+                    match target {
+                        Target::Addr(addr) => format!("password for {name} ({addr})"),
+                        Target::Named(rv, _) => format!("password for {name} (via {rv})"),
+                    },
                     "*".repeat(text.chars().count()),
                 ),
                 Field::Address => ("server address (HOST[:PORT])".to_owned(), text.clone()),
@@ -520,18 +660,25 @@ pub fn host(
     )
 }
 
-/// Join a game in a window (or pick one from the LAN first).
+/// Join a game in a window (or pick one from the start screen first).
 pub fn join(
     options: Options,
-    server: Option<SocketAddr>,
+    target: Option<Target>,
     discovery: SocketAddr,
     window: WindowOpts,
     record: Option<PathBuf>,
 ) -> Result<(), String> {
     let menu = Some((options.clone(), discovery, false));
-    let screen = match server {
-        Some(addr) => {
-            let mut game = Game::client(options, addr, lanyard_game::game::entropy())?;
+    let entropy = lanyard_game::game::entropy();
+    let screen = match target {
+        Some(target) => {
+            let mut game = match target {
+                Target::Addr(addr) => Game::client(options, addr, entropy)?,
+                Target::Named(rv, name) => {
+                    eprintln!("reaching '{name}' through the rendezvous server {rv} ...");
+                    Game::client_by_name(options, rv, &name, entropy)?
+                }
+            };
             if let Some(r) = &record {
                 game.record_to(r)?;
             }

@@ -1,0 +1,394 @@
+//! Two homes behind real kernel NATs, built by the test itself out of network namespaces:
+//!
+//! ```text
+//!   home A                    "the internet" 203.0.113.0/24                    home B
+//!   192.0.2.2 ── router A ── [bridge: rendezvous 203.0.113.1] ── router B ── 198.51.100.2
+//!   (server)    203.0.113.2                                   203.0.113.3      (bot)
+//! ```
+//!
+//! Each router masquerades (nftables) what leaves its `wan` side and, like a home router,
+//! lets in from there only what answers something sent out. A `server` in home A registers
+//! with the rendezvous server; a `bot` in home B finds it by name, both punch through their
+//! NATs, and they play over the punched path. With routers that give every destination its
+//! own port (a symmetric NAT: `masquerade random`), punching cannot work, and the bot says
+//! so clearly.
+//!
+//! The namespaces are linked only to each other (no interface in the machine's own
+//! network), use only documentation address ranges, and are deleted when the test ends,
+//! also when it fails (and any left by a killed run are deleted at the next). Without the
+//! rights to make namespaces, or without `ip` and `nft`, the test says it skipped, unless
+//! `LANYARD_REQUIRE_NETNS=1` (CI), where that fails.
+
+mod common;
+
+use common::{BIN, Running, last_json, signal};
+use std::io::Write;
+use std::process::{Command, Output, Stdio};
+use std::time::Duration;
+
+const RENDEZVOUS: &str = "203.0.113.1:47820";
+const PREFIX: &str = "lyt-";
+
+/// The namespaces of one test, deleted on drop.
+struct Lab {
+    /// `lyt-PID-TAG-`: every namespace of this lab starts so.
+    prefix: String,
+    made: Vec<String>,
+    children: Vec<Running>,
+}
+
+fn run(cmd: &mut Command) -> Output {
+    cmd.output()
+        .unwrap_or_else(|e| panic!("cannot run {cmd:?}: {e}"))
+}
+
+fn ok(cmd: &mut Command) {
+    let out = run(cmd);
+    assert!(
+        out.status.success(),
+        "{cmd:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+fn ip(args: &[&str]) {
+    ok(Command::new("ip").args(args));
+}
+
+/// Deletes the namespaces a killed earlier run left behind (their process is gone).
+fn sweep_stale() {
+    let Ok(out) = Command::new("ip").args(["netns", "list"]).output() else {
+        return;
+    };
+    for line in String::from_utf8_lossy(&out.stdout).lines() {
+        let name = line.split_whitespace().next().unwrap_or("");
+        let Some(rest) = name.strip_prefix(PREFIX) else {
+            continue;
+        };
+        let pid = rest.split('-').next().unwrap_or("");
+        if !std::path::Path::new(&format!("/proc/{pid}")).exists() {
+            let _ = Command::new("ip").args(["netns", "del", name]).status();
+        }
+    }
+}
+
+/// Whether this machine lets the test build its lab; if not, says why (or fails where
+/// `LANYARD_REQUIRE_NETNS` is set).
+fn can_build(tag: &str) -> bool {
+    let why = if Command::new("nft").arg("--version").output().is_err() {
+        Some("nft (nftables) is not installed".to_owned())
+    } else {
+        let probe = format!("{PREFIX}{}-{tag}-probe", std::process::id());
+        match Command::new("ip").args(["netns", "add", &probe]).output() {
+            Ok(o) if o.status.success() => {
+                let _ = Command::new("ip").args(["netns", "del", &probe]).status();
+                None
+            }
+            Ok(o) => Some(format!(
+                "cannot make a network namespace: {}",
+                String::from_utf8_lossy(&o.stderr).trim()
+            )),
+            Err(e) => Some(format!("ip (iproute2) is not installed: {e}")),
+        }
+    };
+    let Some(why) = why else {
+        return true;
+    };
+    assert!(
+        std::env::var("LANYARD_REQUIRE_NETNS").as_deref() != Ok("1"),
+        "LANYARD_REQUIRE_NETNS=1 but {why}"
+    );
+    eprintln!("skipped: {why}");
+    false
+}
+
+impl Lab {
+    /// Builds the two homes, their routers and the public segment. `symmetric`: the
+    /// routers pick a new port for every destination.
+    fn build(tag: &str, symmetric: bool) -> Lab {
+        sweep_stale();
+        let mut lab = Lab {
+            prefix: format!("{PREFIX}{}-{tag}-", std::process::id()),
+            made: Vec::new(),
+            children: Vec::new(),
+        };
+        for n in ["pub", "ra", "rb", "ha", "hb"] {
+            let ns = lab.ns(n);
+            ip(&["netns", "add", &ns]);
+            lab.made.push(ns.clone());
+            ip(&["-n", &ns, "link", "set", "lo", "up"]);
+        }
+        let (public, ra, rb, ha, hb) = (
+            lab.ns("pub"),
+            lab.ns("ra"),
+            lab.ns("rb"),
+            lab.ns("ha"),
+            lab.ns("hb"),
+        );
+        // The public segment: a bridge, with the rendezvous server's address on it.
+        ip(&["-n", &public, "link", "add", "br0", "type", "bridge"]);
+        ip(&["-n", &public, "link", "set", "br0", "up"]);
+        ip(&["-n", &public, "addr", "add", "203.0.113.1/24", "dev", "br0"]);
+        let homes = [
+            (
+                &ra,
+                &ha,
+                "203.0.113.2/24",
+                "192.0.2.1",
+                "192.0.2.2/24",
+                "pa",
+            ),
+            (
+                &rb,
+                &hb,
+                "203.0.113.3/24",
+                "198.51.100.1",
+                "198.51.100.2/24",
+                "pb",
+            ),
+        ];
+        for (router, home, wan, gateway, host, port) in homes {
+            ip(&[
+                "-n", &public, "link", "add", port, "type", "veth", "peer", "name", "wan", "netns",
+                router,
+            ]);
+            ip(&["-n", &public, "link", "set", port, "master", "br0", "up"]);
+            ip(&["-n", router, "link", "set", "wan", "up"]);
+            ip(&["-n", router, "addr", "add", wan, "dev", "wan"]);
+            ip(&[
+                "-n", router, "link", "add", "lan", "type", "veth", "peer", "name", "eth0",
+                "netns", home,
+            ]);
+            ip(&[
+                "-n",
+                router,
+                "addr",
+                "add",
+                &format!("{gateway}/24"),
+                "dev",
+                "lan",
+            ]);
+            ip(&["-n", router, "link", "set", "lan", "up"]);
+            ip(&["-n", home, "addr", "add", host, "dev", "eth0"]);
+            ip(&["-n", home, "link", "set", "eth0", "up"]);
+            ip(&["-n", home, "route", "add", "default", "via", gateway]);
+            ok(Command::new("ip").args([
+                "netns",
+                "exec",
+                router,
+                "sysctl",
+                "-qw",
+                "net.ipv4.ip_forward=1",
+            ]));
+            lab.nft(
+                router,
+                &format!(
+                    "table ip nat {{\n chain post {{\n  type nat hook postrouting priority srcnat;\n  oifname \"wan\" masquerade{}\n }}\n}}\n\
+                     table ip filter {{\n chain input {{\n  type filter hook input priority filter; policy accept;\n  iifname \"wan\" ct state established,related accept\n  iifname \"wan\" drop\n }}\n}}\n",
+                    if symmetric { " random" } else { "" }
+                ),
+            );
+        }
+        lab
+    }
+
+    fn ns(&self, n: &str) -> String {
+        format!("{}{n}", self.prefix)
+    }
+
+    fn nft(&self, ns: &str, rules: &str) {
+        let mut child = Command::new("ip")
+            .args(["netns", "exec", ns, "nft", "-f", "-"])
+            .stdin(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("nft runs");
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(rules.as_bytes())
+            .unwrap();
+        let out = child.wait_with_output().unwrap();
+        assert!(
+            out.status.success(),
+            "nft in {ns}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+
+    /// The game binary with `args`, in namespace `n`, with no display and discovery on
+    /// loopback.
+    fn game(&self, n: &str, args: &[&str]) -> Command {
+        let mut c = Command::new("ip");
+        c.args(["netns", "exec", &self.ns(n), BIN])
+            .args(args)
+            .env_remove("DISPLAY")
+            .env("LANYARD_DISCOVERY_ADDR", "127.255.255.255:1")
+            .env_remove("LANYARD_RENDEZVOUS")
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        c
+    }
+
+    /// The rendezvous server on the public segment and a server named `name` in home A,
+    /// registered with it (browsed from home B until it is listed).
+    fn rendezvous_and_server(&mut self, name: &str) -> (usize, usize) {
+        let rv = Running::start(self.game(
+            "pub",
+            &["rendezvous", "--port", "47820", "--seconds", "120"],
+        ));
+        self.children.push(rv);
+        let server = Running::start(self.game(
+            "ha",
+            &[
+                "server",
+                "--port",
+                "47810",
+                "--name",
+                name,
+                "--rendezvous",
+                RENDEZVOUS,
+                "--seconds",
+                "120",
+            ],
+        ));
+        self.children.push(server);
+        let mut listed = String::new();
+        for _ in 0..30 {
+            let out = run(&mut self.game(
+                "hb",
+                &["browse", "--wait", "0.2", "--rendezvous", RENDEZVOUS],
+            ));
+            listed = String::from_utf8_lossy(&out.stdout).into_owned();
+            if listed.contains(&format!("{name}  via rendezvous")) {
+                return (0, 1);
+            }
+            std::thread::sleep(Duration::from_millis(200));
+        }
+        panic!("the server never showed at the rendezvous server: {listed}");
+    }
+
+    /// Ends child `i` with SIGTERM and returns its output.
+    fn stop(&mut self, i: usize) -> Output {
+        let child = std::mem::replace(&mut self.children[i], Running(None));
+        signal(&child, "-TERM");
+        child.finish(Duration::from_secs(30))
+    }
+}
+
+impl Drop for Lab {
+    fn drop(&mut self) {
+        // The processes first (they are inside the namespaces), then the namespaces.
+        self.children.clear();
+        for ns in self.made.drain(..).rev() {
+            let _ = Command::new("ip").args(["netns", "del", &ns]).status();
+        }
+    }
+}
+
+fn ours_left(prefix: &str) -> Vec<String> {
+    let out = run(Command::new("ip").args(["netns", "list"]));
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter(|l| l.starts_with(prefix))
+        .map(str::to_owned)
+        .collect()
+}
+
+#[test]
+fn a_server_and_a_bot_behind_two_nats_meet_by_name_and_play_over_the_punched_path() {
+    if !can_build("cone") {
+        return;
+    }
+    let prefix;
+    {
+        let mut lab = Lab::build("cone", false);
+        prefix = lab.prefix.clone();
+        let (rv, server) = lab.rendezvous_and_server("home a");
+        let bot = lab
+            .game(
+                "hb",
+                &[
+                    "bot",
+                    "--rendezvous",
+                    RENDEZVOUS,
+                    "home a",
+                    "--seconds",
+                    "6",
+                ],
+            )
+            .output()
+            .unwrap();
+        let said = String::from_utf8_lossy(&bot.stderr).into_owned();
+        assert!(bot.status.success(), "the bot failed: {said}");
+        assert!(said.contains("reached 'home a'"), "{said}");
+        let report = last_json(&bot);
+        assert_eq!(report["ended"], "time up");
+        assert!(common::crates(&report["entities"]).len() >= 10);
+        let bot_bytes = report["bytes_in"].as_u64().unwrap();
+        assert!(
+            bot_bytes > 20_000,
+            "the bot received only {bot_bytes} bytes"
+        );
+
+        let out = lab.stop(server);
+        let log = String::from_utf8_lossy(&out.stdout);
+        // The server saw router A's public address registered, and the bot arrive from
+        // router B's public address: the path went through both NATs.
+        assert!(log.contains("(public address 203.0.113.2:47810)"), "{log}");
+        assert!(
+            log.contains("a player at 203.0.113.3:"),
+            "the server saw the bot elsewhere: {log}"
+        );
+        assert!(log.contains("bot-1 joined"), "{log}");
+
+        let stats = last_json(&lab.stop(rv));
+        eprintln!("rendezvous: {stats}; the bot received {bot_bytes} bytes");
+        assert_eq!(stats["introductions"], 1);
+        assert_eq!(stats["relayed_bytes"], 0);
+        let carried = stats["bytes_in"].as_u64().unwrap() + stats["bytes_out"].as_u64().unwrap();
+        assert!(
+            carried * 10 < bot_bytes,
+            "the rendezvous server moved {carried} bytes"
+        );
+    }
+    assert_eq!(ours_left(&prefix), Vec::<String>::new(), "namespaces left");
+}
+
+#[test]
+fn behind_symmetric_nats_punching_fails_with_a_clear_message() {
+    if !can_build("sym") {
+        return;
+    }
+    let prefix;
+    {
+        let mut lab = Lab::build("sym", true);
+        prefix = lab.prefix.clone();
+        lab.rendezvous_and_server("home a");
+        let bot = lab
+            .game(
+                "hb",
+                &[
+                    "bot",
+                    "--rendezvous",
+                    RENDEZVOUS,
+                    "home a",
+                    "--seconds",
+                    "4",
+                ],
+            )
+            .output()
+            .unwrap();
+        let said = String::from_utf8_lossy(&bot.stderr).into_owned();
+        assert!(!bot.status.success());
+        assert!(
+            said.contains("no path opened to 'home a' at 203.0.113.2:")
+                && said.contains("hole punching failed")
+                && said.contains("symmetric NAT"),
+            "{said}"
+        );
+    }
+    assert_eq!(ours_left(&prefix), Vec::<String>::new(), "namespaces left");
+}

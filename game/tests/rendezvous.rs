@@ -1,0 +1,122 @@
+//! The rendezvous path on one machine: a `rendezvous` process, a password-protected
+//! `server` that registers with it, `browse` listing it, and bots joining by name, all on
+//! 127.0.0.1. (The path through real NATs is `nat.rs`.)
+
+mod common;
+
+use common::{Running, free_port, game, last_json, signal};
+use std::time::Duration;
+
+fn browse(rv: &str) -> String {
+    let out = game(&["browse", "--wait", "0.3", "--rendezvous", rv])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+#[test]
+fn bots_find_a_server_by_name_through_a_rendezvous_server_and_a_wrong_password_is_refused() {
+    let rv = format!("127.0.0.1:{}", free_port());
+    let rv_port = rv.rsplit_once(':').unwrap().1.to_owned();
+    let rendezvous = Running::start(game(&["rendezvous", "--port", &rv_port, "--seconds", "60"]));
+    let port = free_port().to_string();
+    let server = Running::start(game(&[
+        "server",
+        "--port",
+        &port,
+        "--name",
+        "far yard",
+        "--password",
+        "sesame",
+        "--rendezvous",
+        &rv,
+        "--seconds",
+        "60",
+    ]));
+    // Registration takes a round trip or two; browse until it shows.
+    let mut listed = String::new();
+    for _ in 0..20 {
+        listed = browse(&rv);
+        if listed.contains("far yard  via rendezvous") {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    assert!(
+        listed.contains(&format!("far yard  via rendezvous {rv}  0/8 players"))
+            && listed.contains("password"),
+        "{listed}"
+    );
+
+    let bot = |name: &str, password: &str, seconds: &str| {
+        game(&[
+            "bot",
+            "--rendezvous",
+            &rv,
+            name,
+            "--password",
+            password,
+            "--seconds",
+            seconds,
+        ])
+        .output()
+        .unwrap()
+    };
+    // The wrong password travels the punched path to the server, which refuses it.
+    let wrong = bot("far yard", "open up", "3");
+    assert!(!wrong.status.success());
+    assert_eq!(last_json(&wrong)["ended"], "refused: wrong password");
+    assert!(
+        String::from_utf8_lossy(&wrong.stderr).contains("wrong password"),
+        "{}",
+        String::from_utf8_lossy(&wrong.stderr)
+    );
+    // A name nobody registered is refused by the rendezvous server, saying so.
+    let nobody = bot("no such yard", "sesame", "3");
+    assert!(!nobody.status.success());
+    let said = String::from_utf8_lossy(&nobody.stderr);
+    assert!(
+        said.contains("no game is registered under that name"),
+        "{said}"
+    );
+    // The right one plays.
+    let right = bot("far yard", "sesame", "4");
+    assert!(
+        right.status.success(),
+        "{}",
+        String::from_utf8_lossy(&right.stderr)
+    );
+    let report = last_json(&right);
+    assert_eq!(report["ended"], "time up");
+    assert!(common::crates(&report["entities"]).len() >= 10);
+    let bot_bytes = report["bytes_in"].as_u64().unwrap();
+
+    // The server unregisters as it ends.
+    signal(&server, "-TERM");
+    let out = server.finish(Duration::from_secs(30));
+    assert!(out.status.success());
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(said.contains("registered as 'far yard'"), "{said}");
+    signal(&rendezvous, "-TERM");
+    let stats = last_json(&rendezvous.finish(Duration::from_secs(30)));
+    eprintln!("rendezvous: {stats}");
+    assert_eq!(stats["registrations"], 1);
+    assert_eq!(
+        stats["introductions"], 2,
+        "the two bots that found the game"
+    );
+    assert_eq!(stats["unregistered"], 1);
+    assert_eq!(stats["games"], 0);
+    assert_eq!(stats["relayed_bytes"], 0);
+    // It carried none of the game: all it saw is a few small requests.
+    let carried = stats["bytes_in"].as_u64().unwrap() + stats["bytes_out"].as_u64().unwrap();
+    assert!(
+        carried * 10 < bot_bytes,
+        "the rendezvous server moved {carried} bytes, the bot received {bot_bytes}"
+    );
+}
