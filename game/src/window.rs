@@ -410,7 +410,10 @@ impl Menu {
         {
             match r {
                 Ok(g) => self.remote = g,
-                Err(e) => self.note = format!("cannot list the rendezvous server's games: {e}"),
+                Err(e) => {
+                    self.remote.clear();
+                    self.note = format!("cannot list the rendezvous server's games: {e}");
+                }
             }
             self.listing = None;
         }
@@ -523,7 +526,11 @@ impl Menu {
         }
         mq::draw_text("[A] join by address", 40.0, y, 28.0, mq::WHITE);
         y += 36.0;
-        mq::draw_text("[R] look for LAN games now", 40.0, y, 28.0, mq::WHITE);
+        let again = match self.options.rendezvous {
+            Some(rv) => format!("[R] look for games now (LAN and rendezvous {rv})"),
+            None => "[R] look for LAN games now".to_owned(),
+        };
+        mq::draw_text(&again, 40.0, y, 28.0, mq::WHITE);
         y += 44.0;
         // A prompt takes the place of the list (text would show through it).
         let shown = if self.editing.is_some() { 0 } else { 9 };

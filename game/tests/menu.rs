@@ -65,3 +65,60 @@ fn a_name_typed_and_a_password_at_the_prompt_take_the_player_into_a_locked_game(
         "the server never saw zed:\n{text}"
     );
 }
+
+/// With a rendezvous server configured, the start screen lists its games under the LAN
+/// games (here none answer), and a digit reaches one through it: the password prompt, the
+/// punch, and the player is in.
+#[test]
+fn the_start_screen_lists_rendezvous_games_and_joins_one_by_its_digit() {
+    if !xvfb_or_skip() {
+        return;
+    }
+    let _one = one_at_a_time();
+    let dir = scratch("menu-rendezvous");
+    let rv = format!("127.0.0.1:{}", free_port());
+    let rv_port = rv.rsplit_once(':').unwrap().1.to_owned();
+    let rendezvous = Running::start(game(&["rendezvous", "--port", &rv_port, "--seconds", "60"]));
+    let port = free_port().to_string();
+    let server = Running::start(game(&[
+        "server",
+        "--port",
+        &port,
+        "--seconds",
+        "20",
+        "--name",
+        "Far Yard",
+        "--password",
+        "open sesame",
+        "--rendezvous",
+        &rv,
+    ]));
+    let script = "150 1\n155 text open sesame\n157 enter\n";
+    let script_path = dir.join("script.txt");
+    std::fs::write(&script_path, script).unwrap();
+    let shot = dir.join("menu.png");
+    let mut window = std::process::Command::new("xvfb-run");
+    window
+        .args(["-a", "-s", "-screen 0 1100x700x24", BIN])
+        .args(["--discovery-addr", &discovery(free_port()), "--fps", "30"])
+        .args(["--rendezvous", &rv, "--name", "carol"])
+        .args(["--input-script", script_path.to_str().unwrap()])
+        .args(["--screenshot", shot.to_str().unwrap(), "--frames", "330"])
+        .env("HOME", dir.join("home"))
+        .env_remove("XDG_CONFIG_HOME")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    let out = Running::start(window).finish(Duration::from_secs(120));
+    assert!(
+        out.status.success(),
+        "the window failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let log = server.finish(Duration::from_secs(60));
+    let text = String::from_utf8_lossy(&log.stdout);
+    assert!(
+        text.contains("a player at 127.0.0.1:") && text.contains("carol joined"),
+        "the server never saw carol come through the rendezvous server:\n{text}"
+    );
+    drop(rendezvous);
+}
