@@ -2,6 +2,7 @@
 //! by name ([`Joiner`]), a browser listing ([`Lister`]); and blocking helpers for tools.
 
 use super::{Cookie, Message, Refusal, decode, encode, is_rendezvous};
+use crate::crypto;
 use crate::discovery::ServerInfo;
 use crate::error::NetError;
 use crate::transport::Transport;
@@ -194,7 +195,16 @@ impl Registrar {
                 self.cookie = Some(cookie);
                 self.next = now;
             }
-            Message::Registered { ttl_ms, public, .. } => {
+            Message::Registered {
+                name,
+                ttl_ms,
+                public,
+                proof,
+            } if crypto::same(
+                &proof,
+                &super::registered_proof(&self.owner, &name, ttl_ms, public),
+            ) =>
+            {
                 self.next = now + (f64::from(ttl_ms) / 3000.0).max(0.5);
                 self.refused = None;
                 if self.public != Some(public) {
@@ -210,7 +220,16 @@ impl Registrar {
                     self.events.push(RegistrarEvent::Refused(reason));
                 }
             }
-            Message::Introduce { addr, nonce, .. } => {
+            Message::Introduce {
+                name,
+                addr,
+                nonce,
+                proof,
+            } if crypto::same(
+                &proof,
+                &super::introduce_proof(&self.owner, &name, addr, nonce),
+            ) =>
+            {
                 if let Some(p) = self
                     .punches
                     .iter_mut()

@@ -37,9 +37,12 @@
 //! * **Bad input never hurts.** Every datagram decodes to a [`Message`] or an error, with
 //!   allocations bounded by the datagram's size; the decoder has property tests and a
 //!   fuzz target (`net/fuzz`).
-//! * A host starts punching only when the rendezvous server it registered with (its
-//!   address) introduces a player, and answers punches only from the addresses it was
-//!   introduced to; a player only from the address the rendezvous server named.
+//! * A host starts punching only when the rendezvous server it registered with introduces
+//!   a player, with a proof keyed by the registration's owner secret (so a forged
+//!   introduction with the rendezvous server's address cannot aim its punches), and
+//!   answers punches only from the addresses it was introduced to; a player believes the
+//!   rendezvous server's answer only with its own random nonce in it, and answers punches
+//!   only from the address it named.
 //!
 //! Passwords never go to the rendezvous server: a listing says only whether a game asks
 //! for one, and the game's own handshake checks it over the punched path.
@@ -167,6 +170,9 @@ pub enum Message {
         ttl_ms: u32,
         /// The host's public address, as the server saw it.
         public: SocketAddr,
+        /// Keyed by the registration's owner secret: a host believes only what its
+        /// rendezvous server could have said (see [`registered_proof`]).
+        proof: [u8; 16],
     },
     /// Peer to server: one page of the registered games.
     List {
@@ -211,6 +217,9 @@ pub enum Message {
         addr: SocketAddr,
         /// The join's nonce.
         nonce: u64,
+        /// Keyed by the registration's owner secret, so no one else can make a host
+        /// punch toward an address of their choice (see [`introduce_proof`]).
+        proof: [u8; 16],
     },
     /// Server to peer: a request was refused.
     Refused {
@@ -294,6 +303,32 @@ pub fn decode(bytes: &[u8]) -> Result<Message, NetError> {
         Ok(_) => Err(NetError::Malformed("trailing bytes".into())),
         Err(e) => Err(NetError::Malformed(e.to_string())),
     }
+}
+
+/// The proof a [`Message::Registered`] carries, keyed by the registration's `owner`.
+pub fn registered_proof(owner: &[u8; 16], name: &str, ttl_ms: u32, public: SocketAddr) -> [u8; 16] {
+    crate::crypto::owner_proof(
+        owner,
+        "registered",
+        &[
+            name.as_bytes(),
+            &ttl_ms.to_le_bytes(),
+            &crate::crypto::addr_bytes(public),
+        ],
+    )
+}
+
+/// The proof a [`Message::Introduce`] carries, keyed by the registration's `owner`.
+pub fn introduce_proof(owner: &[u8; 16], name: &str, addr: SocketAddr, nonce: u64) -> [u8; 16] {
+    crate::crypto::owner_proof(
+        owner,
+        "introduce",
+        &[
+            name.as_bytes(),
+            &crate::crypto::addr_bytes(addr),
+            &nonce.to_le_bytes(),
+        ],
+    )
 }
 
 /// Whether `name` may be registered: 1 to 32 characters, none of them a control character.

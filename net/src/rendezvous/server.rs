@@ -294,12 +294,14 @@ impl RendezvousServer {
             }
         }
         let ttl_ms = (self.config.ttl * 1000.0) as u32;
+        let proof = super::registered_proof(&owner, &name, ttl_ms, from);
         self.send(
             from,
             &Message::Registered {
                 name,
                 ttl_ms,
                 public: from,
+                proof,
             },
         );
     }
@@ -356,7 +358,7 @@ impl RendezvousServer {
             return self.refuse(from, &name, Refusal::Busy);
         }
         recent.push_back(now);
-        let Some(host) = self.games.get(&name).map(|r| r.addr) else {
+        let Some((host, owner)) = self.games.get(&name).map(|r| (r.addr, r.owner)) else {
             return self.refuse(from, &name, Refusal::NoSuchGame);
         };
         self.stats.introductions += 1;
@@ -371,6 +373,7 @@ impl RendezvousServer {
         self.send(
             host,
             &Message::Introduce {
+                proof: super::introduce_proof(&owner, &name, from, nonce),
                 name,
                 addr: from,
                 nonce,

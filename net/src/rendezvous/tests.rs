@@ -166,6 +166,7 @@ fn messages_round_trip_and_requests_are_padded() {
             name: "yard".into(),
             ttl_ms: 30_000,
             public: addr(HOST),
+            proof: [4; 16],
         },
         Message::List {
             cookie: [1; 16],
@@ -190,6 +191,7 @@ fn messages_round_trip_and_requests_are_padded() {
             name: "yard".into(),
             addr: addr(PLAYER),
             nonce: 7,
+            proof: [5; 16],
         },
         Message::Refused {
             about: "yard".into(),
@@ -537,13 +539,34 @@ fn a_player_hears_clearly_when_the_rendezvous_is_silent_or_the_punch_finds_no_pa
 fn a_host_punches_only_where_its_rendezvous_server_says_and_answers_only_those() {
     let mut host = Registrar::new(addr(RV), [1; 16]);
     let stranger = addr("192.0.2.66:4000");
-    let intro = encode(&Message::Introduce {
+    let victim = addr("192.0.2.50:9999");
+    let intro = |proof| {
+        encode(&Message::Introduce {
+            name: "yard".into(),
+            addr: victim,
+            nonce: 5,
+            proof,
+        })
+        .unwrap()
+    };
+    let right = introduce_proof(&[1; 16], "yard", victim, 5);
+    // From a stranger, even with the right proof; from the rendezvous server's address
+    // (spoofed), with any other proof.
+    assert!(host.receive(0.0, stranger, &intro(right)));
+    assert!(host.receive(0.0, addr(RV), &intro([0; 16])));
+    assert!(host.receive(
+        0.0,
+        addr(RV),
+        &intro(introduce_proof(&[2; 16], "yard", victim, 5))
+    ));
+    let forged = Message::Registered {
         name: "yard".into(),
-        addr: addr("192.0.2.50:9999"),
-        nonce: 5,
-    })
-    .unwrap();
-    assert!(host.receive(0.0, stranger, &intro));
+        ttl_ms: u32::MAX,
+        public: victim,
+        proof: [0; 16],
+    };
+    assert!(host.receive(0.0, addr(RV), &encode(&forged).unwrap()));
+    assert_eq!(host.public(), None, "a forged registration is not believed");
     assert!(host.receive(
         0.0,
         stranger,
@@ -558,6 +581,11 @@ fn a_host_punches_only_where_its_rendezvous_server_says_and_answers_only_those()
     assert_eq!(host.punching(), 0);
     assert!(host.events().is_empty());
     assert!(!host.receive(0.0, stranger, b"LY\x04\x00 a game datagram"));
+    // The real introduction is believed.
+    assert!(host.receive(0.0, addr(RV), &intro(right)));
+    assert_eq!(host.punching(), 1);
+    host.poll(0.0, &info("yard", false));
+    assert!(host.drain_outgoing().iter().any(|(to, _)| *to == victim));
 }
 
 #[test]
