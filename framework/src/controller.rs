@@ -6,6 +6,7 @@ use crate::entity::{Entity, EntityRef, Slot};
 use crate::error::Error;
 use crate::id::{EntityId, KindId, NetId, Owner};
 use crate::params::encode_params;
+use crate::pose::{Observed, PoseState};
 use rapier3d::prelude::{PhysicsWorld, RigidBody, RigidBodyHandle, RigidBodySet};
 use serde::Serialize;
 use std::any::Any;
@@ -202,6 +203,13 @@ pub struct ClientContext<'a> {
     pub(crate) kinds: &'a dyn KindLookup,
     pub(crate) commands: &'a mut Vec<Command>,
     pub(crate) effects: &'a mut Vec<Effect>,
+    /// How far behind this peer's present the section is, seconds (0 without one, and on
+    /// the authority).
+    pub(crate) lead: f32,
+    /// The world's gravity.
+    pub(crate) gravity: Vec3,
+    /// Poses taken from the authority this frame (see [`crate::pose::Observed`]).
+    pub(crate) observed: &'a mut Vec<Observed>,
 }
 
 impl ClientContext<'_> {
@@ -235,6 +243,20 @@ impl ClientContext<'_> {
     /// The fixed timestep in seconds.
     pub fn dt(&self) -> f32 {
         self.dt
+    }
+
+    /// How long ago, in seconds, the state in this frame's section was its authority's:
+    /// what a state should be brought forward by to stand for this peer's present (see
+    /// [`PoseState::correct`](crate::pose::PoseState::correct)). Zero on the authority and
+    /// without a section; set by the network layer from the measured round trip, in whole
+    /// ticks, and recorded, so a replay brings states forward exactly as the session did.
+    pub fn lead(&self) -> f32 {
+        self.lead
+    }
+
+    /// The world's gravity.
+    pub fn gravity(&self) -> Vec3 {
+        self.gravity
     }
 
     /// Sets the linear velocity (and wakes the body).
@@ -298,5 +320,44 @@ impl ClientContext<'_> {
     /// This entity's network id.
     pub fn net_id(&self) -> NetId {
         self.net_id
+    }
+}
+
+/// Taking a pose from the authority lives here, beside the context it writes to.
+impl PoseState {
+    /// Applies this state, brought forward to this peer's present, only if the body has
+    /// drifted from it beyond `tolerance` (see [`differs_from`](Self::differs_from)).
+    /// Returns whether it corrected the body.
+    ///
+    /// A section from the network describes its authority's body a moment ago:
+    /// [`ClientContext::lead`] says how long. The state is advanced ballistically by that
+    /// much first ([`advanced`](Self::advanced)), so a body this peer's own player is
+    /// pushing is not a round trip behind. On the authority the lead is zero and the
+    /// looped-back state is its own, quantized, so this changes nothing.
+    ///
+    /// It also reports the authority's pose, and any correction, to the group
+    /// ([`EntityGroup::observed_poses`](crate::EntityGroup::observed_poses)): that is how a
+    /// [`Smoother`](crate::interp::Smoother) draws the entity without code of the kind's own.
+    pub fn correct(&self, ctx: &mut ClientContext<'_>, tolerance: f32) -> bool {
+        let lead = ctx.lead();
+        let now = if lead > 0.0 {
+            self.advanced(lead, ctx.gravity)
+        } else {
+            *self
+        };
+        let body = ctx.body();
+        let before = (body.translation(), *body.rotation());
+        let off = now.differs_from(body, tolerance);
+        if off {
+            now.apply(ctx.body_mut());
+        }
+        let id = ctx.id();
+        ctx.observed.push(Observed {
+            id,
+            authority: *self,
+            applied: now,
+            corrected_from: off.then_some(before),
+        });
+        off
     }
 }

@@ -12,7 +12,7 @@ use crate::error::Error;
 use crate::hash::StateHasher;
 use crate::id::{EntityId, KindId, NetId, Owner};
 use crate::params::encode_params;
-use crate::pose::BodyState;
+use crate::pose::{BodyState, Observed};
 use crate::record::format::{self as rec, Op, Recorder, RecordingHeader, TickRecord};
 use crate::registry::KindRegistry;
 use rapier3d::prelude::{Collider, ColliderHandle, PhysicsWorld};
@@ -128,6 +128,11 @@ pub struct EntityGroup {
     journal: Vec<Change>,
     counters: Counters,
     recorder: Option<Recorder>,
+    /// Ticks the sections from outside are behind this peer's present (see
+    /// [`ClientContext::lead`]).
+    lead_ticks: u32,
+    /// Poses client paths took from their authorities in the last frame.
+    observed: Vec<Observed>,
 }
 
 impl std::fmt::Debug for EntityGroup {
@@ -167,6 +172,8 @@ impl EntityGroup {
             journal: Vec::new(),
             counters: Counters::default(),
             recorder: None,
+            lead_ticks: 0,
+            observed: Vec::new(),
         }
     }
 
@@ -225,6 +232,33 @@ impl EntityGroup {
     /// The next tick to be computed (the number of frames stepped so far).
     pub fn tick(&self) -> u64 {
         self.tick
+    }
+
+    /// Says that the sections this group takes from outside describe their authorities'
+    /// bodies `ticks` ticks before this peer's present (a network layer sets it from the
+    /// round trip it measures). Client paths read it as [`ClientContext::lead`] and bring
+    /// states forward by it; a recording notes each change, so a replay does the same.
+    pub fn set_lead(&mut self, ticks: u32) {
+        if ticks == self.lead_ticks {
+            return;
+        }
+        self.lead_ticks = ticks;
+        if let Some(r) = &mut self.recorder {
+            r.op(Op::Lead(ticks));
+        }
+    }
+
+    /// The lead set by [`set_lead`](Self::set_lead), in ticks.
+    pub fn lead_ticks(&self) -> u32 {
+        self.lead_ticks
+    }
+
+    /// The poses client paths took from their authorities in the last frame, with any
+    /// correction they made (see [`PoseState::correct`](crate::pose::PoseState::correct)),
+    /// and the bodies put in a state from outside (a correction of an owned body, a
+    /// spawn's state): what a [`Smoother`](crate::interp::Smoother) draws from.
+    pub fn observed_poses(&self) -> &[Observed] {
+        &self.observed
     }
 
     /// Running totals of refused and failed work.
@@ -474,11 +508,24 @@ impl EntityGroup {
             .bodies
             .get_mut(handle)
             .ok_or(Error::NoSuchEntity(id))?;
+        let before = (body.translation(), *body.rotation());
         state.apply(body)?;
+        let now = crate::pose::PoseState::of(body);
+        self.observed.push(Observed {
+            id,
+            authority: now,
+            applied: now,
+            corrected_from: Some(before),
+        });
         if let Some(r) = &mut self.recorder {
             r.op(Op::BodyState { net, state: *state });
         }
         Ok(())
+    }
+
+    /// Forgets the last frame's observed poses: a frame begins.
+    pub(crate) fn begin_frame(&mut self) {
+        self.observed.clear();
     }
 
     /// The changes to the set of entities since the last call, oldest first.
@@ -692,6 +739,7 @@ impl EntityGroup {
         let local = self.local_owner();
         let mut applied = 0;
         let mut bad = 0;
+        let lead = self.lead_ticks as f32 * self.config.dt;
         for &(net, index) in &self.order {
             let i = index as usize;
             let slot = &mut self.slots[i];
@@ -726,6 +774,9 @@ impl EntityGroup {
                 kinds: &*self.registry,
                 commands: &mut self.commands,
                 effects: &mut self.effects,
+                lead: if authority || !had_section { 0.0 } else { lead },
+                gravity: self.config.gravity,
+                observed: &mut self.observed,
             };
             match ctrl.client_update(entity, section, &mut ctx) {
                 Ok(()) if had_section => applied += 1,

@@ -125,6 +125,7 @@ impl EntityGroup {
     /// The passes run in the one order this module defines.
     pub fn run_frame(&mut self, driver: &mut dyn FrameDriver) -> FrameReport {
         let tick = self.tick();
+        self.begin_frame();
         driver.inbound(&mut FramePass { group: self });
         let mut sections_written = 0;
         if driver.runs_server_paths() {

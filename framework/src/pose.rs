@@ -1,7 +1,8 @@
 //! Carrying a body's pose and velocities in a section: the common case for a controller.
 
 use crate::codec::{SectionReader, SectionWriter};
-use crate::{ClientContext, Error, Quat, Vec3};
+use crate::id::EntityId;
+use crate::{Error, Quat, Vec3};
 use rapier3d::prelude::RigidBody;
 use serde::{Deserialize, Serialize};
 
@@ -77,18 +78,52 @@ impl PoseState {
         body.set_angvel(self.angvel, true);
     }
 
-    /// Applies this state only if `body` has drifted from it beyond `tolerance` (see
-    /// [`differs_from`](Self::differs_from)). Returns whether it corrected the body.
-    ///
-    /// On the authority the looped-back state is its own, quantized, so this changes
-    /// nothing; on other peers it pulls their simulation back to the authority's.
-    pub fn correct(&self, ctx: &mut ClientContext<'_>, tolerance: f32) -> bool {
-        let off = self.differs_from(ctx.body(), tolerance);
-        if off {
-            self.apply(ctx.body_mut());
+    /// This state `secs` seconds later, moving ballistically: along its velocities, with
+    /// `gravity` only while it is clearly in flight (a body resting on the ground, or
+    /// sliding along it, would sink into it otherwise).
+    pub fn advanced(&self, secs: f32, gravity: Vec3) -> PoseState {
+        if secs <= 0.0 {
+            return *self;
         }
-        off
+        let airborne = self.linvel.y.abs() > AIRBORNE_SPEED;
+        let (pos, linvel) = if airborne {
+            (
+                self.pos + self.linvel * secs + 0.5 * gravity * secs * secs,
+                self.linvel + gravity * secs,
+            )
+        } else {
+            (self.pos + self.linvel * secs, self.linvel)
+        };
+        let spin = self.angvel * secs;
+        let rot = if spin.length_squared() > 0.0 {
+            (Quat::from_scaled_axis(spin) * self.rot).normalize()
+        } else {
+            self.rot
+        };
+        PoseState {
+            pos,
+            rot,
+            linvel,
+            angvel: self.angvel,
+        }
     }
+}
+
+/// Faster than this vertically (m/s), a body is in flight for [`PoseState::advanced`].
+pub const AIRBORNE_SPEED: f32 = 0.5;
+
+/// A pose an entity's client path took from its authority this frame, as
+/// [`PoseState::correct`] reports it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Observed {
+    /// The entity.
+    pub id: EntityId,
+    /// The authority's state as the section carried it (the moment it describes).
+    pub authority: PoseState,
+    /// That state brought forward to this peer's present.
+    pub applied: PoseState,
+    /// Where the body was before, if it was corrected (moved to `applied`).
+    pub corrected_from: Option<(Vec3, Quat)>,
 }
 
 /// A body's exact pose and velocities, for spawn messages and corrections: what a peer

@@ -9,7 +9,6 @@
 use crate::scene::{Scene, Tuning};
 use lanyard::codec::{Section, SectionReader, SectionWriter};
 use lanyard::delta::PoseDelta;
-use lanyard::interp::PoseBuffer;
 use lanyard::pose::PoseState;
 use lanyard::prelude::*;
 use lanyard::{KindId, KindOptions, Legality, OnOwnerLeave, SpawnClaim};
@@ -50,8 +49,6 @@ pub struct Crate {
     /// The player whose explosion last pushed it (set by the server's rules).
     pub last_hit_by: Option<Owner>,
     push: Option<Vec3>,
-    /// Received poses, for smooth drawing.
-    pub smooth: PoseBuffer,
 }
 
 impl Crate {
@@ -94,7 +91,6 @@ impl Controller for Crate {
             };
             r.finish()?;
             pose.correct(ctx, CORRECTION);
-            self.smooth.push(time_of(ctx), pose);
             if let Some(p) = push {
                 let m = ctx.body().mass();
                 ctx.apply_impulse(p * m);
@@ -166,8 +162,6 @@ pub struct Player {
     walking: [f32; 2],
     cooldown: u32,
     throws: u32,
-    /// Received poses, for smooth drawing.
-    pub smooth: PoseBuffer,
 }
 
 impl Player {
@@ -219,10 +213,6 @@ impl Player {
 }
 
 /// The time a frame stands for, in seconds, for pose buffers.
-fn time_of(ctx: &ClientContext<'_>) -> f64 {
-    ctx.tick() as f64 * f64::from(ctx.dt())
-}
-
 fn axis(r: &mut SectionReader<'_>) -> Result<f32, Error> {
     Ok(f32::from(r.u8()? as i8) / 127.0)
 }
@@ -288,7 +278,6 @@ impl Controller for Player {
                 b.set_linvel(Vec3::ZERO, true);
             } else {
                 st.pose.correct(ctx, CORRECTION);
-                self.smooth.push(time_of(ctx), st.pose);
             }
             self.walking = st.walk;
             if st.flags & F_JUMP != 0 && ctx.body().linvel().y.abs() < 0.2 {
@@ -400,8 +389,6 @@ pub struct Grenade {
     fuse: u32,
     /// Who threw it.
     pub thrower: Owner,
-    /// Received poses, for smooth drawing.
-    pub smooth: PoseBuffer,
 }
 
 impl Grenade {
@@ -434,7 +421,6 @@ impl Controller for Grenade {
             let fuse = u32::from(r.u16()?);
             r.finish()?;
             pose.correct(ctx, CORRECTION);
-            self.smooth.push(time_of(ctx), pose);
             // A fuse only ever burns down.
             self.fuse = self.fuse.min(fuse);
         }
@@ -583,7 +569,6 @@ pub fn register(r: &mut KindRegistry) -> Result<(), Error> {
                 walking: [0.0; 2],
                 cooldown: 0,
                 throws: 0,
-                smooth: PoseBuffer::new(),
             }),
         }
     })?;
@@ -611,7 +596,6 @@ pub fn register(r: &mut KindRegistry) -> Result<(), Error> {
         controller: Box::new(Grenade {
             fuse: p.fuse_ticks,
             thrower: p.thrower,
-            smooth: PoseBuffer::new(),
         }),
     })?;
     // Every section starts with the body's pose.

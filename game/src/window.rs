@@ -3,12 +3,11 @@
 //! macroquad's math is glam 0.27 and rapier's is glam 0.30: they meet only here, through
 //! plain arrays.
 
-use lanyard::KindId;
-use lanyard::interp::PoseBuffer;
+use lanyard::interp::Smoother;
 use lanyard::record::{Replay, Step};
-use lanyard::{Entity, EntityGroup, Owner, Shape};
+use lanyard::{EntityGroup, Owner, Shape};
 use lanyard_game::game::{Blast, GRAPH_SAMPLES, Game, GraphSample, Options, TICK_HZ, count};
-use lanyard_game::kinds::{self, Crate, Grenade, Player, PlayerInput};
+use lanyard_game::kinds::{self, Player, PlayerInput};
 use lanyard_game::scene::Scene;
 use lanyard_net::discovery::{self, Found, ServerInfo};
 use lanyard_net::udp::UdpTransport;
@@ -22,12 +21,6 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{Receiver, channel};
 use std::time::Duration;
-
-/// How far in the past remote entities are drawn, so there is nearly always a received
-/// pose on each side to blend between (1.5 broadcasts at 20 per second, and a little).
-const RENDER_DELAY: f64 = 0.1;
-/// How long a stalled entity keeps moving along its last velocity before it holds.
-const MAX_EXTRAPOLATION: f64 = 0.25;
 
 fn mq3(v: lanyard::Vec3) -> mq::Vec3 {
     vec3(v.x, v.y, v.z)
@@ -741,7 +734,10 @@ struct View {
     /// Show the whole yard from above instead of following the player.
     overview: bool,
     camera: mq::Camera3D,
-    smoothing_time: f64,
+    /// What to draw of each entity, on the world's one clock (see `lanyard::interp`).
+    smoother: Smoother,
+    /// The fraction of a tick the frame is into the next one.
+    alpha: f32,
 }
 
 async fn run(mut screen: Screen, plan: Plan) -> Result<(), String> {
@@ -753,7 +749,8 @@ async fn run(mut screen: Screen, plan: Plan) -> Result<(), String> {
         yaw: 0.0,
         overview: plan.window.screenshot.is_some() || matches!(screen, Screen::Replaying(_)),
         camera: mq::Camera3D::default(),
-        smoothing_time: 0.0,
+        smoother: Smoother::new(20.0),
+        alpha: 0.0,
     };
     let mut roster_state = Roster::default();
     let mut latch = Latch::default();
@@ -810,9 +807,11 @@ async fn run(mut screen: Screen, plan: Plan) -> Result<(), String> {
                 for _ in 0..ticks.min(5) {
                     game.set_input(latch.for_tick());
                     game.tick(dt);
-                    view.smoothing_time += f64::from(dt);
+                    view.smoother
+                        .after_frame(&game.group, game.net.remote_time());
                 }
-                draw_world(game, &mut view, acc / dt);
+                view.alpha = acc / dt;
+                draw_world(game, &mut view);
                 draw_hud(game);
                 if !typing
                     && (mq::is_key_pressed(KeyCode::N)
@@ -859,8 +858,9 @@ async fn run(mut screen: Screen, plan: Plan) -> Result<(), String> {
                         }
                         Err(e) => r.status = e.to_string(),
                     }
-                    view.smoothing_time += f64::from(dt);
+                    view.smoother.after_frame(r.replay.group(), None);
                 }
+                view.alpha = acc / dt;
                 draw_scene(&r.scene, r.replay.group(), None, None, &[], &mut view);
                 mq::draw_text(
                     "REPLAY",
@@ -881,6 +881,8 @@ async fn run(mut screen: Screen, plan: Plan) -> Result<(), String> {
         }
         if let Some(n) = next {
             screen = n;
+            // A new world: new entities, a new clock.
+            view.smoother = Smoother::new(20.0);
         }
         frames += 1;
         if let (Some(path), Some(n)) = (&plan.window.screenshot, plan.window.frames)
@@ -1137,36 +1139,7 @@ fn draw_box(center: mq::Vec3, rot: mq::Quat, half: mq::Vec3, base: Color) {
     }
 }
 
-/// Where to draw an entity: its own body if this peer has authority over it, else the
-/// smoothed stream of poses it received.
-fn draw_pose(
-    group: &EntityGroup,
-    me: Option<Owner>,
-    e: &Entity,
-    body_pos: lanyard::Vec3,
-    body_rot: lanyard::Quat,
-    at: f64,
-) -> (mq::Vec3, mq::Quat) {
-    let own = Some(e.owner()) == me;
-    let buffer: Option<&PoseBuffer> = if own {
-        None
-    } else if e.kind() == KindId::of_name(kinds::CRATE) {
-        group.controller::<Crate>(e.id()).map(|c| &c.smooth)
-    } else if e.kind() == KindId::of_name(kinds::PLAYER) {
-        group.controller::<Player>(e.id()).map(|c| &c.smooth)
-    } else if e.kind() == KindId::of_name(kinds::GRENADE) {
-        group.controller::<Grenade>(e.id()).map(|c| &c.smooth)
-    } else {
-        None
-    };
-    let (p, r) = buffer
-        .filter(|b| !b.is_empty())
-        .and_then(|b| b.sample(at - RENDER_DELAY, MAX_EXTRAPOLATION))
-        .unwrap_or((body_pos, body_rot));
-    (mq3(p), mq::Quat::from_xyzw(r.x, r.y, r.z, r.w))
-}
-
-fn draw_world(game: &mut Game, view: &mut View, _alpha: f32) {
+fn draw_world(game: &mut Game, view: &mut View) {
     let focus = game
         .my_player()
         .and_then(|id| game.group.get(id))
@@ -1239,18 +1212,16 @@ fn draw_scene(
             color(b.color),
         );
     }
-    // The entities.
-    let at = view.smoothing_time;
+    // The entities: each where the smoother says, at the world's time plus the fraction of
+    // a tick this frame is into the next.
+    view.smoother.advance(group, view.alpha);
     let mut labels = Vec::new();
     for e in group.iter() {
-        let (pos, rot) = draw_pose(
-            group,
-            me,
-            e.entity(),
-            e.body().translation(),
-            *e.body().rotation(),
-            at,
-        );
+        let (p, r) = view
+            .smoother
+            .pose(group, e.id(), me.unwrap_or(Owner::Server))
+            .unwrap_or((e.body().translation(), *e.body().rotation()));
+        let (pos, rot) = (mq3(p), mq::Quat::from_xyzw(r.x, r.y, r.z, r.w));
         let base = color(e.visual.color);
         match e.visual.shape {
             Shape::Cuboid { half_extents } => draw_box(

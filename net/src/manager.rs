@@ -69,6 +69,9 @@ pub struct NetConfig {
     pub reconnect_backoff: f32,
     /// Client: the longest wait between two hellos of the reconnect ladder.
     pub reconnect_backoff_max: f32,
+    /// Client: bring the server's state forward to our present before applying it (half
+    /// the measured round trip, in whole ticks: see [`lanyard::ClientContext::lead`]).
+    pub bring_forward: bool,
 }
 
 impl Default for NetConfig {
@@ -95,6 +98,7 @@ impl Default for NetConfig {
             spectator: false,
             reconnect_backoff: 0.25,
             reconnect_backoff_max: 4.0,
+            bring_forward: true,
         }
     }
 }
@@ -247,6 +251,38 @@ struct Client {
     endpoint: ClientEndpoint,
     repl: ClientReplication,
     ack_owed: bool,
+    /// The server's clock, unwrapped from the datagrams' millisecond stamps: (the last
+    /// stamp, seconds).
+    server_clock: Option<(u16, f64)>,
+    /// The server's clock when it sent the newest state taken in the last update.
+    remote_time: Option<f64>,
+    /// Ticks the server's state is behind our present (half the round trip).
+    lead: u32,
+}
+
+/// The server's clock, in seconds, for a datagram stamped `ms`, given the last stamp read
+/// (`clock`): the stamps wrap every 65.5 s, so each is read as the nearest one to the last.
+fn server_time(clock: &mut Option<(u16, f64)>, ms: u16) -> f64 {
+    let t = match *clock {
+        None => f64::from(ms) / 1000.0,
+        Some((last, secs)) => secs + f64::from(ms.wrapping_sub(last) as i16) / 1000.0,
+    };
+    if clock.is_none_or(|(_, s)| t > s) {
+        *clock = Some((ms, t));
+    }
+    t
+}
+
+impl Client {
+    /// The lead for a round trip of `ping_ms` at timestep `dt`: half of it in whole ticks,
+    /// changed only when the estimate is most of a tick away (so it does not flicker).
+    fn lead_for(&self, ping_ms: f32, dt: f32) -> u32 {
+        let ticks = ping_ms / 2000.0 / dt;
+        if (ticks - self.lead as f32).abs() < 0.75 {
+            return self.lead;
+        }
+        ticks.round().clamp(0.0, 60.0) as u32
+    }
 }
 
 enum Side {
@@ -321,8 +357,22 @@ impl NetManager {
                 endpoint,
                 repl: ClientReplication::default(),
                 ack_owed: false,
+                server_clock: None,
+                remote_time: None,
+                lead: 0,
             })),
             inbox: VecDeque::new(),
+        }
+    }
+
+    /// Client: the server's clock (seconds, from the stamps its datagrams carry) when it
+    /// sent the newest state the last [`update`](Self::update) applied; `None` on a server
+    /// and in an update that applied no state. Feed it to a
+    /// [`Smoother`](lanyard::interp::Smoother), which stamps the poses with it.
+    pub fn remote_time(&self) -> Option<f64> {
+        match &self.side {
+            Side::Client(c) => c.remote_time,
+            Side::Server(_) => None,
         }
     }
 
@@ -968,6 +1018,11 @@ impl FrameDriver for ClientFrame<'_> {
     fn inbound(&mut self, pass: &mut FramePass<'_>) {
         let core = &mut *self.core;
         let c = &mut *self.client;
+        c.remote_time = None;
+        if let (Some(ping), true) = (c.endpoint.conn.ping_ms, core.config.bring_forward) {
+            c.lead = c.lead_for(ping, pass.group().config().dt);
+            pass.group_mut().set_lead(c.lead);
+        }
         for bytes in std::mem::take(&mut self.data) {
             let ClientArrival::Data { body, len } = c.endpoint.datagram(core, &bytes) else {
                 continue;
@@ -990,6 +1045,10 @@ impl FrameDriver for ClientFrame<'_> {
                 if let Some(msg) = replication::decode_msg(&m, &mut conn.stats) {
                     c.repl.message(core, pass.group_mut(), &mut conn.stats, msg);
                 }
+            }
+            if !incoming.sections.is_empty() {
+                let t = server_time(&mut c.server_clock, incoming.sent_ms);
+                c.remote_time = Some(c.remote_time.map_or(t, |r: f64| r.max(t)));
             }
             // State is acknowledged promptly: the server's baselines advance with our acks.
             if c.repl.state(

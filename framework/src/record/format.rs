@@ -22,7 +22,11 @@ use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashMap};
 
 /// The recording format version this build writes and reads.
-pub const RECORDING_VERSION: u32 = 2;
+pub const RECORDING_VERSION: u32 = 3;
+
+/// The oldest recording format version this build still reads (version 2 lacks only
+/// [`Op::Lead`], which it never needed).
+pub const OLDEST_READABLE: u32 = 2;
 
 /// The most ticks one block of a recording holds.
 pub const BLOCK_TICKS: usize = 64;
@@ -108,6 +112,9 @@ pub enum Op {
     ClientPass,
     /// The commands the client paths gave were carried out.
     Commands,
+    /// The lead of sections from outside changed (see
+    /// [`EntityGroup::set_lead`](crate::EntityGroup::set_lead)), in ticks.
+    Lead(u32),
 }
 
 /// One recorded tick.
@@ -301,7 +308,7 @@ impl Recording {
             return Err(Error::NotARecording);
         }
         let version = u32::from_le_bytes(take(&mut rest, 4, head)?.try_into().unwrap_or_default());
-        if version != RECORDING_VERSION {
+        if !(OLDEST_READABLE..=RECORDING_VERSION).contains(&version) {
             return Err(Error::RecordingVersion {
                 found: version,
                 supported: RECORDING_VERSION,

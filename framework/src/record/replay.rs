@@ -381,6 +381,10 @@ fn apply(pass: &mut FramePass<'_>, op: &Op, sections: &mut HashMap<NetId, Vec<u8
             g.set_config(*c);
             Ok(())
         }
+        Op::Lead(ticks) => {
+            g.set_lead(*ticks);
+            Ok(())
+        }
         Op::Section { .. } | Op::Repeat { .. } | Op::ClientPass | Op::Commands => Ok(()),
     };
 }

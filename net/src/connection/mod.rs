@@ -147,6 +147,8 @@ pub(crate) struct Incoming<'a> {
     pub(crate) fresh: bool,
     /// The datagram's state: sections from a client, state entries from a server.
     pub(crate) sections: &'a [u8],
+    /// The sender's clock when it sent the datagram, milliseconds (wrapping).
+    pub(crate) sent_ms: u16,
 }
 
 struct Sent {
@@ -232,7 +234,7 @@ pub(crate) struct Connection {
     /// The newest clock stamp the peer sent, and when (µs) it came: echoed back.
     peer_time: Option<(u16, u64)>,
     /// The smoothed round trip from echoed stamps, in milliseconds.
-    ping_ms: Option<f32>,
+    pub(crate) ping_ms: Option<f32>,
     /// When (µs) a datagram from the peer was last taken.
     pub(crate) last_heard: u64,
     /// The counters.
@@ -515,6 +517,7 @@ impl Connection {
             }
         };
         Ok(Incoming {
+            sent_ms: header.time,
             carried_messages: !data.messages.is_empty(),
             delivered,
             frame: header.frame,

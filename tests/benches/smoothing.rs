@@ -1,0 +1,397 @@
+//! How remote things look, on the in-memory hub with a virtual clock: a Tumbleyard server,
+//! a client whose player walks into the crate stacks and pushes them about, and a client
+//! that watches. Every peer's outgoing datagrams go through the seeded conditioner, with
+//! three link presets: LAN (1 ± 0.5 ms, no loss), Wi-Fi (8 ± 6 ms, 1% loss) and bad
+//! (80 ± 30 ms, 10% loss).
+//!
+//! For the watcher, every tick (a frame drawn per tick), for every entity:
+//!
+//! * **error**: the distance between where the entity is drawn and where its authority
+//!   (the server's world) had it at the instant being shown, for bodies under 5 m/s
+//!   (p95, centimetres);
+//! * **jumps**: the frames in which any drawn entity moved more than 5 cm beyond what its
+//!   authority did over the same shown interval;
+//! * the **render delay** in use, and how far behind the server's present the shown
+//!   instant is (the delay plus the one-way latency).
+//!
+//! "Before" is the drawing Tumbleyard had: poses stamped with the watcher's tick when they
+//! arrived, drawn 100 ms behind that clock (time-aligned here by those 100 ms), no offsets.
+//! "After" is [`lanyard::interp::Smoother`]: the authority's stamps, the adaptive delay,
+//! decaying visual offsets.
+//!
+//! For the pusher, the distance between its simulated crates and the server's at the same
+//! instant (moving crates only, p95) without and with bringing the server's state forward
+//! by half the round trip ([`lanyard_net::NetConfig::bring_forward`]).
+//!
+//! ```sh
+//! cargo bench -p lanyard-tests --bench smoothing
+//! ```
+//!
+//! Environment: `LANYARD_BENCH_SECONDS` (seconds of play per run, default 20).
+
+use lanyard::KindId;
+use lanyard::interp::{MAX_EXTRAPOLATION, PoseBuffer, Smoother};
+use lanyard::pose::PoseState;
+use lanyard::prelude::*;
+use lanyard_game::kinds::{self, CrateParams, Player, PlayerInput, PlayerParams};
+use lanyard_game::scene::Scene;
+use lanyard_net::{Conditioned, Conditions, Hub, NetConfig, NetManager, Transport, pump};
+use std::collections::HashMap;
+use std::net::SocketAddr;
+use std::path::Path;
+use std::sync::Arc;
+
+const DT: f32 = 1.0 / 60.0;
+const OLD_DELAY: f64 = 0.1;
+const JUMP: f32 = 0.05;
+const SLOW: f32 = 5.0;
+
+struct Peer {
+    net: NetManager,
+    group: EntityGroup,
+    transport: Box<dyn Transport>,
+}
+
+impl Peer {
+    fn step(&mut self) {
+        pump(&mut self.net, self.transport.as_mut());
+        self.net.update(&mut self.group, DT);
+        pump(&mut self.net, self.transport.as_mut());
+        self.transport.advance(DT);
+    }
+}
+
+fn addr(i: u8) -> SocketAddr {
+    SocketAddr::from(([10, 0, 0, i], 4000))
+}
+
+fn world(scene: &Scene, role: Role) -> EntityGroup {
+    let mut g = EntityGroup::new(
+        Arc::new(kinds::registry_for(scene)),
+        GroupConfig {
+            dt: DT,
+            role,
+            ..GroupConfig::default()
+        },
+    );
+    scene.add_scenery(&mut g);
+    g
+}
+
+/// The server's poses by the stamp its datagrams carry (its clock in whole milliseconds).
+#[derive(Default)]
+struct History {
+    poses: HashMap<NetId, Vec<(f64, PoseState)>>,
+}
+
+impl History {
+    fn at(&self, net: NetId, t: f64) -> Option<PoseState> {
+        let h = self.poses.get(&net)?;
+        let i = h.partition_point(|(s, _)| *s <= t);
+        if i == 0 || i == h.len() {
+            return None;
+        }
+        let (t0, a) = h[i - 1];
+        let (t1, b) = h[i];
+        let k = ((t - t0) / (t1 - t0)) as f32;
+        Some(PoseState {
+            pos: a.pos.lerp(b.pos, k),
+            rot: a.rot.slerp(b.rot, k),
+            linvel: a.linvel.lerp(b.linvel, k),
+            angvel: a.angvel,
+        })
+    }
+}
+
+#[derive(Default)]
+struct Drawing {
+    name: &'static str,
+    errors: Vec<f32>,
+    moving: Vec<f32>,
+    jumps: u32,
+    frames: u32,
+    last: HashMap<NetId, (Vec3, Vec3)>,
+}
+
+impl Drawing {
+    /// One frame: each entity drawn at `drawn`, its authority at `auth` then.
+    fn frame(&mut self, seen: Vec<(NetId, Vec3, PoseState)>) {
+        self.frames += 1;
+        let mut jumped = false;
+        let mut next = HashMap::new();
+        for (net, drawn, auth) in seen {
+            let speed = auth.linvel.length();
+            if speed < SLOW {
+                self.errors.push(drawn.distance(auth.pos));
+                if speed > 0.1 {
+                    self.moving.push(drawn.distance(auth.pos));
+                }
+            }
+            if let Some((d0, a0)) = self.last.get(&net) {
+                let beyond = (drawn - *d0) - (auth.pos - *a0);
+                if beyond.length() > JUMP && std::env::var("LANYARD_BENCH_DEBUG").is_ok() {
+                    eprintln!(
+                        "jump {} {net:?}: drawn {:?} -> {drawn:?}, authority {:?} -> {:?}",
+                        self.name, d0, a0, auth.pos
+                    );
+                }
+                jumped |= beyond.length() > JUMP;
+            }
+            next.insert(net, (drawn, auth.pos));
+        }
+        self.last = next;
+        self.jumps += u32::from(jumped);
+    }
+
+    fn p95_cm(&self) -> f32 {
+        p95(&self.errors) * 100.0
+    }
+
+    fn moving_p95_cm(&self) -> f32 {
+        p95(&self.moving) * 100.0
+    }
+}
+
+fn p95(v: &[f32]) -> f32 {
+    if v.is_empty() {
+        return 0.0;
+    }
+    let mut v = v.to_vec();
+    v.sort_by(f32::total_cmp);
+    v[(v.len() * 95 / 100).min(v.len() - 1)]
+}
+
+struct Outcome {
+    old: Drawing,
+    new: Drawing,
+    delays: Vec<f64>,
+    behind: Vec<f64>,
+    present: Vec<f32>,
+}
+
+fn run(scene: &Scene, link: Conditions, seed: u64, bring_forward: bool, seconds: f32) -> Outcome {
+    let hub = Hub::new();
+    let t = |i: u8| -> Box<dyn Transport> {
+        Box::new(Conditioned::new(
+            hub.endpoint(addr(i)),
+            link,
+            seed * 10 + u64::from(i),
+        ))
+    };
+    let mut server_group = world(scene, Role::Server);
+    for (pos, size, color) in scene.crate_slots() {
+        server_group
+            .spawn(
+                kinds::CRATE,
+                &CrateParams { pos, size, color },
+                Owner::Server,
+            )
+            .unwrap();
+    }
+    let config = NetConfig {
+        bring_forward,
+        ..NetConfig::default()
+    };
+    let mut server = Peer {
+        net: NetManager::server(config.clone(), [1; 32]),
+        group: server_group,
+        transport: t(1),
+    };
+    let client = |i: u8, name: &str| Peer {
+        net: NetManager::client(config.clone(), addr(1), name, None, [i; 32]),
+        group: world(scene, Role::Client(ClientId(0))),
+        transport: t(i),
+    };
+    let mut pusher = client(2, "pusher");
+    let mut watcher = client(3, "watcher");
+    let mut history = History::default();
+    let mut smoother = Smoother::new(20.0);
+    let mut old: HashMap<EntityId, PoseBuffer> = HashMap::new();
+    let mut out = Outcome {
+        old: Drawing {
+            name: "before",
+            ..Drawing::default()
+        },
+        new: Drawing {
+            name: "after",
+            ..Drawing::default()
+        },
+        delays: Vec::new(),
+        behind: Vec::new(),
+        present: Vec::new(),
+    };
+    let mut server_us: u64 = 0;
+    let mut spawned = false;
+    let targets: Vec<[f32; 3]> = scene.crate_slots().iter().map(|c| c.0).collect();
+    let join = 3.0;
+    let ticks = ((join + seconds) / DT) as u32;
+    for tick in 0..ticks {
+        // The stamp the server's datagrams carry this update: its clock, whole ms.
+        server_us += (f64::from(DT) * 1e6).round() as u64;
+        let stamp = (server_us / 1000) as f64 / 1000.0;
+        for e in server.group.iter() {
+            history
+                .poses
+                .entry(e.net_id())
+                .or_default()
+                .push((stamp, PoseState::of(e.body())));
+        }
+        server.step();
+        // The pusher: its player walks at the stacks, one after another.
+        if let (Some(me), false) = (pusher.net.client_id(), spawned) {
+            // The server judges the spawn: the player's own spawn point, by its id.
+            let params = PlayerParams {
+                name: "pusher".into(),
+                pos: scene.spawn_point(usize::from(me.0)),
+                color: [200, 60, 60, 255],
+                tuning: scene.tuning.clone(),
+            };
+            pusher.group.request_spawn(kinds::PLAYER, &params).unwrap();
+            spawned = true;
+        }
+        let me = pusher.net.client_id().map(Owner::Client);
+        let mine = pusher
+            .group
+            .iter()
+            .find(|e| Some(e.owner()) == me && e.kind() == KindId::of_name(kinds::PLAYER))
+            .map(|e| (e.id(), e.body().translation()));
+        if let Some((id, p)) = mine {
+            let goal = targets[(tick as usize / 300) * 7 % targets.len()];
+            let d = Vec3::new(goal[0] - p.x, 0.0, goal[2] - p.z).normalize_or_zero();
+            if let Some(c) = pusher.group.controller_mut::<Player>(id) {
+                c.set_input(PlayerInput {
+                    walk: [d.x, d.z],
+                    respawn: p.y < scene.kill_y,
+                    ..PlayerInput::default()
+                });
+            }
+        }
+        pusher.step();
+        watcher.step();
+        if f64::from(tick) * f64::from(DT) < f64::from(join) + 1.0 {
+            // Joining and settling.
+            smoother.after_frame(&watcher.group, watcher.net.remote_time());
+            continue;
+        }
+        // The pusher's present against the server's, for moving crates.
+        for e in pusher.group.iter() {
+            if e.kind() != KindId::of_name(kinds::CRATE) {
+                continue;
+            }
+            if let Some(s) = server.group.by_net(e.net_id())
+                && s.body().linvel().length() > 0.5
+            {
+                out.present
+                    .push(e.body().translation().distance(s.body().translation()));
+            }
+        }
+        // The watcher, after.
+        smoother.after_frame(&watcher.group, watcher.net.remote_time());
+        let Some(shown) = smoother.advance(&watcher.group, 0.0) else {
+            continue;
+        };
+        out.delays.push(smoother.clock().delay());
+        out.behind.push(stamp - shown);
+        // Server-owned entities: their authority's clock is the one the watcher's stamps
+        // come from. (A player's authority is its own client, on another clock.)
+        let ids: Vec<(EntityId, NetId)> = watcher
+            .group
+            .iter()
+            .filter(|e| e.owner() == Owner::Server)
+            .map(|e| (e.id(), e.net_id()))
+            .collect();
+        let mut seen = Vec::new();
+        for (id, net) in &ids {
+            let Some((p, _)) =
+                smoother.pose(&watcher.group, *id, Owner::Client(ClientId(u16::MAX)))
+            else {
+                continue;
+            };
+            if let Some(a) = history.at(*net, shown) {
+                seen.push((*net, p, a));
+            }
+        }
+        out.new.frame(seen);
+        // The watcher, before: poses stamped on arrival with its own tick, 100 ms behind.
+        let local = watcher.group.tick() as f64 * f64::from(DT);
+        for o in watcher.group.observed_poses() {
+            old.entry(o.id).or_default().push(local, o.authority);
+        }
+        let mut seen = Vec::new();
+        for (id, net) in &ids {
+            let body = watcher.group.get(*id).map(|e| e.body().translation());
+            let p = old
+                .get(id)
+                .and_then(|b| b.sample(local - OLD_DELAY, MAX_EXTRAPOLATION))
+                .map(|s| s.0)
+                .or(body);
+            if let (Some(p), Some(a)) = (p, history.at(*net, stamp - OLD_DELAY)) {
+                seen.push((*net, p, a));
+            }
+        }
+        out.old.frame(seen);
+    }
+    if std::env::var("LANYARD_BENCH_DEBUG").is_ok() {
+        let c = smoother.clock();
+        eprintln!(
+            "clock: interval {:.4} jitter {:.4} target {:.4} delay {:.4}",
+            c.config().interval,
+            c.jitter(),
+            c.target(),
+            c.delay()
+        );
+    }
+    out
+}
+
+fn mean(v: &[f64]) -> f64 {
+    v.iter().sum::<f64>() / v.len().max(1) as f64
+}
+
+fn main() {
+    let seconds: f32 = std::env::var("LANYARD_BENCH_SECONDS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(20.0);
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../assets/arena.toml");
+    let scene = Scene::load(&path).expect("the arena loads");
+    let presets = [
+        ("LAN", 0.001, 0.0005, 0.0),
+        ("Wi-Fi", 0.008, 0.006, 0.01),
+        ("bad", 0.08, 0.03, 0.10),
+    ];
+    println!("smoothing: {seconds} s of play per run, a frame per tick (60 Hz), 20 broadcasts/s");
+    println!(
+        "| link | render delay (ms) | shown behind server (ms) | p95 error, bodies under 5 m/s, before / after (cm) | the same, moving ones (0.1 to 5 m/s) | jumps > 5 cm before / after (frames) | pusher's moving crates vs server, p95 without / with bringing forward (cm) |"
+    );
+    println!("|---|---|---|---|---|---|---|");
+    for (i, (name, latency, jitter, loss)) in presets.into_iter().enumerate() {
+        let link = Conditions {
+            latency,
+            jitter,
+            loss,
+            ..Conditions::PERFECT
+        };
+        let before = run(&scene, link, i as u64 + 1, false, seconds);
+        let after = run(&scene, link, i as u64 + 1, true, seconds);
+        let mut d = after.delays.clone();
+        d.sort_by(f64::total_cmp);
+        println!(
+            "| {name} | 100 fixed / {:.0} (p95 {:.0}, last 10% {:.0}) | {:.0} / {:.0} | {:.2} / {:.2} | {:.2} / {:.2} | {} / {} of {} | {:.1} / {:.1} |",
+            mean(&after.delays) * 1000.0,
+            d[d.len() * 95 / 100] * 1000.0,
+            mean(&after.delays[after.delays.len() * 9 / 10..]) * 1000.0,
+            (OLD_DELAY + f64::from(latency) + 1.0 / 120.0) * 1000.0,
+            mean(&after.behind) * 1000.0,
+            before.old.p95_cm(),
+            after.new.p95_cm(),
+            before.old.moving_p95_cm(),
+            after.new.moving_p95_cm(),
+            before.old.jumps,
+            after.new.jumps,
+            after.new.frames,
+            p95(&before.present) * 100.0,
+            p95(&after.present) * 100.0,
+        );
+    }
+}
