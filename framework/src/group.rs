@@ -39,6 +39,90 @@ pub struct Counters {
     pub oversized_sections: u64,
     /// Spawns that failed (unknown kind, bad parameters).
     pub failed_spawns: u64,
+    /// Controller hooks that panicked (caught: see [`Fault`]).
+    pub faults: u64,
+}
+
+/// Which hook of a controller ran.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Hook {
+    /// Its server path.
+    ServerPath,
+    /// Its validation of a section from the entity's owner.
+    Validate,
+    /// Its client path, with a section (from the network or the loopback) or without.
+    ClientPath {
+        /// Whether it ran with a section.
+        section: bool,
+    },
+}
+
+/// A controller hook that panicked. The group catches the panic, skips what the hook was
+/// doing (the section is dropped, or the entity writes nothing this frame) and goes on;
+/// the frame's report lists it. A network layer disconnects the owner whose section made
+/// a client path or a validation panic, so no client can bring a server down.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Fault {
+    /// The entity.
+    pub net: NetId,
+    /// Its kind, by name.
+    pub kind: String,
+    /// Who owns it.
+    pub owner: Owner,
+    /// Which hook panicked.
+    pub hook: Hook,
+    /// What the panic said.
+    pub message: String,
+}
+
+impl std::fmt::Display for Fault {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let hook = match self.hook {
+            Hook::ServerPath => "server path",
+            Hook::Validate => "validation",
+            Hook::ClientPath { section: true } => "client path (with a section)",
+            Hook::ClientPath { section: false } => "client path",
+        };
+        write!(
+            f,
+            "the {hook} of {} {} panicked: {}",
+            self.kind, self.net, self.message
+        )
+    }
+}
+
+/// A section a client path refused: the error it returned, and whose it was.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SectionError {
+    /// The entity.
+    pub net: NetId,
+    /// Its kind, by name.
+    pub kind: String,
+    /// What the client path said.
+    pub error: Error,
+}
+
+impl std::fmt::Display for SectionError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} {}: {}", self.kind, self.net, self.error)
+    }
+}
+
+/// A kind by its name, for messages (by its id if the registry does not know it).
+fn kind_label(registry: &KindRegistry, kind: KindId) -> String {
+    match registry.name_of(kind) {
+        Some(n) => n.to_owned(),
+        None => kind.to_string(),
+    }
+}
+
+/// The text of a caught panic.
+fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    payload
+        .downcast_ref::<&str>()
+        .map(|s| (*s).to_owned())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "a panic without a message".to_owned())
 }
 
 /// A change to the set of entities, as the group's journal records it. The network layer
@@ -133,6 +217,10 @@ pub struct EntityGroup {
     lead_ticks: u32,
     /// Poses client paths took from their authorities in the last frame.
     observed: Vec<Observed>,
+    /// Hooks that panicked this frame.
+    faults: Vec<Fault>,
+    /// Sections client paths refused this frame.
+    section_errors: Vec<SectionError>,
 }
 
 impl std::fmt::Debug for EntityGroup {
@@ -174,7 +262,17 @@ impl EntityGroup {
             recorder: None,
             lead_ticks: 0,
             observed: Vec::new(),
+            faults: Vec::new(),
+            section_errors: Vec::new(),
         }
+    }
+
+    /// The hooks that panicked and the sections refused this frame, for its report.
+    pub(crate) fn take_frame_problems(&mut self) -> (Vec<Fault>, Vec<SectionError>) {
+        (
+            std::mem::take(&mut self.faults),
+            std::mem::take(&mut self.section_errors),
+        )
     }
 
     /// The registered kinds.
@@ -526,6 +624,8 @@ impl EntityGroup {
     /// Forgets the last frame's observed poses: a frame begins.
     pub(crate) fn begin_frame(&mut self) {
         self.observed.clear();
+        self.faults.clear();
+        self.section_errors.clear();
     }
 
     /// The changes to the set of entities since the last call, oldest first.
@@ -624,12 +724,25 @@ impl EntityGroup {
             let Some(ctrl) = self.controllers[i].as_deref_mut() else {
                 continue;
             };
-            if self
-                .outgoing
-                .section(net, |w| ctrl.server_update(me, &view, w))
-                .is_err()
-            {
-                self.counters.oversized_sections += 1;
+            let outgoing = &mut self.outgoing;
+            let written = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                outgoing.section(net, |w| ctrl.server_update(me, &view, w))
+            }));
+            match written {
+                Ok(Ok(_)) => {}
+                Ok(Err(_)) => self.counters.oversized_sections += 1,
+                Err(payload) => {
+                    // The half-written section is dropped with the panic's unwinding
+                    // (`section` only commits what returned).
+                    self.counters.faults += 1;
+                    self.faults.push(Fault {
+                        net,
+                        kind: kind_label(&self.registry, me.kind()),
+                        owner: me.owner(),
+                        hook: Hook::ServerPath,
+                        message: panic_message(payload.as_ref()),
+                    });
+                }
             }
         }
     }
@@ -705,9 +818,26 @@ impl EntityGroup {
                 return Verdict::NotOwner;
             }
             let view = self.view();
-            let legal = self.controllers[i]
-                .as_deref()
-                .is_some_and(|c| c.validate(me, section, &view) == Legality::Legal);
+            let judged = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                self.controllers[i]
+                    .as_deref()
+                    .is_some_and(|c| c.validate(me, section, &view) == Legality::Legal)
+            }));
+            let legal = match judged {
+                Ok(legal) => legal,
+                Err(payload) => {
+                    let fault = Fault {
+                        net: section.net_id,
+                        kind: kind_label(&self.registry, me.kind()),
+                        owner: me.owner(),
+                        hook: Hook::Validate,
+                        message: panic_message(payload.as_ref()),
+                    };
+                    self.counters.faults += 1;
+                    self.faults.push(fault);
+                    false
+                }
+            };
             if !legal {
                 self.counters.illegal += 1;
                 return Verdict::Illegal;
@@ -778,12 +908,35 @@ impl EntityGroup {
                 gravity: self.config.gravity,
                 observed: &mut self.observed,
             };
-            match ctrl.client_update(entity, section, &mut ctx) {
-                Ok(()) if had_section => applied += 1,
-                Ok(()) => {}
-                Err(_) => {
+            let kind = entity.kind;
+            let owner = entity.owner;
+            let ran = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                ctrl.client_update(entity, section, &mut ctx)
+            }));
+            match ran {
+                Ok(Ok(())) if had_section => applied += 1,
+                Ok(Ok(())) => {}
+                Ok(Err(error)) => {
                     bad += 1;
                     self.counters.bad_sections += 1;
+                    self.section_errors.push(SectionError {
+                        net,
+                        kind: kind_label(&self.registry, kind),
+                        error,
+                    });
+                }
+                Err(payload) => {
+                    bad += usize::from(had_section);
+                    self.counters.faults += 1;
+                    self.faults.push(Fault {
+                        net,
+                        kind: kind_label(&self.registry, kind),
+                        owner,
+                        hook: Hook::ClientPath {
+                            section: had_section,
+                        },
+                        message: panic_message(payload.as_ref()),
+                    });
                 }
             }
         }

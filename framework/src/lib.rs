@@ -80,7 +80,10 @@ pub use controller::{
 };
 pub use entity::{Entity, EntityRef, Shape, Visual};
 pub use error::Error;
-pub use group::{Change, Counters, EntityGroup, ReceiveReport, SNAPSHOT_VERSION, Verdict};
+pub use group::{
+    Change, Counters, EntityGroup, Fault, Hook, ReceiveReport, SNAPSHOT_VERSION, SectionError,
+    Verdict,
+};
 pub use hash::StateHasher;
 pub use id::{ClientId, EntityId, KindId, NetId, Owner};
 pub use params::{MAX_PARAMS_LEN, decode_params, encode_params};

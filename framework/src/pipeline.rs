@@ -21,7 +21,7 @@
 use crate::codec::{PacketWriter, Section};
 use crate::controller::SpawnRequest;
 use crate::error::Error;
-use crate::group::{EntityGroup, ReceiveReport, Verdict};
+use crate::group::{EntityGroup, Fault, ReceiveReport, SectionError, Verdict};
 use crate::id::Owner;
 
 /// What one frame did.
@@ -41,6 +41,11 @@ pub struct FrameReport {
     pub despawned: usize,
     /// Errors from carrying out commands (failed spawns).
     pub errors: Vec<Error>,
+    /// Sections client paths refused, with the error, the kind by name and the network
+    /// id (counted in `bad_sections` too).
+    pub section_errors: Vec<SectionError>,
+    /// Controller hooks that panicked, caught (see [`Fault`]).
+    pub faults: Vec<Fault>,
 }
 
 /// The parts of a frame that differ between a standalone group, a networked server, a
@@ -142,6 +147,7 @@ impl EntityGroup {
         driver.after_commands(&mut FramePass { group: self }, &mut requests);
         self.requeue_spawn_requests(requests);
         self.step_physics();
+        let (faults, section_errors) = self.take_frame_problems();
         FrameReport {
             tick,
             sections_written,
@@ -150,6 +156,8 @@ impl EntityGroup {
             spawned,
             despawned,
             errors,
+            section_errors,
+            faults,
         }
     }
 }

@@ -10,7 +10,7 @@ use crate::replication::{self, ClientReplication, Relevance, ServerReplication};
 use crate::wire::{self, DATA_ROOM, Msg};
 use lanyard::codec::PacketWriter;
 use lanyard::{
-    ClientId, EntityGroup, EntityRef, FrameDriver, FramePass, FrameReport, Owner, Role,
+    ClientId, EntityGroup, EntityRef, FrameDriver, FramePass, FrameReport, Hook, Owner, Role,
     SpawnRequest, WorldView,
 };
 use std::collections::{BTreeSet, VecDeque};
@@ -697,9 +697,35 @@ impl NetManager {
     pub fn update(&mut self, group: &mut EntityGroup, dt: f32) -> NetFrame {
         self.core.now += us(dt);
         let inbox: Vec<_> = self.inbox.drain(..).collect();
-        match &mut self.side {
+        let frame = match &mut self.side {
             Side::Server(s) => s.update(&mut self.core, group, inbox),
             Side::Client(c) => c.update(&mut self.core, group, inbox),
+        };
+        self.after_faults(group, &frame.frame);
+        frame
+    }
+
+    /// Logs the frame's caught panics and refused sections; on a server, a client whose
+    /// section made a controller panic (its client path or its validation) is
+    /// disconnected, saying why: a modified client must not bring the server down.
+    fn after_faults(&mut self, group: &mut EntityGroup, frame: &FrameReport) {
+        for e in &frame.section_errors {
+            tracing::debug!("refused section: {e}");
+        }
+        for fault in &frame.faults {
+            tracing::error!("{fault}");
+            let theirs = matches!(
+                fault.hook,
+                Hook::Validate | Hook::ClientPath { section: true }
+            );
+            if let (true, true, Owner::Client(c)) = (self.is_server(), theirs, fault.owner) {
+                let reason = format!(
+                    "a section for your {} {} made its controller panic on the server",
+                    fault.kind, fault.net
+                );
+                tracing::warn!("disconnecting client {}: {reason}", c.0);
+                let _ = self.kick(group, c, &reason);
+            }
         }
     }
 }

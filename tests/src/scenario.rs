@@ -9,6 +9,7 @@ use lanyard_net::{
     Conditioned, Conditions, Hub, NetConfig, NetEvent, NetFrame, NetManager, Transport, pump,
 };
 use std::net::SocketAddr;
+use std::sync::Arc;
 
 /// One peer: its network manager, its world, its transport, and every event it reported.
 pub struct Peer {
@@ -89,6 +90,7 @@ pub struct Scenario {
     pub dt: f32,
     conditions: Option<(Conditions, u64)>,
     stranger: Option<Stranger>,
+    registry: Arc<KindRegistry>,
 }
 
 /// A host on the hub that is no peer: every frame it sprays datagrams of random bytes at
@@ -150,9 +152,20 @@ impl Scenario {
         fps: f32,
         world: impl FnOnce(&mut EntityGroup),
     ) -> Self {
+        Self::with_registry(demo_registry(), config, conditions, fps, world)
+    }
+
+    /// [`Scenario::new`] with the kinds of `registry` instead of the demo kinds.
+    pub fn with_registry(
+        registry: Arc<KindRegistry>,
+        config: NetConfig,
+        conditions: Option<(Conditions, u64)>,
+        fps: f32,
+        world: impl FnOnce(&mut EntityGroup),
+    ) -> Self {
         let hub = Hub::new();
         let mut group = EntityGroup::new(
-            demo_registry(),
+            registry.clone(),
             GroupConfig {
                 dt: 1.0 / fps,
                 ..GroupConfig::default()
@@ -176,6 +189,7 @@ impl Scenario {
             dt: 1.0 / fps,
             conditions,
             stranger: None,
+            registry,
         }
     }
 
@@ -184,7 +198,7 @@ impl Scenario {
     pub fn add_client(&mut self, config: NetConfig, name: &str, password: Option<&str>) -> usize {
         let i = self.clients.len() + 1;
         let mut group = EntityGroup::new(
-            demo_registry(),
+            self.registry.clone(),
             GroupConfig {
                 dt: self.dt,
                 role: Role::Client(ClientId(0)),
