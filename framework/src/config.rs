@@ -36,6 +36,18 @@ impl GroupConfig {
     pub fn is_valid(&self) -> bool {
         self.dt.is_finite() && self.dt > 0.0 && self.dt <= 1.0 && self.gravity.is_finite()
     }
+
+    /// [`is_valid`](Self::is_valid), as an error that says what is wrong.
+    pub fn check(&self) -> Result<(), crate::Error> {
+        match self.is_valid() {
+            true => Ok(()),
+            false => Err(crate::Error::InvalidConfig(format!(
+                "dt = {}, gravity = {:?}",
+                self.dt,
+                self.gravity.to_array()
+            ))),
+        }
+    }
 }
 
 impl Default for GroupConfig {

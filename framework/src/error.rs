@@ -58,6 +58,30 @@ pub enum Error {
         /// What the codec said.
         reason: String,
     },
+    /// A client's group was asked to spawn an entity itself.
+    #[error(
+        "a client's group cannot spawn '{kind}' itself: the server gives out the network ids \
+         everyone uses, so ask it with EntityGroup::request_spawn (or ClientContext::spawn \
+         in a client path)"
+    )]
+    SpawnOnClient {
+        /// The kind, by name.
+        kind: String,
+    },
+    /// An entity would be built with a non-finite position, rotation or velocity.
+    #[error("'{kind}' would be built with a non-finite {what}")]
+    NonFinite {
+        /// The kind, by name.
+        kind: String,
+        /// Which value.
+        what: &'static str,
+    },
+    /// A group configuration makes no sense.
+    #[error(
+        "invalid group configuration: the timestep must be finite and in (0, 1] seconds and \
+         gravity finite (got {0})"
+    )]
+    InvalidConfig(String),
     /// No live entity has this id.
     #[error("no entity {0}")]
     NoSuchEntity(EntityId),

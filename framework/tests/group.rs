@@ -21,11 +21,15 @@ fn crate_at(x: f32) -> CrateParams {
     }
 }
 
-fn demo_group(role: Role) -> EntityGroup {
+fn demo_kinds() -> Arc<KindRegistry> {
     let mut r = KindRegistry::new();
     demo::register(&mut r).unwrap();
+    Arc::new(r)
+}
+
+fn demo_group(role: Role) -> EntityGroup {
     EntityGroup::new(
-        Arc::new(r),
+        demo_kinds(),
         GroupConfig {
             role,
             gravity: Vec3::ZERO,
@@ -212,11 +216,106 @@ fn the_server_runs_server_paths_only_for_what_it_owns() {
     mover(&mut g, Owner::Client(ClientId(1)));
     assert_eq!(g.frame().sections_written, 1);
 
+    // A client's entities come from the server, with the ids it gave them.
     let mut c = demo_group(Role::Client(ClientId(1)));
-    mover(&mut c, Owner::Server);
-    mover(&mut c, Owner::Client(ClientId(1)));
-    mover(&mut c, Owner::Client(ClientId(2)));
+    let params = lanyard::encode_params(
+        KindId::of_name(demo::MOVER),
+        &MoverParams {
+            pos: [0.0, 1.0, 0.0],
+            half_extents: [0.5; 3],
+            seed: 1,
+            speed: 5.0,
+            period: 10,
+            moves_for: 0,
+        },
+    )
+    .unwrap();
+    for (n, owner) in [
+        (1, Owner::Server),
+        (2, Owner::Client(ClientId(1))),
+        (3, Owner::Client(ClientId(2))),
+    ] {
+        c.insert_with_net_id(
+            NetId(n),
+            KindId::of_name(demo::MOVER),
+            params.clone(),
+            owner,
+        )
+        .unwrap();
+    }
     assert_eq!(c.frame().sections_written, 1);
+}
+
+#[test]
+fn a_clients_group_refuses_to_spawn_and_points_to_request_spawn() {
+    let mut c = demo_group(Role::Client(ClientId(1)));
+    let p = MoverParams {
+        pos: [0.0, 1.0, 0.0],
+        half_extents: [0.5; 3],
+        seed: 1,
+        speed: 5.0,
+        period: 10,
+        moves_for: 0,
+    };
+    let e = c
+        .spawn(demo::MOVER, &p, Owner::Client(ClientId(1)))
+        .unwrap_err();
+    assert_eq!(
+        e,
+        lanyard::Error::SpawnOnClient {
+            kind: demo::MOVER.to_owned()
+        }
+    );
+    assert!(e.to_string().contains("request_spawn"), "{e}");
+    assert!(c.is_empty(), "nothing was spawned");
+    // request_spawn is the way: it waits for the network layer.
+    c.request_spawn(demo::MOVER, &p).unwrap();
+}
+
+#[test]
+fn non_finite_spawn_parameters_and_configurations_are_refused() {
+    let mut g = demo_group(Role::Server);
+    let p = MoverParams {
+        pos: [f32::NAN, 1.0, 0.0],
+        half_extents: [0.5; 3],
+        seed: 1,
+        speed: 5.0,
+        period: 10,
+        moves_for: 0,
+    };
+    let e = g.spawn(demo::MOVER, &p, Owner::Server).unwrap_err();
+    assert_eq!(
+        e,
+        lanyard::Error::NonFinite {
+            kind: demo::MOVER.to_owned(),
+            what: "position"
+        }
+    );
+    assert!(
+        e.to_string().contains("demo.mover"),
+        "named by its kind: {e}"
+    );
+    assert!(g.is_empty());
+    for dt in [0.0, f32::NAN, -1.0, 2.0] {
+        let config = GroupConfig {
+            dt,
+            ..GroupConfig::default()
+        };
+        let e = EntityGroup::try_new(demo_kinds(), config).unwrap_err();
+        assert!(e.to_string().contains("timestep"), "{e}");
+        assert!(g.set_dt(dt).is_err(), "set_dt({dt}) refused");
+    }
+    assert_eq!(g.config().dt, GroupConfig::default().dt, "unchanged");
+    let built = std::panic::catch_unwind(|| {
+        EntityGroup::new(
+            demo_kinds(),
+            GroupConfig {
+                dt: 0.0,
+                ..GroupConfig::default()
+            },
+        )
+    });
+    assert!(built.is_err(), "EntityGroup::new says so at once");
 }
 
 /// A kind for testing commands: on a given tick its client path spawns a copy of itself

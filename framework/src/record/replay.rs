@@ -377,10 +377,7 @@ fn apply(pass: &mut FramePass<'_>, op: &Op, sections: &mut HashMap<NetId, Vec<u8
             Some(id) => g.set_body_state(id, state),
             None => Ok(()),
         },
-        Op::Config(c) => {
-            g.set_config(*c);
-            Ok(())
-        }
+        Op::Config(c) => g.set_config(*c),
         Op::Lead(ticks) => {
             g.set_lead(*ticks);
             Ok(())
