@@ -264,6 +264,16 @@ impl ClientContext<'_> {
         self.body_mut().set_linvel(v, true);
     }
 
+    /// Sets the angular velocity, radians per second about each axis (and wakes the body).
+    pub fn set_angvel(&mut self, w: Vec3) {
+        self.body_mut().set_angvel(w, true);
+    }
+
+    /// Adds a torque for the next physics step (and wakes the body).
+    pub fn add_torque(&mut self, torque: Vec3) {
+        self.body_mut().add_torque(torque, true);
+    }
+
     /// Applies an impulse at the centre of mass (and wakes the body).
     pub fn apply_impulse(&mut self, impulse: Vec3) {
         self.body_mut().apply_impulse(impulse, true);

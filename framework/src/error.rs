@@ -114,6 +114,23 @@ pub enum Error {
         /// The tick whose record is cut off (none: the header is).
         tick: Option<u64>,
     },
+    /// A replay was asked to run past the last recorded tick.
+    #[error("the recording ends at tick {end}: it cannot be replayed to tick {asked}")]
+    ReplayPastEnd {
+        /// The tick asked for.
+        asked: u64,
+        /// The tick after the last recorded one (where a full replay stops).
+        end: u64,
+    },
+    /// A group was asked to start recording while it already records.
+    #[error(
+        "the group is already recording: take what it recorded and stop it \
+         (EntityGroup::stop_recording) before starting another"
+    )]
+    AlreadyRecording,
+    /// A group was asked to stop recording while it does not record.
+    #[error("the group is not recording (EntityGroup::start_recording starts it)")]
+    NotRecording,
     /// A record's checksum does not match its bytes.
     #[error("the recording is corrupted{}", tick.map(|t| format!(" at tick {t}")).unwrap_or_else(|| " in its header".into()))]
     RecordingCorrupted {

@@ -1084,8 +1084,14 @@ impl EntityGroup {
 
     /// Starts recording everything that happens to the group from now on (see
     /// [`crate::record`]). Call it between frames. The recorded bytes accumulate in memory;
-    /// take them with [`take_recording`](Self::take_recording) and write them where you like.
+    /// take them with [`take_recording`](Self::take_recording) and write them where you like,
+    /// and end with [`stop_recording`](Self::stop_recording). Starting while recording is an
+    /// error ([`Error::AlreadyRecording`]): it would drop what was not taken yet.
     pub fn start_recording(&mut self, scene: &str, recorded_by: &str) -> Result<(), Error> {
+        if self.recorder.is_some() {
+            // Starting again would drop what was recorded and not yet taken.
+            return Err(Error::AlreadyRecording);
+        }
         let header = RecordingHeader {
             scene: scene.to_owned(),
             recorded_by: recorded_by.to_owned(),
@@ -1120,6 +1126,17 @@ impl EntityGroup {
                 std::mem::take(&mut r.out)
             })
             .unwrap_or_default()
+    }
+
+    /// Ends the recording: the bytes recorded since the last
+    /// [`take_recording`](Self::take_recording) (append them to the file, which is then
+    /// complete). An error if the group is not recording.
+    pub fn stop_recording(&mut self) -> Result<Vec<u8>, Error> {
+        let bytes = self.take_recording();
+        match self.recorder.take() {
+            Some(_) => Ok(bytes),
+            None => Err(Error::NotRecording),
+        }
     }
 
     /// Every entity's position and rotation (x y z, qx qy qz qw), in network-id order.

@@ -312,3 +312,54 @@ mod bad_bytes {
         );
     }
 }
+
+#[test]
+fn replaying_past_the_end_is_an_error_so_a_short_recording_cannot_pass() {
+    let bytes = recorded_scene(240);
+    let mut r = Replay::open(&bytes, demo_registry()).unwrap();
+    assert_eq!(r.end_tick(), 240);
+    assert_eq!(
+        r.run_to(10_000).unwrap_err(),
+        Error::ReplayPastEnd {
+            asked: 10_000,
+            end: 240
+        }
+    );
+    assert_eq!(r.run_to(240).unwrap(), None, "to the very end is fine");
+    // An empty recording: nothing to replay, and asking for a tick says so.
+    let mut g = mixed_scene(10, 1);
+    g.start_recording("demo pit", "test").unwrap();
+    let empty = g.stop_recording().unwrap();
+    let mut r = Replay::open(&empty, demo_registry()).unwrap();
+    assert!(r.is_empty());
+    let e = r.run_to(120).unwrap_err();
+    assert!(
+        e.to_string().contains("cannot be replayed to tick 120"),
+        "{e}"
+    );
+}
+
+#[test]
+fn recording_starts_and_stops_explicitly_and_refuses_misuse() {
+    let mut g = mixed_scene(20, 2);
+    assert_eq!(g.stop_recording().unwrap_err(), Error::NotRecording);
+    g.start_recording("demo pit", "test").unwrap();
+    let mut bytes = g.take_recording();
+    for _ in 0..50 {
+        g.frame();
+    }
+    // A second start would drop the 50 ticks not yet taken: refused, nothing lost.
+    let e = g.start_recording("demo pit", "again").unwrap_err();
+    assert_eq!(e, Error::AlreadyRecording);
+    assert!(e.to_string().contains("stop_recording"), "{e}");
+    for _ in 0..50 {
+        g.frame();
+    }
+    bytes.extend(g.stop_recording().unwrap());
+    assert!(!g.is_recording());
+    let mut r = Replay::open(&bytes, demo_registry()).unwrap();
+    assert_eq!(r.len(), 100, "every tick is in the file");
+    assert_eq!(r.verify(|_, _| {}).unwrap(), None);
+    // Stopped, it can start again.
+    g.start_recording("demo pit", "again").unwrap();
+}

@@ -8,7 +8,6 @@ use crate::group::EntityGroup;
 use crate::id::{NetId, Owner};
 use crate::pipeline::{FrameDriver, FramePass};
 use crate::registry::KindRegistry;
-use crate::{Quat, Vec3};
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
@@ -21,10 +20,33 @@ pub struct EntityDiff {
     pub recorded: Option<[f32; 7]>,
     /// Where the replay has it, if it has it.
     pub replayed: Option<[f32; 7]>,
-    /// Distance between the two positions, metres (infinite if one side lacks it).
-    pub distance: f32,
-    /// Angle between the two rotations, radians.
-    pub angle: f32,
+    /// Distance between the two positions, metres (infinite if one side lacks it),
+    /// computed in double precision.
+    pub distance: f64,
+    /// Angle between the two rotations, radians, computed in double precision (a
+    /// difference of 1e-4 rad is 1e-4, not rounded to zero as single precision does).
+    pub angle: f64,
+}
+
+/// A small number as people read it: fixed point, or scientific when it would show as 0.
+fn small(x: f64) -> String {
+    if x == 0.0 || x >= 1e-3 {
+        format!("{x:.6}")
+    } else {
+        format!("{x:.3e}")
+    }
+}
+
+/// The angle between two rotations (x y z w), in double precision.
+fn angle_between(a: [f32; 4], b: [f32; 4]) -> f64 {
+    let [ax, ay, az, aw] = a.map(f64::from);
+    let [bx, by, bz, bw] = b.map(f64::from);
+    // The relative rotation conj(a) * b.
+    let w = aw * bw + ax * bx + ay * by + az * bz;
+    let x = aw * bx - ax * bw - ay * bz + az * by;
+    let y = aw * by + ax * bz - ay * bw - az * bx;
+    let z = aw * bz - ax * by + ay * bx - az * bw;
+    2.0 * (x * x + y * y + z * z).sqrt().atan2(w.abs())
 }
 
 /// Where a replay stopped agreeing with its recording.
@@ -55,8 +77,10 @@ impl std::fmt::Display for Divergence {
             match (d.recorded, d.replayed) {
                 (Some(_), Some(_)) => writeln!(
                     f,
-                    "  {}: position off by {:.6} m, rotation by {:.6} rad",
-                    d.net, d.distance, d.angle
+                    "  {}: position off by {} m, rotation by {} rad",
+                    d.net,
+                    small(d.distance),
+                    small(d.angle)
                 )?,
                 (Some(_), None) => {
                     writeln!(f, "  {}: in the recording, missing from the replay", d.net)?
@@ -81,12 +105,16 @@ fn diff(recorded: &[(NetId, [f32; 7])], replayed: &[(NetId, [f32; 7])]) -> Vec<E
         }
         let (distance, angle) = match (a, b) {
             (Some(a), Some(b)) => {
-                let d = (Vec3::new(a[0], a[1], a[2]) - Vec3::new(b[0], b[1], b[2])).length();
-                let qa = Quat::from_xyzw(a[3], a[4], a[5], a[6]);
-                let qb = Quat::from_xyzw(b[3], b[4], b[5], b[6]);
-                (d, qa.angle_between(qb))
+                let d = (0..3)
+                    .map(|i| (f64::from(a[i]) - f64::from(b[i])).powi(2))
+                    .sum::<f64>()
+                    .sqrt();
+                (
+                    d,
+                    angle_between([a[3], a[4], a[5], a[6]], [b[3], b[4], b[5], b[6]]),
+                )
             }
-            _ => (f32::INFINITY, 0.0),
+            _ => (f64::INFINITY, 0.0),
         };
         out.push(EntityDiff {
             net,
@@ -183,6 +211,15 @@ impl Replay {
         self.recording.ticks.is_empty()
     }
 
+    /// The tick after the last recorded one: where a full replay stops (the tick it
+    /// started at, if it holds none).
+    pub fn end_tick(&self) -> u64 {
+        match self.recording.ticks.last() {
+            Some(r) => r.tick + 1,
+            None => self.group.tick(),
+        }
+    }
+
     /// The world as replayed so far.
     pub fn group(&self) -> &EntityGroup {
         &self.group
@@ -241,8 +278,14 @@ impl Replay {
     }
 
     /// Replays up to (not including) tick `tick`, checking every tick; stops at the first
-    /// divergence and returns it.
+    /// divergence and returns it. A tick past the end of the recording is an error
+    /// ([`Error::ReplayPastEnd`]), so a short or empty recording cannot pass a test that
+    /// meant to check more; [`verify`](Self::verify) replays to the end, whatever it is.
     pub fn run_to(&mut self, tick: u64) -> Result<Option<Divergence>, Error> {
+        let end = self.end_tick();
+        if tick > end {
+            return Err(Error::ReplayPastEnd { asked: tick, end });
+        }
         while self.group.tick() < tick {
             match self.step()? {
                 Step::Matched(_) => {}
@@ -384,4 +427,44 @@ fn apply(pass: &mut FramePass<'_>, op: &Op, sections: &mut HashMap<NetId, Vec<u8
         }
         Op::Section { .. } | Op::Repeat { .. } | Op::ClientPass | Op::Commands => Ok(()),
     };
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Quat;
+
+    #[test]
+    fn a_tiny_rotation_is_reported_as_itself_not_as_zero() {
+        let q = |r: Quat| [r.x, r.y, r.z, r.w];
+        let a = Quat::from_rotation_y(0.3);
+        let b = Quat::from_rotation_y(0.3 + 1e-4);
+        let d = diff(
+            &[(NetId(7), [1.0, 2.0, 3.0, a.x, a.y, a.z, a.w])],
+            &[(NetId(7), [1.0, 2.0, 3.0, b.x, b.y, b.z, b.w])],
+        );
+        assert_eq!(d.len(), 1);
+        assert!((d[0].angle - 1e-4).abs() < 2e-6, "{}", d[0].angle);
+        assert!(
+            a.angle_between(b) == 0.0 || (f64::from(a.angle_between(b)) - 1e-4).abs() > 1e-5,
+            "single precision cannot say it (the reason for doing it in double)"
+        );
+        let text = Divergence {
+            tick: 5,
+            expected: 1,
+            found: 2,
+            entities: d,
+        }
+        .to_string();
+        assert!(!text.contains("rotation by 0.000000"), "{text}");
+        assert!(
+            text.contains("rotation by 9.997e-5 rad") || text.contains("rotation by 1.000e-4 rad"),
+            "{text}"
+        );
+        assert!(text.contains("position off by 0.000000 m"), "{text}");
+        assert!((angle_between(q(a), q(a))).abs() < 1e-9);
+        assert!(
+            (angle_between(q(Quat::IDENTITY), q(Quat::from_rotation_x(1.0))) - 1.0).abs() < 1e-6
+        );
+    }
 }
