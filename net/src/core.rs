@@ -16,6 +16,11 @@ pub(crate) struct Core {
     pub(crate) outbox: Vec<(SocketAddr, Vec<u8>)>,
     pub(crate) events: VecDeque<NetEvent>,
     pub(crate) counters: NetCounters,
+    /// The names of the kinds this peer's world registers, sorted: what a client tells
+    /// the server in its handshake, and what the server compares it with. Taken from the
+    /// group at each update.
+    pub(crate) kinds: Vec<String>,
+    kinds_of: usize,
 }
 
 /// Seconds to microseconds.
@@ -24,8 +29,21 @@ pub(crate) fn us(secs: f32) -> u64 {
 }
 
 impl Core {
+    /// Notes the kinds of `registry` (again only when it is another registry).
+    pub(crate) fn know_kinds(&mut self, registry: &std::sync::Arc<lanyard::KindRegistry>) {
+        let at = std::sync::Arc::as_ptr(registry) as usize;
+        if at != self.kinds_of {
+            let mut names: Vec<String> = registry.kinds().map(|(_, n)| n.to_owned()).collect();
+            names.sort();
+            self.kinds = names;
+            self.kinds_of = at;
+        }
+    }
+
     pub(crate) fn new(config: NetConfig) -> Self {
         Core {
+            kinds: Vec::new(),
+            kinds_of: 0,
             config,
             now: 0,
             last_send: None,

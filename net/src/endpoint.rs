@@ -405,6 +405,9 @@ impl ServerEndpoint {
                 return reject(core, RejectReason::BadPassword);
             }
         }
+        if request.kinds != core.kinds {
+            return reject(core, kind_mismatch(&core.kinds, &request.kinds));
+        }
         let name = request.name.trim();
         if name.is_empty() || name.chars().count() > 32 {
             return reject(core, RejectReason::BadName);
@@ -669,6 +672,7 @@ impl ClientEndpoint {
                     return ClientArrival::Done;
                 };
                 let (name, password) = (self.name.clone(), self.password.clone());
+                let kinds = core.kinds.clone();
                 let spectator = self.spectator;
                 let claim = match (&self.ladder, &self.session, self.id) {
                     (Some(_), Some(s), Some(id)) => Some((id, s.token)),
@@ -683,6 +687,7 @@ impl ClientEndpoint {
                             client,
                             proof: crypto::resume_proof(&token, key),
                         }),
+                        kinds,
                     };
                     let mut d = wire::connect(
                         version,
@@ -818,5 +823,26 @@ impl ClientEndpoint {
             }
         }
         true
+    }
+}
+
+/// The first kind that differs between the server's sorted names and the client's.
+fn kind_mismatch(server: &[String], client: &[String]) -> RejectReason {
+    let first_missing = server.iter().find(|k| !client.contains(k));
+    let first_extra = client.iter().find(|k| !server.contains(k));
+    match (first_missing, first_extra) {
+        (Some(k), _) => RejectReason::KindMismatch {
+            kind: k.clone(),
+            server_has_it: true,
+        },
+        (None, Some(k)) => RejectReason::KindMismatch {
+            kind: k.clone(),
+            server_has_it: false,
+        },
+        // The same names in another order (a client that did not sort them).
+        (None, None) => RejectReason::KindMismatch {
+            kind: client.first().cloned().unwrap_or_default(),
+            server_has_it: false,
+        },
     }
 }

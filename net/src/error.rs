@@ -5,7 +5,7 @@ use std::fmt;
 
 /// Why a server refused a client's handshake. It reaches the client's API as
 /// [`NetEvent::Rejected`](crate::NetEvent::Rejected).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub enum RejectReason {
     /// The two builds speak different protocol versions.
     VersionMismatch {
@@ -35,6 +35,13 @@ pub enum RejectReason {
     /// A resume named a session the server no longer keeps (its grace window ran out, or
     /// the proof was wrong): join afresh.
     SessionExpired,
+    /// The two worlds register different kinds: the first that differs, by name.
+    KindMismatch {
+        /// The kind's name.
+        kind: String,
+        /// Whether the server has it (and the client lacks it), or the other way round.
+        server_has_it: bool,
+    },
 }
 
 impl fmt::Display for RejectReason {
@@ -53,6 +60,22 @@ impl fmt::Display for RejectReason {
             }
             RejectReason::Banned => f.write_str("that name is banned on this server"),
             RejectReason::SessionExpired => f.write_str("session expired"),
+            RejectReason::KindMismatch {
+                kind,
+                server_has_it: true,
+            } => write!(
+                f,
+                "the server's world has the kind '{kind}', which this game does not register: \
+                 both sides must register the same kinds"
+            ),
+            RejectReason::KindMismatch {
+                kind,
+                server_has_it: false,
+            } => write!(
+                f,
+                "this game registers the kind '{kind}', which the server's world does not have: \
+                 both sides must register the same kinds"
+            ),
         }
     }
 }

@@ -696,6 +696,7 @@ impl NetManager {
     /// Lets `dt` seconds pass and runs one frame of `group` (see the type's docs).
     pub fn update(&mut self, group: &mut EntityGroup, dt: f32) -> NetFrame {
         self.core.now += us(dt);
+        self.core.know_kinds(group.registry());
         let inbox: Vec<_> = self.inbox.drain(..).collect();
         let frame = match &mut self.side {
             Side::Server(s) => s.update(&mut self.core, group, inbox),

@@ -62,7 +62,7 @@ use serde::{Deserialize, Serialize};
 
 /// The protocol version this build speaks. Peers with another version are refused at the
 /// handshake.
-pub const PROTOCOL_VERSION: u16 = 4;
+pub const PROTOCOL_VERSION: u16 = 5;
 
 /// The largest datagram payload Lanyard sends (well under a typical 1500-byte MTU).
 pub const MAX_DATAGRAM: usize = 1200;
@@ -138,6 +138,9 @@ pub(crate) struct Request {
     pub(crate) spectator: bool,
     /// A session the client asks to resume instead of starting a new one.
     pub(crate) resume: Option<Resume>,
+    /// The names of the kinds the client's world registers, sorted: the server refuses a
+    /// client whose kinds differ from its own, naming the first that differs.
+    pub(crate) kinds: Vec<String>,
 }
 
 /// A claim to an earlier session: its client id, and a keyed hash of this handshake's
@@ -258,7 +261,7 @@ pub(crate) struct Bye {
 }
 
 /// A REJECT datagram's body.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub(crate) struct Refusal {
     pub(crate) reason: RejectReason,
     /// The hello's nonce, echoed.
@@ -805,6 +808,7 @@ mod tests {
                     client: ClientId(3),
                     proof: [6; 32],
                 }),
+                kinds: vec!["demo.crate".into(), "player".into()],
             },
         };
         let d = connect(PROTOCOL_VERSION, &conn).unwrap();

@@ -196,9 +196,22 @@ impl Scenario {
     /// Adds a client that says hello as `name`; returns its index. Like every peer it loads
     /// the scene's scenery itself (the pit): scenery is not sent over the network.
     pub fn add_client(&mut self, config: NetConfig, name: &str, password: Option<&str>) -> usize {
+        let registry = self.registry.clone();
+        self.add_client_with(registry, config, name, password)
+    }
+
+    /// [`add_client`](Self::add_client) with a world of other kinds than the server's (a
+    /// client built from another version of the game).
+    pub fn add_client_with(
+        &mut self,
+        registry: Arc<KindRegistry>,
+        config: NetConfig,
+        name: &str,
+        password: Option<&str>,
+    ) -> usize {
         let i = self.clients.len() + 1;
         let mut group = EntityGroup::new(
-            self.registry.clone(),
+            registry,
             GroupConfig {
                 dt: self.dt,
                 role: Role::Client(ClientId(0)),

@@ -192,3 +192,46 @@ fn the_frame_report_carries_a_refused_sections_error_with_the_kinds_name() {
         "a refusal alone ends nothing"
     );
 }
+
+#[test]
+fn a_client_whose_world_lacks_a_kind_is_refused_naming_it() {
+    let mut s = Scenario::with_registry(registry(), NetConfig::default(), None, 60.0, |g| {
+        crates_and_balls(g, 2)
+    });
+    // Built from an older game: the demo kinds, without the fragile one.
+    s.add_client_with(
+        lanyard_tests::demo_registry(),
+        NetConfig::default(),
+        "old",
+        None,
+    );
+    s.run_for(1.0);
+    let reason = s.clients[0]
+        .events
+        .iter()
+        .find_map(|e| match e {
+            NetEvent::Rejected { reason } => Some(reason.clone()),
+            _ => None,
+        })
+        .expect("refused");
+    assert_eq!(
+        reason,
+        lanyard_net::RejectReason::KindMismatch {
+            kind: FRAGILE.into(),
+            server_has_it: true
+        }
+    );
+    let said = reason.to_string();
+    assert!(said.contains("'test.fragile'"), "{said}");
+    assert!(!s.clients[0].net.is_connected());
+    // And the other way round: a client with a kind the server lacks.
+    let mut s = Scenario::new(NetConfig::default(), None, 60.0, |g| crates_and_balls(g, 2));
+    s.add_client_with(registry(), NetConfig::default(), "new", None);
+    s.run_for(1.0);
+    assert!(s.clients[0].events.iter().any(|e| matches!(
+        e,
+        NetEvent::Rejected {
+            reason: lanyard_net::RejectReason::KindMismatch { kind, server_has_it: false }
+        } if kind == FRAGILE
+    )));
+}

@@ -15,7 +15,7 @@ fn quiet_world(s: usize) -> Scenario {
 
 fn rejection(events: &[NetEvent]) -> Option<RejectReason> {
     events.iter().find_map(|e| match e {
-        NetEvent::Rejected { reason } => Some(*reason),
+        NetEvent::Rejected { reason } => Some(reason.clone()),
         _ => None,
     })
 }
