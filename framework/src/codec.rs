@@ -77,6 +77,13 @@ impl<'a> SectionWriter<'a> {
         self.buf.len()
     }
 
+    /// Writes any serde value (bincode), for the fields a kind does not need quantized:
+    /// read it back with [`SectionReader::serde`].
+    pub fn serde<T: serde::Serialize + ?Sized>(&mut self, value: &T) {
+        // Encoding into a Vec cannot fail for the plain data a section carries.
+        let _ = bincode::serde::encode_into_std_write(value, self.buf, bincode::config::standard());
+    }
+
     /// Whether nothing has been written. An empty section is not sent at all.
     pub fn is_empty(&self) -> bool {
         self.buf.is_empty()
@@ -201,6 +208,19 @@ impl<'a> Section<'a> {
     pub fn reader(&self) -> SectionReader<'a> {
         SectionReader::new(self.payload)
     }
+
+    /// Reads the whole section with `read` and checks nothing is left over
+    /// ([`SectionReader::finish`]), so a client path cannot forget to: a longer section is
+    /// not one of ours.
+    pub fn parse<T>(
+        &self,
+        read: impl FnOnce(&mut SectionReader<'a>) -> Result<T, Error>,
+    ) -> Result<T, Error> {
+        let mut r = self.reader();
+        let value = read(&mut r)?;
+        r.finish()?;
+        Ok(value)
+    }
 }
 
 /// A bounded cursor over a section's payload. Every read checks the bytes left first, and
@@ -221,8 +241,23 @@ impl<'a> SectionReader<'a> {
         self.rest.len()
     }
 
+    /// Reads a serde value written by [`SectionWriter::serde`] (bincode, bounded by the
+    /// bytes left). Floats read this way are not checked for NaN and infinities as
+    /// [`f32`](Self::f32) checks them: judge them in the kind's validation hook.
+    pub fn serde<T: serde::de::DeserializeOwned>(&mut self) -> Result<T, Error> {
+        let config = bincode::config::standard().with_limit::<{ MAX_SECTION_LEN }>();
+        match bincode::serde::decode_from_slice::<T, _>(self.rest, config) {
+            Ok((v, n)) => {
+                self.rest = &self.rest[n..];
+                Ok(v)
+            }
+            Err(_) => Err(Error::InvalidValue("serde value in a section")),
+        }
+    }
+
     /// Fails with [`Error::TrailingBytes`] unless everything was read. Call it after the
-    /// last read to reject sections that are longer than their kind writes.
+    /// last read to reject sections that are longer than their kind writes (or read the
+    /// section with [`Section::parse`], which does).
     pub fn finish(&self) -> Result<(), Error> {
         if self.rest.is_empty() {
             Ok(())
@@ -532,6 +567,34 @@ impl<'a> Iterator for PacketReader<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn parse_reads_a_whole_section_and_serde_fields_round_trip() {
+        let mut buf = Vec::new();
+        let mut w = SectionWriter::new(&mut buf);
+        w.u8(7);
+        w.serde(&("spin", 2.5f32, vec![1u16, 2]));
+        let s = Section {
+            net_id: NetId(1),
+            payload: &buf,
+        };
+        let got = s
+            .parse(|r| Ok((r.u8()?, r.serde::<(String, f32, Vec<u16>)>()?)))
+            .unwrap();
+        assert_eq!(got, (7, ("spin".to_owned(), 2.5, vec![1, 2])));
+        // Reading less than the section holds is refused.
+        assert_eq!(
+            s.parse(|r| r.u8()).unwrap_err(),
+            Error::TrailingBytes(buf.len() - 1)
+        );
+        // Garbage where a serde value should be is an error, not a panic.
+        let junk = [0xffu8; 9];
+        let s = Section {
+            net_id: NetId(1),
+            payload: &junk,
+        };
+        assert!(s.parse(|r| r.serde::<Vec<String>>()).is_err());
+    }
 
     #[test]
     fn varint_roundtrip_and_limits() {

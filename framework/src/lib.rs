@@ -73,6 +73,7 @@ pub mod pose;
 pub mod record;
 mod registry;
 mod rng;
+pub mod state;
 
 pub use config::{GroupConfig, Role};
 pub use controller::{

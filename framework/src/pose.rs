@@ -52,6 +52,26 @@ impl PoseState {
         out.vec3_bounded(self.angvel, MAX_ANGVEL);
     }
 
+    /// Writes the pose of `body` followed by the kind's own fields, `extra` (any serde
+    /// value): the whole section of a kind that carries its pose and a little more. Read
+    /// it with [`read_with`](Self::read_with).
+    pub fn write_with<E: serde::Serialize + ?Sized>(
+        body: &RigidBody,
+        extra: &E,
+        out: &mut SectionWriter<'_>,
+    ) {
+        PoseState::of(body).write(out);
+        out.serde(extra);
+    }
+
+    /// Reads a whole section [`write_with`](Self::write_with) wrote: the pose and the
+    /// extra fields (nothing may be left over).
+    pub fn read_with<E: serde::de::DeserializeOwned>(
+        section: &crate::codec::Section<'_>,
+    ) -> Result<(PoseState, E), Error> {
+        section.parse(|r| Ok((PoseState::read(r)?, r.serde()?)))
+    }
+
     /// Reads what [`write`](Self::write) wrote.
     pub fn read(r: &mut SectionReader<'_>) -> Result<Self, Error> {
         Ok(PoseState {
