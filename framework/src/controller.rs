@@ -173,7 +173,18 @@ pub struct SpawnRequest {
     pub owner: Owner,
     /// The entity whose client path asked.
     pub requested_by: NetId,
+    /// The ticket [`EntityGroup::request_spawn`](crate::EntityGroup::request_spawn) gave
+    /// for it (none for a client path's spawn).
+    pub ticket: Option<SpawnTicket>,
 }
+
+/// A spawn asked for with [`EntityGroup::request_spawn`](crate::EntityGroup::request_spawn).
+/// On a client the entity appears a frame later under a provisional network id, and takes
+/// the server's id when it confirms; [`EntityGroup::spawned`](crate::EntityGroup::spawned)
+/// finds it by its ticket throughout (the local [`EntityId`] never changes), and says
+/// `None` once it is gone (the server refused it, or it was despawned).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct SpawnTicket(pub u64);
 
 /// What a client path asked the group to do once the pass is over.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -308,6 +319,7 @@ impl ClientContext<'_> {
             params,
             owner: self.owner,
             requested_by: self.net_id,
+            ticket: None,
         }));
         Ok(())
     }

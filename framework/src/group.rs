@@ -5,7 +5,8 @@ use crate::Vec3;
 use crate::codec::{PacketReader, PacketWriter, Section};
 use crate::config::{GroupConfig, Role};
 use crate::controller::{
-    ClientContext, Command, Controller, Effect, Legality, SpawnRequest, WorldView, entity_ref,
+    ClientContext, Command, Controller, Effect, Legality, SpawnRequest, SpawnTicket, WorldView,
+    entity_ref,
 };
 use crate::entity::{Entity, EntityRef, Slot};
 use crate::error::Error;
@@ -221,6 +222,9 @@ pub struct EntityGroup {
     observed: Vec<Observed>,
     /// Hooks that panicked this frame.
     faults: Vec<Fault>,
+    /// What each spawn ticket became.
+    tickets: std::collections::HashMap<SpawnTicket, EntityId>,
+    next_ticket: u64,
     /// Sections client paths refused this frame.
     section_errors: Vec<SectionError>,
 }
@@ -285,6 +289,8 @@ impl EntityGroup {
             observed: Vec::new(),
             faults: Vec::new(),
             section_errors: Vec::new(),
+            tickets: std::collections::HashMap::new(),
+            next_ticket: 0,
         }
     }
 
@@ -442,29 +448,59 @@ impl EntityGroup {
     /// [`ClientContext::spawn`]: on the server it is spawned at once (owned by the server);
     /// on a client it waits for the next frame's
     /// [`FrameDriver::after_commands`](crate::FrameDriver::after_commands), where the network
-    /// layer spawns it under a provisional id and asks the server.
+    /// layer spawns it under a provisional id and asks the server. The ticket finds the
+    /// entity once it exists ([`spawned`](Self::spawned)), before and after the server
+    /// confirms it.
     pub fn request_spawn<P: Serialize>(
         &mut self,
         kind_name: &str,
         params: &P,
-    ) -> Result<(), Error> {
+    ) -> Result<SpawnTicket, Error> {
         let kind = self
             .registry
             .id_of(kind_name)
             .ok_or_else(|| Error::UnknownKindName(kind_name.to_owned()))?;
         let params = encode_params(kind, params)?;
+        self.next_ticket += 1;
+        let ticket = SpawnTicket(self.next_ticket);
         match self.config.role {
-            Role::Server => self.spawn_encoded(kind, params, Owner::Server).map(|_| ()),
-            Role::Client(c) => {
-                self.requests.push(SpawnRequest {
-                    kind,
-                    params,
-                    owner: Owner::Client(c),
-                    requested_by: NetId(0),
-                });
-                Ok(())
+            Role::Server => {
+                let id = self.spawn_encoded(kind, params, Owner::Server)?;
+                self.note_spawned(ticket, id);
             }
+            Role::Client(c) => self.requests.push(SpawnRequest {
+                kind,
+                params,
+                owner: Owner::Client(c),
+                requested_by: NetId(0),
+                ticket: Some(ticket),
+            }),
         }
+        Ok(ticket)
+    }
+
+    /// Notes the entity a [`SpawnTicket`] became (the network layer calls it when it
+    /// carries out a request).
+    pub fn note_spawned(&mut self, ticket: SpawnTicket, id: EntityId) {
+        if self.tickets.len() >= 1024 {
+            // Forget the tickets of entities that are gone.
+            let live: Vec<(SpawnTicket, EntityId)> = self
+                .tickets
+                .iter()
+                .filter(|(_, id)| self.get(**id).is_some())
+                .map(|(t, id)| (*t, *id))
+                .collect();
+            self.tickets = live.into_iter().collect();
+        }
+        self.tickets.insert(ticket, id);
+    }
+
+    /// The entity a [`request_spawn`](Self::request_spawn) became, if it exists (yet, and
+    /// still): under its provisional network id until the server confirms it, then under
+    /// the server's.
+    pub fn spawned(&self, ticket: SpawnTicket) -> Option<EntityId> {
+        let id = *self.tickets.get(&ticket)?;
+        self.get(id).map(|_| id)
     }
 
     /// Spawns an entity from encoded parameters, with a new network id. Only the server's

@@ -77,7 +77,7 @@ pub mod state;
 
 pub use config::{GroupConfig, Role};
 pub use controller::{
-    ClientContext, Command, Controller, Effect, Legality, SpawnRequest, WorldView,
+    ClientContext, Command, Controller, Effect, Legality, SpawnRequest, SpawnTicket, WorldView,
 };
 pub use entity::{Entity, EntityRef, Shape, Visual};
 pub use error::Error;

@@ -690,7 +690,7 @@ impl Game {
         };
         match owner {
             Owner::Server => self.group.spawn(kinds::PLAYER, &params, owner).map(|_| ()),
-            Owner::Client(_) => self.group.request_spawn(kinds::PLAYER, &params),
+            Owner::Client(_) => self.group.request_spawn(kinds::PLAYER, &params).map(|_| ()),
         }
     }
 

@@ -1212,6 +1212,9 @@ impl ClientReplication {
             self.next_provisional = self.next_provisional.wrapping_add(1) & !NetId::PROVISIONAL_BIT;
             match group.insert_with_net_id(provisional, req.kind, req.params.clone(), me) {
                 Ok(eid) => {
+                    if let Some(t) = req.ticket {
+                        group.note_spawned(t, eid);
+                    }
                     if let Some(state) = group.get(eid).map(|e| BodyState::of(e.body())) {
                         let msg = Msg::SpawnRequest {
                             provisional,

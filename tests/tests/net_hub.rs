@@ -316,3 +316,44 @@ fn a_resent_message_the_client_already_has_is_acked_so_resends_stop() {
     let later = s.server.net.peer_stats(ann).unwrap().resends;
     assert_eq!(later, settled, "the server kept resending what ann had");
 }
+
+/// `request_spawn` gives a ticket that finds the entity: under its provisional id first,
+/// then, the same local entity, under the id the server gave it.
+#[test]
+fn a_spawn_ticket_follows_the_provisional_id_to_the_confirmed_one() {
+    let mut s = Scenario::new(NetConfig::default(), None, 60.0, |g| crates_and_balls(g, 2));
+    s.add_client(NetConfig::default(), "ann", None);
+    assert!(s.run_until(3.0, |s| s.all_joined()));
+    let ticket = s.clients[0]
+        .group
+        .request_spawn(demo::MOVER, &player(0.0, 1, 60))
+        .unwrap();
+    assert_eq!(
+        s.clients[0].group.spawned(ticket),
+        None,
+        "not before the frame"
+    );
+    s.step();
+    let id = s.clients[0].group.spawned(ticket).expect("spawned locally");
+    let first = s.clients[0].group.get(id).unwrap().net_id();
+    assert!(first.is_provisional(), "{first}");
+    assert!(s.run_until(2.0, |s| {
+        s.clients[0]
+            .group
+            .spawned(ticket)
+            .and_then(|id| s.clients[0].group.get(id))
+            .is_some_and(|e| !e.net_id().is_provisional())
+    }));
+    assert_eq!(
+        s.clients[0].group.spawned(ticket),
+        Some(id),
+        "the same entity"
+    );
+    let confirmed = s.clients[0].group.get(id).unwrap().net_id();
+    assert!(
+        s.server.group.by_net(confirmed).is_some(),
+        "the server's id"
+    );
+    s.clients[0].group.despawn(id).unwrap();
+    assert_eq!(s.clients[0].group.spawned(ticket), None, "gone");
+}
