@@ -53,8 +53,8 @@ pub enum Error {
     /// Spawn parameters could not be encoded or decoded.
     #[error("bad spawn parameters for {kind}: {reason}")]
     BadSpawnParams {
-        /// The kind being spawned.
-        kind: KindId,
+        /// The kind being spawned, by name (by its id where no registry was at hand).
+        kind: String,
         /// What the codec said.
         reason: String,
     },
@@ -137,4 +137,18 @@ pub enum Error {
         /// The tick whose record is damaged (none: the header is).
         tick: Option<u64>,
     },
+}
+
+impl Error {
+    /// This error, naming the kind `name` where it named it by its id (the codec of spawn
+    /// parameters knows only ids; the registry knows names).
+    pub(crate) fn naming_kind(self, name: &str) -> Error {
+        match self {
+            Error::BadSpawnParams { reason, .. } => Error::BadSpawnParams {
+                kind: name.to_owned(),
+                reason,
+            },
+            other => other,
+        }
+    }
 }

@@ -440,7 +440,7 @@ impl EntityGroup {
             .registry
             .id_of(kind_name)
             .ok_or_else(|| Error::UnknownKindName(kind_name.to_owned()))?;
-        let params = encode_params(kind, params)?;
+        let params = encode_params(kind, params).map_err(|e| e.naming_kind(kind_name))?;
         self.spawn_encoded(kind, params, owner)
     }
 
@@ -460,7 +460,7 @@ impl EntityGroup {
             .registry
             .id_of(kind_name)
             .ok_or_else(|| Error::UnknownKindName(kind_name.to_owned()))?;
-        let params = encode_params(kind, params)?;
+        let params = encode_params(kind, params).map_err(|e| e.naming_kind(kind_name))?;
         self.next_ticket += 1;
         let ticket = SpawnTicket(self.next_ticket);
         match self.config.role {

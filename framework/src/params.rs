@@ -19,7 +19,7 @@ fn config() -> bincode::config::Configuration<
 /// Encodes spawn parameters the way every peer decodes them.
 pub fn encode_params<P: Serialize>(kind: KindId, params: &P) -> Result<Vec<u8>, Error> {
     bincode::serde::encode_to_vec(params, config()).map_err(|e| Error::BadSpawnParams {
-        kind,
+        kind: kind.to_string(),
         reason: e.to_string(),
     })
 }
@@ -29,18 +29,18 @@ pub fn encode_params<P: Serialize>(kind: KindId, params: &P) -> Result<Vec<u8>, 
 pub fn decode_params<P: DeserializeOwned>(kind: KindId, bytes: &[u8]) -> Result<P, Error> {
     if bytes.len() > MAX_PARAMS_LEN {
         return Err(Error::BadSpawnParams {
-            kind,
+            kind: kind.to_string(),
             reason: format!("{} bytes is over the limit", bytes.len()),
         });
     }
     match bincode::serde::decode_from_slice::<P, _>(bytes, config()) {
         Ok((p, used)) if used == bytes.len() => Ok(p),
         Ok((_, used)) => Err(Error::BadSpawnParams {
-            kind,
+            kind: kind.to_string(),
             reason: format!("{} trailing bytes", bytes.len() - used),
         }),
         Err(e) => Err(Error::BadSpawnParams {
-            kind,
+            kind: kind.to_string(),
             reason: e.to_string(),
         }),
     }

@@ -265,7 +265,7 @@ impl KindRegistry {
     /// Builds an entity of `kind` from encoded parameters.
     pub fn build(&self, kind: KindId, params: &[u8]) -> Result<Blueprint, Error> {
         let k = self.kinds.get(&kind).ok_or(Error::UnknownKind(kind))?;
-        (k.factory)(kind, params)
+        (k.factory)(kind, params).map_err(|e| e.naming_kind(&k.name))
     }
 }
 

@@ -73,10 +73,14 @@ fn spawning_an_unknown_kind_or_bad_params_is_an_error() {
         Error::UnknownKind(KindId(12345))
     );
     let crate_kind = KindId::of_name(demo::CRATE);
-    assert!(matches!(
-        g.spawn_encoded(crate_kind, vec![1, 2, 3], Owner::Server),
-        Err(Error::BadSpawnParams { .. })
-    ));
+    let e = g
+        .spawn_encoded(crate_kind, vec![1, 2, 3], Owner::Server)
+        .unwrap_err();
+    assert!(
+        matches!(&e, Error::BadSpawnParams { kind, .. } if kind == demo::CRATE),
+        "named by its kind: {e}"
+    );
+    assert!(e.to_string().contains("demo.crate"), "{e}");
     assert!(g.is_empty());
     assert_eq!(
         g.physics().bodies.len(),
