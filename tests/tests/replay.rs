@@ -53,6 +53,11 @@ fn a_networked_session_replays_bit_exact_on_the_server_and_on_a_client() {
         ("bob", &mut s.clients[1].group),
     ] {
         let bytes = g.take_recording();
+        // Re-running the recording peer's own server paths on the recorded inputs decides
+        // exactly what was recorded.
+        let mut d = Replay::open(&bytes, demo_registry()).unwrap();
+        d.rerun_decisions(true);
+        assert_eq!(d.verify(|_, _| {}).unwrap(), None, "{who}'s decisions");
         let mut r = Replay::open(&bytes, demo_registry()).unwrap();
         assert!(r.len() > 250, "{who}: {} ticks", r.len());
         assert_eq!(
@@ -362,4 +367,113 @@ fn recording_starts_and_stops_explicitly_and_refuses_misuse() {
     assert_eq!(r.verify(|_, _| {}).unwrap(), None);
     // Stopped, it can start again.
     g.start_recording("demo pit", "again").unwrap();
+}
+
+/// A kind whose server path decides a new spin every `PERIOD` ticks: a constant of the
+/// code, not a spawn parameter or saved state.
+#[derive(serde::Serialize, serde::Deserialize)]
+struct Spinner<const PERIOD: u32> {
+    rng: SeededRng,
+    countdown: u32,
+    spin: f32,
+}
+
+impl<const PERIOD: u32> Controller for Spinner<PERIOD> {
+    fn server_update(
+        &mut self,
+        _me: EntityRef<'_>,
+        _w: &WorldView<'_>,
+        out: &mut lanyard::codec::SectionWriter<'_>,
+    ) {
+        if self.countdown == 0 {
+            self.countdown = PERIOD;
+            self.spin = self.rng.range_f32(-3.0, 3.0);
+        }
+        self.countdown -= 1;
+        out.f32(self.spin);
+    }
+
+    fn client_update(
+        &mut self,
+        _me: &mut Entity,
+        section: Option<lanyard::codec::Section<'_>>,
+        ctx: &mut ClientContext<'_>,
+    ) -> Result<(), Error> {
+        if let Some(s) = section {
+            self.spin = s.parse(|r| r.f32())?;
+        }
+        ctx.set_angvel(Vec3::new(0.0, self.spin, 0.0));
+        Ok(())
+    }
+
+    lanyard::serde_state!();
+}
+
+fn spinner_kinds<const PERIOD: u32>() -> std::sync::Arc<KindRegistry> {
+    let mut r = KindRegistry::new();
+    demo::register(&mut r).unwrap();
+    r.register("test.spinner", move |seed: &u64| Blueprint {
+        body: RigidBodyBuilder::dynamic()
+            .translation(Vec3::new(0.0, 0.5, 0.0))
+            .build(),
+        colliders: vec![ColliderBuilder::cuboid(0.5, 0.5, 0.5).build()],
+        visual: Visual {
+            shape: Shape::Cuboid {
+                half_extents: [0.5; 3],
+            },
+            color: [200; 4],
+        },
+        controller: Box::new(Spinner::<PERIOD> {
+            rng: SeededRng::new(*seed),
+            countdown: 0,
+            spin: 0.0,
+        }),
+    })
+    .unwrap();
+    std::sync::Arc::new(r)
+}
+
+#[test]
+fn decision_mode_catches_a_changed_decision_constant_that_section_replay_cannot() {
+    let mut g = EntityGroup::new(
+        spinner_kinds::<30>(),
+        GroupConfig {
+            gravity: Vec3::ZERO,
+            ..GroupConfig::default()
+        },
+    );
+    g.spawn("test.spinner", &5u64, Owner::Server).unwrap();
+    g.spawn("test.spinner", &6u64, Owner::Server).unwrap();
+    g.start_recording("spin", "server").unwrap();
+    let mut bytes = g.take_recording();
+    for _ in 0..120 {
+        g.frame();
+    }
+    bytes.extend(g.stop_recording().unwrap());
+
+    // The same code: both modes replay bit-exact.
+    for decisions in [false, true] {
+        let mut r = Replay::open(&bytes, spinner_kinds::<30>()).unwrap();
+        r.rerun_decisions(decisions);
+        assert_eq!(r.verify(|_, _| {}).unwrap(), None, "decisions: {decisions}");
+    }
+    // Someone changes the period from 30 to 20 ticks. The recorded sections still carry
+    // the old decisions, so replaying them alone passes...
+    let mut r = Replay::open(&bytes, spinner_kinds::<20>()).unwrap();
+    assert_eq!(r.verify(|_, _| {}).unwrap(), None);
+    // ...but re-running the server paths finds the first tick they decide otherwise.
+    let mut r = Replay::open(&bytes, spinner_kinds::<20>()).unwrap();
+    r.rerun_decisions(true);
+    let d = r
+        .verify(|_, _| {})
+        .unwrap()
+        .expect("the changed decision is caught");
+    assert_eq!(d.tick, 20, "{d}");
+    assert_eq!(d.decisions.len(), 2, "{d}");
+    assert!(d.decisions.iter().all(|x| x.kind == "test.spinner"));
+    let text = d.to_string();
+    assert!(
+        text.contains("test.spinner") && text.contains("decided otherwise"),
+        "{text}"
+    );
 }

@@ -61,6 +61,23 @@ pub struct Divergence {
     /// The entities that differ (by pose, or by existing on one side only). Empty if only
     /// velocities differ.
     pub entities: Vec<EntityDiff>,
+    /// In decision mode ([`Replay::rerun_decisions`]): the entities whose server path
+    /// decided otherwise than the recording says, this tick.
+    pub decisions: Vec<DecisionDiff>,
+}
+
+/// A server path that, re-run on the recorded inputs, wrote another section than the
+/// recorded one: a change in the controller's decisions.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DecisionDiff {
+    /// The entity.
+    pub net: NetId,
+    /// Its kind, by name.
+    pub kind: String,
+    /// The section the recording has (empty: it wrote none).
+    pub recorded: Vec<u8>,
+    /// The section the server path wrote now (empty: none).
+    pub rerun: Vec<u8>,
 }
 
 impl std::fmt::Display for Divergence {
@@ -70,7 +87,19 @@ impl std::fmt::Display for Divergence {
             "diverged at tick {}: hash {:016x} recorded, {:016x} replayed",
             self.tick, self.expected, self.found
         )?;
-        if self.entities.is_empty() {
+        for d in &self.decisions {
+            writeln!(
+                f,
+                "  {} {}: its server path decided otherwise: {} bytes recorded {:02x?}, {} bytes now {:02x?}",
+                d.kind,
+                d.net,
+                d.recorded.len(),
+                &d.recorded[..d.recorded.len().min(16)],
+                d.rerun.len(),
+                &d.rerun[..d.rerun.len().min(16)],
+            )?;
+        }
+        if self.entities.is_empty() && self.decisions.is_empty() {
             writeln!(f, "  every pose matches: velocities differ")?;
         }
         for d in &self.entities {
@@ -146,6 +175,8 @@ pub struct Replay {
     known: BTreeMap<NetId, [f32; 7]>,
     /// The last section replayed for each entity.
     sections: HashMap<NetId, Vec<u8>>,
+    /// Whether the server paths of the recording peer's entities run again.
+    decisions: bool,
 }
 
 impl std::fmt::Debug for Replay {
@@ -193,7 +224,19 @@ impl Replay {
             next: 0,
             known: BTreeMap::new(),
             sections: HashMap::new(),
+            decisions: false,
         })
+    }
+
+    /// Decision mode: instead of taking the recorded sections of the recording peer's own
+    /// entities, re-run their server paths on the recorded inputs (what came from outside:
+    /// other peers' sections, spawns, owner changes) and compare what they write with what
+    /// was recorded. A change in a controller's decisions (a constant, a formula) is then
+    /// reported at the first tick one of its sections differs
+    /// ([`Divergence::decisions`]), even where the recorded sections alone would still
+    /// replay bit-exact. Set it before the first step.
+    pub fn rerun_decisions(&mut self, on: bool) {
+        self.decisions = on;
     }
 
     /// The recording's header.
@@ -254,16 +297,19 @@ impl Replay {
             ops: &record.ops,
             next: 0,
             sections: &mut self.sections,
+            decisions: self.decisions.then(HashMap::new),
+            diffs: Vec::new(),
         };
         let g = &mut self.group;
         g.run_frame(&mut driver);
+        let decisions = std::mem::take(&mut driver.diffs);
         g.drain_changes().for_each(drop);
         for net in &record.gone {
             self.known.remove(net);
         }
         self.known.extend(record.poses.iter().copied());
         let found = g.state_hash();
-        if found == record.hash && g.tick() == record.tick + 1 {
+        if found == record.hash && g.tick() == record.tick + 1 && decisions.is_empty() {
             return Ok(Step::Matched(record.tick));
         }
         Ok(Step::Diverged(Box::new(Divergence {
@@ -274,6 +320,7 @@ impl Replay {
                 &self.known.iter().map(|(n, p)| (*n, *p)).collect::<Vec<_>>(),
                 &g.poses(),
             ),
+            decisions,
         })))
     }
 
@@ -328,6 +375,11 @@ struct ReplayDriver<'r> {
     next: usize,
     /// The last section of each entity, for [`Op::Repeat`].
     sections: &'r mut HashMap<NetId, Vec<u8>>,
+    /// In decision mode: the recorded sections of the group's own entities this tick,
+    /// held back for the server paths' to be compared with.
+    decisions: Option<HashMap<NetId, Vec<u8>>>,
+    /// What the server paths decided otherwise.
+    diffs: Vec<DecisionDiff>,
 }
 
 impl ReplayDriver<'_> {
@@ -338,14 +390,93 @@ impl ReplayDriver<'_> {
             if stop(op) {
                 return;
             }
+            if let Some(held) = &mut self.decisions
+                && hold_own(pass, op, self.sections, held)
+            {
+                continue;
+            }
             apply(pass, op, self.sections);
         }
     }
 }
 
+/// In decision mode, keeps a recorded section of one of the group's own entities (or a
+/// run of repeats that includes them) instead of offering it: the server paths write
+/// their own. Returns whether the op was wholly taken.
+fn hold_own(
+    pass: &mut FramePass<'_>,
+    op: &Op,
+    sections: &mut HashMap<NetId, Vec<u8>>,
+    held: &mut HashMap<NetId, Vec<u8>>,
+) -> bool {
+    let own = |pass: &FramePass<'_>, net: NetId| {
+        let g = pass.group();
+        g.by_net(net).is_some_and(|e| g.has_authority(e.owner()))
+    };
+    match op {
+        Op::Section { net, payload } if own(pass, *net) => {
+            sections.insert(*net, payload.clone());
+            held.insert(*net, payload.clone());
+            true
+        }
+        Op::Repeat { first, count } => {
+            let nets: Vec<NetId> = (0..*count)
+                .filter_map(|k| first.0.checked_add(k))
+                .map(NetId)
+                .collect();
+            if !nets.iter().any(|n| own(pass, *n)) {
+                return false;
+            }
+            for net in nets {
+                let Some(payload) = sections.get(&net).cloned() else {
+                    continue;
+                };
+                if own(pass, net) {
+                    held.insert(net, payload);
+                } else {
+                    pass.offer_section(
+                        Section {
+                            net_id: net,
+                            payload: &payload,
+                        },
+                        Owner::Server,
+                    );
+                }
+            }
+            true
+        }
+        _ => false,
+    }
+}
+
 impl FrameDriver for ReplayDriver<'_> {
     fn runs_server_paths(&self) -> bool {
-        false
+        self.decisions.is_some()
+    }
+
+    fn outbound(&mut self, packet: &crate::codec::PacketWriter) {
+        let Some(held) = &mut self.decisions else {
+            return;
+        };
+        let mut produced: HashMap<NetId, Vec<u8>> = packet
+            .sections()
+            .map(|s| (s.net_id, s.payload.to_vec()))
+            .collect();
+        let mut nets: Vec<NetId> = held.keys().chain(produced.keys()).copied().collect();
+        nets.sort_unstable();
+        nets.dedup();
+        for net in nets {
+            let recorded = held.remove(&net).unwrap_or_default();
+            let rerun = produced.remove(&net).unwrap_or_default();
+            if recorded != rerun {
+                self.diffs.push(DecisionDiff {
+                    net,
+                    kind: String::new(),
+                    recorded,
+                    rerun,
+                });
+            }
+        }
     }
 
     fn inbound(&mut self, pass: &mut FramePass<'_>) {
@@ -353,6 +484,14 @@ impl FrameDriver for ReplayDriver<'_> {
     }
 
     fn after_commands(&mut self, pass: &mut FramePass<'_>, requests: &mut Vec<SpawnRequest>) {
+        let g = pass.group();
+        for d in &mut self.diffs {
+            d.kind = g
+                .by_net(d.net)
+                .and_then(|e| g.registry().name_of(e.kind()))
+                .unwrap_or("?")
+                .to_owned();
+        }
         // A client's spawn requests went to the network; what came of them is recorded.
         requests.clear();
         self.apply_until(pass, |op| matches!(op, Op::Commands));
@@ -454,6 +593,7 @@ mod tests {
             expected: 1,
             found: 2,
             entities: d,
+            decisions: Vec::new(),
         }
         .to_string();
         assert!(!text.contains("rotation by 0.000000"), "{text}");
