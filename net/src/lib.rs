@@ -14,6 +14,8 @@
 //! * [`transport`]: the [`Transport`] trait, an in-memory [`Hub`] for tests and a seeded
 //!   [`Conditioned`] wrapper (latency, jitter, loss, corruption, duplication, reordering);
 //!   [`udp::UdpTransport`]: real sockets through message-io, the only I/O here.
+//! * [`harness`]: a server and clients of your kinds on the hub with a virtual clock, for
+//!   multi-peer tests.
 //! * [`discovery`]: finding servers on the LAN by UDP broadcast.
 //! * [`rendezvous`]: finding servers beyond the LAN through a rendezvous server on a
 //!   public address, and punching through the NATs between two homes.
@@ -51,6 +53,7 @@ mod endpoint;
 pub mod error;
 #[cfg(any(test, feature = "fuzzing"))]
 pub mod fuzzing;
+pub mod harness;
 mod manager;
 pub mod rendezvous;
 mod replication;

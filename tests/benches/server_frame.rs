@@ -10,7 +10,7 @@
 use lanyard::demo::{self, CrateParams};
 use lanyard::prelude::*;
 use lanyard_net::NetConfig;
-use lanyard_tests::scenario::{Scenario, add_scenery};
+use lanyard_tests::scenario::{DemoScenario, Scenario, add_scenery};
 use std::time::Instant;
 
 const ENTITIES: usize = 1000;

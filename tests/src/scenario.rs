@@ -1,288 +1,32 @@
-//! A multi-peer scenario on the in-memory hub with a virtual clock: one server and some
-//! clients, each a NetManager with its own EntityGroup, optionally behind a seeded network
-//! conditioner. Tests read as "build this, run for so long, expect that".
+//! The project's own multi-peer scenarios: [`lanyard_net::harness`] (which users import
+//! too) with the demo kinds and the demo pit.
 
 use crate::demo_registry;
 use lanyard::demo;
 use lanyard::prelude::*;
-use lanyard_net::{
-    Conditioned, Conditions, Hub, NetConfig, NetEvent, NetFrame, NetManager, Transport, pump,
-};
-use std::net::SocketAddr;
-use std::sync::Arc;
+pub use lanyard_net::harness::{Peer, Scenario, Stranger, Stuck, entropy, hub_addr, stranger_addr};
+use lanyard_net::{Conditions, NetConfig};
 
-/// One peer: its network manager, its world, its transport, and every event it reported.
-pub struct Peer {
-    /// The network manager.
-    pub net: NetManager,
-    /// Its world.
-    pub group: EntityGroup,
-    /// Its transport (a hub endpoint, perhaps conditioned).
-    pub transport: Box<dyn Transport>,
-    /// Every event it reported, in order.
-    pub events: Vec<NetEvent>,
-    /// Every frame report, in order.
-    pub frames: Vec<NetFrame>,
-    /// While false the peer is frozen: no datagrams in or out, no updates (a silent peer).
-    pub alive: bool,
-    /// While true the peer hears nothing (its incoming datagrams are lost) but goes on
-    /// updating and sending: a one-way broken link.
-    pub deaf: bool,
-    /// While true the peer's link is cut both ways: it goes on updating, but nothing it
-    /// sends arrives and nothing reaches it (a pulled cable, a Wi-Fi dropout).
-    pub cut: bool,
+/// Scenarios of the demo kinds: `Scenario::new(...)` with this trait in scope.
+pub trait DemoScenario {
+    /// A server of the demo kinds whose world `world` builds, on a hub with `conditions`
+    /// (seeded), at `fps` frames a second; clients load the demo pit.
+    fn new(
+        config: NetConfig,
+        conditions: Option<(Conditions, u64)>,
+        fps: f32,
+        world: impl FnOnce(&mut EntityGroup),
+    ) -> Self;
 }
 
-impl Peer {
-    /// One frame: take in datagrams, update, send.
-    pub fn step(&mut self, dt: f32) {
-        if !self.alive {
-            // A frozen peer's datagrams pile up unread, like a hung process's socket.
-            self.transport.advance(dt);
-            return;
-        }
-        if self.deaf || self.cut {
-            while self.transport.recv().is_some() {}
-        }
-        pump(&mut self.net, self.transport.as_mut());
-        let f = self.net.update(&mut self.group, dt);
-        self.frames.push(f);
-        if self.cut {
-            self.net.drain_outgoing().for_each(drop);
-        }
-        pump(&mut self.net, self.transport.as_mut());
-        while let Some(e) = self.net.poll_event() {
-            self.events.push(e);
-        }
-        self.transport.advance(dt);
-    }
-
-    /// The body position of the entity with network id `net`.
-    pub fn pos(&self, net: NetId) -> Option<Vec3> {
-        self.group.by_net(net).map(|e| e.body().translation())
-    }
-
-    /// The network ids of every entity this peer has, sorted.
-    pub fn net_ids(&self) -> Vec<NetId> {
-        self.group.iter().map(|e| e.net_id()).collect()
-    }
-}
-
-/// The address of peer `i` on the hub (0 is the server).
-pub fn hub_addr(i: usize) -> SocketAddr {
-    SocketAddr::from(([127, 0, 0, 1], 7000 + i as u16))
-}
-
-/// The stranger's address on the hub.
-pub fn stranger_addr() -> SocketAddr {
-    SocketAddr::from(([127, 0, 0, 9], 7999))
-}
-
-/// A server and its clients on one hub.
-pub struct Scenario {
-    /// The hub.
-    pub hub: Hub,
-    /// The server.
-    pub server: Peer,
-    /// The clients, in the order they were added.
-    pub clients: Vec<Peer>,
-    /// The frame time, seconds.
-    pub dt: f32,
-    conditions: Option<(Conditions, u64)>,
-    stranger: Option<Stranger>,
-    registry: Arc<KindRegistry>,
-}
-
-/// A host on the hub that is no peer: every frame it sprays datagrams of random bytes at
-/// the server, half of them behind a valid header so they get past the first check.
-pub struct Stranger {
-    transport: Box<dyn Transport>,
-    rng: SeededRng,
-    /// Datagrams sent so far.
-    pub sent: u64,
-}
-
-impl Stranger {
-    fn spray(&mut self, to: SocketAddr) {
-        for _ in 0..3 {
-            let len = 1 + self.rng.below(400) as usize;
-            let mut d: Vec<u8> = (0..len).map(|_| self.rng.below(256) as u8).collect();
-            if self.rng.chance(0.5) && d.len() >= 5 {
-                d[..4].copy_from_slice(&[b'L', b'Y', lanyard_net::PROTOCOL_VERSION as u8, 0]);
-                d[4] = 1 + self.rng.below(7) as u8;
-            }
-            self.transport.send(to, &d);
-            self.sent += 1;
-        }
-    }
-}
-
-fn transport(
-    hub: &Hub,
-    addr: SocketAddr,
-    conditions: Option<(Conditions, u64)>,
-    salt: u64,
-) -> Box<dyn Transport> {
-    let ep = hub.endpoint(addr);
-    match conditions {
-        Some((c, seed)) => Box::new(Conditioned::new(
-            ep,
-            c,
-            seed.wrapping_mul(31).wrapping_add(salt),
-        )),
-        None => Box::new(ep),
-    }
-}
-
-/// Seeded entropy for peer `i` of a scenario: every run makes the same session secrets.
-pub fn entropy(i: u64) -> [u8; 32] {
-    let mut e = [0u8; 32];
-    for (k, b) in e.iter_mut().enumerate() {
-        *b = (i.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> ((k % 8) * 8)) as u8 ^ k as u8;
-    }
-    e
-}
-
-impl Scenario {
-    /// A server whose world `world` builds, on a hub with `conditions` (seeded) on every
-    /// peer's outgoing datagrams, stepping at `1/fps` seconds a frame.
-    pub fn new(
+impl DemoScenario for Scenario {
+    fn new(
         config: NetConfig,
         conditions: Option<(Conditions, u64)>,
         fps: f32,
         world: impl FnOnce(&mut EntityGroup),
     ) -> Self {
-        Self::with_registry(demo_registry(), config, conditions, fps, world)
-    }
-
-    /// [`Scenario::new`] with the kinds of `registry` instead of the demo kinds.
-    pub fn with_registry(
-        registry: Arc<KindRegistry>,
-        config: NetConfig,
-        conditions: Option<(Conditions, u64)>,
-        fps: f32,
-        world: impl FnOnce(&mut EntityGroup),
-    ) -> Self {
-        let hub = Hub::new();
-        let mut group = EntityGroup::new(
-            registry.clone(),
-            GroupConfig {
-                dt: 1.0 / fps,
-                ..GroupConfig::default()
-            },
-        );
-        world(&mut group);
-        let server = Peer {
-            net: NetManager::server(config, [0x5e; 32]),
-            group,
-            transport: transport(&hub, hub_addr(0), conditions, 0),
-            events: Vec::new(),
-            frames: Vec::new(),
-            alive: true,
-            deaf: false,
-            cut: false,
-        };
-        Scenario {
-            hub,
-            server,
-            clients: Vec::new(),
-            dt: 1.0 / fps,
-            conditions,
-            stranger: None,
-            registry,
-        }
-    }
-
-    /// Adds a client that says hello as `name`; returns its index. Like every peer it loads
-    /// the scene's scenery itself (the pit): scenery is not sent over the network.
-    pub fn add_client(&mut self, config: NetConfig, name: &str, password: Option<&str>) -> usize {
-        let registry = self.registry.clone();
-        self.add_client_with(registry, config, name, password)
-    }
-
-    /// [`add_client`](Self::add_client) with a world of other kinds than the server's (a
-    /// client built from another version of the game).
-    pub fn add_client_with(
-        &mut self,
-        registry: Arc<KindRegistry>,
-        config: NetConfig,
-        name: &str,
-        password: Option<&str>,
-    ) -> usize {
-        let i = self.clients.len() + 1;
-        let mut group = EntityGroup::new(
-            registry,
-            GroupConfig {
-                dt: self.dt,
-                role: Role::Client(ClientId(0)),
-                ..GroupConfig::default()
-            },
-        );
-        add_scenery(&mut group);
-        self.clients.push(Peer {
-            net: NetManager::client(config, hub_addr(0), name, password, entropy(i as u64)),
-            group,
-            transport: transport(&self.hub, hub_addr(i), self.conditions, i as u64),
-            events: Vec::new(),
-            frames: Vec::new(),
-            alive: true,
-            deaf: false,
-            cut: false,
-        });
-        i - 1
-    }
-
-    /// Adds a [`Stranger`] spraying random datagrams at the server from its own address on
-    /// the hub, drawing from `seed`.
-    pub fn add_stranger(&mut self, seed: u64) {
-        self.stranger = Some(Stranger {
-            transport: Box::new(self.hub.endpoint(stranger_addr())),
-            rng: SeededRng::new(seed),
-            sent: 0,
-        });
-    }
-
-    /// How many datagrams the stranger has sent.
-    pub fn stranger_sent(&self) -> u64 {
-        self.stranger.as_ref().map_or(0, |s| s.sent)
-    }
-
-    /// One frame of every peer: the server first, then the clients.
-    pub fn step(&mut self) {
-        if let Some(st) = &mut self.stranger {
-            st.spray(hub_addr(0));
-            while st.transport.recv().is_some() {}
-            st.transport.advance(self.dt);
-        }
-        self.server.step(self.dt);
-        for c in &mut self.clients {
-            c.step(self.dt);
-        }
-    }
-
-    /// Steps for `seconds` of simulated time.
-    pub fn run_for(&mut self, seconds: f32) {
-        let n = (seconds / self.dt).round() as usize;
-        for _ in 0..n {
-            self.step();
-        }
-    }
-
-    /// Steps until `done` holds or `seconds` pass; returns whether it held.
-    pub fn run_until(&mut self, seconds: f32, mut done: impl FnMut(&Scenario) -> bool) -> bool {
-        let n = (seconds / self.dt).round() as usize;
-        for _ in 0..n {
-            if done(self) {
-                return true;
-            }
-            self.step();
-        }
-        done(self)
-    }
-
-    /// Whether every client has joined.
-    pub fn all_joined(&self) -> bool {
-        self.clients.iter().all(|c| c.net.is_connected())
+        Scenario::with_registry(demo_registry(), add_scenery, config, conditions, fps, world)
     }
 }
 

@@ -3,7 +3,7 @@
 
 use lanyard_net::fuzzing::{CLIENT, server_with_client, throw_at_server};
 use lanyard_net::{NetConfig, Transport};
-use lanyard_tests::scenario::{Scenario, crates_and_balls};
+use lanyard_tests::scenario::{DemoScenario, Scenario, crates_and_balls};
 use proptest::prelude::*;
 
 proptest! {

@@ -5,7 +5,7 @@
 use lanyard::demo;
 use lanyard::prelude::*;
 use lanyard_net::{Conditions, MAX_DATAGRAM, NetConfig};
-use lanyard_tests::scenario::{Scenario, crates_and_balls, player};
+use lanyard_tests::scenario::{DemoScenario, Scenario, crates_and_balls, player};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 

@@ -6,7 +6,7 @@ use lanyard::codec::{Section, SectionWriter};
 use lanyard::prelude::*;
 use lanyard::{Blueprint, Hook, KindOptions, KindRegistry, Shape, Visual, demo};
 use lanyard_net::{DisconnectReason, NetConfig, NetEvent};
-use lanyard_tests::scenario::{Scenario, crates_and_balls};
+use lanyard_tests::scenario::{DemoScenario, Scenario, add_scenery, crates_and_balls};
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 
@@ -90,15 +90,22 @@ fn fragile_of(s: &Scenario, client: usize) -> Option<EntityId> {
 
 #[test]
 fn a_client_whose_section_makes_a_controller_panic_is_disconnected_and_the_server_plays_on() {
-    let mut s = Scenario::with_registry(registry(), NetConfig::default(), None, 60.0, |g| {
-        crates_and_balls(g, 6);
-        g.spawn(
-            demo::MOVER,
-            &lanyard_tests::scenario::player(0.0, 3, 600),
-            Owner::Server,
-        )
-        .unwrap();
-    });
+    let mut s = Scenario::with_registry(
+        registry(),
+        add_scenery,
+        NetConfig::default(),
+        None,
+        60.0,
+        |g| {
+            crates_and_balls(g, 6);
+            g.spawn(
+                demo::MOVER,
+                &lanyard_tests::scenario::player(0.0, 3, 600),
+                Owner::Server,
+            )
+            .unwrap();
+        },
+    );
     s.add_client(NetConfig::default(), "mallory", None);
     s.add_client(NetConfig::default(), "bob", None);
     assert!(s.run_until(3.0, |s| s.all_joined()));
@@ -156,9 +163,14 @@ fn a_client_whose_section_makes_a_controller_panic_is_disconnected_and_the_serve
 
 #[test]
 fn the_frame_report_carries_a_refused_sections_error_with_the_kinds_name() {
-    let mut s = Scenario::with_registry(registry(), NetConfig::default(), None, 60.0, |g| {
-        crates_and_balls(g, 2)
-    });
+    let mut s = Scenario::with_registry(
+        registry(),
+        add_scenery,
+        NetConfig::default(),
+        None,
+        60.0,
+        |g| crates_and_balls(g, 2),
+    );
     s.add_client(NetConfig::default(), "ann", None);
     assert!(s.run_until(3.0, |s| s.all_joined()));
     s.clients[0]
@@ -195,9 +207,14 @@ fn the_frame_report_carries_a_refused_sections_error_with_the_kinds_name() {
 
 #[test]
 fn a_client_whose_world_lacks_a_kind_is_refused_naming_it() {
-    let mut s = Scenario::with_registry(registry(), NetConfig::default(), None, 60.0, |g| {
-        crates_and_balls(g, 2)
-    });
+    let mut s = Scenario::with_registry(
+        registry(),
+        add_scenery,
+        NetConfig::default(),
+        None,
+        60.0,
+        |g| crates_and_balls(g, 2),
+    );
     // Built from an older game: the demo kinds, without the fragile one.
     s.add_client_with(
         lanyard_tests::demo_registry(),

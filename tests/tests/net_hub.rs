@@ -4,7 +4,7 @@
 use lanyard::demo;
 use lanyard::prelude::*;
 use lanyard_net::{Conditions, NetConfig, NetEvent};
-use lanyard_tests::scenario::{Scenario, crates_and_balls, player};
+use lanyard_tests::scenario::{DemoScenario, Scenario, crates_and_balls, player};
 
 /// Pose agreement for an entity whose owner streams its pose: PoseState quantizes positions
 /// to 1 mm (error up to 0.5 mm), and a peer is only corrected once it drifts more than
@@ -356,4 +356,23 @@ fn a_spawn_ticket_follows_the_provisional_id_to_the_confirmed_one() {
     );
     s.clients[0].group.despawn(id).unwrap();
     assert_eq!(s.clients[0].group.spawned(ticket), None, "gone");
+}
+
+/// The harness's `wait_for` fails with what it waited for and a dump of every peer.
+#[test]
+fn a_wait_in_vain_says_what_it_waited_for_and_dumps_every_peer() {
+    let mut s = Scenario::new(NetConfig::default(), None, 60.0, |g| crates_and_balls(g, 3));
+    s.add_client(NetConfig::default(), "ann", None);
+    s.wait_for(3.0, "ann to join", |s| s.all_joined()).unwrap();
+    let stuck = s
+        .wait_for(0.5, "a fourth crate", |s| s.server.group.len() > 3)
+        .unwrap_err();
+    let text = stuck.to_string();
+    assert!(
+        text.starts_with("waited 0.5 s for a fourth crate, in vain"),
+        "{text}"
+    );
+    assert!(text.contains("server: connected, tick"), "{text}");
+    assert!(text.contains("client 0: connected"), "{text}");
+    assert!(text.contains("demo.crate"), "{text}");
 }

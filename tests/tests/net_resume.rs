@@ -6,7 +6,7 @@ use lanyard::KindId;
 use lanyard::demo;
 use lanyard::prelude::*;
 use lanyard_net::{DisconnectReason, NetConfig, NetEvent, RejectReason};
-use lanyard_tests::scenario::{Scenario, crates_and_balls, player};
+use lanyard_tests::scenario::{DemoScenario, Scenario, crates_and_balls, player};
 
 /// A server with `grace` seconds of grace and a few resting crates and balls; ann and bob
 /// joined, and ann owns a mover (despawned when its owner leaves) and a ball (handed to

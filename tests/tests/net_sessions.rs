@@ -5,7 +5,7 @@ use lanyard::demo::{self, Mover};
 use lanyard::pose::BodyState;
 use lanyard::prelude::*;
 use lanyard_net::{DisconnectReason, NetConfig, NetEvent, RejectReason};
-use lanyard_tests::scenario::{Scenario, crates_and_balls, player};
+use lanyard_tests::scenario::{DemoScenario, Scenario, crates_and_balls, player};
 
 fn quiet_world(s: usize) -> Scenario {
     Scenario::new(NetConfig::default(), None, 60.0, move |g| {

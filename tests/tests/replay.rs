@@ -6,7 +6,7 @@ use lanyard::demo;
 use lanyard::prelude::*;
 use lanyard::record::{Op, Recording, Replay, Step};
 use lanyard_net::NetConfig;
-use lanyard_tests::scenario::{Scenario, crates_and_balls, player};
+use lanyard_tests::scenario::{DemoScenario, Scenario, crates_and_balls, player};
 use lanyard_tests::{demo_registry, mixed_scene};
 
 fn recorded_scene(ticks: usize) -> Vec<u8> {

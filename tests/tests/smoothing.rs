@@ -8,7 +8,7 @@ use lanyard::prelude::*;
 use lanyard::record::Replay;
 use lanyard_net::{Conditions, NetConfig};
 use lanyard_tests::demo_registry;
-use lanyard_tests::scenario::{Scenario, crates_and_balls, player};
+use lanyard_tests::scenario::{DemoScenario, Scenario, crates_and_balls, player};
 
 fn link(latency: f32, jitter: f32, loss: f32) -> Conditions {
     Conditions {
