@@ -110,7 +110,3 @@ pub mod prelude {
     };
     pub use rapier3d::prelude::{ColliderBuilder, RigidBodyBuilder};
 }
-
-#[cfg(doctest)]
-#[doc = include_str!("../../README.md")]
-pub struct ReadmeDoctests;

@@ -16,6 +16,7 @@
 //!   [`udp::UdpTransport`]: real sockets through message-io, the only I/O here.
 //! * [`harness`]: a server and clients of your kinds on the hub with a virtual clock, for
 //!   multi-peer tests.
+//! * [`guide`]: write a kind, network it, write a replay test, in three compiled examples.
 //! * [`discovery`]: finding servers on the LAN by UDP broadcast.
 //! * [`rendezvous`]: finding servers beyond the LAN through a rendezvous server on a
 //!   public address, and punching through the NATs between two homes.
@@ -53,6 +54,7 @@ mod endpoint;
 pub mod error;
 #[cfg(any(test, feature = "fuzzing"))]
 pub mod fuzzing;
+pub mod guide;
 pub mod harness;
 mod manager;
 pub mod rendezvous;
@@ -79,3 +81,9 @@ pub fn pump(net: &mut NetManager, transport: &mut dyn Transport) {
         transport.send(to, &bytes);
     }
 }
+
+/// The README's examples, compiled and run as this crate's doctests (it sees both
+/// `lanyard` and `lanyard-net`).
+#[cfg(doctest)]
+#[doc = include_str!("../../README.md")]
+pub struct ReadmeDoctests;
