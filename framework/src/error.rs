@@ -68,6 +68,14 @@ pub enum Error {
         /// The kind, by name.
         kind: String,
     },
+    /// A spawn named an owner that is no client of this server.
+    #[error("'{kind}' cannot be owned by client {owner}: no such client has a session")]
+    NoSuchOwner {
+        /// The kind, by name.
+        kind: String,
+        /// The owner named.
+        owner: u16,
+    },
     /// An entity would be built with a non-finite position, rotation or velocity.
     #[error("'{kind}' would be built with a non-finite {what}")]
     NonFinite {

@@ -11,7 +11,7 @@ use crate::controller::{
 use crate::entity::{Entity, EntityRef, Slot};
 use crate::error::Error;
 use crate::hash::StateHasher;
-use crate::id::{EntityId, KindId, NetId, Owner};
+use crate::id::{ClientId, EntityId, KindId, NetId, Owner};
 use crate::params::encode_params;
 use crate::pose::{BodyState, Observed};
 use crate::record::format::{self as rec, Op, Recorder, RecordingHeader, TickRecord};
@@ -222,6 +222,9 @@ pub struct EntityGroup {
     observed: Vec<Observed>,
     /// Hooks that panicked this frame.
     faults: Vec<Fault>,
+    /// The clients with a session, when a network layer says (a server's spawns may name
+    /// only them as owners); `None` for a group with no network.
+    clients: Option<std::collections::BTreeSet<ClientId>>,
     /// What each spawn ticket became.
     tickets: std::collections::HashMap<SpawnTicket, EntityId>,
     next_ticket: u64,
@@ -291,7 +294,14 @@ impl EntityGroup {
             section_errors: Vec::new(),
             tickets: std::collections::HashMap::new(),
             next_ticket: 0,
+            clients: None,
         }
+    }
+
+    /// Tells a server's group which clients have a session (the network layer does, every
+    /// frame): a spawn owned by any other client is refused ([`Error::NoSuchOwner`]).
+    pub fn set_clients(&mut self, clients: impl IntoIterator<Item = ClientId>) {
+        self.clients = Some(clients.into_iter().collect());
     }
 
     /// The hooks that panicked and the sections refused this frame, for its report.
@@ -515,6 +525,14 @@ impl EntityGroup {
         if let Role::Client(_) = self.config.role {
             return Err(Error::SpawnOnClient {
                 kind: kind_label(&self.registry, kind),
+            });
+        }
+        if let (Owner::Client(c), Some(known)) = (owner, &self.clients)
+            && !known.contains(&c)
+        {
+            return Err(Error::NoSuchOwner {
+                kind: kind_label(&self.registry, kind),
+                owner: c.0,
             });
         }
         let net = NetId(self.next_net_id);

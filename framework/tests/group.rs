@@ -277,7 +277,7 @@ fn a_clients_group_refuses_to_spawn_and_points_to_request_spawn() {
 }
 
 #[test]
-fn non_finite_spawn_parameters_and_configurations_are_refused() {
+fn non_finite_spawn_parameters_unknown_owners_and_bad_configurations_are_refused() {
     let mut g = demo_group(Role::Server);
     let p = MoverParams {
         pos: [f32::NAN, 1.0, 0.0],
@@ -300,6 +300,27 @@ fn non_finite_spawn_parameters_and_configurations_are_refused() {
         "named by its kind: {e}"
     );
     assert!(g.is_empty());
+    // An owner that is no client of the server (a network layer says which are).
+    g.set_clients([ClientId(1)]);
+    let fine = MoverParams {
+        pos: [0.0, 1.0, 0.0],
+        ..p
+    };
+    let e = g
+        .spawn(demo::MOVER, &fine, Owner::Client(ClientId(2)))
+        .unwrap_err();
+    assert_eq!(
+        e,
+        lanyard::Error::NoSuchOwner {
+            kind: demo::MOVER.to_owned(),
+            owner: 2
+        }
+    );
+    g.spawn(demo::MOVER, &fine, Owner::Client(ClientId(1)))
+        .unwrap();
+    g.spawn(demo::MOVER, &fine, Owner::Server).unwrap();
+    assert_eq!(g.len(), 2);
+    let g = &mut demo_group(Role::Server);
     for dt in [0.0, f32::NAN, -1.0, 2.0] {
         let config = GroupConfig {
             dt,

@@ -810,6 +810,13 @@ impl Server {
         inbox: Vec<(SocketAddr, Vec<u8>)>,
     ) -> NetFrame {
         group.set_role(Role::Server);
+        group.set_clients(
+            self.endpoint
+                .peers
+                .keys()
+                .chain(self.endpoint.suspended.keys())
+                .copied(),
+        );
         self.repl.announce(core, group, &mut self.endpoint.peers);
         let broadcast = core.send_due();
         let mut driver = ServerFrame {
