@@ -281,14 +281,6 @@ pub fn entropy() -> Entropy {
     e
 }
 
-fn any_or_loopback(toward: Option<SocketAddr>, port: u16) -> SocketAddr {
-    let ip = match toward {
-        Some(a) if a.ip().is_loopback() => IpAddr::V4(Ipv4Addr::LOCALHOST),
-        _ => IpAddr::V4(Ipv4Addr::UNSPECIFIED),
-    };
-    SocketAddr::new(ip, port)
-}
-
 impl Game {
     fn net_config(o: &Options) -> NetConfig {
         NetConfig {
@@ -375,7 +367,7 @@ impl Game {
 
     /// A socket for a client talking to `toward` (a game or a rendezvous server).
     pub fn client_socket(toward: SocketAddr) -> Result<UdpTransport, String> {
-        UdpTransport::bind(any_or_loopback(Some(toward), 0))
+        UdpTransport::bind(lanyard_net::udp::local_for(toward))
             .map_err(|e| format!("cannot open a UDP socket: {e}"))
     }
 

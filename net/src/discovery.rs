@@ -145,12 +145,7 @@ impl Found {
 /// Broadcasts a request to `discovery` and collects answers for `wait`. Reads the wall
 /// clock (for the ping): this is edge code, for tools and menus.
 pub fn browse(discovery: SocketAddr, wait: Duration) -> Result<Vec<Found>, NetError> {
-    let local = if discovery.ip().is_loopback() {
-        IpAddr::V4(Ipv4Addr::LOCALHOST)
-    } else {
-        IpAddr::V4(Ipv4Addr::UNSPECIFIED)
-    };
-    let mut socket = UdpTransport::bind_broadcast(SocketAddr::new(local, 0))?;
+    let mut socket = UdpTransport::bind_broadcast(crate::udp::local_for(discovery))?;
     let sent = Instant::now();
     socket.send(discovery, &request());
     let mut found: Vec<Found> = Vec::new();

@@ -8,7 +8,7 @@ use message_io::network::{
 };
 use std::collections::VecDeque;
 use std::io;
-use std::net::SocketAddr;
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::time::Duration;
 
 /// A UDP socket bound to one address, used both to receive and to send to any peer. It is
@@ -19,6 +19,18 @@ pub struct UdpTransport {
     listener: ResourceId,
     local: SocketAddr,
     queue: VecDeque<(SocketAddr, Vec<u8>)>,
+}
+
+/// The local address to bind, on any free port, for a socket that talks to `peer`: the
+/// loopback address when `peer` is on loopback (so nothing of it leaves the machine), every
+/// interface otherwise.
+pub fn local_for(peer: SocketAddr) -> SocketAddr {
+    let ip = if peer.ip().is_loopback() {
+        IpAddr::V4(Ipv4Addr::LOCALHOST)
+    } else {
+        IpAddr::V4(Ipv4Addr::UNSPECIFIED)
+    };
+    SocketAddr::new(ip, 0)
 }
 
 impl UdpTransport {

@@ -8,7 +8,7 @@ use crate::error::NetError;
 use crate::transport::Transport;
 use crate::udp::UdpTransport;
 use std::collections::BTreeMap;
-use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
 /// Seconds a host waits for an answer before asking the rendezvous server again.
@@ -568,12 +568,7 @@ pub fn drive<E: Exchange>(socket: &mut UdpTransport, e: &mut E) -> Result<E::Out
 /// The games registered at the rendezvous server at `rendezvous`, by name. Blocks for at
 /// most [`JOIN_TIMEOUT`] seconds.
 pub fn list(rendezvous: SocketAddr) -> Result<Vec<ServerInfo>, NetError> {
-    let ip = if rendezvous.ip().is_loopback() {
-        IpAddr::V4(Ipv4Addr::LOCALHOST)
-    } else {
-        IpAddr::V4(Ipv4Addr::UNSPECIFIED)
-    };
-    let mut socket = UdpTransport::bind(SocketAddr::new(ip, 0))?;
+    let mut socket = UdpTransport::bind(crate::udp::local_for(rendezvous))?;
     drive(&mut socket, &mut Lister::new(rendezvous))
 }
 
