@@ -76,9 +76,7 @@ fn the_start_screen_lists_rendezvous_games_and_joins_one_by_its_digit() {
     }
     let _one = one_at_a_time();
     let dir = scratch("menu-rendezvous");
-    let rv = format!("127.0.0.1:{}", free_port());
-    let rv_port = rv.rsplit_once(':').unwrap().1.to_owned();
-    let rendezvous = Running::start(game(&["rendezvous", "--port", &rv_port, "--seconds", "60"]));
+    let (rendezvous, rv) = common::rendezvous();
     let port = free_port().to_string();
     let server = Running::start(game(&[
         "server",

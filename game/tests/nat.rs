@@ -270,6 +270,23 @@ impl Lab {
         panic!("the server never showed at the rendezvous server: {listed}");
     }
 
+    /// A bot in home B joining "home a" through the rendezvous server, for `seconds`.
+    fn bot(&self, seconds: &str) -> Output {
+        self.game(
+            "hb",
+            &[
+                "bot",
+                "--rendezvous",
+                RENDEZVOUS,
+                "home a",
+                "--seconds",
+                seconds,
+            ],
+        )
+        .output()
+        .unwrap()
+    }
+
     /// Ends child `i` with SIGTERM and returns its output.
     fn stop(&mut self, i: usize) -> Output {
         let child = std::mem::replace(&mut self.children[i], Running(None));
@@ -307,20 +324,7 @@ fn a_server_and_a_bot_behind_two_nats_meet_by_name_and_play_over_the_punched_pat
         let mut lab = Lab::build("cone", false);
         prefix = lab.prefix.clone();
         let (rv, server) = lab.rendezvous_and_server("home a");
-        let bot = lab
-            .game(
-                "hb",
-                &[
-                    "bot",
-                    "--rendezvous",
-                    RENDEZVOUS,
-                    "home a",
-                    "--seconds",
-                    "6",
-                ],
-            )
-            .output()
-            .unwrap();
+        let bot = lab.bot("6");
         let said = String::from_utf8_lossy(&bot.stderr).into_owned();
         assert!(bot.status.success(), "the bot failed: {said}");
         assert!(said.contains("reached 'home a'"), "{said}");
@@ -367,20 +371,7 @@ fn behind_symmetric_nats_punching_fails_with_a_clear_message() {
         let mut lab = Lab::build("sym", true);
         prefix = lab.prefix.clone();
         lab.rendezvous_and_server("home a");
-        let bot = lab
-            .game(
-                "hb",
-                &[
-                    "bot",
-                    "--rendezvous",
-                    RENDEZVOUS,
-                    "home a",
-                    "--seconds",
-                    "4",
-                ],
-            )
-            .output()
-            .unwrap();
+        let bot = lab.bot("4");
         let said = String::from_utf8_lossy(&bot.stderr).into_owned();
         assert!(!bot.status.success());
         assert!(

@@ -21,9 +21,7 @@ fn browse(rv: &str) -> String {
 
 #[test]
 fn bots_find_a_server_by_name_through_a_rendezvous_server_and_a_wrong_password_is_refused() {
-    let rv = format!("127.0.0.1:{}", free_port());
-    let rv_port = rv.rsplit_once(':').unwrap().1.to_owned();
-    let rendezvous = Running::start(game(&["rendezvous", "--port", &rv_port, "--seconds", "60"]));
+    let (rendezvous, rv) = common::rendezvous();
     let port = free_port().to_string();
     let server = Running::start(game(&[
         "server",

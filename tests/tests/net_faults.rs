@@ -88,6 +88,25 @@ fn fragile_of(s: &Scenario, client: usize) -> Option<EntityId> {
         .map(|e| e.id())
 }
 
+/// Client 0 spawns a fragile entity, waits for the server to confirm it, and from then on
+/// sends `value` in its sections. Returns the index of the server's next frame report.
+fn fragile_sends(s: &mut Scenario, value: u8) -> usize {
+    s.clients[0]
+        .group
+        .request_spawn(FRAGILE, &FragileParams { x: 2.0 })
+        .unwrap();
+    let n = s.server.group.len();
+    assert!(s.run_until(3.0, |s| s.server.group.len() > n));
+    s.run_for(0.2);
+    let id = fragile_of(s, 0).unwrap();
+    s.clients[0]
+        .group
+        .controller_mut::<Fragile>(id)
+        .unwrap()
+        .value = value;
+    s.server.frames.len()
+}
+
 #[test]
 fn a_client_whose_section_makes_a_controller_panic_is_disconnected_and_the_server_plays_on() {
     let mut s = Scenario::with_registry(
@@ -109,22 +128,9 @@ fn a_client_whose_section_makes_a_controller_panic_is_disconnected_and_the_serve
     s.add_client(NetConfig::default(), "mallory", None);
     s.add_client(NetConfig::default(), "bob", None);
     assert!(s.run_until(3.0, |s| s.all_joined()));
-    s.clients[0]
-        .group
-        .request_spawn(FRAGILE, &FragileParams { x: 2.0 })
-        .unwrap();
-    let n = s.server.group.len();
-    assert!(s.run_until(3.0, |s| s.server.group.len() > n));
-    s.run_for(0.5);
-    // Mallory's modified client sends an index past the table.
-    let id = fragile_of(&s, 0).unwrap();
-    s.clients[0]
-        .group
-        .controller_mut::<Fragile>(id)
-        .unwrap()
-        .value = 9;
-    // (Mallory's own client path panics on it too: that is her problem, caught there.)
-    let before = s.server.frames.len();
+    // Mallory's modified client sends an index past the table. (Her own client path
+    // panics on it too: that is her problem, caught there.)
+    let before = fragile_sends(&mut s, 9);
     s.run_for(1.0);
     let faults: Vec<_> = s.server.frames[before..]
         .iter()
@@ -173,20 +179,7 @@ fn the_frame_report_carries_a_refused_sections_error_with_the_kinds_name() {
     );
     s.add_client(NetConfig::default(), "ann", None);
     assert!(s.run_until(3.0, |s| s.all_joined()));
-    s.clients[0]
-        .group
-        .request_spawn(FRAGILE, &FragileParams { x: 2.0 })
-        .unwrap();
-    let n = s.server.group.len();
-    assert!(s.run_until(3.0, |s| s.server.group.len() > n));
-    s.run_for(0.2);
-    let id = fragile_of(&s, 0).unwrap();
-    s.clients[0]
-        .group
-        .controller_mut::<Fragile>(id)
-        .unwrap()
-        .value = 200;
-    let before = s.server.frames.len();
+    let before = fragile_sends(&mut s, 200);
     s.run_for(0.5);
     let errors: Vec<_> = s.server.frames[before..]
         .iter()

@@ -141,6 +141,13 @@ pub fn signal(r: &Running, sig: &str) {
     assert!(ok.success(), "kill {sig} {pid} failed");
 }
 
+/// A `rendezvous` process on 127.0.0.1 (for at most a minute), and its address.
+pub fn rendezvous() -> (Running, String) {
+    let port = free_port().to_string();
+    let r = Running::start(game(&["rendezvous", "--port", &port, "--seconds", "60"]));
+    (r, format!("127.0.0.1:{port}"))
+}
+
 /// The last line of a process's standard output, as JSON.
 pub fn last_json(out: &Output) -> serde_json::Value {
     let text = String::from_utf8_lossy(&out.stdout);
