@@ -7,6 +7,7 @@
 use crate::events::GameEvent;
 use crate::kinds::{self, Crate, CrateParams, Grenade, Player, PlayerInput, PlayerParams};
 use crate::scene::Scene;
+use crate::witness::{Received, ServerLog};
 use lanyard::prelude::*;
 use lanyard::{KindId, decode_params};
 use lanyard_net::discovery::{Responder, ServerInfo};
@@ -183,6 +184,10 @@ pub struct Game {
     /// Where the recording goes, to start it again when the arena changes.
     record_path: Option<std::path::PathBuf>,
     recording: Option<std::io::BufWriter<std::fs::File>>,
+    /// Server: the poses its recent broadcasts carried (for the summary).
+    sent_log: ServerLog,
+    /// Client: the newest pose it took of each entity, by broadcast (for the report).
+    received: Received,
 }
 
 /// The longest chat line, in characters.
@@ -454,6 +459,8 @@ impl Game {
             graph: std::collections::VecDeque::new(),
             traffic: Traffic::default(),
             recording: None,
+            sent_log: ServerLog::default(),
+            received: Received::default(),
         }
     }
 
@@ -702,7 +709,8 @@ impl Game {
     pub fn tick(&mut self, dt: f32) {
         self.pump();
         self.feed_my_player();
-        self.net.update(&mut self.group, dt);
+        let sent = self.net.update(&mut self.group, dt).sent;
+        self.witness(sent);
         self.handle_events();
         if self.server.is_some() {
             self.server_rules();
@@ -729,6 +737,20 @@ impl Game {
         }
         self.blasts.retain(|b| b.age < 1.5);
         self.measure(dt);
+    }
+
+    /// Notes the poses this frame sent (server, when it broadcast) or took (client), for
+    /// reports that compare peers at the same broadcast.
+    fn witness(&mut self, sent: bool) {
+        if let Some(n) = self.net.broadcast_number() {
+            if sent {
+                self.sent_log.broadcast(n, &self.group);
+            }
+        } else {
+            let net = &self.net;
+            self.received
+                .note(&self.group, self.me(), |id| net.state_broadcast(id));
+        }
     }
 
     /// Seconds of game time (ticks of the world): the rendezvous side's clock.
@@ -1056,6 +1078,7 @@ impl Game {
             self.messages
                 .push(format!("the server plays '{}': loading it", theirs.name));
             self.group = Self::world(&theirs, Role::Client(client));
+            self.received = Received::default();
             self.scene = theirs.clone();
             self.options.scene = theirs;
             if let Err(e) = self.net.resend_world() {
@@ -1322,21 +1345,27 @@ impl Game {
         }
     }
 
-    /// The entities in the machine-readable shape: net id -> kind and position.
+    /// The entities in the machine-readable shape: net id -> kind and position; on a
+    /// client also the newest state it took from the server, if any came: the number of
+    /// the `broadcast` that carried it and the position it `received` (see
+    /// [`witness`](crate::witness)).
     pub fn entities_json(&self) -> serde_json::Value {
         let mut m = serde_json::Map::new();
         for e in self.group.iter() {
             let kind = self.group.registry().name_of(e.kind()).unwrap_or("?");
             let p = e.body().translation();
-            m.insert(
-                e.net_id().0.to_string(),
-                serde_json::json!({ "kind": kind, "pos": [p.x, p.y, p.z] }),
-            );
+            let mut v = serde_json::json!({ "kind": kind, "pos": [p.x, p.y, p.z] });
+            if let Some((n, r)) = self.received.of(e.net_id()) {
+                v["broadcast"] = n.into();
+                v["received"] = serde_json::json!(r);
+            }
+            m.insert(e.net_id().0.to_string(), v);
         }
         serde_json::Value::Object(m)
     }
 
-    /// The summary a server writes at exit: players and entities.
+    /// The summary a server writes at exit: players, entities, and the poses of its
+    /// broadcasts of the last 10 s ([`ServerLog::to_json`]).
     pub fn summary_json(&self) -> serde_json::Value {
         let my_throws = self
             .my_player()
@@ -1347,6 +1376,7 @@ impl Game {
             "spectators": self.spectator_names(),
             "my_throws": my_throws,
             "entities": self.entities_json(),
+            "broadcasts": self.sent_log.to_json(),
             "network": self.network_json(),
         })
     }

@@ -6,6 +6,7 @@
 //! * [`game`]: a running peer (dedicated server, host, client or bot) and the rules.
 //! * [`bot`]: a scripted player.
 //! * [`runner`]: the real-time fixed-step loop for headless modes.
+//! * [`witness`]: poses by server broadcast, for reports that compare peers.
 #![warn(missing_docs)]
 
 pub mod agones;
@@ -15,3 +16,4 @@ pub mod game;
 pub mod kinds;
 pub mod runner;
 pub mod scene;
+pub mod witness;

@@ -475,6 +475,28 @@ impl NetManager {
         }
     }
 
+    /// The number of a server's newest state broadcast (the number its DATA datagrams
+    /// carry; 0 before the first): an update whose [`NetFrame::sent`] is true made it.
+    /// `None` on a client. With [`state_broadcast`](Self::state_broadcast) on a client, it
+    /// lets two peers' views of an entity be compared at the same moment.
+    pub fn broadcast_number(&self) -> Option<u32> {
+        match &self.side {
+            Side::Server(s) => Some(s.repl.frame()),
+            Side::Client(_) => None,
+        }
+    }
+
+    /// Client: the number of the server broadcast ([`broadcast_number`](Self::broadcast_number)
+    /// on the server) whose state of the entity with network id `net` this client applied
+    /// last; `None` on a server, and before any state of it came (a spawn message's state
+    /// has no number).
+    pub fn state_broadcast(&self, net: lanyard::NetId) -> Option<u32> {
+        match &self.side {
+            Side::Client(c) => c.repl.applied_broadcast(net),
+            Side::Server(_) => None,
+        }
+    }
+
     /// Counters that belong to no peer.
     pub fn counters(&self) -> NetCounters {
         self.core.counters

@@ -1088,6 +1088,11 @@ impl ClientReplication {
         self.received.get(&net).map(|r| r.at)
     }
 
+    /// The server broadcast whose state of entity `net` was applied last, if any was.
+    pub(crate) fn applied_broadcast(&self, net: NetId) -> Option<u32> {
+        self.received.get(&net).and_then(|r| r.applied)
+    }
+
     /// A reliable message from the server.
     pub(crate) fn message(
         &mut self,

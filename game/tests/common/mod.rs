@@ -176,16 +176,11 @@ pub fn bot_reports(bots: Vec<Running>) -> Vec<serde_json::Value> {
         .collect()
 }
 
-/// Crate positions: the server streams each crate's pose quantized to 1 mm (error up to
-/// 0.5 mm) and a bot's copy is corrected once it drifts more than 2 mm, so at the moment a
-/// bot reports, its crates are within 2.5 mm of the server's. The server's summary is taken
-/// about 2 s later (the tests end their servers so; a crate still creeping after a late
-/// blast moves further the longer that is): the bots stop throwing 6 s before their end
-/// and walk back to their
-/// spawn corners, away from the stacks, so the crates are at rest and stay at rest when the
-/// bots' players leave; resting crates may still settle by a hair. 1 cm bounds that with
-/// margin while staying far below a crate's 0.8 m: a crate that had moved, fallen or never
-/// been updated on a bot would fail.
+/// How far a bot's crate may be from the server's at the same moment: the server streams
+/// each crate's pose quantized to 1 mm (error up to 0.5 mm), and a bot's body is corrected
+/// once it drifts more than 2 mm from the state it took, so like compared with like agrees
+/// within 2.5 mm. 1 cm bounds that with margin while staying far below a crate's 0.8 m: a
+/// crate whose state was corrupted, fell, or was never updated on a bot would fail.
 pub const CRATE_TOLERANCE: f64 = 0.01;
 
 /// Every crate in a report's or a summary's `entities`, by network id.
@@ -195,25 +190,91 @@ pub fn crates(entities: &Value) -> BTreeMap<String, [f64; 3]> {
         .expect("entities is an object")
         .iter()
         .filter(|(_, e)| e["kind"] == "crate")
-        .map(|(id, e)| {
-            let p = &e["pos"];
-            (
-                id.clone(),
-                [
-                    p[0].as_f64().unwrap(),
-                    p[1].as_f64().unwrap(),
-                    p[2].as_f64().unwrap(),
-                ],
-            )
-        })
+        .map(|(id, e)| (id.clone(), xyz(&e["pos"])))
         .collect()
 }
 
-/// Asserts that the crates in a bot's report `r` are where the server's summary has them,
-/// within [`CRATE_TOLERANCE`] (`who` names the bot in failures).
-pub fn assert_crates_agree(who: &str, r: &Value, server_crates: &BTreeMap<String, [f64; 3]>) {
+fn xyz(p: &Value) -> [f64; 3] {
+    let f = |i: usize| p[i].as_f64().expect("a position is three numbers");
+    [f(0), f(1), f(2)]
+}
+
+fn gap(p: [f64; 3], q: [f64; 3]) -> f64 {
+    ((p[0] - q[0]).powi(2) + (p[1] - q[1]).powi(2) + (p[2] - q[2]).powi(2)).sqrt()
+}
+
+/// What a server's summary says it sent in its last seconds (`broadcasts`): every entity's
+/// position as of the broadcast `base_number`, then each later broadcast's moves.
+pub struct Sent {
+    base_number: u64,
+    base: BTreeMap<String, [f64; 3]>,
+    broadcasts: Vec<(u64, BTreeMap<String, [f64; 3]>)>,
+}
+
+impl Sent {
+    /// Reads a server's summary.
+    pub fn of(summary: &Value) -> Sent {
+        let log = &summary["broadcasts"];
+        let poses = |v: &Value| -> BTreeMap<String, [f64; 3]> {
+            v.as_object()
+                .expect("poses are an object")
+                .iter()
+                .map(|(id, p)| (id.clone(), xyz(p)))
+                .collect()
+        };
+        Sent {
+            base_number: log["base_number"]
+                .as_u64()
+                .expect("the summary logs broadcasts"),
+            base: poses(&log["base"]),
+            broadcasts: log["broadcasts"]
+                .as_array()
+                .expect("a list of broadcasts")
+                .iter()
+                .map(|b| (b["number"].as_u64().unwrap(), poses(&b["moved"])))
+                .collect(),
+        }
+    }
+
+    /// Where broadcast `n` had entity `id`: `None` if `n` is older than the log or the
+    /// entity was not in the world then.
+    pub fn at(&self, id: &str, n: u64) -> Option<[f64; 3]> {
+        if n < self.base_number {
+            return None;
+        }
+        self.broadcasts
+            .iter()
+            .rev()
+            .filter(|(m, _)| *m <= n)
+            .find_map(|(_, moved)| moved.get(id).copied())
+            .or_else(|| self.base.get(id).copied())
+    }
+
+    /// Whether entity `id` moved in a broadcast after broadcast `n`.
+    pub fn moved_after(&self, id: &str, n: u64) -> bool {
+        n < self.base_number
+            || self
+                .broadcasts
+                .iter()
+                .any(|(m, moved)| *m > n && moved.contains_key(id))
+    }
+}
+
+/// Asserts that the crates in a bot's report `r` agree with the server's `summary`, each
+/// compared with the server at the same moment (`who` names the bot in failures):
+///
+/// - the state the bot took of each crate is where the server's broadcast of the same
+///   number had it, within [`CRATE_TOLERANCE`];
+/// - each crate the server did not move after that broadcast is where the bot's body is,
+///   within the same: the bot's world follows the state it took.
+///
+/// A crate still moving when the two reports were taken is compared by the first only, at
+/// the broadcast the bot holds; no position taken at one moment is compared with one taken
+/// at another.
+pub fn assert_crates_agree(who: &str, r: &Value, summary: &Value) {
+    let server_crates = crates(&summary["entities"]);
+    let sent = Sent::of(summary);
     let mine = crates(&r["entities"]);
-    let mut widest: f64 = 0.0;
     // A crate knocked off near the end may reach the edge after the bot reported: the
     // server then returns it home as a new entity (a higher id) before its summary,
     // taken a little later. That, at most twice, and nothing else, may differ.
@@ -238,18 +299,45 @@ pub fn assert_crates_agree(who: &str, r: &Value, server_crates: &BTreeMap<String
                 .all(|k| k.parse::<u64>().unwrap_or(0) > newest_bot),
         "{who} has other crates than the server: only the bot {only_bot:?}, only the server {only_server:?}"
     );
-    for (id, p) in mine.iter().filter(|(k, _)| server_crates.contains_key(*k)) {
-        let q = server_crates[id];
-        let gap = ((p[0] - q[0]).powi(2) + (p[1] - q[1]).powi(2) + (p[2] - q[2]).powi(2)).sqrt();
-        assert!(
-            gap <= CRATE_TOLERANCE,
-            "{who}: crate {id} is {gap} m from the server's"
-        );
-        widest = widest.max(gap);
+    let (mut taken, mut at_rest) = (0, 0);
+    let (mut widest_taken, mut widest_rest): (f64, f64) = (0.0, 0.0);
+    for (id, body) in &mine {
+        let e = &r["entities"][id];
+        // The state a crate was spawned with has no broadcast number: the bot then holds
+        // what the server had before its log began.
+        let n = e["broadcast"].as_u64();
+        if let Some(n) = n {
+            let q = sent.at(id, n).unwrap_or_else(|| {
+                panic!("{who}: crate {id}'s state is from broadcast {n}, before the server's log")
+            });
+            let d = gap(xyz(&e["received"]), q);
+            assert!(
+                d <= CRATE_TOLERANCE,
+                "{who}: crate {id} as broadcast {n} reached the bot is {d} m from what the server sent"
+            );
+            widest_taken = widest_taken.max(d);
+            taken += 1;
+        }
+        if let Some(q) = server_crates.get(id)
+            && !sent.moved_after(id, n.unwrap_or(0))
+        {
+            let d = gap(*body, *q);
+            assert!(
+                d <= CRATE_TOLERANCE,
+                "{who}: crate {id} is {d} m from the server's, which has not moved since broadcast {n:?}"
+            );
+            widest_rest = widest_rest.max(d);
+            at_rest += 1;
+        }
     }
+    assert!(
+        taken > 0 && at_rest > 0,
+        "{who}: nothing compared ({taken} states taken, {at_rest} crates at rest)"
+    );
     eprintln!(
-        "{who}: {} crates, widest gap {:.2} mm",
+        "{who}: {} crates; {taken} states as sent, widest gap {:.2} mm; {at_rest} at rest, widest gap {:.2} mm",
         mine.len(),
-        widest * 1000.0
+        widest_taken * 1000.0,
+        widest_rest * 1000.0
     );
 }

@@ -1,0 +1,141 @@
+//! Poses by server broadcast: what a server sent at each recent broadcast, and what a
+//! client last took of each entity, so two peers' reports compare an entity at one moment.
+//!
+//! A client's world is a little behind its server's, and an entity still moving when both
+//! report would be in two places by right. Both sides here keep the authority's pose as
+//! its section carried it, numbered by the broadcast that sent it
+//! ([`NetManager::broadcast_number`](lanyard_net::NetManager::broadcast_number) on the
+//! server, [`NetManager::state_broadcast`](lanyard_net::NetManager::state_broadcast) on a
+//! client): the server's summary says where an entity was at broadcast N, and a bot's
+//! report says it holds the state of broadcast N.
+
+use lanyard::{EntityGroup, NetId, Owner};
+use std::collections::{BTreeMap, VecDeque};
+
+/// A pose moved by less than this (metres) since the last one logged is not logged again.
+const MOVED: f32 = 1e-4;
+
+/// One broadcast: its number, the server's tick, and the entities that moved since the
+/// broadcasts before it, with where they were.
+#[derive(Debug, Clone)]
+struct Broadcast {
+    number: u32,
+    tick: u64,
+    moved: Vec<(NetId, [f32; 3])>,
+}
+
+/// Server: the poses of the last [`ServerLog::KEEP_TICKS`] ticks' broadcasts.
+#[derive(Debug, Clone, Default)]
+pub struct ServerLog {
+    /// Every entity's pose as of the broadcast `base_number` (before the kept ones).
+    base: BTreeMap<NetId, [f32; 3]>,
+    base_number: u32,
+    kept: VecDeque<Broadcast>,
+    /// The newest pose logged of each entity.
+    newest: BTreeMap<NetId, [f32; 3]>,
+}
+
+impl ServerLog {
+    /// How far back (ticks) the log reaches: 10 s at 60 ticks a second.
+    pub const KEEP_TICKS: u64 = 600;
+
+    /// Logs broadcast `number`, made in the frame `group` just ran: the poses its sections
+    /// carried, as the server's own client paths took them back
+    /// ([`EntityGroup::observed_poses`]).
+    pub fn broadcast(&mut self, number: u32, group: &EntityGroup) {
+        let tick = group.tick();
+        let mut moved = Vec::new();
+        for o in group.observed_poses() {
+            let Some(e) = group.get(o.id) else { continue };
+            let pos = o.authority.pos.to_array();
+            let net = e.net_id();
+            let old = self.newest.get(&net);
+            if old.is_none_or(|q| distance(*q, pos) > MOVED) {
+                self.newest.insert(net, pos);
+                moved.push((net, pos));
+            }
+        }
+        self.kept.push_back(Broadcast {
+            number,
+            tick,
+            moved,
+        });
+        while self
+            .kept
+            .front()
+            .is_some_and(|b| b.tick + Self::KEEP_TICKS < tick)
+        {
+            let Some(old) = self.kept.pop_front() else {
+                break;
+            };
+            self.base.extend(old.moved);
+            self.base_number = old.number;
+        }
+    }
+
+    /// The log in a summary's shape: `base_number` and `base` (net id -> position as of
+    /// that broadcast), then `broadcasts`, oldest first, each with its `number`, `tick` and
+    /// the positions of the entities that `moved` since.
+    pub fn to_json(&self) -> serde_json::Value {
+        let poses = |it: &mut dyn Iterator<Item = (&NetId, &[f32; 3])>| {
+            let m: serde_json::Map<String, serde_json::Value> = it
+                .map(|(n, p)| (n.0.to_string(), serde_json::json!(p)))
+                .collect();
+            serde_json::Value::Object(m)
+        };
+        let broadcasts: Vec<serde_json::Value> = self
+            .kept
+            .iter()
+            .map(|b| {
+                serde_json::json!({
+                    "number": b.number,
+                    "tick": b.tick,
+                    "moved": poses(&mut b.moved.iter().map(|(n, p)| (n, p))),
+                })
+            })
+            .collect();
+        serde_json::json!({
+            "base_number": self.base_number,
+            "base": poses(&mut self.base.iter()),
+            "broadcasts": broadcasts,
+        })
+    }
+}
+
+/// Client: the newest authoritative pose it took of each entity it does not own, and the
+/// number of the broadcast that carried it.
+#[derive(Debug, Clone, Default)]
+pub struct Received {
+    poses: BTreeMap<NetId, (u32, [f32; 3])>,
+}
+
+impl Received {
+    /// Notes what the frame `group` just ran took from the server; `broadcast_of` says
+    /// which broadcast an entity's applied state came in (`NetManager::state_broadcast`).
+    pub fn note(
+        &mut self,
+        group: &EntityGroup,
+        me: Option<Owner>,
+        broadcast_of: impl Fn(NetId) -> Option<u32>,
+    ) {
+        for o in group.observed_poses() {
+            let Some(e) = group.get(o.id) else { continue };
+            if Some(e.owner()) == me {
+                continue;
+            }
+            let net = e.net_id();
+            if let Some(n) = broadcast_of(net) {
+                self.poses.insert(net, (n, o.authority.pos.to_array()));
+            }
+        }
+    }
+
+    /// The broadcast number and position of the newest state taken of `net`.
+    pub fn of(&self, net: NetId) -> Option<(u32, [f32; 3])> {
+        self.poses.get(&net).copied()
+    }
+}
+
+fn distance(a: [f32; 3], b: [f32; 3]) -> f32 {
+    ((a[0] - b[0]).powi(2) + (a[1] - b[1]).powi(2) + (a[2] - b[2]).powi(2)).sqrt()
+}
