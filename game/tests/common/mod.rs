@@ -250,13 +250,15 @@ impl Sent {
             .or_else(|| self.base.get(id).copied())
     }
 
-    /// Whether entity `id` moved in a broadcast after broadcast `n`.
-    pub fn moved_after(&self, id: &str, n: u64) -> bool {
-        n < self.base_number
-            || self
-                .broadcasts
-                .iter()
-                .any(|(m, moved)| *m > n && moved.contains_key(id))
+    /// The newest broadcast in which entity `id` moved (was logged), if the log shows
+    /// one; `Some(base_number)` for an entity it knows only from before.
+    pub fn last_move(&self, id: &str) -> Option<u64> {
+        self.broadcasts
+            .iter()
+            .rev()
+            .find(|(_, moved)| moved.contains_key(id))
+            .map(|(m, _)| *m)
+            .or_else(|| self.base.contains_key(id).then_some(self.base_number))
     }
 }
 
@@ -265,8 +267,8 @@ impl Sent {
 ///
 /// - the state the bot took of each crate is where the server's broadcast of the same
 ///   number had it, within [`CRATE_TOLERANCE`];
-/// - each crate the server did not move after that broadcast is where the bot's body is,
-///   within the same: the bot's world follows the state it took.
+/// - each crate the server had at rest already at that broadcast, and kept there, is
+///   where the bot's body is, within the same: the bot's world follows the state it took.
 ///
 /// A crate still moving when the two reports were taken is compared by the first only, at
 /// the broadcast the bot holds; no position taken at one moment is compared with one taken
@@ -318,13 +320,19 @@ pub fn assert_crates_agree(who: &str, r: &Value, summary: &Value) {
             widest_taken = widest_taken.max(d);
             taken += 1;
         }
-        if let Some(q) = server_crates.get(id)
-            && !sent.moved_after(id, n.unwrap_or(0))
+        // At rest: the server's crate was already where it ended when it sent the state
+        // the bot holds (a state sent as a crate lands still carries its speed, and the
+        // bot brings it forward by its lead until the next state comes).
+        let last = sent.last_move(id);
+        if let (Some(q), Some(n), Some(last)) = (server_crates.get(id), n, last)
+            && last < n
         {
             let d = gap(*body, *q);
             assert!(
                 d <= CRATE_TOLERANCE,
-                "{who}: crate {id} is {d} m from the server's, which has not moved since broadcast {n:?}"
+                "{who}: crate {id} is {d} m from the server's, which has not moved since \
+                 broadcast {last}, before the state the bot holds (broadcast {n}, received at {})",
+                e["received"]
             );
             widest_rest = widest_rest.max(d);
             at_rest += 1;
