@@ -12,7 +12,7 @@
 //! [`frame`](EntityGroup::frame) runs the server paths into one packet, feeds that packet
 //! back through decode and the client paths (self-loopback: the server is its own client),
 //! and steps physics with a fixed timestep. The pass order is defined once, in
-//! [`pipeline`]: the network layer (`lanyard-net`) and [`record::Replay`] run the same frame
+//! [`pipeline`]: the network layer (`lanyard-net`) and [`replay::Replay`] run the same frame
 //! through a [`FrameDriver`] that supplies what comes from outside.
 //!
 //! # Invariants
@@ -72,6 +72,7 @@ pub mod pipeline;
 pub mod pose;
 pub mod record;
 mod registry;
+pub mod replay;
 mod rng;
 pub mod state;
 

@@ -15,7 +15,7 @@
 //!
 //! [`EntityGroup::frame`] is a frame with nothing from outside. The network layer
 //! (`lanyard-net`) drives the server's and the client's frames through a [`FrameDriver`], and
-//! a [`Replay`](crate::record::Replay) drives its frames from a recording; none of them can
+//! a [`Replay`](crate::replay::Replay) drives its frames from a recording; none of them can
 //! run the passes in another order, so recording and replay always agree.
 
 use crate::codec::{PacketWriter, Section};

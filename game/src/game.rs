@@ -203,14 +203,14 @@ const ARENA_PART: usize = 900;
 const CONSOLE_HELP: &str =
     "commands: players | kick NAME [REASON] | ban NAME [REASON] | say TEXT | quit";
 
-/// Reads a server's address typed as HOST[:PORT] (the game's port by default), on the
+/// Reads a server's address typed as `HOST[:PORT]` (the game's port by default), on the
 /// command line or the start screen. An address is parsed as an address; only a host name
 /// is looked up, and a bad port is an error before any lookup.
 pub fn server_addr(text: &str) -> Result<SocketAddr, String> {
     addr_or_default(text, DEFAULT_PORT)
 }
 
-/// Reads a rendezvous server's address typed as HOST[:PORT] (port 47820 by default), the
+/// Reads a rendezvous server's address typed as `HOST[:PORT]` (port 47820 by default), the
 /// way [`server_addr`] reads a game's.
 pub fn rendezvous_addr(text: &str) -> Result<SocketAddr, String> {
     addr_or_default(text, rendezvous::DEFAULT_PORT)

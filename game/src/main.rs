@@ -1,7 +1,7 @@
 //! `lanyard-game`: Tumbleyard, the Lanyard sample game.
 
 use clap::{Args, Parser, Subcommand};
-use lanyard::record::Replay;
+use lanyard::replay::Replay;
 use lanyard_game::agones::Agones;
 use lanyard_game::bot::Bot;
 use lanyard_game::game::{Console, DEFAULT_PORT, Game, Options, rendezvous_addr, server_addr};

@@ -4,7 +4,7 @@
 //! plain arrays.
 
 use lanyard::interp::Smoother;
-use lanyard::record::{Replay, Step};
+use lanyard::replay::{Replay, Step};
 use lanyard::{EntityGroup, Owner, Shape};
 use lanyard_game::game::{Blast, GRAPH_SAMPLES, Game, GraphSample, Options, TICK_HZ, count};
 use lanyard_game::kinds::{self, Player, PlayerInput};

@@ -2,9 +2,11 @@
 //! clock (microseconds, the sum of the `dt`s it was given), the outbox, the events for the
 //! user, and the counters that belong to no peer.
 
+use crate::config::NetConfig;
 use crate::connection::{Connection, Timing};
 use crate::error::DisconnectReason;
-use crate::manager::{NetConfig, NetCounters, NetEvent};
+use crate::event::NetEvent;
+use crate::stats::NetCounters;
 use crate::wire::{self, Bye, Kind};
 use std::collections::VecDeque;
 use std::net::SocketAddr;

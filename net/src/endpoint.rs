@@ -15,7 +15,7 @@ use crate::core::Core;
 use crate::core::us;
 use crate::crypto::{self, Direction, Key, ServerSecrets, TAG_LEN};
 use crate::error::{DisconnectReason, RejectReason};
-use crate::manager::NetEvent;
+use crate::event::NetEvent;
 use crate::wire::{self, Bye, Kind, Refusal, Request, Resume, Welcome};
 use lanyard::ClientId;
 use std::collections::{BTreeMap, BTreeSet, HashMap};

@@ -173,7 +173,7 @@ pub enum NetError {
         /// Where it was asked.
         addr: std::net::SocketAddr,
         /// Why.
-        reason: crate::rendezvous::Refusal,
+        reason: Refusal,
     },
     /// Hole punching found no path to a game behind its NAT.
     #[error(
@@ -193,4 +193,29 @@ impl From<std::io::Error> for NetError {
     fn from(e: std::io::Error) -> Self {
         NetError::Io(e.to_string())
     }
+}
+
+/// Why the rendezvous server refused a request (in [`crate::rendezvous`]'s answers).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Refusal {
+    /// Another host has a live registration under that name.
+    NameTaken,
+    /// Game names are 1 to 32 characters, with no control characters.
+    BadName,
+    /// This IP address already has as many games registered as the server allows.
+    TooMany {
+        /// The limit per address.
+        max: u16,
+    },
+    /// The server keeps as many games as it can.
+    Full,
+    /// No game is registered under that name (or its registration expired).
+    NoSuchGame,
+    /// Too many join requests from this address: try again in a few seconds.
+    Busy,
+    /// The server speaks another version of the rendezvous protocol.
+    Version {
+        /// The server's version.
+        server: u8,
+    },
 }

@@ -171,7 +171,7 @@
 //! #     }).unwrap();
 //! #     std::sync::Arc::new(r)
 //! # }
-//! use lanyard::record::Replay;
+//! use lanyard::replay::Replay;
 //!
 //! let mut world = EntityGroup::new(kinds(), GroupConfig { gravity: Vec3::ZERO, ..GroupConfig::default() });
 //! world.spawn("spinner", &7u64, Owner::Server).unwrap();

@@ -46,12 +46,14 @@
 //!   and gets the world afresh. Only a proven resume touches a session.
 #![warn(missing_docs)]
 
+mod config;
 mod connection;
 mod core;
 mod crypto;
 pub mod discovery;
 mod endpoint;
 pub mod error;
+mod event;
 #[cfg(any(test, feature = "fuzzing"))]
 pub mod fuzzing;
 pub mod guide;
@@ -59,13 +61,16 @@ pub mod harness;
 mod manager;
 pub mod rendezvous;
 mod replication;
+mod stats;
 pub mod transport;
 pub mod udp;
 mod wire;
 
-pub use connection::PeerStats;
+pub use config::{Entropy, NetConfig};
 pub use error::{DisconnectReason, NetError, RejectReason};
-pub use manager::{Entropy, NetConfig, NetCounters, NetEvent, NetFrame, NetManager, SessionInfo};
+pub use event::NetEvent;
+pub use manager::{NetFrame, NetManager, SessionInfo};
+pub use stats::{NetCounters, PeerStats};
 pub use transport::{Conditioned, ConditionerStats, Conditions, Hub, HubEndpoint, Transport};
 pub use wire::{HELLO_LEN, MAX_DATAGRAM, PROTOCOL_VERSION};
 

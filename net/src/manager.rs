@@ -2,11 +2,14 @@
 //! admission), the connections (one per peer), and replication (what goes to whom). Its
 //! update runs the group's one frame pipeline with a driver for its side.
 
-use crate::connection::{Deadline, PeerStats, Refused};
+use crate::config::{Entropy, NetConfig};
+use crate::connection::{Deadline, Refused};
 use crate::core::{Core, us};
 use crate::endpoint::{Arrival, ClientArrival, ClientEndpoint, ServerEndpoint};
-use crate::error::{DisconnectReason, NetError, RejectReason};
+use crate::error::{DisconnectReason, NetError};
+use crate::event::NetEvent;
 use crate::replication::{self, ClientReplication, Relevance, ServerReplication};
+use crate::stats::{NetCounters, PeerStats};
 use crate::wire::{self, DATA_ROOM, Msg};
 use lanyard::codec::PacketWriter;
 use lanyard::{
@@ -15,204 +18,6 @@ use lanyard::{
 };
 use std::collections::{BTreeSet, VecDeque};
 use std::net::SocketAddr;
-
-/// How a [`NetManager`] behaves. The defaults suit a LAN game.
-#[derive(Debug, Clone, PartialEq)]
-pub struct NetConfig {
-    /// The protocol version spoken (tests change it to provoke a mismatch).
-    pub version: u16,
-    /// Broadcasts per second, on the server and for a client's own entities. Under 30 unless
-    /// you mean it.
-    pub rate: f32,
-    /// Seconds of silence after which a peer is considered gone.
-    pub timeout: f32,
-    /// Seconds of idleness after which a heartbeat is sent.
-    pub heartbeat: f32,
-    /// Seconds after which an unacknowledged reliable message fails the session.
-    pub reliable_expiry: f32,
-    /// Seconds between a client's hello attempts.
-    pub connect_retry: f32,
-    /// Seconds a client tries to reach a server before giving up.
-    pub connect_timeout: f32,
-    /// Server: how many clients it takes.
-    pub max_clients: u16,
-    /// Server: the password clients must give, if any.
-    pub password: Option<String>,
-    /// Server: its name, shown to clients.
-    pub server_name: String,
-    /// Server: names no client may take (the host's own player).
-    pub reserved_names: Vec<String>,
-    /// Server: how many entities one client may own at once.
-    pub max_owned_per_client: usize,
-    /// Datagrams queued between two updates before more are dropped.
-    pub inbox_limit: usize,
-    /// Consecutive undecodable datagrams after which a client is dropped.
-    pub bad_packet_limit: u32,
-    /// Server: bytes of entity state per second each client may be sent (split evenly
-    /// over the broadcasts), on top of datagram headers and reliable messages. What does not
-    /// fit waits, by priority (see [`lanyard::KindOptions::priority`]).
-    pub budget: u32,
-    /// Server: seconds after which an entity that has not changed is sent again, so a
-    /// client whose copy drifted is healed.
-    pub refresh: f32,
-    /// Server: seconds a silent client's session (its id, its entities) is kept for it to
-    /// resume, after it timed out. 0 ends the session at the timeout.
-    pub grace: f32,
-    /// Server: how many spectators it takes, on top of `max_clients` players.
-    pub max_spectators: u16,
-    /// Client: join to watch (no entities of our own, no spawns).
-    pub spectator: bool,
-    /// Client: seconds before the second hello of the reconnect ladder; each wait after
-    /// doubles, up to `reconnect_backoff_max`. The ladder runs until the server's grace
-    /// window (which the welcome says) and one `timeout` more have passed, then the
-    /// session is lost ([`NetEvent::ConnectionLost`]).
-    pub reconnect_backoff: f32,
-    /// Client: the longest wait between two hellos of the reconnect ladder.
-    pub reconnect_backoff_max: f32,
-    /// Client: bring the server's state forward to our present before applying it (half
-    /// the measured round trip, in whole ticks: see [`lanyard::ClientContext::lead`]).
-    pub bring_forward: bool,
-}
-
-impl Default for NetConfig {
-    fn default() -> Self {
-        NetConfig {
-            version: wire::PROTOCOL_VERSION,
-            rate: 20.0,
-            timeout: 5.0,
-            heartbeat: 0.5,
-            reliable_expiry: 15.0,
-            connect_retry: 0.25,
-            connect_timeout: 5.0,
-            max_clients: 8,
-            password: None,
-            server_name: "Lanyard server".into(),
-            reserved_names: Vec::new(),
-            max_owned_per_client: 64,
-            inbox_limit: 4096,
-            bad_packet_limit: 64,
-            budget: 12_000,
-            refresh: 4.0,
-            grace: 30.0,
-            max_spectators: 8,
-            spectator: false,
-            reconnect_backoff: 0.25,
-            reconnect_backoff_max: 4.0,
-            bring_forward: true,
-        }
-    }
-}
-
-/// What the user of a [`NetManager`] is told.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum NetEvent {
-    /// Server: a client finished the handshake.
-    ClientJoined {
-        /// Its id.
-        client: ClientId,
-        /// Its player name.
-        name: String,
-        /// Whether it joined to watch.
-        spectator: bool,
-    },
-    /// Server: a client fell silent; its session (id, entities) is kept for the grace
-    /// window ([`NetConfig::grace`]) for it to resume. Past that, [`NetEvent::ClientLeft`]
-    /// follows with [`DisconnectReason::SessionExpired`].
-    ClientSuspended {
-        /// Its id.
-        client: ClientId,
-        /// Its player name.
-        name: String,
-    },
-    /// Server: a client resumed its session (perhaps from a new address).
-    ClientResumed {
-        /// Its id, the same as before.
-        client: ClientId,
-        /// Its player name.
-        name: String,
-    },
-    /// Server: a client is gone; its entities were handled as their kinds say.
-    ClientLeft {
-        /// Its id.
-        client: ClientId,
-        /// Its player name.
-        name: String,
-        /// Why.
-        reason: DisconnectReason,
-    },
-    /// Client: the server accepted us.
-    Joined {
-        /// Our id.
-        client: ClientId,
-        /// The server's name.
-        server_name: String,
-    },
-    /// Client: the server refused us.
-    Rejected {
-        /// Why.
-        reason: RejectReason,
-    },
-    /// Client: no server answered.
-    ConnectFailed,
-    /// Client: the session ended. After a lost link that could not be resumed in time
-    /// the reason is [`DisconnectReason::TimedOut`]; when the server no longer kept the
-    /// session, [`DisconnectReason::SessionExpired`] (join afresh).
-    ConnectionLost {
-        /// Why.
-        reason: DisconnectReason,
-    },
-    /// Client: the link to the server is lost and the reconnect ladder sent its hello
-    /// number `attempt` (1, 2, ...). The world is frozen until [`NetEvent::Resumed`].
-    Reconnecting {
-        /// Which hello of the ladder this is.
-        attempt: u32,
-    },
-    /// Client: the session is resumed: the same client id, our entities, and the world
-    /// brought up to date by the server.
-    Resumed {
-        /// Our id (unchanged).
-        client: ClientId,
-    },
-    /// A game event from a peer (reliable, in order).
-    Event {
-        /// Who sent it: the server, or a client.
-        from: Owner,
-        /// The payload.
-        bytes: Vec<u8>,
-    },
-}
-
-/// Counters that belong to no peer.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct NetCounters {
-    /// Broadcasts (send opportunities used) so far.
-    pub broadcasts: u64,
-    /// Datagrams from addresses that are not peers and not a handshake, or that could not
-    /// be read at all.
-    pub strangers: u64,
-    /// Datagrams from any peer's address whose tag was wrong (corrupted or forged), over the
-    /// whole run: the per-peer counts go when a peer does.
-    pub bad_tags: u64,
-    /// Datagrams from any peer refused as duplicates or replays, over the whole run.
-    pub duplicates: u64,
-    /// Answers to a challenge whose cookie was wrong or stale (a spoofed or replayed
-    /// handshake): nothing was committed for them.
-    pub bad_cookies: u64,
-    /// Datagrams dropped because the inbox was full.
-    pub inbox_overflow: u64,
-    /// Spawn messages that could not be carried out.
-    pub failed_spawns: u64,
-    /// Reliable messages too large to send.
-    pub oversized_messages: u64,
-    /// Bytes received, from anyone, since the start (never decreases).
-    pub bytes_in: u64,
-    /// Bytes sent, to anyone, since the start (never decreases).
-    pub bytes_out: u64,
-    /// The largest datagram received, in bytes.
-    pub largest_in: u64,
-    /// The largest datagram sent, in bytes.
-    pub largest_out: u64,
-}
 
 /// What one [`NetManager::update`] did.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -237,10 +42,6 @@ pub struct SessionInfo {
     /// Its link's counters (round trip, loss).
     pub stats: PeerStats,
 }
-
-/// Where a session's secrets come from: 32 bytes of randomness the caller draws (the
-/// NetManager draws none itself). Give every server and every client session its own.
-pub type Entropy = [u8; 32];
 
 struct Server {
     endpoint: ServerEndpoint,
@@ -687,7 +488,7 @@ impl NetManager {
     }
 
     /// Server: refuses `name` (in any case) to every later handshake for this server's
-    /// lifetime, with [`RejectReason::Banned`]. Kick its session first if it has one.
+    /// lifetime, with [`RejectReason::Banned`](crate::RejectReason::Banned). Kick its session first if it has one.
     pub fn ban(&mut self, name: &str) -> Result<(), NetError> {
         let Side::Server(s) = &mut self.side else {
             return Err(NetError::NotConnected);

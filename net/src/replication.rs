@@ -39,10 +39,11 @@
 //! [`NetManager::set_relevance`]: crate::NetManager::set_relevance
 //! [`KindRegistry::judge_spawns`]: lanyard::KindRegistry::judge_spawns
 
-use crate::connection::{Connection, PeerStats};
+use crate::connection::Connection;
 use crate::core::Core;
 use crate::endpoint::{Peer, log_refusal};
-use crate::manager::NetEvent;
+use crate::event::NetEvent;
+use crate::stats::PeerStats;
 use crate::wire::{self, Body, DATA_ROOM, Entries, Entry, Msg};
 use lanyard::codec::{PacketReader, PacketWriter, Section};
 use lanyard::pose::BodyState;

@@ -60,9 +60,7 @@ use lanyard::{ClientId, KindId, NetId, Owner};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
-/// The protocol version this build speaks. Peers with another version are refused at the
-/// handshake.
-pub const PROTOCOL_VERSION: u16 = 5;
+pub use crate::config::PROTOCOL_VERSION;
 
 /// The largest datagram payload Lanyard sends (well under a typical 1500-byte MTU).
 pub const MAX_DATAGRAM: usize = 1200;

@@ -5,7 +5,7 @@
 //! (`tests/fixtures/`: a dedicated server and two bots) several times, checking the hash at
 //! every tick, and reports the median.
 
-use lanyard::record::Replay;
+use lanyard::replay::Replay;
 use lanyard_game::kinds;
 use std::sync::Arc;
 use std::time::Instant;

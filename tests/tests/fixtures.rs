@@ -5,7 +5,8 @@
 //! change on purpose.
 
 use lanyard::KindId;
-use lanyard::record::{Op, Recording, Replay};
+use lanyard::record::{Op, Recording};
+use lanyard::replay::Replay;
 use lanyard_game::kinds;
 use std::sync::Arc;
 

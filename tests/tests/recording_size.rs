@@ -3,7 +3,7 @@
 //! stays under 3 MB for 12 s. Both replay bit-exact.
 
 use lanyard::prelude::*;
-use lanyard::record::Replay;
+use lanyard::replay::Replay;
 use lanyard::{GroupConfig, demo};
 use lanyard_game::bot::Bot;
 use lanyard_game::game::{Game, Options, TICK_HZ};

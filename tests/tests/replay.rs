@@ -4,7 +4,8 @@
 use lanyard::Error;
 use lanyard::demo;
 use lanyard::prelude::*;
-use lanyard::record::{Op, Recording, Replay, Step};
+use lanyard::record::{Op, Recording};
+use lanyard::replay::{Replay, Step};
 use lanyard_net::NetConfig;
 use lanyard_tests::scenario::{DemoScenario, Scenario, crates_and_balls, player};
 use lanyard_tests::{demo_registry, mixed_scene};

@@ -5,7 +5,7 @@
 use lanyard::demo;
 use lanyard::interp::Smoother;
 use lanyard::prelude::*;
-use lanyard::record::Replay;
+use lanyard::replay::Replay;
 use lanyard_net::{Conditions, NetConfig};
 use lanyard_tests::demo_registry;
 use lanyard_tests::scenario::{DemoScenario, Scenario, crates_and_balls, player};

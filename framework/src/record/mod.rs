@@ -1,4 +1,5 @@
-//! Recording a group's session and replaying it headless, bit for bit.
+//! The recording format: what a session's recording holds and how it is laid out, below
+//! the group that writes it ([`replay`](crate::replay) reads it back, above the pipeline).
 //!
 //! A recording is what a replay needs and nothing more: the registered kinds, the scene's
 //! name, the initial world (a [`snapshot`](crate::EntityGroup::snapshot)), and then, tick
@@ -26,7 +27,5 @@
 //! happens.
 
 pub(crate) mod format;
-mod replay;
 
 pub use format::{BLOCK_TICKS, Op, RECORDING_VERSION, Recording, RecordingHeader, TickRecord};
-pub use replay::{Divergence, EntityDiff, Replay, Step};

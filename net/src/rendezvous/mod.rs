@@ -94,30 +94,7 @@ const MAGIC: [u8; 4] = *b"LYRV";
 const HEADER_LEN: usize = MAGIC.len() + 1;
 const DECODE_LIMIT: usize = 16 * 1024;
 
-/// Why the rendezvous server refused a request.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub enum Refusal {
-    /// Another host has a live registration under that name.
-    NameTaken,
-    /// Game names are 1 to 32 characters, with no control characters.
-    BadName,
-    /// This IP address already has as many games registered as the server allows.
-    TooMany {
-        /// The limit per address.
-        max: u16,
-    },
-    /// The server keeps as many games as it can.
-    Full,
-    /// No game is registered under that name (or its registration expired).
-    NoSuchGame,
-    /// Too many join requests from this address: try again in a few seconds.
-    Busy,
-    /// The server speaks another version of the rendezvous protocol.
-    Version {
-        /// The server's version.
-        server: u8,
-    },
-}
+pub use crate::error::Refusal;
 
 impl fmt::Display for Refusal {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

@@ -1,12 +1,13 @@
-//! Replaying a recording through a group, through the one frame pipeline.
+//! Replaying a recording headless, bit for bit, through the group's one frame pipeline
+//! (the format it reads is [`record`](crate::record)'s).
 
-use super::format::{Op, Recording, RecordingHeader};
 use crate::codec::Section;
 use crate::controller::SpawnRequest;
 use crate::error::Error;
 use crate::group::EntityGroup;
 use crate::id::{NetId, Owner};
 use crate::pipeline::{FrameDriver, FramePass};
+use crate::record::{Op, Recording, RecordingHeader};
 use crate::registry::KindRegistry;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
@@ -161,7 +162,7 @@ fn diff(recorded: &[(NetId, [f32; 7])], replayed: &[(NetId, [f32; 7])]) -> Vec<E
 /// ```no_run
 /// # use std::sync::Arc;
 /// # let registry = Arc::new(lanyard::KindRegistry::new());
-/// use lanyard::record::Replay;
+/// use lanyard::replay::Replay;
 /// let bytes = std::fs::read("session.lnyr").unwrap();
 /// let mut replay = Replay::open(&bytes, registry).unwrap();
 /// replay.run_to(120).unwrap();               // checks the hash at every tick on the way
@@ -390,62 +391,8 @@ impl ReplayDriver<'_> {
             if stop(op) {
                 return;
             }
-            if let Some(held) = &mut self.decisions
-                && hold_own(pass, op, self.sections, held)
-            {
-                continue;
-            }
-            apply(pass, op, self.sections);
+            apply(pass, op, self.sections, self.decisions.as_mut());
         }
-    }
-}
-
-/// In decision mode, keeps a recorded section of one of the group's own entities (or a
-/// run of repeats that includes them) instead of offering it: the server paths write
-/// their own. Returns whether the op was wholly taken.
-fn hold_own(
-    pass: &mut FramePass<'_>,
-    op: &Op,
-    sections: &mut HashMap<NetId, Vec<u8>>,
-    held: &mut HashMap<NetId, Vec<u8>>,
-) -> bool {
-    let own = |pass: &FramePass<'_>, net: NetId| {
-        let g = pass.group();
-        g.by_net(net).is_some_and(|e| g.has_authority(e.owner()))
-    };
-    match op {
-        Op::Section { net, payload } if own(pass, *net) => {
-            sections.insert(*net, payload.clone());
-            held.insert(*net, payload.clone());
-            true
-        }
-        Op::Repeat { first, count } => {
-            let nets: Vec<NetId> = (0..*count)
-                .filter_map(|k| first.0.checked_add(k))
-                .map(NetId)
-                .collect();
-            if !nets.iter().any(|n| own(pass, *n)) {
-                return false;
-            }
-            for net in nets {
-                let Some(payload) = sections.get(&net).cloned() else {
-                    continue;
-                };
-                if own(pass, net) {
-                    held.insert(net, payload);
-                } else {
-                    pass.offer_section(
-                        Section {
-                            net_id: net,
-                            payload: &payload,
-                        },
-                        Owner::Server,
-                    );
-                }
-            }
-            true
-        }
-        _ => false,
     }
 }
 
@@ -499,17 +446,45 @@ impl FrameDriver for ReplayDriver<'_> {
     }
 }
 
+/// Offers a recorded section to its entity, or, in decision mode (`held`), keeps one of
+/// the group's own entities' sections instead: its server path writes its own, to be
+/// compared with it.
+fn offer(
+    pass: &mut FramePass<'_>,
+    net: NetId,
+    payload: &[u8],
+    held: Option<&mut HashMap<NetId, Vec<u8>>>,
+) {
+    let g = pass.group();
+    let own = g.by_net(net).is_some_and(|e| g.has_authority(e.owner()));
+    match held {
+        Some(held) if own => {
+            held.insert(net, payload.to_vec());
+        }
+        _ => {
+            pass.offer_section(
+                Section {
+                    net_id: net,
+                    payload,
+                },
+                Owner::Server,
+            );
+        }
+    }
+}
+
 /// Redoes one recorded op. The ops did happen in the recorded session; one that cannot be
 /// redone here leaves the replay to diverge, which the hash then reports.
-fn apply(pass: &mut FramePass<'_>, op: &Op, sections: &mut HashMap<NetId, Vec<u8>>) {
+fn apply(
+    pass: &mut FramePass<'_>,
+    op: &Op,
+    sections: &mut HashMap<NetId, Vec<u8>>,
+    mut held: Option<&mut HashMap<NetId, Vec<u8>>>,
+) {
     match op {
         Op::Section { net, payload } => {
             sections.insert(*net, payload.clone());
-            let section = Section {
-                net_id: *net,
-                payload,
-            };
-            pass.offer_section(section, Owner::Server);
+            offer(pass, *net, payload, held);
             return;
         }
         Op::Repeat { first, count } => {
@@ -518,13 +493,7 @@ fn apply(pass: &mut FramePass<'_>, op: &Op, sections: &mut HashMap<NetId, Vec<u8
                 .map(NetId)
             {
                 if let Some(payload) = sections.get(&net) {
-                    pass.offer_section(
-                        Section {
-                            net_id: net,
-                            payload,
-                        },
-                        Owner::Server,
-                    );
+                    offer(pass, net, payload, held.as_deref_mut());
                 }
             }
             return;

@@ -1,0 +1,97 @@
+//! How a [`NetManager`](crate::NetManager) behaves ([`NetConfig`]) and where its secrets
+//! come from ([`Entropy`]): plain values, below everything else in the crate.
+
+/// The protocol version this build speaks. Peers with another version are refused at the
+/// handshake.
+pub const PROTOCOL_VERSION: u16 = 5;
+
+/// How a [`NetManager`](crate::NetManager) behaves. The defaults suit a LAN game.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NetConfig {
+    /// The protocol version spoken (tests change it to provoke a mismatch).
+    pub version: u16,
+    /// Broadcasts per second, on the server and for a client's own entities. Under 30 unless
+    /// you mean it.
+    pub rate: f32,
+    /// Seconds of silence after which a peer is considered gone.
+    pub timeout: f32,
+    /// Seconds of idleness after which a heartbeat is sent.
+    pub heartbeat: f32,
+    /// Seconds after which an unacknowledged reliable message fails the session.
+    pub reliable_expiry: f32,
+    /// Seconds between a client's hello attempts.
+    pub connect_retry: f32,
+    /// Seconds a client tries to reach a server before giving up.
+    pub connect_timeout: f32,
+    /// Server: how many clients it takes.
+    pub max_clients: u16,
+    /// Server: the password clients must give, if any.
+    pub password: Option<String>,
+    /// Server: its name, shown to clients.
+    pub server_name: String,
+    /// Server: names no client may take (the host's own player).
+    pub reserved_names: Vec<String>,
+    /// Server: how many entities one client may own at once.
+    pub max_owned_per_client: usize,
+    /// Datagrams queued between two updates before more are dropped.
+    pub inbox_limit: usize,
+    /// Consecutive undecodable datagrams after which a client is dropped.
+    pub bad_packet_limit: u32,
+    /// Server: bytes of entity state per second each client may be sent (split evenly
+    /// over the broadcasts), on top of datagram headers and reliable messages. What does not
+    /// fit waits, by priority (see [`lanyard::KindOptions::priority`]).
+    pub budget: u32,
+    /// Server: seconds after which an entity that has not changed is sent again, so a
+    /// client whose copy drifted is healed.
+    pub refresh: f32,
+    /// Server: seconds a silent client's session (its id, its entities) is kept for it to
+    /// resume, after it timed out. 0 ends the session at the timeout.
+    pub grace: f32,
+    /// Server: how many spectators it takes, on top of `max_clients` players.
+    pub max_spectators: u16,
+    /// Client: join to watch (no entities of our own, no spawns).
+    pub spectator: bool,
+    /// Client: seconds before the second hello of the reconnect ladder; each wait after
+    /// doubles, up to `reconnect_backoff_max`. The ladder runs until the server's grace
+    /// window (which the welcome says) and one `timeout` more have passed, then the
+    /// session is lost ([`NetEvent::ConnectionLost`](crate::NetEvent::ConnectionLost)).
+    pub reconnect_backoff: f32,
+    /// Client: the longest wait between two hellos of the reconnect ladder.
+    pub reconnect_backoff_max: f32,
+    /// Client: bring the server's state forward to our present before applying it (half
+    /// the measured round trip, in whole ticks: see [`lanyard::ClientContext::lead`]).
+    pub bring_forward: bool,
+}
+
+impl Default for NetConfig {
+    fn default() -> Self {
+        NetConfig {
+            version: PROTOCOL_VERSION,
+            rate: 20.0,
+            timeout: 5.0,
+            heartbeat: 0.5,
+            reliable_expiry: 15.0,
+            connect_retry: 0.25,
+            connect_timeout: 5.0,
+            max_clients: 8,
+            password: None,
+            server_name: "Lanyard server".into(),
+            reserved_names: Vec::new(),
+            max_owned_per_client: 64,
+            inbox_limit: 4096,
+            bad_packet_limit: 64,
+            budget: 12_000,
+            refresh: 4.0,
+            grace: 30.0,
+            max_spectators: 8,
+            spectator: false,
+            reconnect_backoff: 0.25,
+            reconnect_backoff_max: 4.0,
+            bring_forward: true,
+        }
+    }
+}
+
+/// Where a session's secrets come from: 32 bytes of randomness the caller draws (the
+/// NetManager draws none itself). Give every server and every client session its own.
+pub type Entropy = [u8; 32];

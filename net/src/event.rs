@@ -1,0 +1,83 @@
+//! What the user of a [`NetManager`](crate::NetManager) is told ([`NetEvent`]).
+
+use crate::error::{DisconnectReason, RejectReason};
+use lanyard::{ClientId, Owner};
+
+/// What the user of a [`NetManager`](crate::NetManager) is told.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum NetEvent {
+    /// Server: a client finished the handshake.
+    ClientJoined {
+        /// Its id.
+        client: ClientId,
+        /// Its player name.
+        name: String,
+        /// Whether it joined to watch.
+        spectator: bool,
+    },
+    /// Server: a client fell silent; its session (id, entities) is kept for the grace
+    /// window ([`NetConfig::grace`](crate::NetConfig::grace)) for it to resume. Past that, [`NetEvent::ClientLeft`]
+    /// follows with [`DisconnectReason::SessionExpired`].
+    ClientSuspended {
+        /// Its id.
+        client: ClientId,
+        /// Its player name.
+        name: String,
+    },
+    /// Server: a client resumed its session (perhaps from a new address).
+    ClientResumed {
+        /// Its id, the same as before.
+        client: ClientId,
+        /// Its player name.
+        name: String,
+    },
+    /// Server: a client is gone; its entities were handled as their kinds say.
+    ClientLeft {
+        /// Its id.
+        client: ClientId,
+        /// Its player name.
+        name: String,
+        /// Why.
+        reason: DisconnectReason,
+    },
+    /// Client: the server accepted us.
+    Joined {
+        /// Our id.
+        client: ClientId,
+        /// The server's name.
+        server_name: String,
+    },
+    /// Client: the server refused us.
+    Rejected {
+        /// Why.
+        reason: RejectReason,
+    },
+    /// Client: no server answered.
+    ConnectFailed,
+    /// Client: the session ended. After a lost link that could not be resumed in time
+    /// the reason is [`DisconnectReason::TimedOut`]; when the server no longer kept the
+    /// session, [`DisconnectReason::SessionExpired`] (join afresh).
+    ConnectionLost {
+        /// Why.
+        reason: DisconnectReason,
+    },
+    /// Client: the link to the server is lost and the reconnect ladder sent its hello
+    /// number `attempt` (1, 2, ...). The world is frozen until [`NetEvent::Resumed`].
+    Reconnecting {
+        /// Which hello of the ladder this is.
+        attempt: u32,
+    },
+    /// Client: the session is resumed: the same client id, our entities, and the world
+    /// brought up to date by the server.
+    Resumed {
+        /// Our id (unchanged).
+        client: ClientId,
+    },
+    /// A game event from a peer (reliable, in order).
+    Event {
+        /// Who sent it: the server, or a client.
+        from: Owner,
+        /// The payload.
+        bytes: Vec<u8>,
+    },
+}

@@ -1,0 +1,89 @@
+//! The counters the network layer keeps: per peer ([`PeerStats`]) and for no peer
+//! ([`NetCounters`]).
+
+/// Counters for one peer, readable through the API.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct PeerStats {
+    /// Datagrams received and accepted (tag right, not a replay).
+    pub packets_in: u64,
+    /// Datagrams sent.
+    pub packets_out: u64,
+    /// Bytes received in accepted datagrams.
+    pub bytes_in: u64,
+    /// Bytes sent.
+    pub bytes_out: u64,
+    /// Reliable messages sent again because no ack came in time.
+    pub resends: u64,
+    /// Datagrams from the peer's address whose tag was wrong (corrupted on the way, or
+    /// forged): dropped before any field was read.
+    pub bad_tags: u64,
+    /// Datagrams with a right tag that could not be decoded.
+    pub bad_datagrams: u64,
+    /// Datagrams received again (duplicated on the way, or replayed by someone): refused.
+    pub duplicates: u64,
+    /// Sections skipped because their datagram was older than one already applied.
+    pub dropped_stale: u64,
+    /// Server: bytes of state entries sent to this client (headers excluded). Client: bytes
+    /// of state entries received.
+    pub state_bytes: u64,
+    /// Server: state entries sent to this client. Client: state entries received.
+    pub entries: u64,
+    /// Client: state entries whose baseline it did not hold (never expected: counted so a
+    /// test can say so).
+    pub missing_baselines: u64,
+    /// Sections for entities that do not exist (here).
+    pub dropped_unknown_entity: u64,
+    /// Sections for entities the peer does not own.
+    pub dropped_not_owner: u64,
+    /// Sections the entity's validation hook judged illegal.
+    pub dropped_illegal: u64,
+    /// Spawn requests the server refused (kind, parameters, claimed state or count).
+    pub refused_spawns: u64,
+    /// Corrections: on a server, sent to this client; on a client, received.
+    pub corrections: u64,
+    /// Reliable messages that were not acceptable (wrong direction, bad content).
+    pub refused_messages: u64,
+    /// Smoothed round-trip time in milliseconds from acks (0 until the first ack): what
+    /// resends wait on. It includes the time the peer waits before it next sends.
+    pub rtt_ms: f32,
+    /// The round trip on the wire in milliseconds, from clock stamps each side echoes with
+    /// how long it held them (0 until the first echo): the ping a player should see.
+    pub ping_ms: f32,
+    /// Milliseconds since a datagram from the peer was last taken (filled in when the
+    /// stats are read).
+    pub silence_ms: f32,
+    /// Estimated fraction of datagrams to this peer that are lost (0 to 1).
+    pub loss: f32,
+}
+
+/// Counters that belong to no peer.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct NetCounters {
+    /// Broadcasts (send opportunities used) so far.
+    pub broadcasts: u64,
+    /// Datagrams from addresses that are not peers and not a handshake, or that could not
+    /// be read at all.
+    pub strangers: u64,
+    /// Datagrams from any peer's address whose tag was wrong (corrupted or forged), over the
+    /// whole run: the per-peer counts go when a peer does.
+    pub bad_tags: u64,
+    /// Datagrams from any peer refused as duplicates or replays, over the whole run.
+    pub duplicates: u64,
+    /// Answers to a challenge whose cookie was wrong or stale (a spoofed or replayed
+    /// handshake): nothing was committed for them.
+    pub bad_cookies: u64,
+    /// Datagrams dropped because the inbox was full.
+    pub inbox_overflow: u64,
+    /// Spawn messages that could not be carried out.
+    pub failed_spawns: u64,
+    /// Reliable messages too large to send.
+    pub oversized_messages: u64,
+    /// Bytes received, from anyone, since the start (never decreases).
+    pub bytes_in: u64,
+    /// Bytes sent, to anyone, since the start (never decreases).
+    pub bytes_out: u64,
+    /// The largest datagram received, in bytes.
+    pub largest_in: u64,
+    /// The largest datagram sent, in bytes.
+    pub largest_out: u64,
+}
