@@ -1,0 +1,273 @@
+//! DATA datagrams: the fixed header (sequence, acks, clock stamps, broadcast number), the
+//! reliable messages a datagram carries, and a server's state entries.
+
+use super::{DATA_HEADER_LEN, MAX_MESSAGE, take};
+use crate::error::NetError;
+use lanyard::NetId;
+use lanyard::codec::put_varint;
+
+/// The fixed fields of a DATA datagram.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct DataHeader {
+    /// This datagram's sequence number.
+    pub(crate) seq: u32,
+    /// The newest datagram the sender received from us.
+    pub(crate) ack: u32,
+    /// Which of the 32 datagrams before `ack` the sender received.
+    pub(crate) ack_bits: u32,
+    /// The sender's broadcast number.
+    pub(crate) frame: u32,
+    /// The sender's clock when it sent this, in milliseconds (wrapping).
+    pub(crate) time: u16,
+    /// The newest `time` the sender received from us...
+    pub(crate) echo: u16,
+    /// ...and how many milliseconds it held it before sending this ([`NO_ECHO`]: none
+    /// yet). The round trip is our clock now, less `echo`, less `held`: it does not count
+    /// the time the peer waited for its next send, as an ack's timing would.
+    pub(crate) held: u16,
+}
+
+/// `held` when there is nothing to echo yet.
+pub(crate) const NO_ECHO: u16 = u16::MAX;
+
+impl DataHeader {
+    /// Appends it.
+    pub(crate) fn write(&self, out: &mut Vec<u8>) {
+        for v in [self.seq, self.ack, self.ack_bits, self.frame] {
+            out.extend_from_slice(&v.to_le_bytes());
+        }
+        for v in [self.time, self.echo, self.held] {
+            out.extend_from_slice(&v.to_le_bytes());
+        }
+    }
+}
+
+/// A decoded DATA body (tag already checked and removed): its header, its reliable messages
+/// (still encoded) and its packet of sections (for [`lanyard::codec::PacketReader`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Data<'a> {
+    pub(crate) header: DataHeader,
+    /// `(id, encoded message)` in the order they were written.
+    pub(crate) messages: Vec<(u32, &'a [u8])>,
+    pub(crate) sections: &'a [u8],
+}
+
+fn varint(rest: &mut &[u8]) -> Result<usize, NetError> {
+    let mut v: usize = 0;
+    for i in 0..3 {
+        let [b] = take::<1>(rest)?;
+        v |= usize::from(b & 0x7f) << (7 * i);
+        if b & 0x80 == 0 {
+            return Ok(v);
+        }
+    }
+    Err(NetError::Malformed("varint too long".into()))
+}
+
+/// Reads only the header of a DATA body (for the replay check before anything else).
+pub(crate) fn parse_data_header(body: &[u8]) -> Result<DataHeader, NetError> {
+    let mut rest = body;
+    let mut field = || -> Result<u32, NetError> { Ok(u32::from_le_bytes(take::<4>(&mut rest)?)) };
+    let (seq, ack, ack_bits, frame) = (field()?, field()?, field()?, field()?);
+    let mut short = || -> Result<u16, NetError> { Ok(u16::from_le_bytes(take::<2>(&mut rest)?)) };
+    Ok(DataHeader {
+        seq,
+        ack,
+        ack_bits,
+        frame,
+        time: short()?,
+        echo: short()?,
+        held: short()?,
+    })
+}
+
+/// Decodes a DATA body.
+pub(crate) fn parse_data(body: &[u8]) -> Result<Data<'_>, NetError> {
+    let header = parse_data_header(body)?;
+    let mut rest = &body[DATA_HEADER_LEN..];
+    let count = varint(&mut rest)?;
+    // Each message takes at least 5 bytes, so the count cannot exceed what is there.
+    if count > rest.len() / 5 {
+        return Err(NetError::Malformed(
+            "message count larger than the datagram".into(),
+        ));
+    }
+    let mut messages = Vec::with_capacity(count);
+    for _ in 0..count {
+        let id = u32::from_le_bytes(take::<4>(&mut rest)?);
+        let len = varint(&mut rest)?;
+        if len > rest.len() || len > MAX_MESSAGE {
+            return Err(NetError::Truncated);
+        }
+        let (m, tail) = rest.split_at(len);
+        messages.push((id, m));
+        rest = tail;
+    }
+    Ok(Data {
+        header,
+        messages,
+        sections: rest,
+    })
+}
+
+/// How a server's state entry gives an entity's section.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Body<'a> {
+    /// The whole section.
+    Full(&'a [u8]),
+    /// A delta against the section of `age` frames ago.
+    Delta { age: u32, delta: &'a [u8] },
+    /// The same as the section of `age` frames ago.
+    Same { age: u32 },
+    /// The same as the newest section the client holds, for this entity and the `run`
+    /// network ids after it.
+    SameAsNewest { run: u32 },
+}
+
+/// One state entry of a server's DATA body.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Entry<'a> {
+    pub(crate) net: NetId,
+    pub(crate) body: Body<'a>,
+}
+
+fn put_u32(out: &mut Vec<u8>, v: u32) {
+    put_varint(out, u64::from(v));
+}
+
+fn get_u32(rest: &mut &[u8]) -> Result<u32, NetError> {
+    let mut v: u64 = 0;
+    for i in 0..5 {
+        let [b] = take::<1>(rest)?;
+        v |= u64::from(b & 0x7f) << (7 * i);
+        if b & 0x80 == 0 {
+            return u32::try_from(v).map_err(|_| NetError::Malformed("varint too large".into()));
+        }
+    }
+    Err(NetError::Malformed("varint too long".into()))
+}
+
+/// Appends a state entry; `prev` is the network id of the entry before it in the same
+/// datagram (entries go in rising order).
+pub(crate) fn put_entry(out: &mut Vec<u8>, prev: Option<NetId>, e: &Entry<'_>) {
+    put_u32(out, prev.map_or(e.net.0, |p| e.net.0.wrapping_sub(p.0)));
+    let (code, bytes) = match e.body {
+        Body::Full(b) => (0, Some(b)),
+        Body::Delta { age, delta } => (1 | u64::from(age) << 2, Some(delta)),
+        Body::Same { age } => (2 | u64::from(age) << 2, None),
+        Body::SameAsNewest { run } => (3 | u64::from(run) << 2, None),
+    };
+    put_varint(out, code);
+    if let Some(b) = bytes {
+        put_varint(out, b.len() as u64);
+        out.extend_from_slice(b);
+    }
+}
+
+/// The bytes [`put_entry`] writes.
+pub(crate) fn entry_cost(prev: Option<NetId>, e: &Entry<'_>) -> usize {
+    let mut scratch = Vec::with_capacity(8);
+    let payload = match e.body {
+        Body::Full(b) | Body::Delta { delta: b, .. } => b.len(),
+        Body::Same { .. } | Body::SameAsNewest { .. } => 0,
+    };
+    let head = match e.body {
+        Body::Full(_) => Entry {
+            net: e.net,
+            body: Body::Full(&[]),
+        },
+        Body::Delta { age, .. } => Entry {
+            net: e.net,
+            body: Body::Delta { age, delta: &[] },
+        },
+        _ => *e,
+    };
+    put_entry(&mut scratch, prev, &head);
+    // The length varint of an empty payload took one byte; a long one takes two.
+    scratch.len() + payload + usize::from(payload >= 128)
+}
+
+/// Reads the state entries of a server's DATA body. Yields each well-formed entry; on a
+/// malformed one it yields the error once and ends.
+pub(crate) struct Entries<'a> {
+    rest: &'a [u8],
+    prev: Option<NetId>,
+    failed: bool,
+}
+
+impl<'a> Entries<'a> {
+    pub(crate) fn new(state: &'a [u8]) -> Self {
+        Entries {
+            rest: state,
+            prev: None,
+            failed: false,
+        }
+    }
+
+    fn next_entry(&mut self) -> Result<Entry<'a>, NetError> {
+        let n = get_u32(&mut self.rest)?;
+        let net = match self.prev {
+            None => NetId(n),
+            Some(p) if n > 0 => NetId(
+                p.0.checked_add(n)
+                    .ok_or_else(|| NetError::Malformed("network id overflow".into()))?,
+            ),
+            Some(_) => return Err(NetError::Malformed("entries out of order".into())),
+        };
+        let code = get_u32(&mut self.rest)?;
+        let age = code >> 2;
+        let bytes = |rest: &mut &'a [u8]| -> Result<&'a [u8], NetError> {
+            let len = get_u32(rest)? as usize;
+            if len > rest.len() {
+                return Err(NetError::Truncated);
+            }
+            let (b, tail) = rest.split_at(len);
+            *rest = tail;
+            Ok(b)
+        };
+        let body = match code & 3 {
+            0 if age == 0 => Body::Full(bytes(&mut self.rest)?),
+            1 => Body::Delta {
+                age,
+                delta: bytes(&mut self.rest)?,
+            },
+            2 => Body::Same { age },
+            3 => Body::SameAsNewest { run: age },
+            _ => return Err(NetError::Malformed("bad entry code".into())),
+        };
+        self.prev = Some(match body {
+            Body::SameAsNewest { run } => NetId(
+                net.0
+                    .checked_add(run)
+                    .ok_or_else(|| NetError::Malformed("network id overflow".into()))?,
+            ),
+            _ => net,
+        });
+        Ok(Entry { net, body })
+    }
+}
+
+impl<'a> Iterator for Entries<'a> {
+    type Item = Result<Entry<'a>, NetError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.failed || self.rest.is_empty() {
+            return None;
+        }
+        let e = self.next_entry();
+        self.failed = e.is_err();
+        Some(e)
+    }
+}
+
+/// Appends one reliable message to a DATA body under construction.
+pub(crate) fn put_message(out: &mut Vec<u8>, id: u32, encoded: &[u8]) {
+    out.extend_from_slice(&id.to_le_bytes());
+    put_varint(out, encoded.len() as u64);
+    out.extend_from_slice(encoded);
+}
+
+/// The bytes a message takes inside a DATA body.
+pub(crate) fn message_cost(encoded_len: usize) -> usize {
+    4 + if encoded_len < 128 { 1 } else { 2 } + encoded_len
+}

@@ -1,0 +1,86 @@
+//! The reliable channel's messages: spawns, despawns, ownership, corrections, game events.
+
+use lanyard::pose::BodyState;
+use lanyard::{KindId, NetId, Owner};
+use serde::{Deserialize, Serialize};
+
+/// A reliable message. Spawns, despawns, ownership, corrections and game events travel
+/// this way: acknowledged, resent, delivered once and in order.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub(crate) enum Msg {
+    /// Server to clients: an entity exists.
+    Spawn {
+        net: NetId,
+        kind: KindId,
+        owner: Owner,
+        params: Vec<u8>,
+        /// Where its body is now.
+        state: Placed,
+    },
+    /// Server to clients: an entity is gone.
+    Despawn { net: NetId },
+    /// Server to clients: an entity changed hands.
+    SetOwner { net: NetId, owner: Owner },
+    /// Client to server: please spawn this entity for me; I already use it under
+    /// `provisional`.
+    SpawnRequest {
+        provisional: NetId,
+        kind: KindId,
+        params: Vec<u8>,
+        /// Where its body is now on the client.
+        state: BodyState,
+    },
+    /// Server to the requesting client: your spawn is `net` from now on.
+    SpawnConfirmed { provisional: NetId, net: NetId },
+    /// Server to the requesting client: that spawn is not allowed; remove it.
+    SpawnRefused { provisional: NetId },
+    /// Client to server: I despawned my entity.
+    DespawnRequest { net: NetId },
+    /// Server to an owner: the server's own state of your entity's body, after it refused
+    /// your section. Go back to it.
+    Correction { net: NetId, state: BodyState },
+    /// A game event (an explosion, a chat line), as bytes the game encodes.
+    Event { bytes: Vec<u8> },
+    /// Client to server: I lack the baseline your last state of this entity named; send it
+    /// whole next time. (Never expected: a safety net, counted as `missing_baselines`.)
+    Resync { net: NetId },
+    /// Server to a client that resumed its session: the spawns since the resume named
+    /// every entity you need; drop the others you have (they went while you were away).
+    WorldSent,
+    /// Client to server: send me the whole world again (I rebuilt mine); answered as a
+    /// resume is, at most once every few seconds.
+    ResendWorld,
+}
+
+/// A body's state in a spawn message: exact, with the velocities left out when the body
+/// rests (most of a world a client joins does), 29 bytes instead of 53.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub(crate) struct Placed {
+    pos: [f32; 3],
+    rot: [f32; 4],
+    /// Linear and angular velocity, unless both are zero.
+    vel: Option<([f32; 3], [f32; 3])>,
+}
+
+impl From<BodyState> for Placed {
+    fn from(s: BodyState) -> Self {
+        let moving = s.linvel != [0.0; 3] || s.angvel != [0.0; 3];
+        Placed {
+            pos: s.pos,
+            rot: s.rot,
+            vel: moving.then_some((s.linvel, s.angvel)),
+        }
+    }
+}
+
+impl From<Placed> for BodyState {
+    fn from(p: Placed) -> Self {
+        let (linvel, angvel) = p.vel.unwrap_or_default();
+        BodyState {
+            pos: p.pos,
+            rot: p.rot,
+            linvel,
+            angvel,
+        }
+    }
+}

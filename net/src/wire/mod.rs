@@ -1,0 +1,348 @@
+//! The datagram format (its version is [`PROTOCOL_VERSION`]): the header and the control
+//! messages here, and one file per message family: [`handshake`], [`data`], [`message`].
+//!
+//! ```text
+//! datagram  := "LY" version:u16 kind:u8 body
+//! HELLO     (client -> server): nonce:u64 client_pub:[32] zeros to HELLO_LEN bytes in all
+//! CHALLENGE (server -> client): nonce:u64 cookie:[16] server_pub:[32]       (< HELLO_LEN)
+//! CONNECT   (client -> server): nonce:u64 client_pub:[32] cookie:[16] request, tag:[16]
+//! WELCOME   (server -> client): bincode Welcome, tag:[16]
+//! REJECT    (server -> client): bincode Refusal, tag:[16] once the cookie came back
+//! DATA      (both ways):        seq:u32 ack:u32 ack_bits:u32 frame:u32 count:varint
+//!                               (id:u32 len:varint message[len]){count} state, tag:[16]
+//! BYE       (both ways):        bincode Bye, tag:[16]
+//! ```
+//!
+//! All integers are little-endian. After the handshake every datagram ends in a tag: a
+//! keyed BLAKE3 hash, under the session key both sides derived from an X25519 key
+//! agreement and the direction it travels, of the datagram's first 27 bytes (header and DATA header) and the BLAKE3
+//! digest of the rest. A datagram whose tag is wrong is dropped before any field in it is used, so corruption on the wire and forgery
+//! by a third host change nothing; `seq` then refuses replays (a window of 32).
+//!
+//! The handshake costs the server nothing until the client proves it receives at its
+//! address: the challenge carries a stateless cookie (a keyed hash of the address, the
+//! hello's values and a time epoch), and it is smaller than the padded hello it answers.
+//! The CONNECT is tagged with the session key the client derived, so the server admits
+//! nobody whose key differs from its own (a corrupted challenge) and reads no request that
+//! changed on the way. The password never travels: the request carries a keyed hash of
+//! the session key under a key derived from the password.
+//!
+//! `seq` numbers datagrams for acks (`ack` is the newest datagram received from the peer,
+//! bit `i` of `ack_bits` says whether `ack - 1 - i` was received too). `frame` numbers the
+//! sender's broadcasts: the sections of a datagram from an older frame than one already
+//! applied are stale and skipped. The messages are the reliable channel (ordered by `id`);
+//! the state is the frame's entity state.
+//!
+//! A client's state is a packet of whole sections ([`lanyard::codec::PacketReader`]). The
+//! server's is a run of *entries* in rising network-id order, each self-contained in its
+//! datagram:
+//!
+//! ```text
+//! entry := net:varint code:varint [len:varint bytes[len]]
+//!   net   the first entry's network id, then the gap from the entry before
+//!   code  mode | age << 2, where age counts frames back from the datagram's frame to the
+//!         baseline: a section the client acknowledged
+//!   mode 0: the whole section (age 0)
+//!   mode 1: a delta against the baseline, by the kind's DeltaCodec
+//!   mode 2: the same bytes as the baseline (no bytes)
+//!   mode 3: the same bytes as the newest section the client holds (no bytes), for this
+//!           entity and the next `age` network ids after it (a run of resting entities);
+//!           only sent when nothing was sent since the baseline
+//! ```
+//!
+//! Decoding is total: any bytes give a value or a [`NetError`], never a panic, and nothing
+//! is allocated beyond what the datagram holds.
+
+use crate::crypto::TAG_LEN;
+use crate::error::{DisconnectReason, NetError, RejectReason};
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+
+mod data;
+mod handshake;
+mod message;
+
+pub use crate::config::PROTOCOL_VERSION;
+pub(crate) use data::*;
+pub(crate) use handshake::*;
+pub(crate) use message::*;
+
+/// The largest datagram payload Lanyard sends (well under a typical 1500-byte MTU).
+pub const MAX_DATAGRAM: usize = 1200;
+
+/// The largest reliable message.
+pub const MAX_MESSAGE: usize = 1100;
+
+const MAGIC: [u8; 2] = *b"LY";
+/// Bytes before the body: magic, version, kind.
+pub(crate) const HEADER_LEN: usize = 5;
+/// Bytes of a DATA body before its messages: seq, ack, ack bits, frame.
+pub(crate) const DATA_HEADER_LEN: usize = 22;
+/// The size of a hello, padding included: larger than anything the server answers to an
+/// address that has not proved it receives there.
+pub const HELLO_LEN: usize = 256;
+// The tag's split is the end of a DATA datagram's sequence fields.
+const _: () = assert!(crate::crypto::SPLIT == HEADER_LEN + DATA_HEADER_LEN);
+
+/// Room for sections in one DATA datagram after its header, message count and tag.
+pub(crate) const DATA_ROOM: usize = MAX_DATAGRAM - HEADER_LEN - DATA_HEADER_LEN - 1 - TAG_LEN;
+
+/// What a datagram carries.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u8)]
+pub(crate) enum Kind {
+    Hello = 1,
+    Challenge = 2,
+    Connect = 3,
+    Welcome = 4,
+    Reject = 5,
+    Data = 6,
+    Bye = 7,
+}
+
+impl Kind {
+    fn from_u8(b: u8) -> Result<Kind, NetError> {
+        Ok(match b {
+            1 => Kind::Hello,
+            2 => Kind::Challenge,
+            3 => Kind::Connect,
+            4 => Kind::Welcome,
+            5 => Kind::Reject,
+            6 => Kind::Data,
+            7 => Kind::Bye,
+            other => return Err(NetError::UnknownKind(other)),
+        })
+    }
+}
+
+/// A BYE datagram's body.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct Bye {
+    pub(crate) reason: DisconnectReason,
+}
+
+/// A REJECT datagram's body.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct Refusal {
+    pub(crate) reason: RejectReason,
+    /// The hello's nonce, echoed.
+    pub(crate) nonce: u64,
+}
+
+fn config() -> bincode::config::Configuration<
+    bincode::config::LittleEndian,
+    bincode::config::Varint,
+    bincode::config::Limit<MAX_DATAGRAM>,
+> {
+    bincode::config::standard().with_limit::<MAX_DATAGRAM>()
+}
+
+/// Encodes a control or reliable message.
+pub(crate) fn encode<T: Serialize>(value: &T) -> Result<Vec<u8>, NetError> {
+    bincode::serde::encode_to_vec(value, config()).map_err(|e| NetError::Malformed(e.to_string()))
+}
+
+/// Decodes a control or reliable message; trailing bytes are an error.
+pub(crate) fn decode<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, NetError> {
+    match bincode::serde::decode_from_slice::<T, _>(bytes, config()) {
+        Ok((v, n)) if n == bytes.len() => Ok(v),
+        Ok(_) => Err(NetError::Malformed("trailing bytes".into())),
+        Err(e) => Err(NetError::Malformed(e.to_string())),
+    }
+}
+
+/// Starts a datagram of `kind`.
+pub(crate) fn begin(kind: Kind, version: u16) -> Vec<u8> {
+    let mut out = Vec::with_capacity(MAX_DATAGRAM);
+    out.extend_from_slice(&MAGIC);
+    out.extend_from_slice(&version.to_le_bytes());
+    out.push(kind as u8);
+    out
+}
+
+/// A control datagram: the header and one encoded message (untagged).
+pub(crate) fn control<T: Serialize>(
+    kind: Kind,
+    version: u16,
+    body: &T,
+) -> Result<Vec<u8>, NetError> {
+    let mut out = begin(kind, version);
+    out.extend_from_slice(&encode(body)?);
+    Ok(out)
+}
+
+/// Splits a datagram into its version, kind and body. Checks only the header.
+pub(crate) fn parse_header(bytes: &[u8]) -> Result<(u16, Kind, &[u8]), NetError> {
+    if bytes.len() < HEADER_LEN {
+        return Err(NetError::Truncated);
+    }
+    if bytes[..2] != MAGIC {
+        return Err(NetError::BadMagic);
+    }
+    let version = u16::from_le_bytes([bytes[2], bytes[3]]);
+    let kind = Kind::from_u8(bytes[4])?;
+    Ok((version, kind, &bytes[HEADER_LEN..]))
+}
+
+fn take<const N: usize>(rest: &mut &[u8]) -> Result<[u8; N], NetError> {
+    let (head, tail) = rest.split_first_chunk::<N>().ok_or(NetError::Truncated)?;
+    *rest = tail;
+    Ok(*head)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::crypto::COOKIE_LEN;
+    use lanyard::codec::put_varint;
+    use lanyard::{ClientId, NetId};
+
+    #[test]
+    fn data_roundtrip() {
+        let mut out = begin(Kind::Data, PROTOCOL_VERSION);
+        DataHeader {
+            seq: 7,
+            ack: 5,
+            ack_bits: 0b101,
+            frame: 3,
+            time: 1000,
+            echo: 900,
+            held: 12,
+        }
+        .write(&mut out);
+        let m = encode(&Msg::Despawn { net: NetId(9) }).unwrap();
+        put_varint(&mut out, 1);
+        put_message(&mut out, 42, &m);
+        out.extend_from_slice(&[1, 2, 9, 9]);
+        let (v, k, body) = parse_header(&out).unwrap();
+        assert_eq!((v, k), (PROTOCOL_VERSION, Kind::Data));
+        let d = parse_data(body).unwrap();
+        assert_eq!(d.header.seq, 7);
+        assert_eq!(d.messages.len(), 1);
+        assert_eq!(d.messages[0].0, 42);
+        assert_eq!(
+            decode::<Msg>(d.messages[0].1).unwrap(),
+            Msg::Despawn { net: NetId(9) }
+        );
+        assert_eq!(d.sections, &[1, 2, 9, 9]);
+        assert_eq!(message_cost(m.len()), 4 + 1 + m.len());
+    }
+
+    #[test]
+    fn state_entries_roundtrip_and_garbage_ends_the_walk() {
+        let entries = [
+            Entry {
+                net: NetId(5),
+                body: Body::Full(&[1, 2, 3]),
+            },
+            Entry {
+                net: NetId(6),
+                body: Body::Delta {
+                    age: 300,
+                    delta: &[7; 200],
+                },
+            },
+            Entry {
+                net: NetId(90),
+                body: Body::Same { age: 2 },
+            },
+            Entry {
+                net: NetId(91),
+                body: Body::SameAsNewest { run: 40 },
+            },
+            Entry {
+                net: NetId(200),
+                body: Body::SameAsNewest { run: 0 },
+            },
+        ];
+        let mut out = Vec::new();
+        let mut prev = None;
+        for e in &entries {
+            let before = out.len();
+            put_entry(&mut out, prev, e);
+            assert_eq!(out.len() - before, entry_cost(prev, e));
+            prev = Some(match e.body {
+                Body::SameAsNewest { run } => NetId(e.net.0 + run),
+                _ => e.net,
+            });
+        }
+        let back: Vec<_> = Entries::new(&out).map(Result::unwrap).collect();
+        assert_eq!(back, entries);
+        for cut in 0..out.len() {
+            for e in Entries::new(&out[..cut]) {
+                let _ = e;
+            }
+        }
+        let bad = [1, 0, 0, 0, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff];
+        assert!(Entries::new(&bad).any(|e| e.is_err()));
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn any_state_bytes_walk_to_entries_or_one_error(
+            bytes in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..300),
+        ) {
+            let mut errors = 0;
+            let mut last = None;
+            for e in Entries::new(&bytes) {
+                match e {
+                    Ok(e) => {
+                        // Network ids rise strictly within a datagram.
+                        proptest::prop_assert!(last.is_none_or(|l: NetId| e.net > l));
+                        last = Some(match e.body {
+                            Body::SameAsNewest { run } => NetId(e.net.0 + run),
+                            _ => e.net,
+                        });
+                    }
+                    Err(_) => errors += 1,
+                }
+            }
+            proptest::prop_assert!(errors <= 1);
+        }
+    }
+
+    #[test]
+    fn a_huge_message_count_is_refused_before_allocating() {
+        let mut body = vec![0u8; DATA_HEADER_LEN];
+        body.extend_from_slice(&[0xff, 0xff, 0x7f]);
+        assert!(matches!(parse_data(&body), Err(NetError::Malformed(_))));
+    }
+
+    #[test]
+    fn the_challenge_is_smaller_than_the_hello_and_a_short_hello_is_refused() {
+        let h = Hello {
+            nonce: 3,
+            client_pub: [9; 32],
+        };
+        let d = hello(PROTOCOL_VERSION, &h);
+        assert_eq!(d.len(), HELLO_LEN);
+        assert_eq!(parse_hello(&d[HEADER_LEN..]).unwrap(), h);
+        assert!(parse_hello(&d[HEADER_LEN..HELLO_LEN - 1]).is_err());
+        let c = Challenge {
+            nonce: 3,
+            cookie: [1; COOKIE_LEN],
+            server_pub: [2; 32],
+        };
+        let cd = challenge(PROTOCOL_VERSION, &c);
+        assert!(cd.len() < HELLO_LEN);
+        assert_eq!(parse_challenge(&cd[HEADER_LEN..]).unwrap(), c);
+        let conn = Connect {
+            hello: h,
+            cookie: [1; COOKIE_LEN],
+            request: Request {
+                name: "ann".into(),
+                proof: Some([5; 32]),
+                spectator: false,
+                resume: Some(Resume {
+                    client: ClientId(3),
+                    proof: [6; 32],
+                }),
+                kinds: vec!["demo.crate".into(), "player".into()],
+            },
+        };
+        let d = connect(PROTOCOL_VERSION, &conn).unwrap();
+        let (h2, cookie, request) = parse_connect_head(&d[HEADER_LEN..]).unwrap();
+        assert_eq!((h2, cookie), (h, conn.cookie));
+        assert_eq!(decode::<Request>(request).unwrap(), conn.request);
+    }
+}
