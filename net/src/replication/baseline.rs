@@ -1,0 +1,139 @@
+//! The server's memory of what each client holds: each entity's recent sections by
+//! broadcast ([`History`]), and per client the newest section it acknowledged of each
+//! entity (its baseline) and what it has in flight ([`View`]).
+
+use super::*;
+
+/// An entity's sections as the server sent them, by the frame each first went out in:
+/// what a client's acknowledged frame number stands for.
+#[derive(Default)]
+pub(super) struct History {
+    pub(super) versions: VecDeque<(u32, Vec<u8>)>,
+}
+
+impl History {
+    /// Notes the section current at `frame`.
+    pub(super) fn update(&mut self, frame: u32, cur: &[u8]) {
+        if self
+            .versions
+            .back()
+            .is_none_or(|(_, b)| b.as_slice() != cur)
+        {
+            self.versions.push_back((frame, cur.to_vec()));
+        }
+        // Keep the newest version at or before the window's start, and all after it.
+        let cutoff = frame.saturating_sub(SERVER_WINDOW + IN_FLIGHT as u32);
+        while self.versions.len() > 1 && self.versions[1].0 <= cutoff {
+            self.versions.pop_front();
+        }
+    }
+
+    /// The section that was current at `frame`, if still known.
+    pub(super) fn at(&self, frame: u32) -> Option<&[u8]> {
+        self.versions
+            .iter()
+            .rev()
+            .find(|(f, _)| *f <= frame)
+            .map(|(_, b)| b.as_slice())
+    }
+}
+
+/// What the server knows of one entity for one client.
+#[derive(Default)]
+pub(super) struct Seen {
+    /// The reliable message that told the client of the entity, until it is acknowledged:
+    /// no state goes before that.
+    pub(super) announced: Option<u32>,
+    /// The newest section the client acknowledged, and its frame.
+    pub(super) baseline: Option<(u32, Vec<u8>)>,
+    /// The frame the entity's state last went out in.
+    pub(super) last_sent: Option<u32>,
+    /// The accumulated priority.
+    pub(super) priority: f32,
+}
+
+/// What the server knows of a client's entities, in network-id order: a sorted vector,
+/// which a broadcast walks beside the world's entities far faster than a tree.
+#[derive(Default)]
+pub(super) struct Ents(pub(super) Vec<(NetId, Seen)>);
+
+impl Ents {
+    pub(super) fn find(&self, net: &NetId) -> Result<usize, usize> {
+        self.0.binary_search_by_key(net, |(n, _)| *n)
+    }
+
+    pub(super) fn insert(&mut self, net: NetId, seen: Seen) {
+        match self.find(&net) {
+            Ok(i) => self.0[i].1 = seen,
+            Err(i) => self.0.insert(i, (net, seen)),
+        }
+    }
+
+    pub(super) fn remove(&mut self, net: &NetId) -> Option<Seen> {
+        self.find(net).ok().map(|i| self.0.remove(i).1)
+    }
+
+    pub(super) fn contains_key(&self, net: &NetId) -> bool {
+        self.find(net).is_ok()
+    }
+
+    pub(super) fn get(&self, net: &NetId) -> Option<&Seen> {
+        self.find(net).ok().map(|i| &self.0[i].1)
+    }
+
+    pub(super) fn get_mut(&mut self, net: &NetId) -> Option<&mut Seen> {
+        self.find(net).ok().map(|i| &mut self.0[i].1)
+    }
+
+    pub(super) fn iter_mut(&mut self) -> impl Iterator<Item = (&NetId, &mut Seen)> {
+        self.0.iter_mut().map(|(n, s)| (&*n, s))
+    }
+}
+
+/// The entries of one datagram: (entity, frame).
+pub(super) type Sent = Vec<(NetId, u32)>;
+
+/// What the server knows of one client's copy of the world.
+#[derive(Default)]
+pub(super) struct View {
+    /// The entities the client was told of.
+    pub(super) ents: Ents,
+    /// The entries of datagrams not yet acknowledged: (sequence number, [(entity, frame)]).
+    pub(super) in_flight: VecDeque<(u32, Sent)>,
+}
+
+impl View {
+    /// Registers an entity the client is being told of by reliable message `msg`.
+    pub(super) fn introduce(&mut self, net: NetId, msg: Option<u32>) {
+        self.ents.insert(
+            net,
+            Seen {
+                announced: msg,
+                ..Seen::default()
+            },
+        );
+    }
+
+    /// The peer acknowledged datagrams `acked`: their entries become baselines.
+    pub(super) fn acked(&mut self, acked: &[u32], history: &HashMap<NetId, History>) {
+        for seq in acked {
+            let Some(pos) = self.in_flight.iter().position(|(s, _)| s == seq) else {
+                continue;
+            };
+            let Some((_, entries)) = self.in_flight.remove(pos) else {
+                continue;
+            };
+            for (net, frame) in entries {
+                let (Some(seen), Some(h)) = (self.ents.get_mut(&net), history.get(&net)) else {
+                    continue;
+                };
+                if seen.baseline.as_ref().is_some_and(|(f, _)| *f >= frame) {
+                    continue;
+                }
+                if let Some(bytes) = h.at(frame) {
+                    seen.baseline = Some((frame, bytes.to_vec()));
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,346 @@
+//! The client's side of replication: the server's announcements and state entries turned
+//! back into sections (against the baselines they name) and handed to the group; our own
+//! spawns sent up under provisional ids.
+
+use super::*;
+
+/// The sections a client received of one entity, by the server's frame: what the
+/// server's deltas name as baselines.
+#[derive(Default)]
+struct Received {
+    /// (frame, section), oldest first.
+    versions: VecDeque<(u32, Vec<u8>)>,
+    /// The frame of the newest section applied.
+    applied: Option<u32>,
+    /// When (µs) a section of the entity last came.
+    at: u64,
+}
+
+impl Received {
+    fn at(&self, frame: u32) -> Option<&[u8]> {
+        self.versions
+            .iter()
+            .find(|(f, _)| *f == frame)
+            .map(|(_, b)| b.as_slice())
+    }
+
+    fn newest(&self) -> Option<&[u8]> {
+        self.versions.back().map(|(_, b)| b.as_slice())
+    }
+
+    /// Keeps `bytes` as the section of `frame`; forgets what is older than `CLIENT_KEEP`
+    /// frames before `latest`, except the newest of those. (The server may name that one
+    /// long after it was sent, when it sent nothing since; and a datagram it sent just
+    /// before its next state may arrive after it.)
+    fn keep(&mut self, frame: u32, bytes: Vec<u8>, latest: u32) {
+        let pos = self.versions.partition_point(|(f, _)| *f < frame);
+        if self.versions.get(pos).is_none_or(|(f, _)| *f != frame) {
+            self.versions.insert(pos, (frame, bytes));
+        }
+        let cutoff = latest.saturating_sub(CLIENT_KEEP);
+        while self.versions.len() > 1 && self.versions[1].0 < cutoff {
+            self.versions.pop_front();
+        }
+    }
+}
+
+/// The client's side of replication.
+pub(crate) struct ClientReplication {
+    next_provisional: u32,
+    /// What was received of each entity, for deltas to name.
+    received: HashMap<NetId, Received>,
+    /// The newest server frame that brought state.
+    latest: u32,
+    /// Entities whose baseline we lacked, to ask the server to send whole.
+    resync: BTreeSet<NetId>,
+    /// Entities we asked about and have not had whole since.
+    asked: BTreeSet<NetId>,
+    /// After a resume, until the server says the world is all sent: the entities it
+    /// named so far.
+    resyncing: Option<BTreeSet<NetId>>,
+}
+
+impl Default for ClientReplication {
+    fn default() -> Self {
+        ClientReplication {
+            next_provisional: 1,
+            received: HashMap::new(),
+            latest: 0,
+            resync: BTreeSet::new(),
+            asked: BTreeSet::new(),
+            resyncing: None,
+        }
+    }
+}
+
+impl ClientReplication {
+    /// The state entries of a datagram of server frame `frame`: each is turned back into
+    /// its section (against the baseline it names), kept, and offered to its entity unless
+    /// a newer one was applied already. Returns whether there were any.
+    pub(crate) fn state(
+        &mut self,
+        pass: &mut FramePass<'_>,
+        stats: &mut PeerStats,
+        frame: u32,
+        entries: &[u8],
+        now: u64,
+    ) -> bool {
+        self.latest = self.latest.max(frame);
+        stats.state_bytes += entries.len() as u64;
+        let mut any = false;
+        let mut out = Vec::new();
+        for e in Entries::new(entries) {
+            let Ok(e) = e else {
+                stats.bad_datagrams += 1;
+                break;
+            };
+            any = true;
+            stats.entries += 1;
+            if let Body::SameAsNewest { run } = e.body {
+                for net in (0..=run).filter_map(|k| e.net.0.checked_add(k)) {
+                    self.take(pass, stats, (frame, now), NetId(net), e.body, &mut out);
+                }
+            } else {
+                self.take(pass, stats, (frame, now), e.net, e.body, &mut out);
+            }
+        }
+        any
+    }
+
+    /// One entity's entry: resolved against its baseline, kept, applied if fresh.
+    fn take(
+        &mut self,
+        pass: &mut FramePass<'_>,
+        stats: &mut PeerStats,
+        (frame, now): (u32, u64),
+        net: NetId,
+        body: Body<'_>,
+        out: &mut Vec<u8>,
+    ) {
+        let Some(kind) = pass.group().by_net(net).map(|x| x.kind()) else {
+            stats.dropped_unknown_entity += 1;
+            return;
+        };
+        let rec = self.received.entry(net).or_default();
+        out.clear();
+        let ok = match body {
+            Body::Full(b) => {
+                out.extend_from_slice(b);
+                true
+            }
+            Body::Delta { age, delta } => match rec.at(frame.wrapping_sub(age)) {
+                Some(base) => {
+                    let codec = pass.group().registry().delta_codec(kind);
+                    codec.decode(base, delta, out).is_ok()
+                }
+                None => false,
+            },
+            Body::Same { age } => rec
+                .at(frame.wrapping_sub(age))
+                .map(|b| out.extend_from_slice(b))
+                .is_some(),
+            Body::SameAsNewest { .. } => rec.newest().map(|b| out.extend_from_slice(b)).is_some(),
+        };
+        if !ok {
+            stats.missing_baselines += 1;
+            if self.asked.insert(net) {
+                self.resync.insert(net);
+            }
+            return;
+        }
+        if matches!(body, Body::Full(_)) {
+            self.asked.remove(&net);
+        }
+        let fresh = rec.applied.is_none_or(|a| frame > a);
+        rec.keep(frame, out.clone(), self.latest);
+        rec.at = rec.at.max(now);
+        if !fresh {
+            stats.dropped_stale += 1;
+            return;
+        }
+        rec.applied = Some(frame);
+        let section = Section {
+            net_id: net,
+            payload: out,
+        };
+        if pass.offer_section(section, Owner::Server) == Verdict::UnknownEntity {
+            stats.dropped_unknown_entity += 1;
+        }
+    }
+
+    /// The session was resumed on a new connection: nothing received before can be named
+    /// as a baseline any more, and the world the server sends next is the whole of it.
+    pub(crate) fn begin_resync(&mut self) {
+        self.received.clear();
+        self.resync.clear();
+        self.asked.clear();
+        self.resyncing = Some(BTreeSet::new());
+    }
+
+    /// Asks the server to send whole what we could not resolve.
+    pub(crate) fn ask_resync(&mut self, core: &mut Core, conn: &mut Connection) {
+        for net in std::mem::take(&mut self.resync) {
+            core.push(conn, &Msg::Resync { net });
+        }
+    }
+
+    /// When (µs) state of entity `net` last came, if any did.
+    pub(crate) fn state_at(&self, net: NetId) -> Option<u64> {
+        self.received.get(&net).map(|r| r.at)
+    }
+
+    /// The server broadcast whose state of entity `net` was applied last, if any was.
+    pub(crate) fn applied_broadcast(&self, net: NetId) -> Option<u32> {
+        self.received.get(&net).and_then(|r| r.applied)
+    }
+
+    /// A reliable message from the server.
+    pub(crate) fn message(
+        &mut self,
+        core: &mut Core,
+        group: &mut EntityGroup,
+        stats: &mut PeerStats,
+        msg: Msg,
+    ) {
+        match msg {
+            Msg::Spawn {
+                net,
+                kind,
+                owner,
+                params,
+                state,
+            } => {
+                if let Some(seen) = &mut self.resyncing {
+                    seen.insert(net);
+                }
+                if let Some(e) = group.by_net(net) {
+                    let (eid, same_kind, mine) =
+                        (e.id(), e.kind() == kind, group.has_authority(e.owner()));
+                    if same_kind {
+                        // Known already (a resume sends the world again): it keeps its
+                        // local id; its owner and, unless it is ours, its state follow
+                        // the server.
+                        if e.owner() != owner {
+                            let _ = group.set_owner(eid, owner);
+                        }
+                        if !mine {
+                            let _ = group.set_body_state(eid, &state.into());
+                        }
+                        return;
+                    }
+                    let _ = group.despawn(eid);
+                }
+                match group.insert_with_net_id(net, kind, params, owner) {
+                    Ok(eid) => {
+                        // A bad body state leaves it where its parameters put it; the next
+                        // section corrects it.
+                        let _ = group.set_body_state(eid, &state.into());
+                    }
+                    Err(e) => {
+                        core.counters.failed_spawns += 1;
+                        tracing::warn!("cannot spawn {net}: {e}");
+                    }
+                }
+            }
+            Msg::Despawn { net } => {
+                self.received.remove(&net);
+                if let Some(eid) = group.id_of(net) {
+                    let _ = group.despawn(eid);
+                }
+            }
+            Msg::SetOwner { net, owner } => {
+                if let Some(eid) = group.id_of(net) {
+                    let _ = group.set_owner(eid, owner);
+                }
+            }
+            Msg::SpawnConfirmed { provisional, net } => {
+                // After a resume the server confirms again what it may have confirmed.
+                let again = self.resyncing.is_some() && group.by_net(provisional).is_none();
+                if !again && group.rename_net_id(provisional, net).is_err() {
+                    core.counters.failed_spawns += 1;
+                }
+            }
+            Msg::WorldSent => {
+                let Some(seen) = self.resyncing.take() else {
+                    return;
+                };
+                let gone: Vec<(NetId, EntityId)> = group
+                    .iter()
+                    .filter(|e| !e.net_id().is_provisional() && !seen.contains(&e.net_id()))
+                    .map(|e| (e.net_id(), e.id()))
+                    .collect();
+                for (net, eid) in gone {
+                    self.received.remove(&net);
+                    let _ = group.despawn(eid);
+                }
+            }
+            Msg::SpawnRefused { provisional } => {
+                core.counters.failed_spawns += 1;
+                stats.refused_spawns += 1;
+                if let Some(eid) = group.id_of(provisional) {
+                    let _ = group.despawn(eid);
+                }
+            }
+            Msg::Correction { net, state } => {
+                // The server's own state of our entity: go back to it. The server path then
+                // reads the corrected body, so what goes up next agrees with it.
+                if let Some(eid) = group.id_of(net)
+                    && group.set_body_state(eid, &state).is_ok()
+                {
+                    stats.corrections += 1;
+                }
+            }
+            Msg::Event { bytes } => core.events.push_back(NetEvent::Event {
+                from: Owner::Server,
+                bytes,
+            }),
+            Msg::SpawnRequest { .. }
+            | Msg::DespawnRequest { .. }
+            | Msg::Resync { .. }
+            | Msg::ResendWorld => {
+                stats.refused_messages += 1;
+            }
+        }
+    }
+
+    /// After the command pass: spawns of our own entities start under provisional ids and
+    /// go up as requests; our despawns go up too.
+    pub(crate) fn after_commands(
+        &mut self,
+        core: &mut Core,
+        group: &mut EntityGroup,
+        conn: &mut Connection,
+        me: Owner,
+        requests: &mut Vec<SpawnRequest>,
+    ) {
+        for req in requests.drain(..) {
+            let provisional = NetId(NetId::PROVISIONAL_BIT | self.next_provisional);
+            self.next_provisional = self.next_provisional.wrapping_add(1) & !NetId::PROVISIONAL_BIT;
+            match group.insert_with_net_id(provisional, req.kind, req.params.clone(), me) {
+                Ok(eid) => {
+                    if let Some(t) = req.ticket {
+                        group.note_spawned(t, eid);
+                    }
+                    if let Some(state) = group.get(eid).map(|e| BodyState::of(e.body())) {
+                        let msg = Msg::SpawnRequest {
+                            provisional,
+                            kind: req.kind,
+                            params: req.params,
+                            state,
+                        };
+                        core.push(conn, &msg);
+                    }
+                }
+                Err(_) => core.counters.failed_spawns += 1,
+            }
+        }
+        let changes: Vec<Change> = group.drain_changes().collect();
+        for change in changes {
+            if let Change::Despawned { net, owner } = change
+                && owner == me
+            {
+                core.push(conn, &Msg::DespawnRequest { net });
+            }
+        }
+    }
+}

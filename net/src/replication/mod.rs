@@ -1,0 +1,141 @@
+//! Replication: what goes to whom.
+//!
+//! * **Server.** Every spawn, despawn and owner change is announced on each client's
+//!   reliable channel; a late joiner gets the whole world. A client's sections are applied
+//!   only to entities it owns and only if the kind's [`Controller::validate`] hook calls
+//!   them legal; accepted ones are forwarded to the other clients (never back). A refused
+//!   one earns the owner a correction: the server's own body state of the entity (never a
+//!   decision made by running the owner's server path here). A client's spawn request is
+//!   judged by the kind's spawn judge ([`KindRegistry::judge_spawns`]) before anything is
+//!   built; the client's provisional id maps to the id the server assigns. Every refusal is
+//!   counted for the peer and logged now and then.
+//! * **Client.** Applies the server's announcements, corrections and sections; sends its
+//!   own spawns up under provisional ids and its despawns as requests.
+//! * **Baselines.** The server numbers its broadcasts (frames). Per client and entity it
+//!   keeps the newest section the client acknowledged (its baseline) and sends nothing while
+//!   the entity's section equals it; a changed section travels as a delta against it (the
+//!   kind's [`DeltaCodec`]), naming the baseline's frame. Only acknowledged sections are
+//!   ever baselines, so loss cannot desynchronise the two ends. A resting entity is sent
+//!   again every `refresh` seconds (a couple of bytes), which heals a client whose copy
+//!   drifted; a body that just came to rest is sent until its resting state is
+//!   acknowledged. State for an entity goes to a client only once the client acknowledged
+//!   the message that announced the entity.
+//! * **Budget.** Each broadcast fills a per-client byte budget by priority: every
+//!   broadcast a changed entity gains its kind's priority, more the faster it moves or the
+//!   harder it was just hit, and a refresh that is due gains a little; the highest go, the
+//!   rest keep what they accumulated. Spawns, despawns and events are reliable messages,
+//!   outside the budget.
+//! * **Relevance.** A per-client filter ([`NetManager::set_relevance`]) decides which
+//!   entities a client needs. An entity that stops being relevant is despawned on that
+//!   client (a reliable despawn) and spawned there again, where it is then, once it is
+//!   relevant again; a client's own entities are always relevant to it.
+//! * **Encode once.** The server's sections are written once per broadcast (the frame's
+//!   packet); a delta against a given baseline is computed once for every client that
+//!   holds that baseline. Per client only the selection, the entry headers and the
+//!   datagram headers differ.
+//!
+//! [`Controller::validate`]: lanyard::Controller::validate
+//! [`DeltaCodec`]: lanyard::delta::DeltaCodec
+//! [`NetManager::set_relevance`]: crate::NetManager::set_relevance
+//! [`KindRegistry::judge_spawns`]: lanyard::KindRegistry::judge_spawns
+
+use crate::connection::Connection;
+use crate::core::Core;
+use crate::endpoint::{Peer, log_refusal};
+use crate::event::NetEvent;
+use crate::stats::PeerStats;
+use crate::wire::{self, Body, DATA_ROOM, Entries, Entry, Msg};
+use lanyard::codec::{PacketReader, PacketWriter, Section};
+use lanyard::pose::BodyState;
+use lanyard::{
+    Change, ClientId, EntityGroup, EntityId, EntityRef, FramePass, NetId, OnOwnerLeave, Owner,
+    SpawnClaim, SpawnRequest, Vec3, Verdict, WorldView,
+};
+use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
+use std::ops::Range;
+
+mod baseline;
+mod client;
+mod server;
+
+pub(crate) use client::ClientReplication;
+pub(crate) use server::ServerReplication;
+
+/// Frames back the server names a baseline it did not send last (a client keeps the
+/// sections of [`CLIENT_KEEP`] frames, and always its newest of each entity).
+const SERVER_WINDOW: u32 = 32;
+/// Frames of sections a client keeps for deltas to name.
+const CLIENT_KEEP: u32 = 64;
+/// Datagrams a server remembers the entries of, awaiting their ack (past the 32 an ack
+/// can name).
+const IN_FLIGHT: usize = 48;
+/// The smallest state budget per broadcast, in bytes, whatever the configuration says.
+const MIN_BUDGET: usize = 64;
+/// What a due refresh gains per broadcast; more the longer it is overdue (see
+/// [`OVERDUE_PRIORITY`]), so a busy world cannot starve it.
+const REFRESH_PRIORITY: f32 = 0.05;
+/// What an overdue refresh gains on top, per broadcast and second overdue.
+const OVERDUE_PRIORITY: f32 = 4.0;
+
+/// Decides whether a client needs an entity (see [`crate::NetManager::set_relevance`]).
+pub type Relevance = Box<dyn Fn(ClientId, EntityRef<'_>, &WorldView<'_>) -> bool + Send>;
+
+/// Splits a packet into runs of whole sections of at most `room` bytes, by the section
+/// boundaries its writer recorded (nothing is parsed).
+pub(crate) fn chunks(packet: &PacketWriter, room: usize) -> Vec<Range<usize>> {
+    let mut out = Vec::new();
+    let mut start = 0;
+    let mut last = 0;
+    for end in packet.section_ends() {
+        if end - start > room && last > start {
+            out.push(start..last);
+            start = last;
+        }
+        last = end;
+    }
+    if last > start {
+        out.push(start..last);
+    }
+    out
+}
+
+/// Decodes a delivered reliable message, counting one that does not decode.
+pub(crate) fn decode_msg(bytes: &[u8], stats: &mut PeerStats) -> Option<Msg> {
+    match wire::decode::<Msg>(bytes) {
+        Ok(m) => Some(m),
+        Err(_) => {
+            stats.refused_messages += 1;
+            None
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn chunks_hold_whole_sections_and_fit_the_room() {
+        let mut p = PacketWriter::new();
+        for i in 0..100u32 {
+            p.section(NetId(i), |w| {
+                for _ in 0..40 {
+                    w.u8(i as u8)
+                }
+            })
+            .unwrap();
+        }
+        let c = chunks(&p, 500);
+        assert!(c.len() >= 9);
+        let mut n = 0;
+        for r in &c {
+            assert!(r.len() <= 500);
+            for s in PacketReader::new(&p.as_bytes()[r.clone()]) {
+                assert_eq!(s.unwrap().net_id, NetId(n));
+                n += 1;
+            }
+        }
+        assert_eq!(n, 100);
+        assert_eq!(c.last().unwrap().end, p.as_bytes().len());
+    }
+}
