@@ -1,0 +1,143 @@
+//! A connection alone: acks, resends, the replay window and timers on a virtual clock.
+
+use super::*;
+use crate::wire::{HEADER_LEN, PROTOCOL_VERSION};
+
+fn timing() -> Timing {
+    Timing {
+        timeout: 5_000_000,
+        heartbeat: 500_000,
+        reliable_expiry: 15_000_000,
+        connect_retry: 250_000,
+        connect_timeout: 5_000_000,
+    }
+}
+
+fn addr() -> SocketAddr {
+    "127.0.0.1:9".parse().unwrap()
+}
+
+/// A server-side and a client-side connection sharing a key, as after a handshake.
+fn pair() -> (Connection, Connection) {
+    let server = Connection::accepted(addr(), [5; 32], 0, timing());
+    let mut client = Connection::client(addr(), 1, [6; 32], 0, timing());
+    client.key = Some([5; 32]);
+    client.established(0);
+    (server, client)
+}
+
+/// Delivers `datagrams` to `to`, returning the messages it delivered.
+fn deliver(to: &mut Connection, datagrams: &[Vec<u8>], now: u64) -> Vec<Vec<u8>> {
+    let mut got = Vec::new();
+    for d in datagrams {
+        let Ok(opened) = to.open(d) else { continue };
+        if let Ok(inc) = to.on_data(&opened[HEADER_LEN..], d.len(), now) {
+            got.extend(inc.delivered);
+        }
+    }
+    got
+}
+
+#[test]
+fn reliable_messages_are_resent_until_acked_and_delivered_once_in_order() {
+    let (mut a, mut b) = pair();
+    for i in 0..3u8 {
+        a.push_reliable(vec![i; 10]);
+    }
+    let first = a.build_data(0, PROTOCOL_VERSION, &[]);
+    // Lost. Nothing is due again before the resend time...
+    let again = a.build_data(100_000, PROTOCOL_VERSION, &[]);
+    assert_eq!(deliver(&mut b, &again, 100_000), Vec::<Vec<u8>>::new());
+    // ...and everything is after it.
+    let later = a.build_data(300_000, PROTOCOL_VERSION, &[]);
+    assert_eq!(a.stats.resends, 3);
+    let mut got = deliver(&mut b, &later, 300_000);
+    got.extend(deliver(&mut b, &first, 300_000));
+    assert_eq!(got, vec![vec![0; 10], vec![1; 10], vec![2; 10]]);
+    // b acks; a forgets the messages.
+    let reply = b.build_data(310_000, PROTOCOL_VERSION, &[]);
+    deliver(&mut a, &reply, 320_000);
+    assert_eq!(a.unacked(), 0);
+    assert!(a.stats.rtt_ms > 0.0);
+    assert_eq!(a.timers.get(Timer::ReliableExpiry), None);
+}
+
+#[test]
+fn a_flipped_bit_anywhere_is_refused_before_use_and_counted() {
+    let (mut a, mut b) = pair();
+    a.push_reliable(vec![1, 2, 3]);
+    let d = a
+        .build_data(0, PROTOCOL_VERSION, &[&[1, 3, 7, 7, 7]])
+        .remove(0);
+    for i in 0..d.len() {
+        let mut bad = d.clone();
+        bad[i] ^= 0x10;
+        assert_eq!(b.open(&bad).err(), Some(Refused::BadTag), "byte {i}");
+    }
+    assert_eq!(b.stats.bad_tags, d.len() as u64);
+    assert_eq!(b.stats.packets_in, 0, "nothing was read");
+    assert_eq!(deliver(&mut b, &[d], 0), vec![vec![1, 2, 3]]);
+}
+
+#[test]
+fn a_replayed_datagram_is_refused_and_counted() {
+    let (mut a, mut b) = pair();
+    a.push_reliable(vec![9]);
+    let d = a.build_data(0, PROTOCOL_VERSION, &[]);
+    assert_eq!(deliver(&mut b, &d, 0).len(), 1);
+    let opened = b.open(&d[0]).unwrap();
+    assert_eq!(
+        b.on_data(&opened[HEADER_LEN..], d[0].len(), 1).err(),
+        Some(Refused::Replayed)
+    );
+    assert_eq!(b.stats.duplicates, 1);
+    // A datagram far older than the window is refused too.
+    let old = a.build_data(10, PROTOCOL_VERSION, &[]);
+    for i in 0..40 {
+        deliver(&mut b, &a.build_data(20 + i, PROTOCOL_VERSION, &[]), 20 + i);
+    }
+    assert!(deliver(&mut b, &old, 100).is_empty());
+    assert_eq!(b.stats.duplicates, 2);
+}
+
+#[test]
+fn sections_are_placed_in_whole_chunks_across_datagrams() {
+    let (mut a, mut b) = pair();
+    let chunk = vec![7u8; 700];
+    let chunks = [&chunk[..], &chunk, &chunk];
+    let dgs = a.build_data(0, PROTOCOL_VERSION, &chunks);
+    assert_eq!(dgs.len(), 3);
+    for d in &dgs {
+        assert!(d.len() <= wire::MAX_DATAGRAM);
+        let opened = b.open(d).unwrap();
+        let inc = b.on_data(&opened[HEADER_LEN..], d.len(), 0).unwrap();
+        assert!(inc.fresh, "one broadcast, one frame");
+        assert_eq!(inc.sections.len(), 700);
+    }
+}
+
+#[test]
+fn deadlines_end_the_session_and_heartbeats_fall_due() {
+    let (mut a, _) = pair();
+    assert_eq!(a.poll_timeout(), Some(500_000));
+    assert_eq!(a.handle_timeout(500_000), vec![Deadline::Heartbeat]);
+    a.push_reliable(vec![1]);
+    a.build_data(600_000, PROTOCOL_VERSION, &[]);
+    assert_eq!(a.poll_timeout(), Some(1_100_000));
+    assert_eq!(
+        a.handle_timeout(5_000_000),
+        vec![
+            Deadline::Lost(DisconnectReason::TimedOut),
+            Deadline::Heartbeat
+        ]
+    );
+    assert!(matches!(a.state, State::Closed));
+    let (mut c, _) = pair();
+    c.push_reliable(vec![1]);
+    c.build_data(0, PROTOCOL_VERSION, &[]);
+    c.timers.set(Timer::Idle, 9_000_000);
+    assert!(
+        c.handle_timeout(15_000_001)
+            .contains(&Deadline::Lost(DisconnectReason::ReliableExpired))
+    );
+}

@@ -1,0 +1,303 @@
+//! The client's endpoint: hello, the answer to the challenge, the welcome's check, and the
+//! reconnect ladder that resumes a session.
+
+use super::*;
+
+/// What a datagram to the client's endpoint came to.
+pub(crate) enum ClientArrival<'a> {
+    /// Nothing more to do.
+    Done,
+    /// A DATA body from the server (tag checked and removed).
+    Data { body: &'a [u8], len: usize },
+    /// The server resumed our session: the world it sends next replaces what changed.
+    Resumed,
+}
+
+/// What a client keeps of its session to resume it.
+struct Session {
+    token: Key,
+    /// How long the server keeps it after we fall silent (µs).
+    grace: u64,
+}
+
+/// The reconnect ladder under way: hellos at growing intervals until the grace window
+/// the server promised has passed.
+struct Ladder {
+    attempt: u32,
+    /// The wait before the next hello (µs), doubled after each up to the maximum.
+    delay: u64,
+}
+
+/// The client's endpoint: its one connection, to the server, and what it asks for.
+pub(crate) struct ClientEndpoint {
+    pub(crate) conn: Connection,
+    name: String,
+    password: Option<String>,
+    spectator: bool,
+    pub(crate) id: Option<ClientId>,
+    entropy: [u8; 32],
+    /// Handshakes started so far (each draws its own nonce and key pair).
+    handshakes: u64,
+    session: Option<Session>,
+    ladder: Option<Ladder>,
+    /// Times the session was resumed.
+    pub(crate) resumes: u32,
+}
+
+impl ClientEndpoint {
+    pub(crate) fn new(
+        core: &Core,
+        server: SocketAddr,
+        name: &str,
+        password: Option<&str>,
+        entropy: [u8; 32],
+    ) -> Self {
+        let mut e = ClientEndpoint {
+            conn: Connection::client(server, 0, [0; 32], core.now, core.timing()),
+            name: name.to_owned(),
+            password: password.map(str::to_owned),
+            spectator: core.config.spectator,
+            id: None,
+            entropy,
+            handshakes: 0,
+            session: None,
+            ladder: None,
+            resumes: 0,
+        };
+        e.conn = e.handshake(core, server);
+        e
+    }
+
+    /// A connection about to say hello, with the next nonce and key pair.
+    fn handshake(&mut self, core: &Core, server: SocketAddr) -> Connection {
+        let i = self.handshakes;
+        self.handshakes += 1;
+        let nonce = u64::from_le_bytes(
+            crypto::derive(&self.entropy, "nonce", i)[..8]
+                .try_into()
+                .unwrap_or_default(),
+        );
+        let secret = crypto::derive(&self.entropy, "key pair", i);
+        Connection::client(server, nonce, secret, core.now, core.timing())
+    }
+
+    /// Whether the reconnect ladder runs.
+    pub(crate) fn reconnecting(&self) -> bool {
+        self.ladder.is_some()
+    }
+
+    /// The link is lost: if the session can be resumed, starts the reconnect ladder and
+    /// returns true; the reliable messages not yet acknowledged go to the new connection.
+    fn start_ladder(&mut self, core: &mut Core) -> bool {
+        let Some(grace) = self.session.as_ref().map(|s| s.grace) else {
+            return false;
+        };
+        let mut conn = self.handshake(core, self.conn.addr);
+        conn.carry_reliable_out(&mut self.conn);
+        // The server starts its grace window when it notices our silence, about when we
+        // did: a timeout more of trying lets a late try hear "session expired".
+        let until = core.now + grace + us(core.config.timeout);
+        conn.timers.set(Timer::GiveUp, until);
+        self.conn = conn;
+        self.ladder = Some(Ladder {
+            attempt: 0,
+            delay: us(core.config.reconnect_backoff),
+        });
+        tracing::info!("lost the link to {}: reconnecting", self.conn.addr);
+        true
+    }
+
+    /// Takes one datagram from the server's address.
+    pub(crate) fn datagram<'a>(&mut self, core: &mut Core, bytes: &'a [u8]) -> ClientArrival<'a> {
+        let Ok((version, kind, body)) = wire::parse_header(bytes) else {
+            self.refuse(core);
+            return ClientArrival::Done;
+        };
+        let handshaking = matches!(self.conn.state, State::Hello { .. } | State::Connect { .. });
+        match kind {
+            Kind::Reject if handshaking => {
+                // Once the server has our cookie back it tags its refusals; before, only a
+                // version mismatch is believed (nothing else is refused then).
+                let r = match self.conn.open(bytes) {
+                    Ok(opened) => wire::decode::<Refusal>(&opened[wire::HEADER_LEN..]).ok(),
+                    Err(_) => wire::decode::<Refusal>(body)
+                        .ok()
+                        .filter(|r| matches!(r.reason, RejectReason::VersionMismatch { .. })),
+                };
+                let Some(r) = r else {
+                    self.refuse(core);
+                    return ClientArrival::Done;
+                };
+                let ours = r.nonce == self.conn.nonce()
+                    || matches!(r.reason, RejectReason::VersionMismatch { .. });
+                if ours {
+                    self.conn.state = State::Closed;
+                    let event = match (self.ladder.take(), r.reason) {
+                        (Some(_), RejectReason::SessionExpired) => NetEvent::ConnectionLost {
+                            reason: DisconnectReason::SessionExpired,
+                        },
+                        (_, reason) => NetEvent::Rejected { reason },
+                    };
+                    core.events.push_back(event);
+                }
+            }
+            _ if version != core.config.version => self.refuse(core),
+            Kind::Challenge => {
+                let Ok(c) = wire::parse_challenge(body) else {
+                    self.refuse(core);
+                    return ClientArrival::Done;
+                };
+                let (name, password) = (self.name.clone(), self.password.clone());
+                let kinds = core.kinds.clone();
+                let spectator = self.spectator;
+                let claim = match (&self.ladder, &self.session, self.id) {
+                    (Some(_), Some(s), Some(id)) => Some((id, s.token)),
+                    _ => None,
+                };
+                let connect = |hello: wire::Hello, key: &crypto::Key| {
+                    let request = Request {
+                        name,
+                        proof: password.as_deref().map(|p| crypto::password_proof(p, key)),
+                        spectator,
+                        resume: claim.map(|(client, token)| Resume {
+                            client,
+                            proof: crypto::resume_proof(&token, key),
+                        }),
+                        kinds,
+                    };
+                    let mut d = wire::connect(
+                        version,
+                        &wire::Connect {
+                            hello,
+                            cookie: c.cookie,
+                            request,
+                        },
+                    )
+                    .ok()?;
+                    crypto::seal(key, Direction::ToServer, &mut d);
+                    Some(d)
+                };
+                if !self.conn.on_challenge(&c, connect, core.now) {
+                    self.refuse(core);
+                }
+            }
+            Kind::Welcome if matches!(self.conn.state, State::Connect { .. }) => {
+                let Ok(opened) = self.conn.open(bytes) else {
+                    // Corrupted on the way: the next answer to the challenge brings it again.
+                    return ClientArrival::Done;
+                };
+                let Ok(w) = wire::decode::<Welcome>(&opened[wire::HEADER_LEN..]) else {
+                    self.refuse(core);
+                    return ClientArrival::Done;
+                };
+                self.conn.established(core.now);
+                if self.ladder.take().is_some() && w.resumed && self.id == Some(w.client) {
+                    self.resumes += 1;
+                    tracing::info!("resumed the session as {}", w.client);
+                    core.events
+                        .push_back(NetEvent::Resumed { client: w.client });
+                    return ClientArrival::Resumed;
+                }
+                self.id = Some(w.client);
+                self.session = match (w.grace_ms, self.conn.key()) {
+                    (0, _) | (_, None) => None,
+                    (ms, Some(key)) => Some(Session {
+                        token: crypto::session_token(key),
+                        grace: u64::from(ms) * 1000,
+                    }),
+                };
+                core.events.push_back(NetEvent::Joined {
+                    client: w.client,
+                    server_name: w.server_name,
+                });
+            }
+            Kind::Data if self.conn.is_connected() => match self.conn.open(bytes) {
+                Ok(opened) => {
+                    return ClientArrival::Data {
+                        body: &opened[wire::HEADER_LEN..],
+                        len: bytes.len(),
+                    };
+                }
+                Err(_) => core.counters.bad_tags += 1,
+            },
+            Kind::Bye if self.conn.is_connected() => {
+                if let Ok(opened) = self.conn.open(bytes)
+                    && let Ok(b) = wire::decode::<Bye>(&opened[wire::HEADER_LEN..])
+                {
+                    // "Timed out" from the server: it stopped hearing us and keeps the
+                    // session for a resume.
+                    if b.reason == DisconnectReason::TimedOut && self.start_ladder(core) {
+                        return ClientArrival::Done;
+                    }
+                    self.conn.state = State::Closed;
+                    core.events
+                        .push_back(NetEvent::ConnectionLost { reason: b.reason });
+                }
+            }
+            _ => {}
+        }
+        ClientArrival::Done
+    }
+
+    fn refuse(&mut self, core: &mut Core) {
+        if self.conn.is_connected() {
+            self.conn.stats.bad_tags += 1;
+            core.counters.bad_tags += 1;
+        } else {
+            core.counters.strangers += 1;
+        }
+    }
+
+    /// Handles the connection's deadlines: handshake retries (the ladder's, while
+    /// reconnecting), giving up, timeouts. Returns false if the session is over.
+    pub(crate) fn timeouts(&mut self, core: &mut Core) -> bool {
+        if matches!(self.conn.state, State::Closed) {
+            return false;
+        }
+        for d in self.conn.handle_timeout(core.now) {
+            match d {
+                Deadline::GaveUp if self.ladder.take().is_some() => {
+                    tracing::info!("gave up reconnecting to {}", self.conn.addr);
+                    core.events.push_back(NetEvent::ConnectionLost {
+                        reason: DisconnectReason::TimedOut,
+                    });
+                    return false;
+                }
+                Deadline::GaveUp => {
+                    core.events.push_back(NetEvent::ConnectFailed);
+                    return false;
+                }
+                Deadline::Lost(reason) => {
+                    let link = matches!(
+                        reason,
+                        DisconnectReason::TimedOut | DisconnectReason::ReliableExpired
+                    );
+                    if link && self.start_ladder(core) {
+                        return true;
+                    }
+                    if reason != DisconnectReason::TimedOut {
+                        core.goodbye(&self.conn, reason.clone());
+                    }
+                    core.events.push_back(NetEvent::ConnectionLost { reason });
+                    return false;
+                }
+                Deadline::Retry => {
+                    let hello = matches!(self.conn.state, State::Hello { .. });
+                    if let Some(d) = self.conn.handshake_datagram(core.now, core.config.version) {
+                        core.outbox.push((self.conn.addr, d));
+                        if let (true, Some(l)) = (hello, &mut self.ladder) {
+                            l.attempt += 1;
+                            self.conn.timers.set(Timer::Retry, core.now + l.delay);
+                            let max = us(core.config.reconnect_backoff_max).max(l.delay);
+                            l.delay = (l.delay * 2).min(max);
+                            core.events
+                                .push_back(NetEvent::Reconnecting { attempt: l.attempt });
+                        }
+                    }
+                }
+                Deadline::Heartbeat => {}
+            }
+        }
+        true
+    }
+}

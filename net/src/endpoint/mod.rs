@@ -1,0 +1,47 @@
+//! Endpoints: which connection a datagram belongs to, and how a peer gets one.
+//!
+//! The server's endpoint maps addresses to client ids and admits new clients: it answers a
+//! padded hello with a smaller stateless challenge (a cookie bound to the address, the
+//! hello's values and a time epoch, and a key pair it can compute again from them), and
+//! only when the cookie comes back does it check the version, the password proof, the name
+//! and the room left, derive the session key, and open a [`Connection`]. Until then it keeps
+//! nothing and sends an address no more bytes than it received from it.
+//!
+//! The client's endpoint says hello, answers the challenge with its name and password
+//! proof, and checks the welcome's tag before it believes it.
+
+use crate::connection::{Connection, Deadline, State, Timer};
+use crate::core::Core;
+use crate::core::us;
+use crate::crypto::{self, Direction, Key, ServerSecrets, TAG_LEN};
+use crate::error::{DisconnectReason, RejectReason};
+use crate::event::NetEvent;
+use crate::wire::{self, Bye, Kind, Refusal, Request, Resume, Welcome};
+use lanyard::ClientId;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::net::SocketAddr;
+
+mod client;
+mod server;
+
+pub(crate) use client::{ClientArrival, ClientEndpoint};
+pub(crate) use server::{Arrival, Peer, ServerEndpoint};
+
+/// How long a challenge's cookie stays good: answers within one to two epochs are taken.
+const COOKIE_EPOCH_US: u64 = 10_000_000;
+
+/// Logs a refusal now and then (at powers of two), so a flood does not flood the log.
+pub(crate) fn log_refusal(id: ClientId, count: &u64, what: &str) {
+    if count.is_power_of_two() {
+        tracing::warn!("{id}: {count} {what} so far");
+    }
+}
+
+/// Answers an address that has not proved it receives: only if the answer is no larger
+/// than what came from it.
+fn answer(core: &mut Core, to: SocketAddr, received: usize, r: &Refusal) {
+    match wire::control(Kind::Reject, core.config.version, r) {
+        Ok(d) if d.len() <= received => core.outbox.push((to, d)),
+        _ => core.counters.strangers += 1,
+    }
+}
