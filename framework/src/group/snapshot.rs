@@ -1,0 +1,247 @@
+//! The world as bytes: the recording a group writes, the hash of its state, and
+//! snapshots that restore it exactly.
+
+use super::*;
+
+impl EntityGroup {
+    /// Starts recording everything that happens to the group from now on (see
+    /// [`crate::record`]). Call it between frames. The recorded bytes accumulate in memory;
+    /// take them with [`take_recording`](Self::take_recording) and write them where you like,
+    /// and end with [`stop_recording`](Self::stop_recording). Starting while recording is an
+    /// error ([`Error::AlreadyRecording`]): it would drop what was not taken yet.
+    pub fn start_recording(&mut self, scene: &str, recorded_by: &str) -> Result<(), Error> {
+        if self.recorder.is_some() {
+            // Starting again would drop what was recorded and not yet taken.
+            return Err(Error::AlreadyRecording);
+        }
+        let header = RecordingHeader {
+            scene: scene.to_owned(),
+            recorded_by: recorded_by.to_owned(),
+            kinds: self
+                .registry
+                .kinds()
+                .map(|(id, n)| (n.to_owned(), id))
+                .collect(),
+            dt: self.config.dt,
+        };
+        let out = rec::preamble(&header, &self.snapshot()?)?;
+        self.recorder = Some(Recorder {
+            out,
+            ..Recorder::default()
+        });
+        Ok(())
+    }
+
+    /// Whether the group is recording.
+    pub fn is_recording(&self) -> bool {
+        self.recorder.is_some()
+    }
+
+    /// The recorded bytes since the last call (append them to the recording's file). Ticks
+    /// are packed in blocks of up to [`BLOCK_TICKS`](crate::record::BLOCK_TICKS): taking
+    /// often makes small blocks that compress less; once a second is plenty.
+    pub fn take_recording(&mut self) -> Vec<u8> {
+        self.recorder
+            .as_mut()
+            .map(|r| {
+                r.flush();
+                std::mem::take(&mut r.out)
+            })
+            .unwrap_or_default()
+    }
+
+    /// Ends the recording: the bytes recorded since the last
+    /// [`take_recording`](Self::take_recording) (append them to the file, which is then
+    /// complete). An error if the group is not recording.
+    pub fn stop_recording(&mut self) -> Result<Vec<u8>, Error> {
+        let bytes = self.take_recording();
+        match self.recorder.take() {
+            Some(_) => Ok(bytes),
+            None => Err(Error::NotRecording),
+        }
+    }
+
+    /// Every entity's position and rotation (x y z, qx qy qz qw), in network-id order.
+    pub(crate) fn poses(&self) -> Vec<(NetId, [f32; 7])> {
+        self.iter()
+            .map(|e| {
+                let t = e.body().translation();
+                let r = e.body().rotation();
+                (e.net_id(), [t.x, t.y, t.z, r.x, r.y, r.z, r.w])
+            })
+            .collect()
+    }
+
+    /// A hash over the exact bits of every entity body's pose and velocities, in
+    /// network-id order. Two groups with the same hash are, for every practical purpose,
+    /// in the same state; one flipped bit anywhere changes it.
+    pub fn state_hash(&self) -> u64 {
+        let mut h = StateHasher::new();
+        for e in self.iter() {
+            h.u32(e.net_id().0);
+            let b = e.body();
+            let t = b.translation();
+            let r = b.rotation();
+            let v = b.linvel();
+            let w = b.angvel();
+            for f in [
+                t.x, t.y, t.z, r.x, r.y, r.z, r.w, v.x, v.y, v.z, w.x, w.y, w.z,
+            ] {
+                h.f32(f);
+            }
+        }
+        h.finish()
+    }
+
+    /// Captures the whole group: the physics world (rapier's own serialisation, so contacts
+    /// and solver caches come along), every entity, and every controller's own state.
+    ///
+    /// Take it between frames. Sections received but not yet applied are not included.
+    ///
+    /// Layout: `"LNYS"`, the format version (u32), an FNV-1a checksum of the rest (u64),
+    /// then the entity table's length (u64), the entity table and the physics world, both
+    /// bincode 2.
+    pub fn snapshot(&self) -> Result<Vec<u8>, Error> {
+        let snap = SnapshotMeta {
+            config: self.config,
+            tick: self.tick,
+            next_net_id: self.next_net_id,
+            free: self.free.clone(),
+            slots: self
+                .slots
+                .iter()
+                .zip(&self.controllers)
+                .map(|(s, c)| SlotSnapshot {
+                    generation: s.generation,
+                    entity: s.entity.clone(),
+                    params: s.params.clone(),
+                    state: c
+                        .as_ref()
+                        .map(|c| {
+                            let mut out = Vec::new();
+                            c.save_state(&mut out);
+                            out
+                        })
+                        .unwrap_or_default(),
+                })
+                .collect(),
+            counters: self.counters,
+        };
+        let cfg = bincode::config::standard();
+        let meta = bincode::serde::encode_to_vec(&snap, cfg)
+            .map_err(|e| Error::BadSnapshot(e.to_string()))?;
+        let mut body = (meta.len() as u64).to_le_bytes().to_vec();
+        body.extend_from_slice(&meta);
+        bincode::serde::encode_into_std_write(&self.physics, &mut body, cfg)
+            .map_err(|e| Error::BadSnapshot(e.to_string()))?;
+        let mut check = StateHasher::new();
+        check.bytes(&body);
+        let mut out = Vec::with_capacity(16 + body.len());
+        out.extend_from_slice(SNAPSHOT_MAGIC);
+        out.extend_from_slice(&SNAPSHOT_VERSION.to_le_bytes());
+        out.extend_from_slice(&check.finish().to_le_bytes());
+        out.extend_from_slice(&body);
+        Ok(out)
+    }
+
+    /// Rebuilds a group from [`snapshot`](Self::snapshot) bytes. Controllers are built again
+    /// by their kind's factory from the stored spawn parameters, then given their saved
+    /// state. The registry must hold every kind the snapshot uses.
+    ///
+    /// A snapshot of another format version, a truncated one and a corrupted one (its
+    /// checksum does not match) are each refused with their own [`Error::BadSnapshot`]
+    /// message.
+    pub fn restore(registry: Arc<KindRegistry>, bytes: &[u8]) -> Result<Self, Error> {
+        let bad = |m: &str| Error::BadSnapshot(m.to_owned());
+        let rest = bytes
+            .strip_prefix(SNAPSHOT_MAGIC)
+            .ok_or_else(|| bad("not a Lanyard snapshot"))?;
+        let (version, rest) = rest
+            .split_first_chunk::<4>()
+            .ok_or_else(|| bad("truncated header"))?;
+        let version = u32::from_le_bytes(*version);
+        if version != SNAPSHOT_VERSION {
+            return Err(Error::BadSnapshot(format!(
+                "format version {version}, this build reads {SNAPSHOT_VERSION}"
+            )));
+        }
+        let (sum, rest) = rest
+            .split_first_chunk::<8>()
+            .ok_or_else(|| bad("truncated header"))?;
+        let mut check = StateHasher::new();
+        check.bytes(rest);
+        if check.finish() != u64::from_le_bytes(*sum) {
+            return Err(bad(
+                "checksum mismatch: the snapshot is truncated or corrupted",
+            ));
+        }
+        let (len, rest) = rest
+            .split_first_chunk::<8>()
+            .ok_or_else(|| bad("truncated header"))?;
+        let len = usize::try_from(u64::from_le_bytes(*len)).map_err(|_| bad("bad length"))?;
+        if len > rest.len() {
+            return Err(bad("truncated entity table"));
+        }
+        let (meta, world) = rest.split_at(len);
+        let cfg = bincode::config::standard();
+        let (snap, _): (SnapshotMeta, usize) = bincode::serde::decode_from_slice(meta, cfg)
+            .map_err(|e| Error::BadSnapshot(e.to_string()))?;
+        let (physics, _): (PhysicsWorld, usize) = bincode::serde::decode_from_slice(world, cfg)
+            .map_err(|e| Error::BadSnapshot(e.to_string()))?;
+        if !snap.config.is_valid() {
+            return Err(bad("the configuration is not valid (timestep or gravity)"));
+        }
+        let mut group = EntityGroup::new(registry, snap.config);
+        group.physics = physics;
+        group.tick = snap.tick;
+        group.next_net_id = snap.next_net_id;
+        group.free = snap.free;
+        group.counters = snap.counters;
+        for (index, s) in snap.slots.into_iter().enumerate() {
+            let mut controller = None;
+            if let Some(e) = &s.entity {
+                if group.physics.bodies.get(e.body).is_none() {
+                    return Err(bad("an entity's body is missing from the physics world"));
+                }
+                let mut c = group.registry.build(e.kind, &s.params)?.controller;
+                c.load_state(&s.state)?;
+                controller = Some(c);
+                group.order.push((e.net_id, index as u32));
+            }
+            group.slots.push(Slot {
+                generation: s.generation,
+                entity: s.entity,
+                params: s.params,
+                pending: None,
+            });
+            group.controllers.push(controller);
+        }
+        group.order.sort_unstable_by_key(|e| e.0);
+        if group.order.windows(2).any(|w| w[0].0 == w[1].0) {
+            return Err(bad("two entities share a network id"));
+        }
+        Ok(group)
+    }
+}
+
+const SNAPSHOT_MAGIC: &[u8; 4] = b"LNYS";
+/// The snapshot format version this build writes and reads.
+pub const SNAPSHOT_VERSION: u32 = 1;
+
+#[derive(Serialize, Deserialize)]
+struct SnapshotMeta {
+    config: GroupConfig,
+    tick: u64,
+    next_net_id: u32,
+    free: Vec<u32>,
+    slots: Vec<SlotSnapshot>,
+    counters: Counters,
+}
+
+#[derive(Serialize, Deserialize)]
+struct SlotSnapshot {
+    generation: u32,
+    entity: Option<Entity>,
+    params: Vec<u8>,
+    state: Vec<u8>,
+}

@@ -1,0 +1,290 @@
+//! The entity store's changes: spawning (here, by request, or as the server said),
+//! despawning, owners, network ids, and body states set from outside.
+
+use super::*;
+
+impl EntityGroup {
+    /// Spawns an entity of the kind registered as `kind_name`, with a new network id.
+    pub fn spawn<P: Serialize>(
+        &mut self,
+        kind_name: &str,
+        params: &P,
+        owner: Owner,
+    ) -> Result<EntityId, Error> {
+        let kind = self
+            .registry
+            .id_of(kind_name)
+            .ok_or_else(|| Error::UnknownKindName(kind_name.to_owned()))?;
+        let params = encode_params(kind, params).map_err(|e| e.naming_kind(kind_name))?;
+        self.spawn_encoded(kind, params, owner)
+    }
+
+    /// Asks for an entity this group's side will own, the way a client path does with
+    /// [`ClientContext::spawn`]: on the server it is spawned at once (owned by the server);
+    /// on a client it waits for the next frame's
+    /// [`FrameDriver::after_commands`](crate::FrameDriver::after_commands), where the network
+    /// layer spawns it under a provisional id and asks the server. The ticket finds the
+    /// entity once it exists ([`spawned`](Self::spawned)), before and after the server
+    /// confirms it.
+    pub fn request_spawn<P: Serialize>(
+        &mut self,
+        kind_name: &str,
+        params: &P,
+    ) -> Result<SpawnTicket, Error> {
+        let kind = self
+            .registry
+            .id_of(kind_name)
+            .ok_or_else(|| Error::UnknownKindName(kind_name.to_owned()))?;
+        let params = encode_params(kind, params).map_err(|e| e.naming_kind(kind_name))?;
+        self.next_ticket += 1;
+        let ticket = SpawnTicket(self.next_ticket);
+        match self.config.role {
+            Role::Server => {
+                let id = self.spawn_encoded(kind, params, Owner::Server)?;
+                self.note_spawned(ticket, id);
+            }
+            Role::Client(c) => self.requests.push(SpawnRequest {
+                kind,
+                params,
+                owner: Owner::Client(c),
+                requested_by: NetId(0),
+                ticket: Some(ticket),
+            }),
+        }
+        Ok(ticket)
+    }
+
+    /// Notes the entity a [`SpawnTicket`] became (the network layer calls it when it
+    /// carries out a request).
+    pub fn note_spawned(&mut self, ticket: SpawnTicket, id: EntityId) {
+        if self.tickets.len() >= 1024 {
+            // Forget the tickets of entities that are gone.
+            let live: Vec<(SpawnTicket, EntityId)> = self
+                .tickets
+                .iter()
+                .filter(|(_, id)| self.get(**id).is_some())
+                .map(|(t, id)| (*t, *id))
+                .collect();
+            self.tickets = live.into_iter().collect();
+        }
+        self.tickets.insert(ticket, id);
+    }
+
+    /// The entity a [`request_spawn`](Self::request_spawn) became, if it exists (yet, and
+    /// still): under its provisional network id until the server confirms it, then under
+    /// the server's.
+    pub fn spawned(&self, ticket: SpawnTicket) -> Option<EntityId> {
+        let id = *self.tickets.get(&ticket)?;
+        self.get(id).map(|_| id)
+    }
+
+    /// Spawns an entity from encoded parameters, with a new network id. Only the server's
+    /// group (or a standalone one) gives out network ids: on a client's group this is an
+    /// error that points to [`request_spawn`](Self::request_spawn).
+    pub fn spawn_encoded(
+        &mut self,
+        kind: KindId,
+        params: Vec<u8>,
+        owner: Owner,
+    ) -> Result<EntityId, Error> {
+        if let Role::Client(_) = self.config.role {
+            return Err(Error::SpawnOnClient {
+                kind: kind_label(&self.registry, kind),
+            });
+        }
+        if let (Owner::Client(c), Some(known)) = (owner, &self.clients)
+            && !known.contains(&c)
+        {
+            return Err(Error::NoSuchOwner {
+                kind: kind_label(&self.registry, kind),
+                owner: c.0,
+            });
+        }
+        let net = NetId(self.next_net_id);
+        self.insert_with_net_id(net, kind, params, owner)
+    }
+
+    /// The network id the next [`spawn`](Self::spawn) will use.
+    pub fn next_net_id(&self) -> NetId {
+        NetId(self.next_net_id)
+    }
+
+    /// Spawns an entity under a network id someone else assigned (a server's spawn message
+    /// on a client). Later local spawns use ids above it.
+    pub fn insert_with_net_id(
+        &mut self,
+        net: NetId,
+        kind: KindId,
+        params: Vec<u8>,
+        owner: Owner,
+    ) -> Result<EntityId, Error> {
+        let pos = match self.order.binary_search_by_key(&net, |e| e.0) {
+            Ok(_) => return Err(Error::NetIdInUse(net)),
+            Err(pos) => pos,
+        };
+        let bp = self.registry.build(kind, &params)?;
+        let b = &bp.body;
+        let r = b.rotation();
+        let bad = [
+            (b.translation().is_finite(), "position"),
+            (r.is_finite() && r.length_squared() > 1e-6, "rotation"),
+            (b.linvel().is_finite(), "linear velocity"),
+            (b.angvel().is_finite(), "angular velocity"),
+        ]
+        .into_iter()
+        .find(|(ok, _)| !ok);
+        if let Some((_, what)) = bad {
+            return Err(Error::NonFinite {
+                kind: kind_label(&self.registry, kind),
+                what,
+            });
+        }
+        let body = self.physics.insert_body(bp.body);
+        for c in bp.colliders {
+            self.physics.insert_collider(c, Some(body));
+        }
+        let index = match self.free.pop() {
+            Some(i) => i,
+            None => {
+                self.slots.push(Slot {
+                    generation: 0,
+                    entity: None,
+                    params: Vec::new(),
+                    pending: None,
+                });
+                self.controllers.push(None);
+                (self.slots.len() - 1) as u32
+            }
+        };
+        let slot = &mut self.slots[index as usize];
+        let id = EntityId {
+            index,
+            generation: slot.generation,
+        };
+        slot.entity = Some(Entity {
+            id,
+            net_id: net,
+            owner,
+            kind,
+            body,
+            visual: bp.visual,
+        });
+        slot.params = params;
+        slot.pending = None;
+        self.controllers[index as usize] = Some(bp.controller);
+        self.order.insert(pos, (net, index));
+        self.journal.push(Change::Spawned(net));
+        if let Some(r) = &mut self.recorder {
+            r.op(Op::Spawn {
+                net,
+                kind,
+                owner,
+                params: self.slots[index as usize].params.clone(),
+            });
+        }
+        if !net.is_provisional() && net.0 >= self.next_net_id {
+            self.next_net_id = net.0.saturating_add(1);
+        }
+        Ok(id)
+    }
+
+    /// Despawns an entity now, with its body and colliders. Its slot is reused later under
+    /// a new generation, so `id` never resolves again. (Inside a frame, controllers ask for
+    /// despawns through their [`ClientContext`]; those wait until the pass is over.)
+    pub fn despawn(&mut self, id: EntityId) -> Result<(), Error> {
+        let slot = self
+            .slots
+            .get_mut(id.index as usize)
+            .filter(|s| s.generation == id.generation && s.entity.is_some())
+            .ok_or(Error::NoSuchEntity(id))?;
+        let Some(entity) = slot.entity.take() else {
+            return Err(Error::NoSuchEntity(id));
+        };
+        slot.generation = slot.generation.wrapping_add(1);
+        slot.params = Vec::new();
+        slot.pending = None;
+        self.controllers[id.index as usize] = None;
+        self.physics.remove_body(entity.body);
+        if let Ok(pos) = self.order.binary_search_by_key(&entity.net_id, |e| e.0) {
+            self.order.remove(pos);
+        }
+        self.free.push(id.index);
+        self.journal.push(Change::Despawned {
+            net: entity.net_id,
+            owner: entity.owner,
+        });
+        if let Some(r) = &mut self.recorder {
+            r.op(Op::Despawn { net: entity.net_id });
+        }
+        Ok(())
+    }
+
+    /// Hands an entity to another owner (a leaving client's entity to the server).
+    pub fn set_owner(&mut self, id: EntityId, owner: Owner) -> Result<(), Error> {
+        let entity = self.entity_mut(id)?;
+        entity.owner = owner;
+        let net = entity.net_id;
+        self.journal.push(Change::OwnerChanged { net, owner });
+        if let Some(r) = &mut self.recorder {
+            r.op(Op::SetOwner { net, owner });
+        }
+        Ok(())
+    }
+
+    /// Gives an entity a new network id: a client's provisional id becomes the one the
+    /// server assigned.
+    pub fn rename_net_id(&mut self, from: NetId, to: NetId) -> Result<EntityId, Error> {
+        if self.order.binary_search_by_key(&to, |e| e.0).is_ok() {
+            return Err(Error::NetIdInUse(to));
+        }
+        let pos = self
+            .order
+            .binary_search_by_key(&from, |e| e.0)
+            .map_err(|_| Error::NoSuchNetId(from))?;
+        let (_, index) = self.order.remove(pos);
+        let slot = &mut self.slots[index as usize];
+        let Some(entity) = slot.entity.as_mut() else {
+            return Err(Error::NoSuchNetId(from));
+        };
+        entity.net_id = to;
+        let id = entity.id;
+        let at = self
+            .order
+            .binary_search_by_key(&to, |e| e.0)
+            .unwrap_or_else(|p| p);
+        self.order.insert(at, (to, index));
+        if !to.is_provisional() && to.0 >= self.next_net_id {
+            self.next_net_id = to.0.saturating_add(1);
+        }
+        self.journal.push(Change::Renamed { from, to });
+        if let Some(r) = &mut self.recorder {
+            r.op(Op::Rename { from, to });
+        }
+        Ok(id)
+    }
+
+    /// Puts an entity's body in `state` (a spawn message's snapshot of where it is now).
+    /// Refuses non-finite values.
+    pub fn set_body_state(&mut self, id: EntityId, state: &BodyState) -> Result<(), Error> {
+        let entity = self.entity_mut(id)?;
+        let (handle, net) = (entity.body, entity.net_id);
+        let body = self
+            .physics
+            .bodies
+            .get_mut(handle)
+            .ok_or(Error::NoSuchEntity(id))?;
+        let before = (body.translation(), *body.rotation());
+        state.apply(body)?;
+        let now = crate::pose::PoseState::of(body);
+        self.observed.push(Observed {
+            id,
+            authority: now,
+            applied: now,
+            corrected_from: Some(before),
+        });
+        if let Some(r) = &mut self.recorder {
+            r.op(Op::BodyState { net, state: *state });
+        }
+        Ok(())
+    }
+}
