@@ -1,0 +1,396 @@
+//! The command line: every command and its flag groups (each command takes only its own
+//! flags), and the readers of flag values.
+
+use crate::*;
+use clap::{Args, Parser, Subcommand};
+
+/// Tumbleyard: throw grenades, knock the crates (and your friends) off the yard.
+///
+/// Without a command it opens the game's start screen (host a game or join one).
+#[derive(Parser, Debug)]
+#[command(name = "lanyard-game", version, about, long_about = None, args_conflicts_with_subcommands = true)]
+pub(crate) struct Cli {
+    #[command(subcommand)]
+    pub(crate) command: Option<Command>,
+    #[command(flatten)]
+    pub(crate) ident: Ident,
+    #[command(flatten)]
+    pub(crate) disc: Disc,
+    #[command(flatten)]
+    pub(crate) meet: Meet,
+    #[command(flatten)]
+    pub(crate) arena: Arena,
+    #[command(flatten)]
+    pub(crate) shot: Screenshot,
+}
+
+/// Where games meet beyond the LAN (host, server, browse, the start screen).
+#[derive(Args, Debug, Clone, Default)]
+pub(crate) struct Meet {
+    /// A rendezvous server (HOST[:PORT], port 47820 by default): a server registers its
+    /// game there so players beyond its LAN can join it by name; browsing lists what is
+    /// registered there beside the LAN games.
+    #[arg(long, env = "LANYARD_RENDEZVOUS", value_name = "HOST:PORT")]
+    pub(crate) rendezvous: Option<String>,
+}
+
+impl Meet {
+    pub(crate) fn addr(&self) -> Result<Option<SocketAddr>, String> {
+        self.rendezvous.as_deref().map(rendezvous_addr).transpose()
+    }
+}
+
+/// Joining by name through a rendezvous server (join, bot).
+#[derive(Args, Debug, Clone, Default)]
+pub(crate) struct ByName {
+    /// Join the game registered under the name given instead of an address, at this
+    /// rendezvous server (HOST[:PORT]): a path is punched through both NATs first.
+    #[arg(long, value_name = "HOST:PORT")]
+    pub(crate) rendezvous: Option<String>,
+}
+
+/// Who you are.
+#[derive(Args, Debug, Clone, Default)]
+pub(crate) struct Ident {
+    /// Your player name (the server's name for `server`).
+    #[arg(long, env = "LANYARD_NAME")]
+    pub(crate) name: Option<String>,
+    /// The password to give when joining (the one to ask for `host` and `server`).
+    #[arg(long, env = "LANYARD_PASSWORD", hide_env_values = true)]
+    pub(crate) password: Option<String>,
+}
+
+/// How a server serves (host, server).
+#[derive(Args, Debug, Clone)]
+pub(crate) struct Serve {
+    /// UDP port the game listens on.
+    #[arg(long, env = "LANYARD_PORT", default_value_t = DEFAULT_PORT)]
+    pub(crate) port: u16,
+    /// Players the server takes (the host counts).
+    #[arg(long, env = "LANYARD_MAX_PLAYERS", default_value_t = 8, value_parser = clap::value_parser!(u16).range(1..=64))]
+    pub(crate) max_players: u16,
+    /// State broadcasts per second (under 30 unless you mean it).
+    #[arg(long, env = "LANYARD_RATE", default_value_t = 20.0, value_parser = parse_rate)]
+    pub(crate) rate: f32,
+    #[command(flatten)]
+    pub(crate) session: SessionFlags,
+    #[command(flatten)]
+    pub(crate) meet: Meet,
+}
+
+/// Where LAN discovery goes.
+#[derive(Args, Debug, Clone)]
+pub(crate) struct Disc {
+    /// Where LAN discovery requests go (a broadcast address and port). Tests and CI use
+    /// the loopback broadcast 127.255.255.255.
+    #[arg(
+        long,
+        env = "LANYARD_DISCOVERY_ADDR",
+        default_value = "255.255.255.255:47800"
+    )]
+    pub(crate) discovery_addr: SocketAddr,
+}
+
+/// The arena.
+#[derive(Args, Debug, Clone)]
+pub(crate) struct Arena {
+    /// The arena file.
+    #[arg(long, default_value = DEFAULT_SCENE)]
+    pub(crate) scene: PathBuf,
+}
+
+/// A run that ends by itself.
+#[derive(Args, Debug, Clone, Default)]
+pub(crate) struct Timed {
+    /// Stop by yourself after this many seconds.
+    #[arg(long, value_parser = parse_seconds)]
+    pub(crate) seconds: Option<f32>,
+}
+
+/// A recording.
+#[derive(Args, Debug, Clone, Default)]
+pub(crate) struct Rec {
+    /// Record this peer's world into FILE, to replay headless later.
+    #[arg(long, value_name = "FILE")]
+    pub(crate) record: Option<PathBuf>,
+}
+
+/// Everything one run was given, with the defaults for what its command does not take.
+#[derive(Debug, Clone)]
+pub(crate) struct Common {
+    pub(crate) port: u16,
+    pub(crate) name: Option<String>,
+    pub(crate) password: Option<String>,
+    pub(crate) max_players: u16,
+    pub(crate) rate: f32,
+    pub(crate) discovery_addr: SocketAddr,
+    pub(crate) scene: PathBuf,
+    pub(crate) seconds: Option<f32>,
+    pub(crate) record: Option<PathBuf>,
+    pub(crate) rendezvous: Option<SocketAddr>,
+}
+
+impl Common {
+    pub(crate) fn new(ident: &Ident, arena: Option<&Arena>) -> Common {
+        Common {
+            port: DEFAULT_PORT,
+            name: ident.name.clone(),
+            password: ident.password.clone(),
+            max_players: 8,
+            rate: 20.0,
+            discovery_addr: SocketAddr::from(([255, 255, 255, 255], discovery::DEFAULT_PORT)),
+            scene: arena.map_or_else(|| DEFAULT_SCENE.into(), |a| a.scene.clone()),
+            seconds: None,
+            record: None,
+            rendezvous: None,
+        }
+    }
+
+    pub(crate) fn serve(mut self, s: &Serve) -> Result<Common, String> {
+        self.port = s.port;
+        self.max_players = s.max_players;
+        self.rate = s.rate;
+        self.rendezvous = s.meet.addr()?;
+        Ok(self)
+    }
+
+    pub(crate) fn disc(mut self, d: &Disc) -> Common {
+        self.discovery_addr = d.discovery_addr;
+        self
+    }
+
+    pub(crate) fn run(mut self, t: &Timed, r: &Rec) -> Common {
+        self.seconds = t.seconds;
+        self.record = r.record.clone();
+        self
+    }
+}
+
+#[derive(Subcommand, Debug)]
+pub(crate) enum Command {
+    /// Host a game in a window: a listen-server where you play too.
+    Host {
+        /// At exit, write the players and entities as JSON to this file.
+        #[arg(long)]
+        summary: Option<PathBuf>,
+        #[command(flatten)]
+        ident: Ident,
+        #[command(flatten)]
+        serve: Serve,
+        #[command(flatten)]
+        disc: Disc,
+        #[command(flatten)]
+        arena: Arena,
+        #[command(flatten)]
+        timed: Timed,
+        #[command(flatten)]
+        rec: Rec,
+        #[command(flatten)]
+        shot: Screenshot,
+    },
+    /// Join a game in a window. Without an address, find LAN games and pick one.
+    Join {
+        /// The server: HOST[:PORT] (with --rendezvous: the name it registered under).
+        addr: Option<String>,
+        #[command(flatten)]
+        by_name: ByName,
+        /// Watch the game: no player of your own, and no player slot taken.
+        #[arg(long)]
+        spectate: bool,
+        #[command(flatten)]
+        ident: Ident,
+        #[command(flatten)]
+        disc: Disc,
+        #[command(flatten)]
+        arena: Arena,
+        #[command(flatten)]
+        rec: Rec,
+        #[command(flatten)]
+        shot: Screenshot,
+    },
+    /// Run a dedicated server with no window. Its standard input is a console: `players`,
+    /// `kick NAME [REASON]`, `ban NAME [REASON]`, `say TEXT`, `quit`. Ctrl-C, SIGTERM,
+    /// `quit` and `--seconds` all end it gracefully: clients are told, the summary and the
+    /// recording are written, and it exits with status 0.
+    Server {
+        /// At exit, write the players and entities as JSON to this file.
+        #[arg(long)]
+        summary: Option<PathBuf>,
+        #[command(flatten)]
+        ident: Ident,
+        #[command(flatten)]
+        serve: Serve,
+        #[command(flatten)]
+        disc: Disc,
+        #[command(flatten)]
+        arena: Arena,
+        #[command(flatten)]
+        timed: Timed,
+        #[command(flatten)]
+        rec: Rec,
+    },
+    /// List the LAN games that answer (and those registered at a rendezvous server, with
+    /// --rendezvous), then exit.
+    Browse {
+        /// Seconds to wait for answers.
+        #[arg(long, default_value_t = 1.0, value_parser = parse_seconds)]
+        wait: f32,
+        #[command(flatten)]
+        disc: Disc,
+        #[command(flatten)]
+        meet: Meet,
+    },
+    /// Run a rendezvous server (headless, no physics): on a public address, it lets
+    /// servers behind home routers register by name and players elsewhere find and
+    /// reach them. It carries no game traffic. Ctrl-C, SIGTERM or --seconds end it, and it
+    /// prints what it did as JSON.
+    Rendezvous {
+        /// UDP port it listens on.
+        #[arg(long, env = "LANYARD_RENDEZVOUS_PORT", default_value_t = rendezvous::DEFAULT_PORT)]
+        port: u16,
+        /// Seconds a registration lives unless its server refreshes it (every third of it).
+        #[arg(long, default_value_t = 30.0, value_name = "SECONDS", value_parser = parse_ttl)]
+        ttl: f32,
+        /// Games one IP address may register at once.
+        #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u16).range(1..))]
+        max_per_address: u16,
+        #[command(flatten)]
+        timed: Timed,
+    },
+    /// Replay a recording headless and check it bit for bit, or watch it.
+    Replay {
+        /// The recording.
+        file: PathBuf,
+        /// Check the world hash at every tick (the default); exit non-zero at the first
+        /// divergence, naming the tick and the entities that differ.
+        #[arg(long)]
+        verify: bool,
+        /// Show the replay in a window instead.
+        #[arg(long, conflicts_with = "verify")]
+        view: bool,
+        #[command(flatten)]
+        shot: Screenshot,
+    },
+    /// Join a game as a scripted player with no window; print a JSON report at the end.
+    Bot {
+        /// The server: HOST[:PORT] (with --rendezvous: the name it registered under).
+        addr: String,
+        #[command(flatten)]
+        by_name: ByName,
+        /// The seed of the bot's choices.
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        /// Watch instead of playing: no player, no throws; the report still lists what
+        /// it saw.
+        #[arg(long)]
+        spectate: bool,
+        #[command(flatten)]
+        ident: Ident,
+        #[command(flatten)]
+        arena: Arena,
+        #[command(flatten)]
+        timed: Timed,
+        #[command(flatten)]
+        rec: Rec,
+    },
+}
+
+/// How a server keeps sessions (server, host).
+#[derive(Args, Debug, Clone)]
+pub(crate) struct SessionFlags {
+    /// Seconds a player whose link dropped keeps its session (id, player, score) to
+    /// resume it; 0 ends the session when it times out.
+    #[arg(long, env = "LANYARD_GRACE", default_value_t = 30.0, value_name = "SECONDS", value_parser = parse_grace)]
+    pub(crate) grace: f32,
+    /// Spectators the server takes, on top of the players.
+    #[arg(long, env = "LANYARD_MAX_SPECTATORS", default_value_t = 8, value_parser = clap::value_parser!(u16).range(0..=64))]
+    pub(crate) max_spectators: u16,
+}
+
+impl SessionFlags {
+    pub(crate) fn apply(&self, o: &mut Options) {
+        o.grace = self.grace;
+        o.max_spectators = self.max_spectators;
+    }
+}
+
+pub(crate) fn parse_grace(s: &str) -> Result<f32, String> {
+    let v: f32 = s
+        .parse()
+        .map_err(|_| format!("'{s}' is not a number of seconds"))?;
+    if !(v.is_finite() && (0.0..=3600.0).contains(&v)) {
+        return Err("the grace window is 0 to 3600 seconds".into());
+    }
+    Ok(v)
+}
+
+#[derive(Args, Debug, Clone)]
+pub(crate) struct Screenshot {
+    /// Render `--frames` frames, save a PNG here and exit.
+    #[arg(long, requires = "frames")]
+    pub(crate) screenshot: Option<PathBuf>,
+    /// Frames to render before the screenshot.
+    #[arg(long)]
+    pub(crate) frames: Option<u32>,
+    /// The most frames the window draws per second (0: no cap).
+    #[arg(long, default_value_t = 120)]
+    pub(crate) fps: u32,
+    /// For tests: advance the game by exactly this many seconds per drawn frame, whatever
+    /// the wall clock says.
+    #[arg(long, value_name = "SECONDS", value_parser = parse_seconds, hide = true)]
+    pub(crate) frame_time: Option<f32>,
+    /// For tests: key presses to make, as lines of `FRAME KEY` (KEY: f, space).
+    #[arg(long, value_name = "FILE", hide = true)]
+    pub(crate) input_script: Option<PathBuf>,
+}
+
+impl Screenshot {
+    #[cfg(feature = "client")]
+    pub(crate) fn window(&self) -> Result<window::WindowOpts, String> {
+        let script = match &self.input_script {
+            Some(p) => {
+                let text = std::fs::read_to_string(p)
+                    .map_err(|e| format!("cannot read {}: {e}", p.display()))?;
+                window::InputScript::parse(&text)?
+            }
+            None => window::InputScript::default(),
+        };
+        Ok(window::WindowOpts {
+            screenshot: self.screenshot.clone(),
+            frames: self.frames,
+            fps: self.fps,
+            frame_time: self.frame_time,
+            script,
+        })
+    }
+}
+
+pub(crate) fn parse_rate(s: &str) -> Result<f32, String> {
+    let r: f32 = s.parse().map_err(|_| format!("'{s}' is not a number"))?;
+    if !(r.is_finite() && r > 0.0 && r <= 120.0) {
+        return Err("the rate must be above 0 and at most 120 per second".into());
+    }
+    Ok(r)
+}
+
+pub(crate) fn parse_ttl(s: &str) -> Result<f32, String> {
+    let v: f32 = s
+        .parse()
+        .map_err(|_| format!("'{s}' is not a number of seconds"))?;
+    RendezvousConfig {
+        ttl: v,
+        ..RendezvousConfig::default()
+    }
+    .validate()?;
+    Ok(v)
+}
+
+pub(crate) fn parse_seconds(s: &str) -> Result<f32, String> {
+    let v: f32 = s
+        .parse()
+        .map_err(|_| format!("'{s}' is not a number of seconds"))?;
+    if !(v.is_finite() && v > 0.0) {
+        return Err("seconds must be a positive number".into());
+    }
+    Ok(v)
+}

@@ -1,0 +1,151 @@
+//! The commands that play or look without a window: `bot`, `browse`, and `replay --verify`.
+
+use crate::*;
+
+pub(crate) fn bot(
+    c: &Common,
+    addr: &str,
+    by_name: &ByName,
+    seed: u64,
+    spectate: bool,
+) -> Result<(), String> {
+    let mut o = options(c, &format!("bot-{seed}"))?;
+    o.spectate = spectate;
+    let entropy = lanyard_game::game::entropy();
+    let mut game = match &by_name.rendezvous {
+        Some(rv) => {
+            let rv = rendezvous_addr(rv)?;
+            let game = Game::client_by_name(o, rv, addr, entropy)?;
+            eprintln!("reached '{addr}' through the rendezvous server {rv}");
+            game
+        }
+        None => Game::client(o, server_addr(addr)?, entropy)?,
+    };
+    if let Some(r) = &c.record {
+        game.record_to(r)?;
+    }
+    let mut brain = Bot::new(seed, c.seconds);
+    let dt = 1.0 / lanyard_game::game::TICK_HZ;
+    runner::run(
+        &mut game,
+        c.seconds,
+        |g, left| {
+            if !spectate {
+                let input = brain.input(g, dt, left);
+                g.set_input(input);
+            }
+            true
+        },
+        |g, _| {
+            for m in g.messages.drain(..) {
+                eprintln!("{m}");
+            }
+        },
+    );
+    // However the run ended, the report is printed; the exit status says whether the bot
+    // ran its full time.
+    let ended = game.end_reason.clone().unwrap_or_else(|| "time up".into());
+    let report = game.bot_report_json(&ended);
+    game.shutdown();
+    println!("{report}");
+    match ended.as_str() {
+        "time up" => Ok(()),
+        _ => Err(game.ended.clone().unwrap_or(ended)),
+    }
+}
+
+pub(crate) fn browse(c: &Common, wait: f32, meet: &Meet) -> Result<(), String> {
+    let rv = meet.addr()?;
+    // The rendezvous server is asked while the LAN answers.
+    let remote = rv.map(|rv| std::thread::spawn(move || rendezvous::list(rv)));
+    let found = discovery::browse(c.discovery_addr, Duration::from_secs_f32(wait))
+        .map_err(|e| format!("cannot browse: {e}"))?;
+    if found.is_empty() {
+        println!("no games found on {}", c.discovery_addr);
+    }
+    for f in found {
+        println!(
+            "{}  {}  {}/{} players  {}/{} spectators  {}  {:.0} ms{}",
+            f.addr,
+            f.info.name,
+            f.info.players,
+            f.info.max_players,
+            f.info.spectators,
+            f.info.max_spectators,
+            if f.info.password { "password" } else { "open" },
+            f.ping_ms,
+            if f.compatible() {
+                String::new()
+            } else {
+                format!("  incompatible (protocol {})", f.info.version)
+            }
+        );
+    }
+    let (Some(rv), Some(remote)) = (rv, remote) else {
+        return Ok(());
+    };
+    let games = remote
+        .join()
+        .map_err(|_| "the rendezvous listing failed".to_owned())?
+        .map_err(|e| format!("cannot list the games at {rv}: {e}"))?;
+    if games.is_empty() {
+        println!("no games registered at the rendezvous server {rv}");
+    }
+    for g in &games {
+        println!(
+            "{}  via rendezvous {rv}  {}/{} players  {}/{} spectators  {}{}",
+            g.name,
+            g.players,
+            g.max_players,
+            g.spectators,
+            g.max_spectators,
+            if g.password { "password" } else { "open" },
+            if g.version == lanyard_net::PROTOCOL_VERSION {
+                String::new()
+            } else {
+                format!("  incompatible (protocol {})", g.version)
+            }
+        );
+    }
+    if let Some(g) = games.first() {
+        println!(
+            "join one with: lanyard-game join --rendezvous {rv} '{}'",
+            g.name
+        );
+    }
+    Ok(())
+}
+
+pub(crate) fn replay_verify(file: &Path) -> Result<(), String> {
+    let bytes = std::fs::read(file).map_err(|e| format!("cannot read {}: {e}", file.display()))?;
+    let registry = std::sync::Arc::new(lanyard_game::kinds::registry());
+    let mut replay =
+        Replay::open(&bytes, registry).map_err(|e| format!("{}: {e}", file.display()))?;
+    let total = replay.len();
+    let long = total > 2000;
+    let outcome = replay
+        .verify(|done, total| {
+            if long && done < total {
+                eprint!(
+                    "\rreplaying {done}/{total} ticks ({:.0}%)",
+                    done as f64 * 100.0 / total as f64
+                );
+            }
+        })
+        .map_err(|e| format!("{}: {e}", file.display()))?;
+    if long {
+        eprintln!();
+    }
+    match outcome {
+        None => {
+            println!(
+                "{}: all {total} ticks match (recorded by {}, final hash {:016x})",
+                file.display(),
+                replay.header().recorded_by,
+                replay.group().state_hash()
+            );
+            Ok(())
+        }
+        Some(d) => Err(format!("{}: {d}", file.display()).trim_end().to_owned()),
+    }
+}

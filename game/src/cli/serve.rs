@@ -1,0 +1,232 @@
+//! The serving commands: `server` (with its console, signals, summary and Agones) and
+//! `rendezvous`; and what every command builds a game's options from.
+
+use crate::*;
+
+/// A flag that SIGINT (Ctrl-C) and SIGTERM raise instead of killing the process, so it
+/// can end gracefully.
+pub(crate) fn stop_flag() -> Result<Arc<AtomicBool>, String> {
+    let flag = Arc::new(AtomicBool::new(false));
+    for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+        signal_hook::flag::register(sig, Arc::clone(&flag))
+            .map_err(|e| format!("cannot handle signal {sig}: {e}"))?;
+    }
+    Ok(flag)
+}
+
+/// The lines typed on standard input, read on a thread of their own.
+pub(crate) fn console_lines() -> Receiver<String> {
+    let (tx, rx) = channel();
+    std::thread::spawn(move || {
+        for line in std::io::stdin().lines() {
+            let Ok(line) = line else { break };
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    rx
+}
+
+pub(crate) fn options(c: &Common, default_name: &str) -> Result<Options, String> {
+    let scene = Scene::load(&c.scene).map_err(|e| e.to_string())?;
+    if c.rate >= 30.0 {
+        eprintln!(
+            "note: --rate {} is 30 or more broadcasts per second",
+            c.rate
+        );
+    }
+    Ok(Options {
+        port: c.port,
+        name: c.name.clone().unwrap_or_else(|| default_name.to_owned()),
+        password: c.password.clone(),
+        max_players: c.max_players,
+        rate: c.rate,
+        discovery: Some(c.discovery_addr),
+        rendezvous: c.rendezvous,
+        ..Options::new(scene)
+    })
+}
+
+pub(crate) fn write_summary(game: &Game, path: &Path) -> Result<(), String> {
+    let text = serde_json::to_string_pretty(&game.summary_json()).map_err(|e| e.to_string())?;
+    std::fs::write(path, text).map_err(|e| format!("cannot write {}: {e}", path.display()))
+}
+
+pub(crate) fn server(
+    c: &Common,
+    summary: Option<&Path>,
+    flags: &SessionFlags,
+) -> Result<(), String> {
+    let mut o = options(c, "Tumbleyard server")?;
+    flags.apply(&mut o);
+    let name = o.name.clone();
+    let stop = stop_flag()?;
+    let mut game = Game::server(o, None)?;
+    if let Some(r) = &c.record {
+        game.record_to(r)?;
+    }
+    println!(
+        "{name}: serving '{}' on UDP port {} (discovery on {}{}), up to {} players and {} spectators; type 'help' for the console",
+        game.scene.name,
+        game.local_addr().port(),
+        c.discovery_addr,
+        c.rendezvous
+            .map(|r| format!(", registering at the rendezvous server {r}"))
+            .unwrap_or_default(),
+        c.max_players,
+        flags.max_spectators,
+    );
+    let mut agones = Agones::from_env()?;
+    if let Some(a) = &mut agones {
+        a.ready()?;
+        println!("told the Agones SDK the server is ready");
+    }
+    let console = console_lines();
+    let mut why = "time up";
+    let mut since = 0;
+    runner::run(
+        &mut game,
+        c.seconds,
+        |g, _| {
+            while let Ok(line) = console.try_recv() {
+                match g.console(&line) {
+                    Console::Lines(lines) => lines.iter().for_each(|l| println!("{l}")),
+                    Console::Quit => {
+                        why = "quit";
+                        return false;
+                    }
+                }
+            }
+            if stop.load(Ordering::Relaxed) {
+                why = "a signal";
+                return false;
+            }
+            if let Some(a) = &mut agones {
+                a.tick();
+            }
+            true
+        },
+        |g, ms| {
+            for m in g.messages.drain(..) {
+                println!("{m}");
+            }
+            since += 1;
+            if since >= 5 {
+                since = 0;
+                let sessions = g.net.sessions();
+                let watching = sessions.iter().filter(|s| s.spectator).count();
+                let each: String = sessions
+                    .iter()
+                    .map(|s| {
+                        format!(
+                            " | {} {:.0} ms {:.0}% {}",
+                            s.name,
+                            s.stats.ping_ms,
+                            s.stats.loss * 100.0,
+                            g.score_of(&s.name)
+                        )
+                    })
+                    .collect();
+                println!(
+                    "players {}/{} | spectators {} | entities {} | frame {:.2} ms | in {:.1} kbit/s | out {:.1} kbit/s{each}",
+                    sessions.len() - watching,
+                    c.max_players,
+                    watching,
+                    g.group.len(),
+                    ms,
+                    g.traffic.kbps_in,
+                    g.traffic.kbps_out
+                );
+            }
+        },
+    );
+    println!(
+        "shutting down ({why}): telling {} clients",
+        game.net.sessions().len()
+    );
+    // The summary is the world as it ended, before the players' sessions are closed.
+    let written = summary.map_or(Ok(()), |p| write_summary(&game, p));
+    game.shutdown();
+    if let Some(a) = &mut agones
+        && let Err(e) = a.shutdown()
+    {
+        eprintln!("lanyard-game: {e}");
+    }
+    written
+}
+
+/// Runs a rendezvous server on `port` until `seconds` pass or a signal comes, then prints
+/// what it did as one JSON line.
+pub(crate) fn rendezvous_server(
+    port: u16,
+    config: RendezvousConfig,
+    seconds: Option<f32>,
+) -> Result<(), String> {
+    use lanyard_net::Transport;
+    use lanyard_net::udp::UdpTransport;
+    let (ttl, per) = (config.ttl, config.max_per_address);
+    let mut rv = RendezvousServer::new(config, lanyard_game::game::entropy())?;
+    let any = SocketAddr::from(([0, 0, 0, 0], port));
+    let mut socket =
+        UdpTransport::bind(any).map_err(|e| format!("cannot listen on UDP port {port}: {e}"))?;
+    println!(
+        "rendezvous server on UDP port {} (registrations live {ttl} s unless refreshed, at most {per} per address)",
+        socket.local_addr().port()
+    );
+    let stop = stop_flag()?;
+    let start = std::time::Instant::now();
+    let mut last = (0.0, rv.stats());
+    loop {
+        let now = start.elapsed().as_secs_f64();
+        if stop.load(Ordering::Relaxed) || seconds.is_some_and(|s| now >= f64::from(s)) {
+            break;
+        }
+        socket.wait(Duration::from_millis(100));
+        while let Some((from, bytes)) = socket.recv() {
+            rv.receive(start.elapsed().as_secs_f64(), from, &bytes);
+        }
+        for (to, bytes) in rv.drain_outgoing() {
+            socket.send(to, &bytes);
+        }
+        if now - last.0 >= 10.0 {
+            rv.expire(now);
+            let s = rv.stats();
+            if s != last.1 {
+                println!(
+                    "games {} | registered {} | expired {} | introductions {} | in {} B | out {} B | ignored {}",
+                    s.games,
+                    s.registrations,
+                    s.expired,
+                    s.introductions,
+                    s.bytes_in,
+                    s.bytes_out,
+                    s.ignored
+                );
+            }
+            last = (now, s);
+        }
+    }
+    let s = rv.stats();
+    println!(
+        "{}",
+        serde_json::json!({
+            "games": s.games,
+            "registrations": s.registrations,
+            "refreshes": s.refreshes,
+            "expired": s.expired,
+            "unregistered": s.unregistered,
+            "refused": s.refused,
+            "introductions": s.introductions,
+            "lists": s.lists,
+            "challenges": s.challenges,
+            "ignored": s.ignored,
+            "datagrams_in": s.datagrams_in,
+            "bytes_in": s.bytes_in,
+            "datagrams_out": s.datagrams_out,
+            "bytes_out": s.bytes_out,
+            "relayed_bytes": 0,
+        })
+    );
+    Ok(())
+}
