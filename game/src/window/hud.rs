@@ -1,0 +1,185 @@
+//! What is drawn over the yard: the HUD line, the net graph, banners and the host's
+//! player list.
+
+use super::*;
+
+/// The host's player list (Tab), with a kick.
+#[derive(Default)]
+pub(crate) struct Roster {
+    pub(crate) open: bool,
+    pub(crate) selected: Option<usize>,
+}
+
+/// The net graph (N): the last ten seconds of ping, kilobits per second in and out, and
+/// loss, each scaled to its own peak.
+pub(crate) fn draw_net_graph(game: &Game) {
+    let (w, h) = (340.0, 200.0);
+    let (x, y) = (
+        mq::screen_width() - w - 10.0,
+        mq::screen_height() - h - 34.0,
+    );
+    mq::draw_rectangle(x, y, w, h, Color::new(0.0, 0.0, 0.0, 0.6));
+    let samples: Vec<GraphSample> = game.graph.iter().copied().collect();
+    let last = samples.last().copied().unwrap_or_default();
+    let rows: [(String, Vec<Vec<f32>>, [Color; 2]); 3] = [
+        (
+            format!("ping {:.0} ms", last.ping_ms),
+            vec![samples.iter().map(|s| s.ping_ms).collect()],
+            [mq::YELLOW, mq::YELLOW],
+        ),
+        (
+            format!("in {:.0} / out {:.0} kbit/s", last.kbps_in, last.kbps_out),
+            vec![
+                samples.iter().map(|s| s.kbps_in).collect(),
+                samples.iter().map(|s| s.kbps_out).collect(),
+            ],
+            [mq::SKYBLUE, mq::ORANGE],
+        ),
+        (
+            format!("loss {:.0}%", last.loss * 100.0),
+            vec![samples.iter().map(|s| s.loss * 100.0).collect()],
+            [mq::RED, mq::RED],
+        ),
+    ];
+    let row_h = h / 3.0;
+    for (i, (label, series, colors)) in rows.iter().enumerate() {
+        let top = y + i as f32 * row_h;
+        mq::draw_text(label, x + 8.0, top + 16.0, 18.0, mq::WHITE);
+        let peak = series.iter().flatten().fold(1.0f32, |m, v| m.max(*v));
+        let (gx, gy, gw, gh) = (x + 8.0, top + 22.0, w - 16.0, row_h - 28.0);
+        mq::draw_line(gx, gy + gh, gx + gw, gy + gh, 1.0, mq::GRAY);
+        let step = gw / (GRAPH_SAMPLES - 1) as f32;
+        for (line, c) in series.iter().zip(colors) {
+            for (k, pair) in line.windows(2).enumerate() {
+                let x0 = gx + k as f32 * step;
+                let y0 = gy + gh - pair[0] / peak * gh;
+                let y1 = gy + gh - pair[1] / peak * gh;
+                mq::draw_line(x0, y0, x0 + step, y1, 2.0, *c);
+            }
+        }
+    }
+}
+
+/// A line across the middle of the screen, over the (frozen) world.
+pub(crate) fn draw_banner(text: &str) {
+    let (w, h) = (mq::screen_width(), mq::screen_height());
+    mq::draw_rectangle(0.0, h / 2.0 - 40.0, w, 64.0, Color::new(0.0, 0.0, 0.0, 0.6));
+    let size = mq::measure_text(text, None, 40, 1.0);
+    mq::draw_text(text, (w - size.width) / 2.0, h / 2.0, 40.0, mq::WHITE);
+}
+
+/// The host's player list: Tab shows it, a digit selects a player, K kicks the selected.
+pub(crate) fn roster(game: &mut Game, r: &mut Roster) {
+    if mq::is_key_pressed(KeyCode::Tab) {
+        r.open = !r.open;
+        r.selected = None;
+    }
+    if !r.open {
+        return;
+    }
+    let sessions = game.net.sessions();
+    for (i, k) in DIGITS.iter().enumerate() {
+        if mq::is_key_pressed(*k) && i < sessions.len() {
+            r.selected = Some(i);
+        }
+    }
+    if mq::is_key_pressed(KeyCode::K)
+        && let Some(s) = r.selected.and_then(|i| sessions.get(i))
+    {
+        let lines = game.kick(&s.name, "kicked by the host", false);
+        game.messages.extend(lines);
+        r.selected = None;
+    }
+    let (x, w) = (mq::screen_width() / 2.0 - 260.0, 520.0);
+    let h = 70.0 + 26.0 * sessions.len().max(1) as f32;
+    mq::draw_rectangle(x, 120.0, w, h, Color::new(0.0, 0.0, 0.0, 0.7));
+    mq::draw_text(
+        "PLAYERS  (digit: select, K: kick, Tab: close)",
+        x + 14.0,
+        146.0,
+        22.0,
+        mq::WHITE,
+    );
+    if sessions.is_empty() {
+        mq::draw_text("nobody has joined", x + 14.0, 176.0, 22.0, mq::GRAY);
+    }
+    for (i, s) in sessions.iter().enumerate() {
+        let what = match (s.spectator, s.suspended) {
+            (_, true) => "reconnecting",
+            (true, false) => "watching",
+            (false, false) => "playing",
+        };
+        let line = format!(
+            "[{}] {:<16} {:>4.0} ms  {:>2.0}% loss  {what}",
+            i + 1,
+            s.name,
+            s.stats.ping_ms,
+            s.stats.loss * 100.0
+        );
+        let c = if r.selected == Some(i) {
+            mq::YELLOW
+        } else {
+            mq::WHITE
+        };
+        mq::draw_text(&line, x + 14.0, 176.0 + 26.0 * i as f32, 22.0, c);
+    }
+}
+
+pub(crate) fn draw_hud(game: &Game) {
+    let panel = Color::new(0.0, 0.0, 0.0, 0.45);
+    let rows = game.scores.len().max(1) as f32;
+    mq::draw_rectangle(10.0, 10.0, 420.0, 78.0 + rows * 24.0, panel);
+    mq::draw_text(
+        format!("TUMBLEYARD  {}", game.scene.name),
+        20.0,
+        36.0,
+        26.0,
+        Color::from_rgba(240, 190, 80, 255),
+    );
+    let net = match game.ping_ms() {
+        None if game.net.is_reconnecting() => "reconnecting to the server...".to_owned(),
+        None if !game.is_server() => "connecting...".to_owned(),
+        Some(p) => format!(
+            "ping {:.0} ms  in {:.0} kbit/s  out {:.0} kbit/s  loss {:.0}%",
+            p,
+            game.traffic.kbps_in,
+            game.traffic.kbps_out,
+            game.loss() * 100.0
+        ),
+        None => format!(
+            "hosting: {}  in {:.0} kbit/s  out {:.0} kbit/s",
+            count(game.player_names().len(), "player"),
+            game.traffic.kbps_in,
+            game.traffic.kbps_out
+        ),
+    };
+    mq::draw_text(&net, 20.0, 60.0, 18.0, mq::LIGHTGRAY);
+    let mut y = 86.0;
+    if game.scores.is_empty() {
+        mq::draw_text("no scores yet", 20.0, y, 22.0, mq::WHITE);
+    }
+    for (name, points) in &game.scores {
+        mq::draw_text(format!("{points:>3}  {name}"), 20.0, y, 22.0, mq::WHITE);
+        y += 24.0;
+    }
+    let help = "WASD walk  Space jump  click/F throw  Q/E turn  C overview  N net graph  Enter chat  Esc quit";
+    mq::draw_text(help, 14.0, mq::screen_height() - 14.0, 20.0, mq::WHITE);
+    if !game.is_joined() {
+        mq::draw_text(
+            "joining ...",
+            mq::screen_width() / 2.0 - 60.0,
+            40.0,
+            30.0,
+            mq::WHITE,
+        );
+    }
+    for (i, m) in game.messages.iter().rev().take(4).enumerate() {
+        mq::draw_text(
+            m,
+            mq::screen_width() - 360.0,
+            30.0 + i as f32 * 22.0,
+            20.0,
+            mq::WHITE,
+        );
+    }
+}

@@ -1,0 +1,170 @@
+//! Input: the keyboard and mouse read once per drawn frame, held for exactly one tick
+//! ([`Latch`]), scripted presses for tests ([`InputScript`]), and the chat line.
+
+use super::*;
+
+/// Scripted key presses: lines of `FRAME KEY`, KEY one of `f` (throw), `space` (jump), `n`
+/// (the net graph; on the start screen, the name), `a` (a typed address), `enter`, a digit
+/// `1` to `9`; or `FRAME text WORDS` to type WORDS.
+#[derive(Debug, Clone, Default)]
+pub struct InputScript {
+    pub(crate) presses: std::collections::BTreeMap<u32, Vec<KeyCode>>,
+    pub(crate) typed: std::collections::BTreeMap<u32, String>,
+}
+
+impl InputScript {
+    /// Reads a script.
+    pub fn parse(text: &str) -> Result<InputScript, String> {
+        let mut presses: std::collections::BTreeMap<u32, Vec<KeyCode>> = Default::default();
+        let mut typed = std::collections::BTreeMap::new();
+        for (n, line) in text.lines().enumerate() {
+            let line = line.trim();
+            if line.is_empty() || line.starts_with('#') {
+                continue;
+            }
+            let bad = || format!("input script line {}: '{line}' is not FRAME KEY", n + 1);
+            let (frame, key) = line.split_once(char::is_whitespace).ok_or_else(bad)?;
+            let frame: u32 = frame.parse().map_err(|_| bad())?;
+            if let Some(words) = key.trim().strip_prefix("text ") {
+                typed.insert(frame, words.to_owned());
+                continue;
+            }
+            let key = match key.trim() {
+                "f" => KeyCode::F,
+                "space" => KeyCode::Space,
+                "n" => KeyCode::N,
+                "a" => KeyCode::A,
+                "enter" => KeyCode::Enter,
+                "1" => KeyCode::Key1,
+                "2" => KeyCode::Key2,
+                "3" => KeyCode::Key3,
+                _ => return Err(bad()),
+            };
+            presses.entry(frame).or_default().push(key);
+        }
+        Ok(InputScript { presses, typed })
+    }
+
+    pub(crate) fn pressed(&self, frame: u32, key: KeyCode) -> bool {
+        self.presses.get(&frame).is_some_and(|k| k.contains(&key))
+    }
+
+    pub(crate) fn text(&self, frame: u32) -> String {
+        self.typed.get(&frame).cloned().unwrap_or_default()
+    }
+}
+
+/// The chat line: Enter opens it, typed characters go into it, Backspace takes one back,
+/// Enter sends it, Esc drops it. Returns whether a line is open (the keys are typing).
+pub(crate) fn chat_line(game: &mut Game, chat: &mut Option<String>) -> bool {
+    let Some(line) = chat else {
+        if mq::is_key_pressed(KeyCode::Enter) {
+            while mq::get_char_pressed().is_some() {}
+            *chat = Some(String::new());
+            return true;
+        }
+        return false;
+    };
+    while let Some(c) = mq::get_char_pressed() {
+        if !c.is_control() && line.chars().count() < lanyard_game::game::CHAT_MAX {
+            line.push(c);
+        }
+    }
+    if mq::is_key_pressed(KeyCode::Backspace) {
+        line.pop();
+    }
+    if mq::is_key_pressed(KeyCode::Enter) {
+        game.chat(line);
+        *chat = None;
+    } else if mq::is_key_pressed(KeyCode::Escape) {
+        *chat = None;
+    }
+    true
+}
+
+/// The player's input between drawn frames and ticks. The keyboard is read once per drawn
+/// frame; walking is a state (the newest counts), a jump or a throw is an event: it waits
+/// here until a tick runs, and exactly one tick gets it. So at any frame rate no press is
+/// lost (a frame with no tick) and none is doubled (a frame with several ticks).
+#[derive(Debug, Default)]
+pub(crate) struct Latch {
+    pub(crate) held: PlayerInput,
+}
+
+impl Latch {
+    /// What this frame read.
+    pub(crate) fn frame(&mut self, fresh: PlayerInput) {
+        self.held.walk = fresh.walk;
+        self.held.jump |= fresh.jump;
+        self.held.throw = self.held.throw.or(fresh.throw);
+    }
+
+    /// The input for the next tick: the walk, and the waiting presses (once).
+    pub(crate) fn for_tick(&mut self) -> PlayerInput {
+        let input = self.held;
+        self.held.jump = false;
+        self.held.throw = None;
+        input
+    }
+}
+
+/// The keyboard and mouse (and the input script), as a player's input: WASD walks
+/// (relative to the camera), space jumps, the left mouse button (or F) throws towards the
+/// point under the cursor, Q and E turn the camera.
+pub(crate) fn read_input(
+    game: &Game,
+    view: &View,
+    script: &InputScript,
+    frame: u32,
+) -> PlayerInput {
+    let pressed = |k: KeyCode| mq::is_key_pressed(k) || script.pressed(frame, k);
+    let mut walk = mq::Vec2::ZERO;
+    if mq::is_key_down(KeyCode::W) {
+        walk.y -= 1.0;
+    }
+    if mq::is_key_down(KeyCode::S) {
+        walk.y += 1.0;
+    }
+    if mq::is_key_down(KeyCode::A) {
+        walk.x -= 1.0;
+    }
+    if mq::is_key_down(KeyCode::D) {
+        walk.x += 1.0;
+    }
+    let (s, c) = view.yaw.sin_cos();
+    let world = vec2(walk.x * c - walk.y * s, walk.x * s + walk.y * c).normalize_or_zero();
+    let mut input = PlayerInput {
+        walk: [world.x, world.y],
+        jump: pressed(KeyCode::Space),
+        ..PlayerInput::default()
+    };
+    if (mq::is_mouse_button_pressed(MouseButton::Left) || pressed(KeyCode::F))
+        && let Some(me) = game.my_player().and_then(|id| game.group.get(id))
+    {
+        let p = me.body().translation();
+        let target =
+            cursor_on_ground(&view.camera).unwrap_or(vec3(p.x - s * 5.0, 0.0, p.z - c * 5.0));
+        let d = lanyard::Vec3::new(target.x - p.x, 0.0, target.z - p.z);
+        input.throw = Some(d.normalize_or(lanyard::Vec3::X));
+    }
+    input
+}
+
+/// Where the ray through the mouse cursor meets the ground plane.
+pub(crate) fn cursor_on_ground(camera: &mq::Camera3D) -> Option<mq::Vec3> {
+    use mq::Camera;
+    let (mx, my) = mq::mouse_position();
+    let ndc = vec2(
+        mx / mq::screen_width() * 2.0 - 1.0,
+        1.0 - my / mq::screen_height() * 2.0,
+    );
+    let inv = camera.matrix().inverse();
+    let near = inv.project_point3(vec3(ndc.x, ndc.y, -1.0));
+    let far = inv.project_point3(vec3(ndc.x, ndc.y, 1.0));
+    let dir = far - near;
+    if dir.y.abs() < 1e-6 {
+        return None;
+    }
+    let t = -near.y / dir.y;
+    (t > 0.0).then(|| near + dir * t)
+}

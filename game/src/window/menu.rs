@@ -1,0 +1,494 @@
+//! The start screen: your name, the games found on the LAN and at a rendezvous server,
+//! a typed address, the password prompt, and reaching a game on a thread.
+
+use super::*;
+
+/// A path being punched to a game registered at a rendezvous server, on a thread of its own.
+pub(crate) type Reaching = Receiver<Result<(UdpTransport, SocketAddr), String>>;
+
+pub(crate) struct Menu {
+    pub(crate) options: Options,
+    pub(crate) discovery: SocketAddr,
+    pub(crate) games: Vec<Found>,
+    pub(crate) browsing: Option<Receiver<Result<Vec<Found>, String>>>,
+    /// The games registered at the rendezvous server (`options.rendezvous`), if any.
+    pub(crate) remote: Vec<ServerInfo>,
+    pub(crate) listing: Option<Receiver<Result<Vec<ServerInfo>, String>>>,
+    /// A game being reached through the rendezvous server: its name, the password to
+    /// give, and the punching.
+    pub(crate) reaching: Option<(String, Option<String>, Reaching)>,
+    /// When (seconds since the menu opened) the list was last asked for.
+    pub(crate) browsed_at: f64,
+    pub(crate) opened: std::time::Instant,
+    pub(crate) note: String,
+    pub(crate) allow_host: bool,
+    /// Why the last session ended, if one did.
+    pub(crate) last_end: Option<String>,
+    /// The line being typed, and what it is for.
+    pub(crate) editing: Option<(Field, String)>,
+}
+
+/// What a line typed on the start screen is for.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Field {
+    /// The player's name (remembered between runs).
+    Name,
+    /// The password of a game that asks for one (where it is, and its name).
+    Password(Target, String),
+    /// A server's address, HOST[:PORT].
+    Address,
+}
+
+/// The keys 1 to 9, which pick the n-th game on the start screen and the n-th player in
+/// the host's list.
+pub(crate) const DIGITS: [KeyCode; 9] = [
+    KeyCode::Key1,
+    KeyCode::Key2,
+    KeyCode::Key3,
+    KeyCode::Key4,
+    KeyCode::Key5,
+    KeyCode::Key6,
+    KeyCode::Key7,
+    KeyCode::Key8,
+    KeyCode::Key9,
+];
+
+/// How often the start screen asks the LAN again, in seconds.
+pub(crate) const BROWSE_EVERY: f64 = 3.0;
+
+/// Where the player's name is remembered: `$XDG_CONFIG_HOME/tumbleyard/name`, or
+/// `$HOME/.config/tumbleyard/name`.
+pub(crate) fn name_file() -> Option<PathBuf> {
+    let base = std::env::var_os("XDG_CONFIG_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".config")))?;
+    Some(base.join("tumbleyard").join("name"))
+}
+
+/// The name remembered from an earlier run, if any.
+pub fn remembered_name() -> Option<String> {
+    let text = std::fs::read_to_string(name_file()?).ok()?;
+    let name = text.trim();
+    (!name.is_empty() && name.chars().count() <= 32).then(|| name.to_owned())
+}
+
+pub(crate) fn remember_name(name: &str) {
+    if let Some(path) = name_file() {
+        if let Some(dir) = path.parent() {
+            let _ = std::fs::create_dir_all(dir);
+        }
+        let _ = std::fs::write(path, name);
+    }
+}
+
+impl Menu {
+    pub(crate) fn with_note(
+        options: Options,
+        discovery: SocketAddr,
+        allow_host: bool,
+        why: &str,
+    ) -> Self {
+        let mut m = Self::new(options, discovery, allow_host);
+        m.last_end = Some(why.to_owned());
+        m
+    }
+
+    pub(crate) fn new(options: Options, discovery: SocketAddr, allow_host: bool) -> Self {
+        let mut m = Menu {
+            options,
+            discovery,
+            games: Vec::new(),
+            browsing: None,
+            remote: Vec::new(),
+            listing: None,
+            reaching: None,
+            browsed_at: 0.0,
+            opened: std::time::Instant::now(),
+            note: String::new(),
+            allow_host,
+            last_end: None,
+            editing: None,
+        };
+        m.refresh();
+        m
+    }
+
+    pub(crate) fn refresh(&mut self) {
+        let (tx, rx) = channel();
+        let d = self.discovery;
+        std::thread::spawn(move || {
+            let r = discovery::browse(d, Duration::from_millis(800)).map_err(|e| e.to_string());
+            let _ = tx.send(r);
+        });
+        self.browsing = Some(rx);
+        if let Some(rv) = self.options.rendezvous
+            && self.listing.is_none()
+        {
+            let (tx, rx) = channel();
+            std::thread::spawn(move || {
+                let r = lanyard_net::rendezvous::list(rv).map_err(|e| e.to_string());
+                let _ = tx.send(r);
+            });
+            self.listing = Some(rx);
+        }
+        self.browsed_at = self.opened.elapsed().as_secs_f64();
+        if self.games.is_empty() {
+            self.note = format!("looking for games on {} ...", self.discovery);
+        }
+    }
+
+    /// Joins `target`, with `password` if it asks for one. A game registered at a
+    /// rendezvous server is reached first, on a thread, while the menu goes on drawing.
+    pub(crate) fn join(
+        &mut self,
+        target: Target,
+        password: Option<String>,
+    ) -> Option<Result<Game, String>> {
+        let addr = match target {
+            Target::Addr(addr) => addr,
+            Target::Named(rv, name) => {
+                let (tx, rx) = channel();
+                let wanted = name.clone();
+                std::thread::spawn(move || {
+                    let r = Game::client_socket(rv).and_then(|mut socket| {
+                        let server = Game::punch(&mut socket, rv, &wanted)?;
+                        Ok((socket, server))
+                    });
+                    let _ = tx.send(r);
+                });
+                self.reaching = Some((name, password, rx));
+                return None;
+            }
+        };
+        let options = Options {
+            password,
+            ..self.options.clone()
+        };
+        self.started(Game::client(options, addr, lanyard_game::game::entropy()))
+    }
+
+    pub(crate) fn started(&mut self, game: Result<Game, String>) -> Option<Result<Game, String>> {
+        match game {
+            Ok(g) => Some(Ok(g)),
+            Err(e) => {
+                self.last_end = Some(e);
+                None
+            }
+        }
+    }
+
+    /// The path to a game at the rendezvous server, once it is open (or why not).
+    pub(crate) fn reached(&mut self) -> Option<Result<Game, String>> {
+        let (_, _, rx) = self.reaching.as_ref()?;
+        let r = rx.try_recv().ok()?;
+        let (name, password, _) = self.reaching.take()?;
+        match r {
+            Ok((socket, server)) => {
+                let options = Options {
+                    password,
+                    ..self.options.clone()
+                };
+                let game = Game::client_on(options, socket, server, lanyard_game::game::entropy());
+                self.started(game)
+            }
+            Err(e) => {
+                self.last_end = Some(format!("cannot reach '{name}': {e}"));
+                None
+            }
+        }
+    }
+
+    /// The n-th game of the list (LAN games first, then the rendezvous server's).
+    pub(crate) fn pick(&self, n: usize) -> Option<(Target, ServerInfo)> {
+        if let Some(g) = self.games.get(n) {
+            return Some((Target::Addr(g.addr), g.info.clone()));
+        }
+        let rv = self.options.rendezvous?;
+        let g = self.remote.get(n - self.games.len())?;
+        Some((Target::Named(rv, g.name.clone()), g.clone()))
+    }
+
+    /// The line being typed: characters go in, Backspace takes one back, Enter finishes
+    /// it (returning it), Esc drops it.
+    pub(crate) fn type_line(
+        &mut self,
+        script: &InputScript,
+        frame: u32,
+    ) -> Option<(Field, String)> {
+        let (_, line) = self.editing.as_mut()?;
+        while let Some(c) = mq::get_char_pressed() {
+            if !c.is_control() && line.chars().count() < 64 {
+                line.push(c);
+            }
+        }
+        line.push_str(&script.text(frame));
+        if mq::is_key_pressed(KeyCode::Backspace) {
+            line.pop();
+        }
+        if mq::is_key_pressed(KeyCode::Escape) {
+            self.editing = None;
+            return None;
+        }
+        if mq::is_key_pressed(KeyCode::Enter) || script.pressed(frame, KeyCode::Enter) {
+            return self.editing.take();
+        }
+        None
+    }
+
+    /// Draws the menu and returns the game to start, if the player picked one.
+    pub(crate) fn frame(
+        &mut self,
+        script: &InputScript,
+        frame: u32,
+    ) -> Option<Result<Game, String>> {
+        let key = |k: KeyCode| mq::is_key_pressed(k) || script.pressed(frame, k);
+        if let Some(rx) = &self.browsing
+            && let Ok(r) = rx.try_recv()
+        {
+            match r {
+                Ok(g) => {
+                    self.note = format!(
+                        "{} found on {} (the list refreshes by itself)",
+                        lanyard_game::game::count(g.len(), "game"),
+                        self.discovery
+                    );
+                    self.games = g;
+                }
+                Err(e) => self.note = format!("cannot browse: {e}"),
+            }
+            self.browsing = None;
+        }
+        if let Some(rx) = &self.listing
+            && let Ok(r) = rx.try_recv()
+        {
+            match r {
+                Ok(g) => self.remote = g,
+                Err(e) => {
+                    self.remote.clear();
+                    self.note = format!("cannot list the rendezvous server's games: {e}");
+                }
+            }
+            self.listing = None;
+        }
+        if self.reaching.is_some() {
+            self.draw();
+            return self.reached();
+        }
+        if self.browsing.is_none()
+            && self.opened.elapsed().as_secs_f64() - self.browsed_at >= BROWSE_EVERY
+        {
+            self.refresh();
+        }
+        self.draw();
+        if self.editing.is_some() {
+            let (field, text) = self.type_line(script, frame)?;
+            return match field {
+                Field::Name => {
+                    let name = text.trim();
+                    if name.is_empty() || name.chars().count() > 32 {
+                        self.last_end = Some("names are 1 to 32 characters".into());
+                    } else {
+                        self.options.name = name.to_owned();
+                        remember_name(name);
+                    }
+                    None
+                }
+                Field::Password(target, _) => self.join(target, Some(text)),
+                Field::Address => match lanyard_game::game::server_addr(&text) {
+                    Ok(addr) => self.join(Target::Addr(addr), self.options.password.clone()),
+                    Err(e) => {
+                        self.last_end = Some(e);
+                        None
+                    }
+                },
+            };
+        }
+        if self.allow_host && key(KeyCode::H) {
+            let name = self.options.name.clone();
+            return match Game::server(self.options.clone(), Some(name)) {
+                Ok(g) => Some(Ok(g)),
+                Err(e) => {
+                    self.last_end = Some(e);
+                    None
+                }
+            };
+        }
+        if key(KeyCode::R) && self.browsing.is_none() {
+            self.refresh();
+        }
+        if key(KeyCode::N) {
+            self.editing = Some((Field::Name, String::new()));
+            while mq::get_char_pressed().is_some() {}
+        }
+        if key(KeyCode::A) {
+            self.editing = Some((Field::Address, String::new()));
+            while mq::get_char_pressed().is_some() {}
+        }
+        for (i, k) in DIGITS.iter().enumerate() {
+            if key(*k)
+                && let Some((target, info)) = self.pick(i)
+            {
+                if info.version != lanyard_net::PROTOCOL_VERSION {
+                    self.last_end = Some("that game runs another version of Tumbleyard".into());
+                    continue;
+                }
+                if info.password && self.options.password.is_none() {
+                    self.editing = Some((Field::Password(target, info.name), String::new()));
+                    while mq::get_char_pressed().is_some() {}
+                    return None;
+                }
+                let password = self.options.password.clone();
+                return self.join(target, password);
+            }
+        }
+        None
+    }
+
+    pub(crate) fn draw(&self) {
+        mq::clear_background(Color::from_rgba(34, 40, 52, 255));
+        mq::draw_text(
+            "TUMBLEYARD",
+            40.0,
+            80.0,
+            64.0,
+            Color::from_rgba(240, 190, 80, 255),
+        );
+        mq::draw_text(
+            "knock the crates (and your friends) off the yard",
+            42.0,
+            112.0,
+            24.0,
+            mq::LIGHTGRAY,
+        );
+        let mut y = 160.0;
+        mq::draw_text(
+            format!("you play as {}   [N] change", self.options.name),
+            40.0,
+            y,
+            26.0,
+            mq::WHITE,
+        );
+        y += 34.0;
+        if let Some(why) = &self.last_end {
+            mq::draw_text(why, 40.0, y, 24.0, Color::from_rgba(240, 120, 100, 255));
+            y += 34.0;
+        }
+        if self.allow_host {
+            mq::draw_text("[H] host a game on this machine", 40.0, y, 28.0, mq::WHITE);
+            y += 36.0;
+        }
+        mq::draw_text("[A] join by address", 40.0, y, 28.0, mq::WHITE);
+        y += 36.0;
+        let again = match self.options.rendezvous {
+            Some(rv) => format!("[R] look for games now (LAN and rendezvous {rv})"),
+            None => "[R] look for LAN games now".to_owned(),
+        };
+        mq::draw_text(&again, 40.0, y, 28.0, mq::WHITE);
+        y += 44.0;
+        // A prompt takes the place of the list (text would show through it).
+        let shown = if self.editing.is_some() { 0 } else { 9 };
+        if shown > 0 {
+            mq::draw_text(&self.note, 40.0, y, 22.0, mq::GRAY);
+        }
+        y += 34.0;
+        if let Some((name, _, _)) = &self.reaching {
+            let rv = self
+                .options
+                .rendezvous
+                .map(|r| r.to_string())
+                .unwrap_or_default();
+            mq::draw_text(
+                format!("reaching '{name}' through the rendezvous server {rv} ..."),
+                40.0,
+                y,
+                26.0,
+                Color::from_rgba(240, 190, 80, 255),
+            );
+            y += 34.0;
+        }
+        for (i, g) in self.games.iter().enumerate().take(shown) {
+            let line = format!(
+                "[{}] {}  {}/{} players  {} watching  {}  {:.0} ms  {}{}",
+                i + 1,
+                g.info.name,
+                g.info.players,
+                g.info.max_players,
+                g.info.spectators,
+                if g.info.password { "password" } else { "open" },
+                g.ping_ms,
+                g.addr,
+                if g.compatible() {
+                    ""
+                } else {
+                    "  (incompatible version)"
+                }
+            );
+            let c = if g.compatible() { mq::WHITE } else { mq::GRAY };
+            mq::draw_text(&line, 40.0, y, 26.0, c);
+            y += 32.0;
+        }
+        let first = self.games.len();
+        let rv = self
+            .options
+            .rendezvous
+            .map(|r| r.to_string())
+            .unwrap_or_default();
+        for (i, g) in self
+            .remote
+            .iter()
+            .enumerate()
+            .take(shown.saturating_sub(first))
+        {
+            let ok = g.version == lanyard_net::PROTOCOL_VERSION;
+            let line = format!(
+                "[{}] {}  {}/{} players  {} watching  {}  via rendezvous {rv}{}",
+                first + i + 1,
+                g.name,
+                g.players,
+                g.max_players,
+                g.spectators,
+                if g.password { "password" } else { "open" },
+                if ok { "" } else { "  (incompatible version)" }
+            );
+            mq::draw_text(&line, 40.0, y, 26.0, if ok { mq::WHITE } else { mq::GRAY });
+            y += 32.0;
+        }
+        if let Some((field, text)) = &self.editing {
+            let (label, shown) = match field {
+                Field::Name => ("your name".to_owned(), text.clone()),
+                Field::Password(target, name) => (
+                    match target {
+                        Target::Addr(addr) => format!("password for {name} ({addr})"),
+                        Target::Named(rv, _) => format!("password for {name} (via {rv})"),
+                    },
+                    "*".repeat(text.chars().count()),
+                ),
+                Field::Address => ("server address (HOST[:PORT])".to_owned(), text.clone()),
+            };
+            let (w, h) = (mq::screen_width(), mq::screen_height());
+            mq::draw_rectangle(
+                0.0,
+                h / 2.0 - 70.0,
+                w,
+                120.0,
+                Color::new(0.0, 0.0, 0.0, 0.75),
+            );
+            mq::draw_text(&label, 60.0, h / 2.0 - 30.0, 26.0, mq::LIGHTGRAY);
+            mq::draw_text(format!("{shown}_"), 60.0, h / 2.0 + 10.0, 34.0, mq::WHITE);
+            mq::draw_text(
+                "Enter: OK   Esc: cancel",
+                60.0,
+                h / 2.0 + 38.0,
+                20.0,
+                mq::GRAY,
+            );
+        }
+        mq::draw_text(
+            "[Esc] quit",
+            40.0,
+            mq::screen_height() - 30.0,
+            22.0,
+            mq::GRAY,
+        );
+    }
+}

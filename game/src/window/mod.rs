@@ -1,0 +1,224 @@
+//! The window: the start screen, the 3D view and the HUD (macroquad).
+//!
+//! macroquad's math is glam 0.27 and rapier's is glam 0.30: they meet only here, through
+//! plain arrays.
+
+use lanyard::interp::Smoother;
+use lanyard::replay::{Replay, Step};
+use lanyard::{EntityGroup, Owner, Shape};
+use lanyard_game::game::{Blast, GRAPH_SAMPLES, Game, GraphSample, Options, TICK_HZ, count};
+use lanyard_game::kinds::{self, Player, PlayerInput};
+use lanyard_game::scene::Scene;
+use lanyard_net::discovery::{self, Found, ServerInfo};
+use lanyard_net::udp::UdpTransport;
+use macroquad::prelude as mq;
+use macroquad::prelude::{Color, KeyCode, Mesh, MouseButton, Vertex, vec2, vec3, vec4};
+use std::cell::RefCell;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::rc::Rc;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{Receiver, channel};
+use std::time::Duration;
+
+mod draw;
+mod hud;
+mod input;
+mod menu;
+mod run;
+
+use draw::*;
+use hud::*;
+pub use input::InputScript;
+use input::*;
+pub use menu::remembered_name;
+use menu::*;
+use run::*;
+
+fn mq3(v: lanyard::Vec3) -> mq::Vec3 {
+    vec3(v.x, v.y, v.z)
+}
+
+fn color(c: [u8; 4]) -> Color {
+    Color::from_rgba(c[0], c[1], c[2], c[3])
+}
+
+/// What to do once the window is up.
+/// How a window runs: the frame cap, and what tests and screenshots ask for.
+#[derive(Debug, Clone, Default)]
+pub struct WindowOpts {
+    /// Render `frames` frames, save a PNG here and exit.
+    pub screenshot: Option<PathBuf>,
+    /// Frames to render before the screenshot.
+    pub frames: Option<u32>,
+    /// The most frames drawn per second (0: as many as the machine draws).
+    pub fps: u32,
+    /// Advance the game by exactly this many seconds per drawn frame instead of by the
+    /// wall clock (a screenshot advances one tick per frame).
+    pub frame_time: Option<f32>,
+    /// Key presses to make at given frames, as if a person pressed them.
+    pub script: InputScript,
+}
+
+struct Plan {
+    seconds: Option<f32>,
+    summary: Option<PathBuf>,
+    window: WindowOpts,
+    /// Raised by SIGINT or SIGTERM: end as `--seconds` would.
+    stop: Option<Arc<AtomicBool>>,
+    /// Where a session that ends (refused, lost, kicked, given up) goes back to: the start
+    /// screen with these options and discovery address, showing why.
+    menu: Option<(Options, SocketAddr, bool)>,
+}
+
+enum Screen {
+    Menu(Box<Menu>),
+    Playing(Box<Game>),
+    Replaying(Box<ReplayView>),
+    Ended(String),
+}
+
+struct ReplayView {
+    replay: Replay,
+    scene: Scene,
+    status: String,
+}
+
+/// Watch a recording in a window, at the speed it was recorded.
+pub fn replay(file: &std::path::Path, window: WindowOpts) -> Result<(), String> {
+    let bytes = std::fs::read(file).map_err(|e| format!("cannot read {}: {e}", file.display()))?;
+    let replay = Replay::open(&bytes, std::sync::Arc::new(kinds::registry()))
+        .map_err(|e| format!("{}: {e}", file.display()))?;
+    let scene =
+        Scene::parse(&replay.header().scene).map_err(|e| format!("the recording's arena: {e}"))?;
+    let view = ReplayView {
+        replay,
+        scene,
+        status: String::new(),
+    };
+    let plan = Plan {
+        seconds: None,
+        summary: None,
+        window,
+        stop: None,
+        menu: None,
+    };
+    open("Tumbleyard replay", Screen::Replaying(Box::new(view)), plan)
+}
+
+/// What a player joins.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Target {
+    /// The game at this address.
+    Addr(SocketAddr),
+    /// The game registered under this name at the rendezvous server at this address.
+    Named(SocketAddr, String),
+}
+
+/// Host a game in a window.
+pub fn host(
+    options: Options,
+    seconds: Option<f32>,
+    summary: Option<PathBuf>,
+    window: WindowOpts,
+    record: Option<PathBuf>,
+    stop: Arc<AtomicBool>,
+) -> Result<(), String> {
+    let name = options.name.clone();
+    let mut game = Game::server(options, Some(name))?;
+    if let Some(r) = &record {
+        game.record_to(r)?;
+    }
+    open(
+        "Tumbleyard (host)",
+        Screen::Playing(Box::new(game)),
+        Plan {
+            seconds,
+            summary,
+            window,
+            stop: Some(stop),
+            menu: None,
+        },
+    )
+}
+
+/// Join a game in a window (or pick one from the start screen first).
+pub fn join(
+    options: Options,
+    target: Option<Target>,
+    discovery: SocketAddr,
+    window: WindowOpts,
+    record: Option<PathBuf>,
+) -> Result<(), String> {
+    let menu = Some((options.clone(), discovery, false));
+    let entropy = lanyard_game::game::entropy();
+    let screen = match target {
+        Some(target) => {
+            let mut game = match target {
+                Target::Addr(addr) => Game::client(options, addr, entropy)?,
+                Target::Named(rv, name) => {
+                    eprintln!("reaching '{name}' through the rendezvous server {rv} ...");
+                    Game::client_by_name(options, rv, &name, entropy)?
+                }
+            };
+            if let Some(r) = &record {
+                game.record_to(r)?;
+            }
+            Screen::Playing(Box::new(game))
+        }
+        None => Screen::Menu(Box::new(Menu::new(options, discovery, false))),
+    };
+    let plan = Plan {
+        seconds: None,
+        summary: None,
+        window,
+        stop: None,
+        menu,
+    };
+    open("Tumbleyard", screen, plan)
+}
+
+/// The start screen: host a game or join one.
+pub fn menu(options: Options, discovery: SocketAddr, window: WindowOpts) -> Result<(), String> {
+    let plan = Plan {
+        seconds: None,
+        summary: None,
+        window,
+        stop: None,
+        menu: Some((options.clone(), discovery, true)),
+    };
+    open(
+        "Tumbleyard",
+        Screen::Menu(Box::new(Menu::new(options, discovery, true))),
+        plan,
+    )
+}
+
+fn open(title: &str, screen: Screen, plan: Plan) -> Result<(), String> {
+    let result: Rc<RefCell<Result<(), String>>> = Rc::new(RefCell::new(Ok(())));
+    let out = result.clone();
+    let conf = mq::Conf {
+        window_title: title.to_owned(),
+        window_width: 1100,
+        window_height: 700,
+        sample_count: 1,
+        ..Default::default()
+    };
+    macroquad::Window::from_config(conf, async move {
+        let r = run(screen, plan).await;
+        *out.borrow_mut() = r;
+    });
+    result.replace(Ok(()))
+}
+
+struct View {
+    yaw: f32,
+    /// Show the whole yard from above instead of following the player.
+    overview: bool,
+    camera: mq::Camera3D,
+    /// What to draw of each entity, on the world's one clock (see `lanyard::interp`).
+    smoother: Smoother,
+    /// The fraction of a tick the frame is into the next one.
+    alpha: f32,
+}

@@ -1,0 +1,187 @@
+//! The window's loop: one tick loop for every screen (menu, game, replay), drawing, and
+//! screenshots for tests.
+
+use super::*;
+
+pub(crate) async fn run(mut screen: Screen, plan: Plan) -> Result<(), String> {
+    let dt = 1.0 / TICK_HZ;
+    let mut acc = 0.0f32;
+    let mut frames = 0u32;
+    let mut elapsed = 0.0f32;
+    let mut view = View {
+        yaw: 0.0,
+        overview: plan.window.screenshot.is_some() || matches!(screen, Screen::Replaying(_)),
+        camera: mq::Camera3D::default(),
+        smoother: Smoother::new(20.0),
+        alpha: 0.0,
+    };
+    let mut roster_state = Roster::default();
+    let mut latch = Latch::default();
+    // The chat line being typed, while one is open (Enter opens and sends, Esc drops it).
+    let mut chat: Option<String> = None;
+    let mut net_graph = false;
+    // A screenshot advances one tick per frame, so the picture does not depend on how fast
+    // the machine draws.
+    let fixed = match &plan.window {
+        w if w.screenshot.is_some() => Some(dt),
+        w => w.frame_time,
+    };
+    let cap = (plan.window.fps > 0).then(|| Duration::from_secs_f32(1.0 / plan.window.fps as f32));
+    loop {
+        let drawn = std::time::Instant::now();
+        let frame_time = fixed.unwrap_or_else(|| mq::get_frame_time().min(0.25));
+        elapsed += frame_time;
+        let typing_in_menu = matches!(&screen, Screen::Menu(m) if m.editing.is_some());
+        if (mq::is_key_pressed(KeyCode::Escape) && chat.is_none() && !typing_in_menu)
+            || plan
+                .stop
+                .as_ref()
+                .is_some_and(|s| s.load(Ordering::Relaxed))
+        {
+            break;
+        }
+        let mut next = None;
+        match &mut screen {
+            Screen::Menu(m) => {
+                if let Some(r) = m.frame(&plan.window.script, frames) {
+                    next = Some(match r {
+                        Ok(g) => Screen::Playing(Box::new(g)),
+                        Err(e) => Screen::Ended(e),
+                    });
+                }
+            }
+            Screen::Playing(game) => {
+                acc += frame_time;
+                let ticks = ((acc + 1e-4) / dt) as u32;
+                acc = (acc - ticks as f32 * dt).max(0.0);
+                if ticks > 5 {
+                    // Too far behind (a stall): drop the backlog rather than spiral.
+                    acc = 0.0;
+                }
+                let typing = chat_line(game, &mut chat);
+                // The keyboard is read once per drawn frame; a press waits in the latch
+                // for the next tick, and only that tick gets it. While a chat line is
+                // open the keys type into it instead.
+                let fresh = match typing {
+                    true => PlayerInput::default(),
+                    false => read_input(game, &view, &plan.window.script, frames),
+                };
+                latch.frame(fresh);
+                for _ in 0..ticks.min(5) {
+                    game.set_input(latch.for_tick());
+                    game.tick(dt);
+                    view.smoother
+                        .after_frame(&game.group, game.net.remote_time());
+                }
+                view.alpha = acc / dt;
+                draw_world(game, &mut view);
+                draw_hud(game);
+                if !typing
+                    && (mq::is_key_pressed(KeyCode::N)
+                        || plan.window.script.pressed(frames, KeyCode::N))
+                {
+                    net_graph = !net_graph;
+                }
+                if net_graph {
+                    draw_net_graph(game);
+                }
+                if game.is_server() {
+                    roster(game, &mut roster_state);
+                }
+                if game.net.is_reconnecting() {
+                    draw_banner("reconnecting...");
+                }
+                if let Some(line) = &chat {
+                    let y = mq::screen_height() - 44.0;
+                    mq::draw_rectangle(10.0, y - 22.0, 620.0, 30.0, Color::new(0.0, 0.0, 0.0, 0.6));
+                    mq::draw_text(format!("say: {line}_"), 18.0, y, 22.0, mq::WHITE);
+                }
+                if let Some(why) = game.ended.clone() {
+                    next = Some(match &plan.menu {
+                        Some((o, d, host)) => {
+                            game.shutdown();
+                            Screen::Menu(Box::new(Menu::with_note(o.clone(), *d, *host, &why)))
+                        }
+                        None => Screen::Ended(why),
+                    });
+                }
+            }
+            Screen::Replaying(r) => {
+                acc += frame_time;
+                while acc >= dt {
+                    acc -= dt;
+                    match r.replay.step() {
+                        Ok(Step::Matched(t)) => {
+                            r.status =
+                                format!("tick {t} of {}: matches the recording", r.replay.len())
+                        }
+                        Ok(Step::Diverged(d)) => r.status = d.to_string(),
+                        Ok(Step::End) => {
+                            r.status = format!("end of the recording ({} ticks)", r.replay.len())
+                        }
+                        Err(e) => r.status = e.to_string(),
+                    }
+                    view.smoother.after_frame(r.replay.group(), None);
+                }
+                view.alpha = acc / dt;
+                draw_scene(&r.scene, r.replay.group(), None, None, &[], &mut view);
+                mq::draw_text(
+                    "REPLAY",
+                    20.0,
+                    36.0,
+                    30.0,
+                    Color::from_rgba(240, 190, 80, 255),
+                );
+                for (i, line) in r.status.lines().take(6).enumerate() {
+                    mq::draw_text(line, 20.0, 64.0 + i as f32 * 22.0, 20.0, mq::WHITE);
+                }
+            }
+            Screen::Ended(why) => {
+                mq::clear_background(Color::from_rgba(34, 40, 52, 255));
+                mq::draw_text(why, 40.0, 120.0, 30.0, mq::WHITE);
+                mq::draw_text("[Esc] quit", 40.0, 170.0, 24.0, mq::GRAY);
+            }
+        }
+        if let Some(n) = next {
+            screen = n;
+            // A new world: new entities, a new clock.
+            view.smoother = Smoother::new(20.0);
+        }
+        frames += 1;
+        if let (Some(path), Some(n)) = (&plan.window.screenshot, plan.window.frames)
+            && frames >= n
+        {
+            save_screenshot(path)?;
+            break;
+        }
+        if plan.seconds.is_some_and(|s| elapsed >= s) {
+            break;
+        }
+        if let Some(cap) = cap {
+            std::thread::sleep(cap.saturating_sub(drawn.elapsed()));
+        }
+        mq::next_frame().await;
+    }
+    if let Screen::Playing(game) = &mut screen {
+        if let Some(path) = &plan.summary {
+            let text =
+                serde_json::to_string_pretty(&game.summary_json()).map_err(|e| e.to_string())?;
+            std::fs::write(path, text)
+                .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+        }
+        game.shutdown();
+    }
+    if let Screen::Ended(why) = screen {
+        return Err(why);
+    }
+    Ok(())
+}
+
+pub(crate) fn save_screenshot(path: &std::path::Path) -> Result<(), String> {
+    let img = mq::get_screen_data();
+    let p = path
+        .to_str()
+        .ok_or("the screenshot path is not valid UTF-8")?;
+    img.export_png(p);
+    Ok(())
+}
