@@ -1,0 +1,729 @@
+//! A running Tumbleyard peer: its world, its NetManager and socket, and the rules.
+//!
+//! The same [`Game`] serves the dedicated server, the host of a listen-server game (a
+//! server with a player of its own), a windowed client and a bot. The caller drives it
+//! with [`Game::tick`] at a fixed rate and reads what it needs to draw or report.
+
+use crate::events::GameEvent;
+use crate::kinds::{self, Crate, CrateParams, Grenade, Player, PlayerInput, PlayerParams};
+use crate::scene::Scene;
+use crate::witness::{Received, ServerLog};
+use lanyard::prelude::*;
+use lanyard::{KindId, decode_params};
+use lanyard_net::discovery::{Responder, ServerInfo};
+use lanyard_net::rendezvous::{self, Registrar, RegistrarEvent};
+use lanyard_net::udp::UdpTransport;
+use lanyard_net::{
+    DisconnectReason, Entropy, NetConfig, NetEvent, NetManager, PROTOCOL_VERSION, Transport,
+};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::sync::Arc;
+use std::time::Duration;
+
+mod arena;
+mod chat;
+mod console;
+mod report;
+mod rules;
+mod start;
+
+/// The game's UDP port when none is given.
+pub const DEFAULT_PORT: u16 = 47810;
+
+/// Ticks per second.
+pub const TICK_HZ: f32 = 60.0;
+
+/// How a peer is set up.
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// The arena.
+    pub scene: Scene,
+    /// Server: the port to listen on.
+    pub port: u16,
+    /// The player's name (host and clients), or the server's name (dedicated server).
+    pub name: String,
+    /// Server: the password to ask; client: the password to give.
+    pub password: Option<String>,
+    /// Server: players it takes (the host counts).
+    pub max_players: u16,
+    /// Broadcasts per second.
+    pub rate: f32,
+    /// Server: the discovery address whose port it answers on (none: not discoverable).
+    pub discovery: Option<SocketAddr>,
+    /// Server: seconds a silent player's session is kept for a resume.
+    pub grace: f32,
+    /// Server: spectators it takes, on top of the players.
+    pub max_spectators: u16,
+    /// Client: join to watch, with no player.
+    pub spectate: bool,
+    /// Server: the rendezvous server to register with, so players beyond the LAN can
+    /// join by name (none: LAN and typed addresses only).
+    pub rendezvous: Option<SocketAddr>,
+}
+
+impl Options {
+    /// Options for the given arena, with the defaults of the command line for the rest.
+    pub fn new(scene: Scene) -> Options {
+        Options {
+            scene,
+            port: DEFAULT_PORT,
+            name: "player".into(),
+            password: None,
+            max_players: 8,
+            rate: 20.0,
+            discovery: None,
+            grace: 30.0,
+            max_spectators: 8,
+            spectate: false,
+            rendezvous: None,
+        }
+    }
+}
+
+/// What a server's console command came to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Console {
+    /// Lines to show the operator.
+    Lines(Vec<String>),
+    /// End the server gracefully.
+    Quit,
+}
+
+/// An explosion as a peer saw it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Blast {
+    /// Where.
+    pub at: Vec3,
+    /// Who threw the grenade.
+    pub thrower: Owner,
+    /// Seconds since it went off.
+    pub age: f32,
+}
+
+/// One point of the net graph.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct GraphSample {
+    /// Round trip to the server, milliseconds (0 on a server).
+    pub ping_ms: f32,
+    /// Kilobits per second received.
+    pub kbps_in: f32,
+    /// Kilobits per second sent.
+    pub kbps_out: f32,
+    /// Estimated loss, 0 to 1.
+    pub loss: f32,
+}
+
+/// The net graph keeps this many samples, four a second: the last ten seconds.
+pub const GRAPH_SAMPLES: usize = 40;
+
+/// Byte rates, measured over the last quarter second of simulated time.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Traffic {
+    /// Kilobits per second received.
+    pub kbps_in: f32,
+    /// Kilobits per second sent.
+    pub kbps_out: f32,
+    window: f32,
+    bytes_in: u64,
+    bytes_out: u64,
+}
+
+struct ServerRules {
+    host_name: Option<String>,
+    /// When each client's recent chat lines came (seconds), for the rate limit.
+    chat_times: HashMap<ClientId, Vec<f64>>,
+    scores: BTreeMap<String, u32>,
+    /// Who last blew each player about, and when (seconds).
+    player_hits: HashMap<NetId, (Owner, f64)>,
+    fallen: BTreeSet<NetId>,
+    scores_dirty: bool,
+}
+
+/// A running peer.
+pub struct Game {
+    /// The arena.
+    pub scene: Scene,
+    /// The world.
+    pub group: EntityGroup,
+    /// The network.
+    pub net: NetManager,
+    socket: UdpTransport,
+    responder: Option<Responder>,
+    /// Server: its registration with a rendezvous server, and the punching toward the
+    /// players it introduces.
+    registrar: Option<Registrar>,
+    options: Options,
+    server: Option<ServerRules>,
+    /// This peer's player name (none on a dedicated server).
+    pub my_name: Option<String>,
+    input: PlayerInput,
+    /// The score table, highest first.
+    pub scores: Vec<(String, u32)>,
+    /// Recent explosions (for drawing).
+    pub blasts: Vec<Blast>,
+    /// Explosions of grenades thrown by other players.
+    pub explosions_by_others: u32,
+    /// Every other player this peer has seen.
+    pub remote_players: BTreeSet<String>,
+    /// Lines for the screen or the log: joins, leaves, refusals.
+    pub messages: Vec<String>,
+    /// Why the session ended, if it did (a sentence for people).
+    pub ended: Option<String>,
+    /// Why the session ended, in the words a bot report's `ended` key uses: `"server shut
+    /// down"`, `"kicked: REASON"`, `"session expired"`, `"connection lost"`, or
+    /// `"refused: REASON"` and `"no server answered"` for a session that never started.
+    pub end_reason: Option<String>,
+    /// Byte rates.
+    pub traffic: Traffic,
+    /// Server: chat lines dropped by the rate limit.
+    pub chat_dropped: u64,
+    /// The last ten seconds of ping, traffic and loss, oldest first, for the net graph.
+    pub graph: std::collections::VecDeque<GraphSample>,
+    joined: bool,
+    /// Our client id, kept after the session ends (for the report).
+    client_id: Option<ClientId>,
+    /// Client: the parts of the server's arena received so far, until it is whole.
+    arena_parts: Vec<Option<Vec<u8>>>,
+    /// Client: whether we play the server's arena (it came, and we loaded it if it differs
+    /// from ours). The player is spawned only then.
+    arena_ready: bool,
+    /// Where the recording goes, to start it again when the arena changes.
+    record_path: Option<std::path::PathBuf>,
+    recording: Option<std::io::BufWriter<std::fs::File>>,
+    /// Server: the poses its recent broadcasts carried (for the summary).
+    sent_log: ServerLog,
+    /// Client: the newest pose it took of each entity, by broadcast (for the report).
+    received: Received,
+}
+
+/// The longest chat line, in characters.
+pub const CHAT_MAX: usize = 120;
+/// At most this many chat lines from one client...
+pub const CHAT_BURST: usize = 5;
+/// ... in this many seconds.
+pub const CHAT_WINDOW: f64 = 10.0;
+
+/// Reads a server's address typed as `HOST[:PORT]` (the game's port by default), on the
+/// command line or the start screen. An address is parsed as an address; only a host name
+/// is looked up, and a bad port is an error before any lookup.
+pub fn server_addr(text: &str) -> Result<SocketAddr, String> {
+    addr_or_default(text, DEFAULT_PORT)
+}
+
+/// Reads a rendezvous server's address typed as `HOST[:PORT]` (port 47820 by default), the
+/// way [`server_addr`] reads a game's.
+pub fn rendezvous_addr(text: &str) -> Result<SocketAddr, String> {
+    addr_or_default(text, rendezvous::DEFAULT_PORT)
+}
+
+fn addr_or_default(text: &str, default_port: u16) -> Result<SocketAddr, String> {
+    use std::net::ToSocketAddrs;
+    let text = text.trim();
+    if let Ok(a) = text.parse::<SocketAddr>() {
+        return Ok(a);
+    }
+    if let Ok(ip) = text.parse::<IpAddr>() {
+        return Ok(SocketAddr::new(ip, default_port));
+    }
+    let (host, port) = match text.rsplit_once(':') {
+        Some((host, p)) => match p.parse::<u16>() {
+            Ok(port) if port > 0 => (host, port),
+            _ => return Err(format!("'{text}': '{p}' is not a port (1 to 65535)")),
+        },
+        None => (text, default_port),
+    };
+    if host.is_empty() {
+        return Err(format!("'{text}' names no host"));
+    }
+    if let Ok(ip) = host.parse::<IpAddr>() {
+        return Ok(SocketAddr::new(ip, port));
+    }
+    (host, port)
+        .to_socket_addrs()
+        .map_err(|e| format!("cannot resolve '{host}': {e}"))?
+        .find(SocketAddr::is_ipv4)
+        .ok_or_else(|| format!("'{host}' has no IPv4 address"))
+}
+
+/// `n` things, with the right plural.
+pub fn count(n: usize, thing: &str) -> String {
+    match n {
+        1 => format!("1 {thing}"),
+        _ => format!("{n} {thing}s"),
+    }
+}
+
+/// A line fit to show: control characters removed, at most 200 characters.
+pub fn clean_line(s: &str) -> String {
+    s.chars().filter(|c| !c.is_control()).take(200).collect()
+}
+
+/// The colour of player number `n`.
+pub fn player_color(n: u32) -> [u8; 4] {
+    const C: [[u8; 4]; 6] = [
+        [60, 140, 230, 255],
+        [230, 70, 60, 255],
+        [80, 200, 90, 255],
+        [240, 200, 50, 255],
+        [170, 90, 220, 255],
+        [60, 210, 210, 255],
+    ];
+    C[n as usize % C.len()]
+}
+
+/// 32 bytes from the operating system's randomness, for a session's secrets (the network
+/// core draws none itself). Falls back to the clock and process id if the system has none,
+/// which only weakens the secrets, never breaks a session.
+pub fn entropy() -> Entropy {
+    let mut e = [0u8; 32];
+    if getrandom::fill(&mut e).is_err() {
+        let t = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap_or_default();
+        e[..16].copy_from_slice(&t.as_nanos().to_le_bytes());
+        e[16..20].copy_from_slice(&std::process::id().to_le_bytes());
+    }
+    e
+}
+
+impl Game {
+    /// Records this peer's world from now on into `path` (see `lanyard::record`): the
+    /// arena goes in the header, so the file replays on its own.
+    pub fn record_to(&mut self, path: &std::path::Path) -> Result<(), String> {
+        let scene = toml::to_string(&self.scene).map_err(|e| e.to_string())?;
+        let who = if self.is_server() { "server" } else { "client" };
+        self.group
+            .start_recording(&scene, who)
+            .map_err(|e| e.to_string())?;
+        let file = std::fs::File::create(path)
+            .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+        self.recording = Some(std::io::BufWriter::new(file));
+        self.record_path = Some(path.to_owned());
+        self.flush_recording();
+        Ok(())
+    }
+
+    fn flush_recording(&mut self) {
+        use std::io::Write;
+        if let Some(w) = &mut self.recording {
+            let bytes = self.group.take_recording();
+            if let Err(e) = w.write_all(&bytes) {
+                self.messages.push(format!("recording stopped: {e}"));
+                self.recording = None;
+            }
+        }
+    }
+
+    /// Whether this peer is the server (dedicated or host).
+    pub fn is_server(&self) -> bool {
+        self.server.is_some()
+    }
+
+    /// Whether a client is in a session (always true for a server).
+    pub fn is_joined(&self) -> bool {
+        self.joined && self.ended.is_none()
+    }
+
+    /// The owner this peer's entities have.
+    pub fn me(&self) -> Option<Owner> {
+        if self.is_server() {
+            return Some(Owner::Server);
+        }
+        self.net.client_id().map(Owner::Client)
+    }
+
+    /// This peer's player entity, if it has one.
+    pub fn my_player(&self) -> Option<EntityId> {
+        let me = self.me()?;
+        self.my_name.as_ref()?;
+        let player = KindId::of_name(kinds::PLAYER);
+        self.group
+            .iter()
+            .find(|e| e.kind() == player && e.owner() == me)
+            .map(|e| e.id())
+    }
+
+    /// Where this peer's player appears.
+    pub fn my_spawn(&self) -> [f32; 3] {
+        let n = self.net.client_id().map_or(0, |c| usize::from(c.0));
+        self.scene.spawn_point(n)
+    }
+
+    /// The name of the player an owner stands for.
+    pub fn name_of(&self, owner: Owner) -> String {
+        let player = KindId::of_name(kinds::PLAYER);
+        self.group
+            .iter()
+            .find(|e| e.kind() == player && e.owner() == owner)
+            .and_then(|e| self.group.controller::<Player>(e.id()))
+            .map(|p| p.name.clone())
+            .or_else(|| match owner {
+                Owner::Server => self.server.as_ref().and_then(|s| s.host_name.clone()),
+                Owner::Client(c) => self
+                    .net
+                    .sessions()
+                    .into_iter()
+                    .find(|s| s.client == c)
+                    .map(|s| s.name),
+            })
+            .unwrap_or_else(|| match owner {
+                Owner::Server => "server".into(),
+                Owner::Client(c) => format!("player {}", c.0),
+            })
+    }
+
+    /// Every player's name: the host's and the connected clients' (on a server), or the
+    /// players seen (on a client).
+    pub fn player_names(&self) -> Vec<String> {
+        let player = KindId::of_name(kinds::PLAYER);
+        let mut names: BTreeSet<String> = self
+            .group
+            .iter()
+            .filter(|e| e.kind() == player)
+            .filter_map(|e| {
+                self.group
+                    .controller::<Player>(e.id())
+                    .map(|p| p.name.clone())
+            })
+            .collect();
+        if let Some(s) = &self.server {
+            names.extend(s.host_name.clone());
+            names.extend(self.playing());
+        }
+        names.into_iter().collect()
+    }
+
+    /// Server: the names of the clients that play (live or waiting for a resume).
+    fn playing(&self) -> Vec<String> {
+        let sessions = self.net.sessions().into_iter();
+        sessions.filter(|s| !s.spectator).map(|s| s.name).collect()
+    }
+
+    /// Server: the names of the clients that watch.
+    pub fn spectator_names(&self) -> Vec<String> {
+        let sessions = self.net.sessions().into_iter();
+        sessions.filter(|s| s.spectator).map(|s| s.name).collect()
+    }
+
+    fn spawn_my_player(&mut self, n: u32, name: &str, owner: Owner) -> Result<(), Error> {
+        let params = PlayerParams {
+            name: name.to_owned(),
+            pos: self.scene.spawn_point(n as usize),
+            color: player_color(n),
+            tuning: self.scene.tuning.clone(),
+        };
+        match owner {
+            Owner::Server => self.group.spawn(kinds::PLAYER, &params, owner).map(|_| ()),
+            Owner::Client(_) => self.group.request_spawn(kinds::PLAYER, &params).map(|_| ()),
+        }
+    }
+
+    /// Sets what this peer's player does next tick (walking, jumping, throwing).
+    pub fn set_input(&mut self, input: PlayerInput) {
+        let keep_throw = self.input.throw;
+        self.input = input;
+        self.input.throw = input.throw.or(keep_throw);
+    }
+
+    /// Waits up to `timeout` for datagrams (for loops with time to spare).
+    pub fn wait(&mut self, timeout: Duration) {
+        self.socket.wait(timeout);
+    }
+
+    /// One tick of `dt` seconds: datagrams in, the networked frame, the rules, datagrams out.
+    pub fn tick(&mut self, dt: f32) {
+        self.pump();
+        self.feed_my_player();
+        let sent = self.net.update(&mut self.group, dt).sent;
+        self.witness(sent);
+        self.handle_events();
+        if self.server.is_some() {
+            self.server_rules();
+        }
+        self.pump();
+        if self.responder.is_some() || self.registrar.is_some() {
+            let info = self.server_info();
+            let now = self.clock();
+            if let Some(r) = &mut self.responder {
+                r.poll(&info);
+            }
+            if let Some(r) = &mut self.registrar {
+                r.poll(now, &info);
+            }
+            self.rendezvous_events();
+            self.pump();
+        }
+        // Once a second: the recording packs what it gets in one go.
+        if self.group.tick().is_multiple_of(TICK_HZ as u64) {
+            self.flush_recording();
+        }
+        for b in &mut self.blasts {
+            b.age += dt;
+        }
+        self.blasts.retain(|b| b.age < 1.5);
+        self.measure(dt);
+    }
+
+    /// Notes the poses this frame sent (server, when it broadcast) or took (client), for
+    /// reports that compare peers at the same broadcast.
+    fn witness(&mut self, sent: bool) {
+        if let Some(n) = self.net.broadcast_number() {
+            if sent {
+                self.sent_log.broadcast(n, &self.group);
+            }
+        } else {
+            let net = &self.net;
+            self.received
+                .note(&self.group, self.me(), |id| net.state_broadcast(id));
+        }
+    }
+
+    /// Seconds of game time (ticks of the world): the rendezvous side's clock.
+    fn clock(&self) -> f64 {
+        self.group.tick() as f64 / f64::from(TICK_HZ)
+    }
+
+    /// Moves datagrams between the game socket and the NetManager (and the rendezvous
+    /// side, which gets the rendezvous datagrams: a registration must come from the game
+    /// socket, the address players reach).
+    fn pump(&mut self) {
+        let now = self.clock();
+        while let Some((from, bytes)) = self.socket.recv() {
+            if rendezvous::is_rendezvous(&bytes) {
+                // A server's registrar takes them; a client drops late punches.
+                if let Some(r) = &mut self.registrar {
+                    r.receive(now, from, &bytes);
+                }
+                continue;
+            }
+            self.net.receive(from, &bytes);
+        }
+        for (to, bytes) in self.net.drain_outgoing() {
+            self.socket.send(to, &bytes);
+        }
+        if let Some(r) = &mut self.registrar {
+            for (to, bytes) in r.drain_outgoing() {
+                self.socket.send(to, &bytes);
+            }
+        }
+    }
+
+    /// The server as discovery answers and the rendezvous listing show it.
+    fn server_info(&self) -> ServerInfo {
+        let (playing, watching) = self.net.session_counts();
+        ServerInfo {
+            name: self.options.name.clone(),
+            players: playing as u16 + u16::from(self.my_name.is_some()),
+            max_players: self.options.max_players,
+            spectators: watching as u16,
+            max_spectators: self.options.max_spectators,
+            password: self.options.password.is_some(),
+            version: PROTOCOL_VERSION,
+            game_port: self.local_addr().port(),
+        }
+    }
+
+    /// What the rendezvous side did, as lines for the operator.
+    fn rendezvous_events(&mut self) {
+        let Some(r) = &mut self.registrar else {
+            return;
+        };
+        let rv = r.rendezvous();
+        let name = &self.options.name;
+        for e in r.events() {
+            let line = match e {
+                RegistrarEvent::Registered { public } => format!(
+                    "registered as '{name}' at the rendezvous server {rv} (public address {public})"
+                ),
+                RegistrarEvent::Refused(why) => {
+                    format!("the rendezvous server {rv} refused '{name}': {why}")
+                }
+                RegistrarEvent::Silent => {
+                    format!("the rendezvous server {rv} does not answer (still trying)")
+                }
+                RegistrarEvent::Introduced { peer } => {
+                    format!("a player at {peer} is joining through the rendezvous server")
+                }
+                RegistrarEvent::Opened { peer } => {
+                    tracing::info!("the path to {peer} is open");
+                    continue;
+                }
+            };
+            tracing::info!("{line}");
+            self.messages.push(line);
+        }
+    }
+
+    /// The public address the rendezvous server saw, once registered.
+    pub fn public_addr(&self) -> Option<SocketAddr> {
+        self.registrar.as_ref()?.public()
+    }
+
+    /// The address the game socket is bound to.
+    pub fn local_addr(&self) -> SocketAddr {
+        self.socket.local_addr()
+    }
+
+    fn feed_my_player(&mut self) {
+        let Some(id) = self.my_player() else {
+            return;
+        };
+        let mut input = std::mem::take(&mut self.input);
+        let fallen = self
+            .group
+            .get(id)
+            .is_some_and(|e| e.body().translation().y < self.scene.kill_y);
+        if fallen {
+            input.respawn = true;
+        }
+        if let Some(p) = self.group.controller_mut::<Player>(id) {
+            p.set_input(input);
+        }
+    }
+
+    fn handle_events(&mut self) {
+        while let Some(e) = self.net.poll_event() {
+            match e {
+                NetEvent::Joined {
+                    client,
+                    server_name,
+                } => {
+                    self.joined = true;
+                    self.client_id = Some(client);
+                    if self.options.spectate {
+                        self.messages.push(format!("watching {server_name}"));
+                    } else {
+                        self.messages
+                            .push(format!("joined {server_name} as player {}", client.0));
+                    }
+                    // The player comes once the server's arena is in.
+                }
+                NetEvent::Rejected { reason } => {
+                    self.ended = Some(format!("the server refused us: {reason}"));
+                    self.end_reason = Some(format!("refused: {reason}"));
+                }
+                NetEvent::ConnectFailed => {
+                    let server = self
+                        .net
+                        .server_addr()
+                        .map_or(String::new(), |a| format!(" at {a}"));
+                    self.ended = Some(format!("no server answered{server}"));
+                    self.end_reason = Some("no server answered".into());
+                }
+                NetEvent::ConnectionLost { reason } => {
+                    let key = match &reason {
+                        DisconnectReason::ServerShutdown => "server shut down".to_owned(),
+                        DisconnectReason::Kicked { .. } => clean_line(&reason.to_string()),
+                        DisconnectReason::SessionExpired => "session expired".to_owned(),
+                        _ => "connection lost".to_owned(),
+                    };
+                    self.ended = Some(match &reason {
+                        DisconnectReason::Kicked { .. } | DisconnectReason::SessionExpired => {
+                            key.clone()
+                        }
+                        _ => format!("connection lost: {reason}"),
+                    });
+                    self.end_reason = Some(key);
+                }
+                NetEvent::Reconnecting { attempt } => {
+                    if attempt == 1 {
+                        self.messages.push("lost the server: reconnecting".into());
+                    }
+                }
+                NetEvent::Resumed { .. } => self.messages.push("reconnected".into()),
+                NetEvent::ClientJoined {
+                    name,
+                    spectator: true,
+                    client,
+                } => {
+                    self.send_arena(client);
+                    self.messages.push(format!("{name} joined to watch"))
+                }
+                NetEvent::ClientJoined { client, name, .. } => {
+                    self.send_arena(client);
+                    self.messages.push(format!("{name} joined"));
+                    if let Some(s) = &mut self.server {
+                        s.scores.entry(name).or_insert(0);
+                        s.scores_dirty = true;
+                    }
+                }
+                NetEvent::ClientSuspended { name, .. } => self.messages.push(format!(
+                    "{name} went silent: keeping the session {:.0} s for a resume",
+                    self.options.grace
+                )),
+                NetEvent::ClientResumed { name, .. } => {
+                    self.messages.push(format!("{name} resumed the session"))
+                }
+                NetEvent::ClientLeft { name, reason, .. } => {
+                    self.messages.push(format!("{name} left ({reason})"));
+                    if let Some(s) = &mut self.server {
+                        s.scores.remove(&name);
+                        s.scores_dirty = true;
+                    }
+                }
+                NetEvent::Event {
+                    from: Owner::Server,
+                    bytes,
+                } => match GameEvent::decode(&bytes) {
+                    Some(GameEvent::Explosion { at, thrower, .. }) => {
+                        self.on_blast(Vec3::from_array(at), thrower)
+                    }
+                    Some(GameEvent::Scores { table }) => self.scores = table,
+                    Some(GameEvent::Arena { part, parts, bytes }) => {
+                        self.arena_part(part, parts, bytes)
+                    }
+                    // A client's message, not the server's: ignored.
+                    Some(GameEvent::Chat { .. }) => {}
+                    Some(GameEvent::ChatLine { from, text }) => {
+                        self.messages
+                            .push(format!("{}: {}", clean_line(&from), clean_line(&text)))
+                    }
+                    Some(GameEvent::Say { text }) => self
+                        .messages
+                        .push(format!("[server] {}", clean_line(&text))),
+                    None => {}
+                },
+                NetEvent::Event {
+                    from: Owner::Client(client),
+                    bytes,
+                } => {
+                    if let Some(GameEvent::Chat { text }) = GameEvent::decode(&bytes) {
+                        self.relay_chat(client, &text);
+                    }
+                }
+            }
+        }
+        // Who else is playing.
+        let me = self.me();
+        let player = KindId::of_name(kinds::PLAYER);
+        let others: Vec<String> = self
+            .group
+            .iter()
+            .filter(|e| e.kind() == player && Some(e.owner()) != me)
+            .filter_map(|e| {
+                self.group
+                    .controller::<Player>(e.id())
+                    .map(|p| p.name.clone())
+            })
+            .collect();
+        self.remote_players.extend(others);
+    }
+
+    /// Says goodbye (a client) or shuts down (a server), and sends it.
+    pub fn shutdown(&mut self) {
+        self.net.disconnect(&mut self.group);
+        if let Some(r) = &mut self.registrar {
+            r.unregister();
+        }
+        self.pump();
+        self.flush_recording();
+        if let Some(mut w) = self.recording.take() {
+            use std::io::Write;
+            let _ = w.flush();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

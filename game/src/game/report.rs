@@ -1,0 +1,154 @@
+//! What a game reports: byte rates, ping and loss for the HUD and its graph, and the
+//! machine-readable summary and bot report.
+
+use super::*;
+
+impl Game {
+    pub(super) fn measure(&mut self, dt: f32) {
+        let (bin, bout) = self.bytes();
+        let (ping_ms, loss) = (self.ping_ms().unwrap_or(0.0), self.loss());
+        let t = &mut self.traffic;
+        t.window += dt;
+        if t.window >= 0.25 {
+            t.kbps_in = (bin - t.bytes_in) as f32 * 8.0 / 1000.0 / t.window;
+            t.kbps_out = (bout - t.bytes_out) as f32 * 8.0 / 1000.0 / t.window;
+            t.bytes_in = bin;
+            t.bytes_out = bout;
+            t.window = 0.0;
+            let sample = GraphSample {
+                ping_ms,
+                kbps_in: t.kbps_in,
+                kbps_out: t.kbps_out,
+                loss,
+            };
+            if self.graph.len() >= GRAPH_SAMPLES {
+                self.graph.pop_front();
+            }
+            self.graph.push_back(sample);
+        }
+    }
+
+    /// Bytes received and sent so far (all peers, never decreasing).
+    pub fn bytes(&self) -> (u64, u64) {
+        let c = self.net.counters();
+        (c.bytes_in, c.bytes_out)
+    }
+
+    /// Round trip to the server (clients), milliseconds: from clock stamps echoed on the
+    /// wire, so it leaves out the time the server waits for its next send (the ack round
+    /// trip stands in until the first echo).
+    pub fn ping_ms(&self) -> Option<f32> {
+        let s = self.net.server_stats()?;
+        Some(if s.ping_ms > 0.0 { s.ping_ms } else { s.rtt_ms })
+    }
+
+    /// Estimated loss towards the server (clients), 0 to 1. It rises when the server
+    /// falls silent: from a quarter second of silence to all lost two seconds later.
+    pub fn loss(&self) -> f32 {
+        self.net.server_stats().map_or(0.0, |s| {
+            let silent = ((s.silence_ms - 250.0) / 2000.0).clamp(0.0, 1.0);
+            s.loss.max(silent)
+        })
+    }
+
+    /// The entities in the machine-readable shape: net id -> kind and position; on a
+    /// client also the newest state it took from the server, if any came: the number of
+    /// the `broadcast` that carried it and the position it `received` (see
+    /// [`witness`](crate::witness)).
+    pub fn entities_json(&self) -> serde_json::Value {
+        let mut m = serde_json::Map::new();
+        for e in self.group.iter() {
+            let kind = self.group.registry().name_of(e.kind()).unwrap_or("?");
+            let p = e.body().translation();
+            let mut v = serde_json::json!({ "kind": kind, "pos": [p.x, p.y, p.z] });
+            if let Some((n, r)) = self.received.of(e.net_id()) {
+                v["broadcast"] = n.into();
+                v["received"] = serde_json::json!(r);
+            }
+            m.insert(e.net_id().0.to_string(), v);
+        }
+        serde_json::Value::Object(m)
+    }
+
+    /// The summary a server writes at exit: players, entities, and the poses of its
+    /// broadcasts of the last 10 s ([`ServerLog::to_json`]).
+    pub fn summary_json(&self) -> serde_json::Value {
+        let my_throws = self
+            .my_player()
+            .and_then(|id| self.group.controller::<Player>(id))
+            .map(Player::throws);
+        serde_json::json!({
+            "players": self.player_names(),
+            "spectators": self.spectator_names(),
+            "my_throws": my_throws,
+            "entities": self.entities_json(),
+            "broadcasts": self.sent_log.to_json(),
+            "network": self.network_json(),
+        })
+    }
+
+    /// What the network layer refused and dropped: on a server per client (by name), plus
+    /// the strangers' datagrams and stale or forged handshakes; on a client, its link's.
+    pub fn network_json(&self) -> serde_json::Value {
+        let peer = |s: lanyard_net::PeerStats| {
+            serde_json::json!({
+                "bad_tags": s.bad_tags,
+                "bad_datagrams": s.bad_datagrams,
+                "duplicates": s.duplicates,
+                "dropped_illegal": s.dropped_illegal,
+                "dropped_not_owner": s.dropped_not_owner,
+                "refused_spawns": s.refused_spawns,
+                "corrections": s.corrections,
+                "resends": s.resends,
+                "state_entries": s.entries,
+                "missing_baselines": s.missing_baselines,
+            })
+        };
+        let c = self.net.counters();
+        let clients: serde_json::Map<String, serde_json::Value> = self
+            .net
+            .clients()
+            .into_iter()
+            .filter_map(|(id, name)| Some((name, peer(self.net.peer_stats(id)?))))
+            .collect();
+        let g = self.group.counters();
+        serde_json::json!({
+            "bad_sections": g.bad_sections,
+            "framing_errors": g.framing_errors,
+            "strangers": c.strangers,
+            "bad_cookies": c.bad_cookies,
+            "bad_tags": c.bad_tags,
+            "duplicates": c.duplicates,
+            "largest_datagram_in": c.largest_in,
+            "largest_datagram_out": c.largest_out,
+            "clients": clients,
+            "server": self.net.server_stats().map(peer),
+        })
+    }
+
+    /// The report a bot prints at exit; `ended` says why the run ended (`"time up"`, or
+    /// [`end_reason`](Self::end_reason)).
+    pub fn bot_report_json(&self, ended: &str) -> serde_json::Value {
+        let (bytes_in, bytes_out) = self.bytes();
+        serde_json::json!({
+            "ended": ended,
+            "resumes": self.net.resumes(),
+            "spectator": self.options.spectate,
+            "arena": self.scene.name,
+            "client_id": self.client_id.map(|c| c.0),
+            "remote_players": self.remote_players.iter().collect::<Vec<_>>(),
+            "explosions_seen": self.explosions_by_others,
+            "entities": self.entities_json(),
+            "bytes_in": bytes_in,
+            "bytes_out": bytes_out,
+            "loss": self.loss(),
+            "network": self.network_json(),
+        })
+    }
+
+    /// The spawn parameters of a player entity, decoded.
+    pub fn player_params(&self, id: EntityId) -> Option<PlayerParams> {
+        let kind = KindId::of_name(kinds::PLAYER);
+        decode_params(kind, self.group.spawn_params(id)?).ok()
+    }
+}

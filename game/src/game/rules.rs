@@ -1,0 +1,190 @@
+//! Tumbleyard's rules, run on the server: fuses and blasts, crates off the yard coming
+//! home, points and the score table.
+
+use super::*;
+
+impl Game {
+    /// An explosion happened: show it, and push our own player if it is in reach.
+    pub(super) fn on_blast(&mut self, at: Vec3, thrower: Owner) {
+        self.blasts.push(Blast {
+            at,
+            thrower,
+            age: 0.0,
+        });
+        if Some(thrower) != self.me() {
+            self.explosions_by_others += 1;
+        }
+        if self.is_server() {
+            return; // The server pushed everything it owns when it set the grenade off.
+        }
+        if let Some(id) = self.my_player()
+            && let Some(push) =
+                self.blast_push(at, self.group.get(id).map(|e| e.body().translation()))
+        {
+            self.input.push = Some(self.input.push.unwrap_or(Vec3::ZERO) + push);
+        }
+    }
+
+    pub(super) fn blast_push(&self, at: Vec3, body: Option<Vec3>) -> Option<Vec3> {
+        let p = body?;
+        let t = &self.scene.tuning;
+        let d = p - at;
+        let dist = d.length();
+        if dist >= t.blast_radius {
+            return None;
+        }
+        let dir = (d.normalize_or_zero() + Vec3::Y * 0.6).normalize_or_zero();
+        Some(dir * t.blast_impulse * (1.0 - dist / t.blast_radius))
+    }
+
+    pub(super) fn server_rules(&mut self) {
+        let now = self.net.now();
+        let grenade = KindId::of_name(kinds::GRENADE);
+        let crate_kind = KindId::of_name(kinds::CRATE);
+        let player = KindId::of_name(kinds::PLAYER);
+        // Grenades whose fuse has burnt down go off.
+        let due: Vec<(EntityId, NetId, Vec3, Owner)> = self
+            .group
+            .iter()
+            .filter(|e| e.kind() == grenade)
+            .filter_map(|e| {
+                let g = self.group.controller::<Grenade>(e.id())?;
+                (g.fuse() == 0).then(|| (e.id(), e.net_id(), e.body().translation(), g.thrower))
+            })
+            .collect();
+        for (id, net, at, thrower) in due {
+            let _ = self.group.despawn(id);
+            self.explode(at, thrower, net, now);
+        }
+        let kill_y = self.scene.kill_y;
+        // Crates off the yard score for whoever last blew them about, and come back home.
+        let off: Vec<(EntityId, Option<Owner>, Vec<u8>)> = self
+            .group
+            .iter()
+            .filter(|e| e.kind() == crate_kind && e.body().translation().y < kill_y)
+            .map(|e| {
+                let by = self
+                    .group
+                    .controller::<Crate>(e.id())
+                    .and_then(|c| c.last_hit_by);
+                (
+                    e.id(),
+                    by,
+                    self.group.spawn_params(e.id()).unwrap_or_default().to_vec(),
+                )
+            })
+            .collect();
+        for (id, by, params) in off {
+            let _ = self.group.despawn(id);
+            let _ = self.group.spawn_encoded(crate_kind, params, Owner::Server);
+            if let Some(by) = by {
+                let name = self.name_of(by);
+                self.add_point(name);
+            }
+        }
+        // Players off the yard score for whoever blew them off in the last 8 seconds.
+        let falling: Vec<(NetId, Owner, bool)> = self
+            .group
+            .iter()
+            .filter(|e| e.kind() == player)
+            .map(|e| (e.net_id(), e.owner(), e.body().translation().y < kill_y))
+            .collect();
+        let mut points = Vec::new();
+        if let Some(s) = &mut self.server {
+            for (net, owner, below) in falling {
+                if !below {
+                    s.fallen.remove(&net);
+                    continue;
+                }
+                if s.fallen.insert(net)
+                    && let Some(&(by, when)) = s.player_hits.get(&net)
+                    && by != owner
+                    && now - when < 8.0
+                {
+                    points.push(by);
+                }
+            }
+        }
+        for by in points {
+            let name = self.name_of(by);
+            self.add_point(name);
+        }
+        if self.server.as_ref().is_some_and(|s| s.scores_dirty) {
+            self.publish_scores();
+        }
+    }
+
+    pub(super) fn add_point(&mut self, name: String) {
+        if let Some(s) = &mut self.server {
+            *s.scores.entry(name).or_insert(0) += 1;
+            s.scores_dirty = true;
+        }
+    }
+
+    pub(super) fn publish_scores(&mut self) {
+        let Some(s) = &mut self.server else {
+            return;
+        };
+        s.scores_dirty = false;
+        let sessions = self.net.sessions();
+        let players = sessions.iter().filter(|x| !x.spectator).map(|x| &x.name);
+        for n in s.host_name.iter().chain(players) {
+            s.scores.entry(n.clone()).or_insert(0);
+        }
+        let mut table: Vec<(String, u32)> = s.scores.iter().map(|(n, p)| (n.clone(), *p)).collect();
+        table.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+        self.scores = table.clone();
+        let _ = self.net.send_event(GameEvent::Scores { table }.encode());
+    }
+
+    pub(super) fn explode(&mut self, at: Vec3, thrower: Owner, grenade: NetId, now: f64) {
+        let in_reach: Vec<(EntityId, NetId, KindId, Owner, Vec3)> = self
+            .group
+            .iter()
+            .map(|e| {
+                (
+                    e.id(),
+                    e.net_id(),
+                    e.kind(),
+                    e.owner(),
+                    e.body().translation(),
+                )
+            })
+            .collect();
+        let crate_kind = KindId::of_name(kinds::CRATE);
+        let player = KindId::of_name(kinds::PLAYER);
+        for (id, net, kind, owner, pos) in in_reach {
+            let Some(push) = self.blast_push(at, Some(pos)) else {
+                continue;
+            };
+            if kind == crate_kind
+                && let Some(c) = self.group.controller_mut::<Crate>(id)
+            {
+                c.push(push);
+                c.last_hit_by = Some(thrower);
+            } else if kind == player {
+                if let Some(s) = &mut self.server {
+                    s.player_hits.insert(net, (thrower, now));
+                }
+                // The host's own player is pushed here; clients push their own.
+                if owner == Owner::Server
+                    && let Some(p) = self.group.controller_mut::<Player>(id)
+                {
+                    p.set_input(PlayerInput {
+                        push: Some(push),
+                        ..PlayerInput::default()
+                    });
+                }
+            }
+        }
+        let _ = self.net.send_event(
+            GameEvent::Explosion {
+                at: at.to_array(),
+                thrower,
+                grenade,
+            }
+            .encode(),
+        );
+        self.on_blast(at, thrower);
+    }
+}

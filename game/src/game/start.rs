@@ -1,0 +1,183 @@
+//! Starting a game: its network configuration and world, a server (dedicated or host), a
+//! client by address, by name through a rendezvous server, or on a punched socket.
+
+use super::*;
+
+impl Game {
+    pub(super) fn net_config(o: &Options) -> NetConfig {
+        NetConfig {
+            rate: o.rate,
+            max_clients: o.max_players,
+            password: o.password.clone(),
+            server_name: o.name.clone(),
+            grace: o.grace,
+            max_spectators: o.max_spectators,
+            spectator: o.spectate,
+            ..NetConfig::default()
+        }
+    }
+
+    pub(super) fn world(scene: &Scene, role: Role) -> EntityGroup {
+        let mut g = EntityGroup::new(
+            Arc::new(kinds::registry_for(scene)),
+            GroupConfig {
+                dt: 1.0 / TICK_HZ,
+                role,
+                ..GroupConfig::default()
+            },
+        );
+        scene.add_scenery(&mut g);
+        g
+    }
+
+    /// A server. With `host_player`, the host plays too, under that name.
+    pub fn server(options: Options, host_player: Option<String>) -> Result<Game, String> {
+        let mut group = Self::world(&options.scene, Role::Server);
+        for (pos, size, color) in options.scene.crate_slots() {
+            group
+                .spawn(
+                    kinds::CRATE,
+                    &CrateParams { pos, size, color },
+                    Owner::Server,
+                )
+                .map_err(|e| e.to_string())?;
+        }
+        let mut config = Self::net_config(&options);
+        if let Some(h) = &host_player {
+            config.reserved_names.push(h.clone());
+            // The host takes one of the places.
+            config.max_clients = config.max_clients.saturating_sub(1);
+        }
+        let bind = SocketAddr::new(IpAddr::V4(Ipv4Addr::UNSPECIFIED), options.port);
+        let socket = UdpTransport::bind(bind)
+            .map_err(|e| format!("cannot listen on UDP port {}: {e}", options.port))?;
+        let responder = match options.discovery {
+            Some(d) => Some(
+                Responder::bind(d).map_err(|e| format!("cannot answer discovery on {d}: {e}"))?,
+            ),
+            None => None,
+        };
+        let rules = ServerRules {
+            host_name: host_player.clone(),
+            chat_times: HashMap::new(),
+            scores: BTreeMap::new(),
+            player_hits: HashMap::new(),
+            fallen: BTreeSet::new(),
+            scores_dirty: true,
+        };
+        let me = host_player.clone();
+        let net = NetManager::server(config, entropy());
+        let registrar = options.rendezvous.map(|rv| {
+            let mut owner = [0; 16];
+            owner.copy_from_slice(&entropy()[..16]);
+            Registrar::new(rv, owner)
+        });
+        let mut game = Self::assemble(options, group, net, socket, responder, Some(rules), me);
+        game.registrar = registrar;
+        if let Some(name) = host_player {
+            game.spawn_my_player(0, &name, Owner::Server)
+                .map_err(|e| e.to_string())?;
+        }
+        Ok(game)
+    }
+
+    /// A client of the server at `server`, playing as `options.name`.
+    pub fn client(options: Options, server: SocketAddr, entropy: Entropy) -> Result<Game, String> {
+        let socket = Self::client_socket(server)?;
+        Self::client_on(options, socket, server, entropy)
+    }
+
+    /// A socket for a client talking to `toward` (a game or a rendezvous server).
+    pub fn client_socket(toward: SocketAddr) -> Result<UdpTransport, String> {
+        UdpTransport::bind(lanyard_net::udp::local_for(toward))
+            .map_err(|e| format!("cannot open a UDP socket: {e}"))
+    }
+
+    /// A client of the game registered as `name` at the rendezvous server at
+    /// `rendezvous`: asks for it, punches a path through the NATs between the two (this
+    /// blocks for up to ten seconds), then joins it over that path as
+    /// [`Game::client`] does.
+    pub fn client_by_name(
+        options: Options,
+        rendezvous: SocketAddr,
+        name: &str,
+        entropy: Entropy,
+    ) -> Result<Game, String> {
+        let mut socket = Self::client_socket(rendezvous)?;
+        let server = Self::punch(&mut socket, rendezvous, name)?;
+        Self::client_on(options, socket, server, entropy)
+    }
+
+    /// Opens a path from `socket` to the game registered as `name` (see
+    /// [`lanyard_net::rendezvous::punch`]), with a nonce from the system's randomness.
+    pub fn punch(
+        socket: &mut UdpTransport,
+        rendezvous: SocketAddr,
+        name: &str,
+    ) -> Result<SocketAddr, String> {
+        let mut n = [0; 8];
+        n.copy_from_slice(&entropy()[..8]);
+        rendezvous::punch(socket, rendezvous, name, u64::from_le_bytes(n))
+            .map_err(|e| e.to_string())
+    }
+
+    /// A client of the server at `server` on `socket` (one a path was punched from).
+    pub fn client_on(
+        options: Options,
+        socket: UdpTransport,
+        server: SocketAddr,
+        entropy: Entropy,
+    ) -> Result<Game, String> {
+        let group = Self::world(&options.scene, Role::Client(ClientId(0)));
+        let net = NetManager::client(
+            Self::net_config(&options),
+            server,
+            &options.name,
+            options.password.as_deref(),
+            entropy,
+        );
+        let me = Some(options.name.clone());
+        Ok(Self::assemble(options, group, net, socket, None, None, me))
+    }
+
+    pub(super) fn assemble(
+        options: Options,
+        group: EntityGroup,
+        net: NetManager,
+        socket: UdpTransport,
+        responder: Option<Responder>,
+        server: Option<ServerRules>,
+        my_name: Option<String>,
+    ) -> Game {
+        Game {
+            scene: options.scene.clone(),
+            joined: server.is_some(),
+            client_id: None,
+            arena_parts: Vec::new(),
+            arena_ready: false,
+            record_path: None,
+            group,
+            net,
+            socket,
+            responder,
+            registrar: None,
+            server,
+            my_name,
+            options,
+            input: PlayerInput::default(),
+            scores: Vec::new(),
+            blasts: Vec::new(),
+            explosions_by_others: 0,
+            remote_players: BTreeSet::new(),
+            messages: Vec::new(),
+            ended: None,
+            end_reason: None,
+            chat_dropped: 0,
+            graph: std::collections::VecDeque::new(),
+            traffic: Traffic::default(),
+            recording: None,
+            sent_log: ServerLog::default(),
+            received: Received::default(),
+        }
+    }
+}

@@ -1,0 +1,74 @@
+//! The rules on a host alone: fuses, blasts, crates off the yard.
+
+use super::*;
+use crate::kinds::GrenadeParams;
+use crate::scene::DEFAULT_SCENE;
+use lanyard::pose::BodyState;
+
+fn host() -> Game {
+    let options = Options {
+        port: 0,
+        name: "test yard".into(),
+        max_players: 4,
+        ..Options::new(Scene::load(std::path::Path::new(DEFAULT_SCENE)).unwrap())
+    };
+    Game::server(options, Some("hostess".into())).unwrap()
+}
+
+fn first_crate(g: &Game) -> (EntityId, NetId, Vec3) {
+    let k = KindId::of_name(kinds::CRATE);
+    let e = g.group.iter().find(|e| e.kind() == k).unwrap();
+    (e.id(), e.net_id(), e.body().translation())
+}
+
+#[test]
+fn a_grenade_goes_off_when_its_fuse_burns_down_and_pushes_the_crates_near_it() {
+    let mut g = host();
+    let (id, _, at) = first_crate(&g);
+    let params = GrenadeParams {
+        pos: [at.x + 1.0, at.y, at.z],
+        vel: [0.0; 3],
+        fuse_ticks: 3,
+        thrower: Owner::Server,
+    };
+    g.group
+        .spawn(kinds::GRENADE, &params, Owner::Server)
+        .unwrap();
+    for _ in 0..6 {
+        g.tick(1.0 / TICK_HZ);
+    }
+    assert_eq!(g.blasts.len(), 1, "the grenade did not go off");
+    assert!(
+        g.group
+            .iter()
+            .all(|e| e.kind() != KindId::of_name(kinds::GRENADE))
+    );
+    let c = g.group.controller::<Crate>(id).unwrap();
+    assert_eq!(c.last_hit_by, Some(Owner::Server));
+    assert!(
+        g.group.get(id).unwrap().body().linvel().length() > 1.0,
+        "the crate was not pushed"
+    );
+}
+
+#[test]
+fn a_crate_off_the_yard_scores_for_whoever_blew_it_off_and_comes_back_home() {
+    let mut g = host();
+    let (id, net, home) = first_crate(&g);
+    g.group.controller_mut::<Crate>(id).unwrap().last_hit_by = Some(Owner::Server);
+    let mut fell = BodyState::of(g.group.get(id).unwrap().body());
+    fell.pos = [30.0, g.scene.kill_y - 1.0, 0.0];
+    g.group.set_body_state(id, &fell).unwrap();
+    let before = g.group.len();
+    g.tick(1.0 / TICK_HZ);
+    assert!(g.group.by_net(net).is_none());
+    assert_eq!(g.group.len(), before, "the crate was not replaced");
+    let k = KindId::of_name(kinds::CRATE);
+    let back = g
+        .group
+        .iter()
+        .filter(|e| e.kind() == k)
+        .any(|e| (e.body().translation() - home).length() < 0.1);
+    assert!(back, "no crate back at its home");
+    assert_eq!(g.scores.first(), Some(&("hostess".to_string(), 1)));
+}
