@@ -7,6 +7,8 @@
 //! * [`bot`]: a scripted player.
 //! * [`runner`]: the real-time fixed-step loop for headless modes.
 //! * [`witness`]: poses by server broadcast, for reports that compare peers.
+//! * [`events`]: the game's reliable events (blasts, scores, chat, the arena's parts).
+//! * [`agones`]: telling an Agones sidecar that a dedicated server is ready and healthy.
 #![warn(missing_docs)]
 
 pub mod agones;

@@ -1,11 +1,10 @@
-//! Chat, with real games on 127.0.0.1 in one process: a line reaches every player with its
+//! Chat, with games in one process on the in-memory hub: a line reaches every player with its
 //! sender's name, control characters removed and cut to length; a flood is rate-limited.
 
 mod common;
 
-use common::{local_options, tick_together};
+use common::{hub_games, tick_together};
 use lanyard_game::game::{CHAT_BURST, CHAT_MAX, Game};
-use std::net::{Ipv4Addr, SocketAddr};
 
 fn chat_lines(g: &Game) -> Vec<String> {
     g.messages
@@ -17,10 +16,9 @@ fn chat_lines(g: &Game) -> Vec<String> {
 
 #[test]
 fn chat_reaches_everyone_cleaned_cut_and_rate_limited() {
-    let mut host = Game::server(local_options("yard"), Some("hostess".into())).unwrap();
-    let addr = SocketAddr::from((Ipv4Addr::LOCALHOST, host.local_addr().port()));
-    let mut ada = Game::client(local_options("ada"), addr, [1; 32]).unwrap();
-    let mut bob = Game::client(local_options("bob"), addr, [2; 32]).unwrap();
+    let hub = lanyard_net::Hub::new();
+    let (mut host, clients) = hub_games(&hub, "hostess", &["ada", "bob"]);
+    let [mut ada, mut bob]: [Game; 2] = clients.try_into().ok().unwrap();
     tick_together(&mut [&mut host, &mut ada, &mut bob], 1.5);
     assert!(ada.is_joined() && bob.is_joined());
 

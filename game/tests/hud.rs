@@ -3,15 +3,14 @@
 
 mod common;
 
-use common::{local_options, tick_together};
-use lanyard_game::game::{GRAPH_SAMPLES, Game};
-use std::net::{Ipv4Addr, SocketAddr};
+use common::{hub_games, tick_together};
+use lanyard_game::game::GRAPH_SAMPLES;
 
 #[test]
 fn loss_rises_while_the_server_is_silent_and_the_graph_keeps_ten_seconds() {
-    let mut host = Game::server(local_options("yard"), Some("hostess".into())).unwrap();
-    let addr = SocketAddr::from((Ipv4Addr::LOCALHOST, host.local_addr().port()));
-    let mut ada = Game::client(local_options("ada"), addr, [7; 32]).unwrap();
+    let hub = lanyard_net::Hub::new();
+    let (mut host, mut clients) = hub_games(&hub, "hostess", &["ada"]);
+    let mut ada = clients.remove(0);
     tick_together(&mut [&mut host, &mut ada], 3.0);
     assert!(ada.is_joined());
     assert!(ada.loss() < 0.1, "loss {} on a clean loopback", ada.loss());

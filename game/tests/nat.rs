@@ -265,7 +265,6 @@ impl Lab {
             if listed.contains(&format!("{name}  via rendezvous")) {
                 return (0, 1);
             }
-            std::thread::sleep(Duration::from_millis(200));
         }
         panic!("the server never showed at the rendezvous server: {listed}");
     }

@@ -112,7 +112,6 @@ fn browse_lists_a_running_server_with_its_player_count() {
             assert!(last.contains(&addr), "{last}");
             return;
         }
-        std::thread::sleep(Duration::from_millis(300));
     }
     panic!("browse never listed the server with its bot:\n{last}");
 }
@@ -196,7 +195,6 @@ fn a_refused_join_is_logged_by_the_server_and_reported_by_the_bot() {
         "open sesame",
     ]));
     let addr = format!("127.0.0.1:{port}");
-    std::thread::sleep(Duration::from_millis(500));
     let out = game(&[
         "bot",
         &addr,

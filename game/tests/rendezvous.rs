@@ -36,14 +36,13 @@ fn bots_find_a_server_by_name_through_a_rendezvous_server_and_a_wrong_password_i
         "--seconds",
         "60",
     ]));
-    // Registration takes a round trip or two; browse until it shows.
+    // Registration takes a round trip or two; browse (each waits 0.3 s) until it shows.
     let mut listed = String::new();
     for _ in 0..20 {
         listed = browse(&rv);
         if listed.contains("far yard  via rendezvous") {
             break;
         }
-        std::thread::sleep(Duration::from_millis(200));
     }
     assert!(
         listed.contains(&format!("far yard  via rendezvous {rv}  0/8 players"))

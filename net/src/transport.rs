@@ -25,6 +25,11 @@ pub trait Transport {
     fn advance(&mut self, dt: f32) {
         let _ = dt;
     }
+    /// Waits up to `timeout` for a datagram, for a real-time loop with time to spare.
+    /// Transports with no real time (the hub) return at once.
+    fn wait(&mut self, timeout: std::time::Duration) {
+        let _ = timeout;
+    }
 }
 
 #[derive(Default)]

@@ -85,6 +85,10 @@ impl UdpTransport {
 }
 
 impl Transport for UdpTransport {
+    fn wait(&mut self, timeout: Duration) {
+        UdpTransport::wait(self, timeout);
+    }
+
     fn local_addr(&self) -> SocketAddr {
         self.local
     }

@@ -148,7 +148,8 @@ pub struct Game {
     pub group: EntityGroup,
     /// The network.
     pub net: NetManager,
-    socket: UdpTransport,
+    /// Where datagrams go: a UDP socket, or an endpoint of an in-memory hub in tests.
+    socket: Box<dyn Transport>,
     responder: Option<Responder>,
     /// Server: its registration with a rendezvous server, and the punching toward the
     /// players it introduces.
@@ -433,6 +434,7 @@ impl Game {
 
     /// One tick of `dt` seconds: datagrams in, the networked frame, the rules, datagrams out.
     pub fn tick(&mut self, dt: f32) {
+        self.socket.advance(dt);
         self.pump();
         self.feed_my_player();
         let sent = self.net.update(&mut self.group, dt).sent;

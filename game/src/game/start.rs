@@ -32,6 +32,19 @@ impl Game {
 
     /// A server. With `host_player`, the host plays too, under that name.
     pub fn server(options: Options, host_player: Option<String>) -> Result<Game, String> {
+        let bind = SocketAddr::new(IpAddr::V4(Ipv4Addr::UNSPECIFIED), options.port);
+        let socket = UdpTransport::bind(bind)
+            .map_err(|e| format!("cannot listen on UDP port {}: {e}", options.port))?;
+        Self::server_on(options, host_player, socket)
+    }
+
+    /// A server on `socket`, any [`Transport`] (a hub endpoint in tests); `options.port`
+    /// is not used. With `host_player`, the host plays too, under that name.
+    pub fn server_on(
+        options: Options,
+        host_player: Option<String>,
+        socket: impl Transport + 'static,
+    ) -> Result<Game, String> {
         let mut group = Self::world(&options.scene, Role::Server);
         for (pos, size, color) in options.scene.crate_slots() {
             group
@@ -48,9 +61,6 @@ impl Game {
             // The host takes one of the places.
             config.max_clients = config.max_clients.saturating_sub(1);
         }
-        let bind = SocketAddr::new(IpAddr::V4(Ipv4Addr::UNSPECIFIED), options.port);
-        let socket = UdpTransport::bind(bind)
-            .map_err(|e| format!("cannot listen on UDP port {}: {e}", options.port))?;
         let responder = match options.discovery {
             Some(d) => Some(
                 Responder::bind(d).map_err(|e| format!("cannot answer discovery on {d}: {e}"))?,
@@ -72,7 +82,15 @@ impl Game {
             owner.copy_from_slice(&entropy()[..16]);
             Registrar::new(rv, owner)
         });
-        let mut game = Self::assemble(options, group, net, socket, responder, Some(rules), me);
+        let mut game = Self::assemble(
+            options,
+            group,
+            net,
+            Box::new(socket),
+            responder,
+            Some(rules),
+            me,
+        );
         game.registrar = registrar;
         if let Some(name) = host_player {
             game.spawn_my_player(0, &name, Owner::Server)
@@ -121,10 +139,11 @@ impl Game {
             .map_err(|e| e.to_string())
     }
 
-    /// A client of the server at `server` on `socket` (one a path was punched from).
+    /// A client of the server at `server` on `socket`: one a path was punched from, or any
+    /// [`Transport`] (a hub endpoint in tests).
     pub fn client_on(
         options: Options,
-        socket: UdpTransport,
+        socket: impl Transport + 'static,
         server: SocketAddr,
         entropy: Entropy,
     ) -> Result<Game, String> {
@@ -137,14 +156,22 @@ impl Game {
             entropy,
         );
         let me = Some(options.name.clone());
-        Ok(Self::assemble(options, group, net, socket, None, None, me))
+        Ok(Self::assemble(
+            options,
+            group,
+            net,
+            Box::new(socket),
+            None,
+            None,
+            me,
+        ))
     }
 
     pub(super) fn assemble(
         options: Options,
         group: EntityGroup,
         net: NetManager,
-        socket: UdpTransport,
+        socket: Box<dyn Transport>,
         responder: Option<Responder>,
         server: Option<ServerRules>,
         my_name: Option<String>,

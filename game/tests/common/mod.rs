@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use std::net::UdpSocket;
 use std::path::PathBuf;
 use std::process::{Child, Command, Output, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// Holds the tests of one file that compare a bot's crates with its server's to one at a
 /// time: several servers and their bots at once on two cores fall behind the wall clock
@@ -48,16 +48,51 @@ pub fn local_options(name: &str) -> lanyard_game::game::Options {
     }
 }
 
-/// Ticks in-process games together for `seconds` of game time, giving the sockets a
-/// moment between ticks.
+/// Ticks in-process games together for `seconds` of game time: on a hub, virtual time.
 pub fn tick_together(games: &mut [&mut lanyard_game::game::Game], seconds: f32) {
     let tick_hz = lanyard_game::game::TICK_HZ;
     for _ in 0..(seconds * tick_hz) as usize {
         for g in games.iter_mut() {
             g.tick(1.0 / tick_hz);
         }
-        std::thread::sleep(Duration::from_millis(1));
     }
+}
+
+/// An address on the in-memory hub (parsed, never looked up): `127.0.0.N:47810`.
+pub fn hub_addr(n: u8) -> std::net::SocketAddr {
+    std::net::SocketAddr::from(([127, 0, 0, n], 47810))
+}
+
+/// A host playing as `host_name` at [`hub_addr`]`(1)` on `hub`, and clients named
+/// `clients` (each with its own entropy) at the next addresses: in-process games with no
+/// socket and no real time.
+pub fn hub_games(
+    hub: &lanyard_net::Hub,
+    host_name: &str,
+    clients: &[&str],
+) -> (lanyard_game::game::Game, Vec<lanyard_game::game::Game>) {
+    use lanyard_game::game::Game;
+    let host = Game::server_on(
+        local_options("yard"),
+        Some(host_name.into()),
+        hub.endpoint(hub_addr(1)),
+    )
+    .unwrap();
+    let clients = clients
+        .iter()
+        .enumerate()
+        .map(|(i, name)| {
+            let n = i as u8 + 2;
+            Game::client_on(
+                local_options(name),
+                hub.endpoint(hub_addr(n)),
+                hub_addr(1),
+                [n; 32],
+            )
+            .unwrap()
+        })
+        .collect();
+    (host, clients)
 }
 
 /// The binary under test.
@@ -108,16 +143,22 @@ impl Running {
 
     /// Waits for it to end by itself (killing it after `limit`), and returns its output.
     pub fn finish(mut self, limit: Duration) -> Output {
-        let mut child = self.0.take().unwrap();
-        let start = Instant::now();
-        while child.try_wait().unwrap().is_none() {
-            if start.elapsed() > limit {
-                let _ = child.kill();
-                break;
+        let child = self.0.take().unwrap();
+        let pid = child.id();
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let _ = tx.send(child.wait_with_output());
+        });
+        let out = match rx.recv_timeout(limit) {
+            Ok(out) => out,
+            Err(_) => {
+                let _ = Command::new("sh")
+                    .args(["-c", &format!("kill -KILL {pid}")])
+                    .status();
+                rx.recv().expect("the waiting thread answers")
             }
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        child.wait_with_output().unwrap()
+        };
+        out.expect("the child's output is read")
     }
 }
 
