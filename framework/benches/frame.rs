@@ -6,10 +6,10 @@
 //! the same trajectory (checked bit for bit at the end) and the ratio is the cost of the
 //! frame's controller passes, packet encoding and decoding alone.
 
-use lanyard::demo::{self, CrateParams};
 use lanyard::prelude::*;
 use lanyard::rapier3d::prelude::PhysicsWorld;
 use lanyard::{KindId, encode_params};
+use lanyard_demo::{self as demo, CrateParams};
 use std::hint::black_box;
 use std::sync::Arc;
 use std::time::Instant;

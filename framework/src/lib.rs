@@ -53,14 +53,14 @@
 //! }
 //! ```
 //!
-//! See [`demo`] for complete kinds with factories and the README for a walkthrough.
+//! The `lanyard-demo` crate (in `framework/demo/`) has complete kinds with factories, and the
+//! README a walkthrough.
 #![warn(missing_docs)]
 
 pub mod codec;
 mod config;
 mod controller;
 pub mod delta;
-pub mod demo;
 mod entity;
 mod error;
 mod group;

@@ -5,8 +5,8 @@ mod common;
 
 use common::Feed;
 use lanyard::codec::{PacketReader, PacketWriter, Section};
-use lanyard::demo::{self, MoverParams};
 use lanyard::prelude::*;
+use lanyard_demo::{self as demo, MoverParams};
 use proptest::prelude::*;
 use std::sync::Arc;
 

@@ -5,10 +5,10 @@ mod common;
 
 use common::Feed;
 use lanyard::codec::{PacketWriter, SectionWriter};
-use lanyard::demo::{self, CrateParams, MoverParams};
 use lanyard::pose::{BodyState, PoseState};
 use lanyard::prelude::*;
 use lanyard::{Change, KindId, Role, Verdict};
+use lanyard_demo::{self as demo, CrateParams, MoverParams};
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 

@@ -4,8 +4,8 @@
 mod common;
 
 use common::Feed;
-use lanyard::demo::{self, Mover, MoverParams};
 use lanyard::prelude::*;
+use lanyard_demo::{self as demo, Mover, MoverParams};
 use std::sync::Arc;
 
 fn floating_mover(loopback: bool) -> (EntityGroup, EntityId) {

@@ -4,7 +4,8 @@
 
 use crate::wire::{self, Kind};
 use crate::{NetConfig, NetManager};
-use lanyard::{EntityGroup, GroupConfig, KindRegistry, Owner, Role, demo};
+use lanyard::{EntityGroup, GroupConfig, KindRegistry, Owner, Role};
+use lanyard_demo as demo;
 use std::net::SocketAddr;
 use std::sync::Arc;
 

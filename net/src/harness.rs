@@ -10,7 +10,7 @@
 //! use std::sync::Arc;
 //!
 //! let mut kinds = KindRegistry::new();
-//! lanyard::demo::register(&mut kinds).unwrap();
+//! lanyard_demo::register(&mut kinds).unwrap();
 //! let mut s = Scenario::with_registry(
 //!     Arc::new(kinds),
 //!     |_scenery: &mut EntityGroup| {},          // what every peer loads for itself
@@ -21,7 +21,7 @@
 //! );
 //! s.add_client(NetConfig::default(), "ann", None);
 //! s.wait_for(3.0, "ann to join", |s| s.all_joined()).unwrap();
-//! let ticket = s.clients[0].group.request_spawn(lanyard::demo::MOVER, &lanyard::demo::MoverParams {
+//! let ticket = s.clients[0].group.request_spawn(lanyard_demo::MOVER, &lanyard_demo::MoverParams {
 //!     pos: [0.0, 0.6, 0.0], half_extents: [0.5; 3], seed: 1, speed: 3.0, period: 40, moves_for: 60,
 //! }).unwrap();
 //! s.run_for(1.0);

@@ -7,8 +7,8 @@
 //! counted). Reported: the server's `NetManager::update` per frame, the same world's bare
 //! `EntityGroup::frame` for comparison, and the bytes each broadcast sends each client.
 
-use lanyard::demo::{self, CrateParams};
 use lanyard::prelude::*;
+use lanyard_demo::{self as demo, CrateParams};
 use lanyard_net::NetConfig;
 use lanyard_tests::scenario::{DemoScenario, Scenario, add_scenery};
 use std::time::Instant;

@@ -4,8 +4,8 @@
 //! so each test reads as "build this, do that, expect this".
 #![warn(missing_docs)]
 
-use lanyard::demo;
 use lanyard::prelude::*;
+use lanyard_demo as demo;
 use std::sync::Arc;
 
 pub mod scenario;

@@ -2,8 +2,8 @@
 //! too) with the demo kinds and the demo pit.
 
 use crate::demo_registry;
-use lanyard::demo;
 use lanyard::prelude::*;
+use lanyard_demo as demo;
 pub use lanyard_net::harness::{Peer, Scenario, Stranger, Stuck, entropy, hub_addr, stranger_addr};
 use lanyard_net::{Conditions, NetConfig};
 

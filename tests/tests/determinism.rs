@@ -1,8 +1,8 @@
 //! Determinism: the same world and inputs give the same bits, a snapshot continues a run
 //! exactly, and the check is sharp enough to see a single changed input.
 
-use lanyard::demo::Mover;
 use lanyard::prelude::*;
+use lanyard_demo::Mover;
 use lanyard_tests::{demo_registry, mixed_scene, run_hashes};
 
 const BODIES: usize = 500;
@@ -49,7 +49,7 @@ fn determinism_one_changed_input_changes_the_hash() {
     // Re-seed one mover's input stream: everything else is identical.
     let first_mover = g
         .iter()
-        .find(|e| e.kind() == lanyard::KindId::of_name(lanyard::demo::MOVER))
+        .find(|e| e.kind() == lanyard::KindId::of_name(lanyard_demo::MOVER))
         .map(|e| e.id())
         .unwrap();
     *g.controller_mut::<Mover>(first_mover).unwrap() = Mover::new(999, 4.0, 45);

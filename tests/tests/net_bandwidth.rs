@@ -2,8 +2,8 @@
 //! budget, and relevance. On the in-memory hub with a virtual clock and a seeded
 //! conditioner.
 
-use lanyard::demo;
 use lanyard::prelude::*;
+use lanyard_demo as demo;
 use lanyard_net::{Conditions, MAX_DATAGRAM, NetConfig};
 use lanyard_tests::scenario::{DemoScenario, Scenario, crates_and_balls, player};
 use std::sync::Arc;

@@ -4,7 +4,8 @@
 
 use lanyard::codec::{Section, SectionWriter};
 use lanyard::prelude::*;
-use lanyard::{Blueprint, Hook, KindOptions, KindRegistry, Shape, Visual, demo};
+use lanyard::{Blueprint, Hook, KindOptions, KindRegistry, Shape, Visual};
+use lanyard_demo as demo;
 use lanyard_net::{DisconnectReason, NetConfig, NetEvent};
 use lanyard_tests::scenario::{DemoScenario, Scenario, add_scenery, crates_and_balls};
 use serde::{Deserialize, Serialize};

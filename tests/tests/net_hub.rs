@@ -1,8 +1,8 @@
 //! Multi-peer behaviour on the in-memory hub with a virtual clock: convergence, reliable
 //! delivery under a bad network, and the rate cap.
 
-use lanyard::demo;
 use lanyard::prelude::*;
+use lanyard_demo as demo;
 use lanyard_net::{Conditions, NetConfig, NetEvent};
 use lanyard_tests::scenario::{DemoScenario, Scenario, crates_and_balls, player};
 

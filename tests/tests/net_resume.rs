@@ -3,8 +3,8 @@
 //! reconnect ladder backs off; kicks, bans and spectators.
 
 use lanyard::KindId;
-use lanyard::demo;
 use lanyard::prelude::*;
+use lanyard_demo as demo;
 use lanyard_net::{DisconnectReason, NetConfig, NetEvent, RejectReason};
 use lanyard_tests::scenario::{DemoScenario, Scenario, crates_and_balls, player};
 

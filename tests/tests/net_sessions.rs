@@ -1,9 +1,9 @@
 //! Sessions and authority on the hub: handshake refusals, timeouts and leaving, late
 //! joiners, client spawns, forged sections and the validation hook.
 
-use lanyard::demo::{self, Mover};
 use lanyard::pose::BodyState;
 use lanyard::prelude::*;
+use lanyard_demo::{self as demo, Mover};
 use lanyard_net::{DisconnectReason, NetConfig, NetEvent, RejectReason};
 use lanyard_tests::scenario::{DemoScenario, Scenario, crates_and_balls, player};
 

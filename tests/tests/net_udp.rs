@@ -2,8 +2,8 @@
 //! state, while a stranger throws garbage at the server. Nothing leaves the loopback
 //! interface; the loop is bounded and stops by itself.
 
-use lanyard::demo;
 use lanyard::prelude::*;
+use lanyard_demo as demo;
 use lanyard_net::udp::UdpTransport;
 use lanyard_net::{NetConfig, NetManager, Transport, pump};
 use lanyard_tests::demo_registry;

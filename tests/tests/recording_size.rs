@@ -2,9 +2,10 @@
 //! second, and a server's recording of the cube field with a player knocking cubes about
 //! stays under 3 MB for 12 s. Both replay bit-exact.
 
+use lanyard::GroupConfig;
 use lanyard::prelude::*;
 use lanyard::replay::Replay;
-use lanyard::{GroupConfig, demo};
+use lanyard_demo as demo;
 use lanyard_game::bot::Bot;
 use lanyard_game::game::{Game, Options, TICK_HZ};
 use lanyard_game::kinds;

@@ -2,10 +2,10 @@
 //! divergence reports that name the right tick, and clear errors for bad files.
 
 use lanyard::Error;
-use lanyard::demo;
 use lanyard::prelude::*;
 use lanyard::record::{Op, Recording};
 use lanyard::replay::{Replay, Step};
+use lanyard_demo as demo;
 use lanyard_net::NetConfig;
 use lanyard_tests::scenario::{DemoScenario, Scenario, crates_and_balls, player};
 use lanyard_tests::{demo_registry, mixed_scene};

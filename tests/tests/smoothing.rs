@@ -2,10 +2,10 @@
 //! whatever time a client spent joining; states brought forward on a slow link, and the
 //! session still replaying bit for bit.
 
-use lanyard::demo;
 use lanyard::interp::Smoother;
 use lanyard::prelude::*;
 use lanyard::replay::Replay;
+use lanyard_demo as demo;
 use lanyard_net::{Conditions, NetConfig};
 use lanyard_tests::demo_registry;
 use lanyard_tests::scenario::{DemoScenario, Scenario, crates_and_balls, player};

@@ -1,5 +1,5 @@
-//! Three example controller kinds that show the API, used by the tests, the benchmark and
-//! the README:
+//! `lanyard-demo`: three example controller kinds that show Lanyard's API, used by the
+//! tests, the benchmarks and the README (not part of the library a game links):
 //!
 //! * [`CRATE`]: a box that only carries its pose ([`PoseCarrier`]);
 //! * [`BALL`]: a bouncing ball that also emits a `"sparks"` effect on hard impacts ([`Ball`]);
@@ -8,11 +8,13 @@
 //!
 //! [`register`] adds all three to a registry; [`mixed_scene`] builds a pit full of them.
 
-use crate::codec::{Section, SectionWriter};
-use crate::delta::PoseDelta;
-use crate::pose::PoseState;
-use crate::prelude::*;
-use crate::{KindOptions, Legality, OnOwnerLeave};
+#![warn(missing_docs)]
+
+use lanyard::codec::{Section, SectionWriter};
+use lanyard::delta::PoseDelta;
+use lanyard::pose::PoseState;
+use lanyard::prelude::*;
+use lanyard::{KindOptions, Legality, OnOwnerLeave};
 use rapier3d::prelude::{Collider, RigidBody};
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
@@ -25,7 +27,7 @@ pub const BALL: &str = "demo.ball";
 pub const MOVER: &str = "demo.mover";
 
 /// How far a peer's body may drift before it is corrected (the framework's default).
-pub use crate::pose::CORRECTION_TOLERANCE;
+pub use lanyard::pose::CORRECTION_TOLERANCE;
 
 /// Spawn parameters of a [`CRATE`].
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -146,7 +148,7 @@ impl Controller for Ball {
     }
 
     fn load_state(&mut self, bytes: &[u8]) -> Result<(), Error> {
-        let mut r = crate::codec::SectionReader::new(bytes);
+        let mut r = lanyard::codec::SectionReader::new(bytes);
         self.last_linvel = r.vec3()?;
         r.finish()
     }
@@ -283,7 +285,7 @@ impl Controller for Mover {
     }
 
     fn load_state(&mut self, bytes: &[u8]) -> Result<(), Error> {
-        let mut r = crate::codec::SectionReader::new(bytes);
+        let mut r = lanyard::codec::SectionReader::new(bytes);
         self.rng = SeededRng::from_state(r.u64()?);
         self.moved = r.u32()?;
         self.countdown = r.u32()?;
