@@ -83,8 +83,8 @@ pub use controller::{
 pub use entity::{Entity, EntityRef, Shape, Visual};
 pub use error::Error;
 pub use group::{
-    Change, Counters, EntityGroup, Fault, Hook, ReceiveReport, SNAPSHOT_VERSION, SectionError,
-    Verdict,
+    Change, Counters, EntityGroup, Fault, Hook, ReceiveReport, Replica, SNAPSHOT_VERSION,
+    SectionError, Verdict,
 };
 pub use hash::StateHasher;
 pub use id::{ClientId, EntityId, KindId, NetId, Owner};

@@ -239,13 +239,14 @@ fn the_server_runs_server_paths_only_for_what_it_owns() {
         (2, Owner::Client(ClientId(1))),
         (3, Owner::Client(ClientId(2))),
     ] {
-        c.insert_with_net_id(
-            NetId(n),
-            KindId::of_name(demo::MOVER),
-            params.clone(),
-            owner,
-        )
-        .unwrap();
+        c.replica()
+            .insert_with_net_id(
+                NetId(n),
+                KindId::of_name(demo::MOVER),
+                params.clone(),
+                owner,
+            )
+            .unwrap();
     }
     assert_eq!(c.frame().sections_written, 1);
 }
@@ -301,7 +302,7 @@ fn non_finite_spawn_parameters_unknown_owners_and_bad_configurations_are_refused
     );
     assert!(g.is_empty());
     // An owner that is no client of the server (a network layer says which are).
-    g.set_clients([ClientId(1)]);
+    g.replica().set_clients([ClientId(1)]);
     let fine = MoverParams {
         pos: [0.0, 1.0, 0.0],
         ..p
@@ -461,20 +462,22 @@ fn a_client_keeps_its_own_spawns_for_the_network_layer() {
         victim: None,
         spawn: true,
     };
-    g.insert_with_net_id(
-        NetId(10),
-        KindId::of_name("saboteur"),
-        lanyard::encode_params(KindId(0), &spawner).unwrap(),
-        Owner::Client(ClientId(4)),
-    )
-    .unwrap();
-    g.insert_with_net_id(
-        NetId(11),
-        KindId::of_name("saboteur"),
-        lanyard::encode_params(KindId(0), &spawner).unwrap(),
-        Owner::Server,
-    )
-    .unwrap();
+    g.replica()
+        .insert_with_net_id(
+            NetId(10),
+            KindId::of_name("saboteur"),
+            lanyard::encode_params(KindId(0), &spawner).unwrap(),
+            Owner::Client(ClientId(4)),
+        )
+        .unwrap();
+    g.replica()
+        .insert_with_net_id(
+            NetId(11),
+            KindId::of_name("saboteur"),
+            lanyard::encode_params(KindId(0), &spawner).unwrap(),
+            Owner::Server,
+        )
+        .unwrap();
     let mut feed = Feed::with_server_paths();
     let r = g.run_frame(&mut feed);
     assert_eq!(r.spawned, 0, "a client must not assign network ids");
@@ -557,9 +560,9 @@ fn the_journal_records_spawns_despawns_owner_changes_and_renames() {
     g.set_owner(b, Owner::Server).unwrap();
     g.despawn(a).unwrap();
     let prov = NetId(NetId::PROVISIONAL_BIT | 1);
-    g.rename_net_id(nb, prov).unwrap();
+    g.replica().rename_net_id(nb, prov).unwrap();
     assert_eq!(
-        g.drain_changes().collect::<Vec<_>>(),
+        g.replica().drain_changes().collect::<Vec<_>>(),
         vec![
             Change::Spawned(na),
             Change::Spawned(nb),
@@ -574,11 +577,11 @@ fn the_journal_records_spawns_despawns_owner_changes_and_renames() {
             Change::Renamed { from: nb, to: prov },
         ]
     );
-    assert_eq!(g.drain_changes().count(), 0);
+    assert_eq!(g.replica().drain_changes().count(), 0);
     assert_eq!(g.id_of(prov), Some(b));
     assert_eq!(g.id_of(nb), None);
     assert_eq!(
-        g.rename_net_id(NetId(77), NetId(78)),
+        g.replica().rename_net_id(NetId(77), NetId(78)),
         Err(Error::NoSuchNetId(NetId(77)))
     );
 }
@@ -613,13 +616,17 @@ fn a_client_despawns_only_its_own_entities() {
         .unwrap()
     };
     // #10 (the server's) tries to despawn #11 (also the server's); #12 (ours) despawns #13 (ours).
-    g.insert_with_net_id(NetId(10), kind, killer(11), Owner::Server)
+    g.replica()
+        .insert_with_net_id(NetId(10), kind, killer(11), Owner::Server)
         .unwrap();
-    g.insert_with_net_id(NetId(11), kind, killer(99), Owner::Server)
+    g.replica()
+        .insert_with_net_id(NetId(11), kind, killer(99), Owner::Server)
         .unwrap();
-    g.insert_with_net_id(NetId(12), kind, killer(13), Owner::Client(ClientId(4)))
+    g.replica()
+        .insert_with_net_id(NetId(12), kind, killer(13), Owner::Client(ClientId(4)))
         .unwrap();
-    g.insert_with_net_id(NetId(13), kind, killer(99), Owner::Client(ClientId(4)))
+    g.replica()
+        .insert_with_net_id(NetId(13), kind, killer(99), Owner::Client(ClientId(4)))
         .unwrap();
     assert_eq!(g.frame().despawned, 1);
     assert!(

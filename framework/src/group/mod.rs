@@ -21,9 +21,11 @@ use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 
 mod passes;
+mod replica;
 mod snapshot;
 mod store;
 
+pub use replica::Replica;
 pub use snapshot::SNAPSHOT_VERSION;
 
 /// Running totals of what the group refused or could not do. Nothing is dropped silently:
@@ -306,7 +308,7 @@ impl EntityGroup {
 
     /// Tells a server's group which clients have a session (the network layer does, every
     /// frame): a spawn owned by any other client is refused ([`Error::NoSuchOwner`]).
-    pub fn set_clients(&mut self, clients: impl IntoIterator<Item = ClientId>) {
+    pub(crate) fn set_clients(&mut self, clients: impl IntoIterator<Item = ClientId>) {
         self.clients = Some(clients.into_iter().collect());
     }
 
@@ -329,7 +331,7 @@ impl EntityGroup {
     }
 
     /// Changes the role (a client learns its id when the server accepts it).
-    pub fn set_role(&mut self, role: Role) {
+    pub(crate) fn set_role(&mut self, role: Role) {
         // The rest of the configuration was checked when it was set.
         let _ = self.set_config(GroupConfig {
             role,
@@ -383,7 +385,7 @@ impl EntityGroup {
     /// bodies `ticks` ticks before this peer's present (a network layer sets it from the
     /// round trip it measures). Client paths read it as [`ClientContext::lead`] and bring
     /// states forward by it; a recording notes each change, so a replay does the same.
-    pub fn set_lead(&mut self, ticks: u32) {
+    pub(crate) fn set_lead(&mut self, ticks: u32) {
         if ticks == self.lead_ticks {
             return;
         }
@@ -393,7 +395,7 @@ impl EntityGroup {
         }
     }
 
-    /// The lead set by [`set_lead`](Self::set_lead), in ticks.
+    /// The lead set by [`Replica::set_lead`], in ticks.
     pub fn lead_ticks(&self) -> u32 {
         self.lead_ticks
     }
@@ -446,7 +448,7 @@ impl EntityGroup {
     }
 
     /// The changes to the set of entities since the last call, oldest first.
-    pub fn drain_changes(&mut self) -> std::vec::Drain<'_, Change> {
+    pub(crate) fn drain_changes(&mut self) -> std::vec::Drain<'_, Change> {
         self.journal.drain(..)
     }
 

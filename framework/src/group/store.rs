@@ -56,7 +56,7 @@ impl EntityGroup {
 
     /// Notes the entity a [`SpawnTicket`] became (the network layer calls it when it
     /// carries out a request).
-    pub fn note_spawned(&mut self, ticket: SpawnTicket, id: EntityId) {
+    pub(crate) fn note_spawned(&mut self, ticket: SpawnTicket, id: EntityId) {
         if self.tickets.len() >= 1024 {
             // Forget the tickets of entities that are gone.
             let live: Vec<(SpawnTicket, EntityId)> = self
@@ -111,7 +111,7 @@ impl EntityGroup {
 
     /// Spawns an entity under a network id someone else assigned (a server's spawn message
     /// on a client). Later local spawns use ids above it.
-    pub fn insert_with_net_id(
+    pub(crate) fn insert_with_net_id(
         &mut self,
         net: NetId,
         kind: KindId,
@@ -233,7 +233,7 @@ impl EntityGroup {
 
     /// Gives an entity a new network id: a client's provisional id becomes the one the
     /// server assigned.
-    pub fn rename_net_id(&mut self, from: NetId, to: NetId) -> Result<EntityId, Error> {
+    pub(crate) fn rename_net_id(&mut self, from: NetId, to: NetId) -> Result<EntityId, Error> {
         if self.order.binary_search_by_key(&to, |e| e.0).is_ok() {
             return Err(Error::NetIdInUse(to));
         }

@@ -113,7 +113,7 @@ pub enum Op {
     /// The commands the client paths gave were carried out.
     Commands,
     /// The lead of sections from outside changed (see
-    /// [`EntityGroup::set_lead`](crate::EntityGroup::set_lead)), in ticks.
+    /// [`Replica::set_lead`](crate::Replica::set_lead)), in ticks.
     Lead(u32),
 }
 

@@ -70,7 +70,7 @@ impl Client {
                 && self.endpoint.conn.is_connected()
                 && let Some(id) = self.endpoint.id
             {
-                group.set_role(Role::Client(id));
+                group.replica().set_role(Role::Client(id));
             }
         }
         if !self.endpoint.timeouts(core) {
@@ -135,7 +135,7 @@ impl FrameDriver for ClientFrame<'_> {
         c.remote_time = None;
         if let (Some(ping), true) = (c.endpoint.conn.ping_ms, core.config.bring_forward) {
             c.lead = c.lead_for(ping, pass.group().config().dt);
-            pass.group_mut().set_lead(c.lead);
+            pass.group_mut().replica().set_lead(c.lead);
         }
         for bytes in std::mem::take(&mut self.data) {
             let ClientArrival::Data { body, len } = c.endpoint.datagram(core, &bytes) else {

@@ -74,8 +74,8 @@ impl Server {
         group: &mut EntityGroup,
         inbox: Vec<(SocketAddr, Vec<u8>)>,
     ) -> NetFrame {
-        group.set_role(Role::Server);
-        group.set_clients(
+        group.replica().set_role(Role::Server);
+        group.replica().set_clients(
             self.endpoint
                 .peers
                 .keys()

@@ -230,7 +230,7 @@ impl ClientReplication {
                     }
                     let _ = group.despawn(eid);
                 }
-                match group.insert_with_net_id(net, kind, params, owner) {
+                match group.replica().insert_with_net_id(net, kind, params, owner) {
                     Ok(eid) => {
                         // A bad body state leaves it where its parameters put it; the next
                         // section corrects it.
@@ -256,7 +256,7 @@ impl ClientReplication {
             Msg::SpawnConfirmed { provisional, net } => {
                 // After a resume the server confirms again what it may have confirmed.
                 let again = self.resyncing.is_some() && group.by_net(provisional).is_none();
-                if !again && group.rename_net_id(provisional, net).is_err() {
+                if !again && group.replica().rename_net_id(provisional, net).is_err() {
                     core.counters.failed_spawns += 1;
                 }
             }
@@ -316,10 +316,13 @@ impl ClientReplication {
         for req in requests.drain(..) {
             let provisional = NetId(NetId::PROVISIONAL_BIT | self.next_provisional);
             self.next_provisional = self.next_provisional.wrapping_add(1) & !NetId::PROVISIONAL_BIT;
-            match group.insert_with_net_id(provisional, req.kind, req.params.clone(), me) {
+            match group
+                .replica()
+                .insert_with_net_id(provisional, req.kind, req.params.clone(), me)
+            {
                 Ok(eid) => {
                     if let Some(t) = req.ticket {
-                        group.note_spawned(t, eid);
+                        group.replica().note_spawned(t, eid);
                     }
                     if let Some(state) = group.get(eid).map(|e| BodyState::of(e.body())) {
                         let msg = Msg::SpawnRequest {
@@ -334,7 +337,7 @@ impl ClientReplication {
                 Err(_) => core.counters.failed_spawns += 1,
             }
         }
-        let changes: Vec<Change> = group.drain_changes().collect();
+        let changes: Vec<Change> = group.replica().drain_changes().collect();
         for change in changes {
             if let Change::Despawned { net, owner } = change
                 && owner == me

@@ -148,7 +148,7 @@ impl ServerReplication {
         group: &mut EntityGroup,
         peers: &mut BTreeMap<ClientId, Peer>,
     ) {
-        let changes: Vec<Change> = group.drain_changes().collect();
+        let changes: Vec<Change> = group.replica().drain_changes().collect();
         for change in changes {
             match change {
                 Change::Spawned(net) => {

@@ -1,0 +1,71 @@
+//! What only a network layer (or a replay) may do to a group, behind one narrow handle:
+//! [`EntityGroup::replica`]. A game never needs these; they keep a group in step with an
+//! authority elsewhere.
+
+use super::*;
+
+/// The network layer's handle on a group ([`EntityGroup::replica`]): the role and the
+/// clients it serves, the lead of the states it takes, entities under ids the server
+/// assigned, and the journal of changes to announce. A game calls none of these; a
+/// [`NetManager`](https://docs.rs/lanyard-net) does.
+pub struct Replica<'a> {
+    group: &'a mut EntityGroup,
+}
+
+impl EntityGroup {
+    /// The handle through which a network layer keeps this group in step with its peers
+    /// (see [`Replica`]). What a game may call is on `EntityGroup` itself.
+    pub fn replica(&mut self) -> Replica<'_> {
+        Replica { group: self }
+    }
+}
+
+impl Replica<'_> {
+    /// Changes the role (a client learns its id when the server accepts it).
+    pub fn set_role(&mut self, role: Role) {
+        self.group.set_role(role);
+    }
+
+    /// Tells a server's group which clients have a session (every frame): a spawn owned by
+    /// any other client is refused ([`Error::NoSuchOwner`]).
+    pub fn set_clients(&mut self, clients: impl IntoIterator<Item = ClientId>) {
+        self.group.set_clients(clients);
+    }
+
+    /// Says that the sections the group takes from outside describe their authorities'
+    /// bodies `ticks` ticks before this peer's present (from the measured round trip);
+    /// client paths bring states forward by it ([`ClientContext::lead`]), and a recording
+    /// notes each change.
+    pub fn set_lead(&mut self, ticks: u32) {
+        self.group.set_lead(ticks);
+    }
+
+    /// Spawns an entity under a network id the server assigned (a spawn message on a
+    /// client). Later local spawns use ids above it.
+    pub fn insert_with_net_id(
+        &mut self,
+        net: NetId,
+        kind: KindId,
+        params: Vec<u8>,
+        owner: Owner,
+    ) -> Result<EntityId, Error> {
+        self.group.insert_with_net_id(net, kind, params, owner)
+    }
+
+    /// Gives an entity a new network id: a client's provisional id becomes the one the
+    /// server assigned.
+    pub fn rename_net_id(&mut self, from: NetId, to: NetId) -> Result<EntityId, Error> {
+        self.group.rename_net_id(from, to)
+    }
+
+    /// Notes the entity a [`SpawnTicket`] became, when the request is carried out.
+    pub fn note_spawned(&mut self, ticket: SpawnTicket, id: EntityId) {
+        self.group.note_spawned(ticket, id);
+    }
+
+    /// The changes to the set of entities since the last call, oldest first: what the
+    /// network layer announces to peers.
+    pub fn drain_changes(&mut self) -> std::vec::Drain<'_, Change> {
+        self.group.drain_changes()
+    }
+}
