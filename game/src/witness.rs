@@ -24,9 +24,9 @@ struct Broadcast {
     moved: Vec<(NetId, [f32; 3])>,
 }
 
-/// Server: the poses of the last [`ServerLog::KEEP_TICKS`] ticks' broadcasts.
+/// Server: the poses of the last [`SentLog::KEEP_TICKS`] ticks' broadcasts.
 #[derive(Debug, Clone, Default)]
-pub struct ServerLog {
+pub struct SentLog {
     /// Every entity's pose as of the broadcast `base_number` (before the kept ones).
     base: BTreeMap<NetId, [f32; 3]>,
     base_number: u32,
@@ -35,7 +35,7 @@ pub struct ServerLog {
     newest: BTreeMap<NetId, [f32; 3]>,
 }
 
-impl ServerLog {
+impl SentLog {
     /// How far back (ticks) the log reaches: 10 s at 60 ticks a second.
     pub const KEEP_TICKS: u64 = 600;
 
@@ -105,11 +105,11 @@ impl ServerLog {
 /// Client: the newest authoritative pose it took of each entity it does not own, and the
 /// number of the broadcast that carried it.
 #[derive(Debug, Clone, Default)]
-pub struct Received {
+pub struct TakenPoses {
     poses: BTreeMap<NetId, (u32, [f32; 3])>,
 }
 
-impl Received {
+impl TakenPoses {
     /// Notes what the frame `group` just ran took from the server; `broadcast_of` says
     /// which broadcast an entity's applied state came in (`NetManager::state_broadcast`).
     pub fn note(

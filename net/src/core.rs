@@ -7,7 +7,7 @@ use crate::connection::{Connection, Timing};
 use crate::error::DisconnectReason;
 use crate::event::NetEvent;
 use crate::stats::NetCounters;
-use crate::wire::{self, Bye, Kind};
+use crate::wire::{self, Bye, DatagramKind};
 use std::collections::VecDeque;
 use std::net::SocketAddr;
 
@@ -101,7 +101,7 @@ impl Core {
     pub(crate) fn goodbye(&mut self, conn: &Connection, reason: DisconnectReason) {
         let version = self.config.version;
         if let Ok(body) = wire::encode(&Bye { reason })
-            && let Some(d) = conn.sealed(Kind::Bye, version, &body)
+            && let Some(d) = conn.sealed(DatagramKind::Bye, version, &body)
         {
             for _ in 0..3 {
                 self.outbox.push((conn.addr, d.clone()));

@@ -2,7 +2,7 @@
 //! with one admitted client, and a function that throws arbitrary bytes at it through the
 //! packet entry point.
 
-use crate::wire::{self, Kind};
+use crate::wire::{self, DatagramKind};
 use crate::{NetConfig, NetManager};
 use lanyard::{EntityGroup, GroupConfig, KindRegistry, Owner, Role};
 use lanyard_demo as demo;
@@ -80,13 +80,13 @@ pub fn server_with_client() -> (NetManager, EntityGroup) {
 pub fn throw_at_server(net: &mut NetManager, group: &mut EntityGroup, data: &[u8]) {
     let mut batches: Vec<Vec<u8>> = vec![data.to_vec()];
     for kind in [
-        Kind::Hello,
-        Kind::Challenge,
-        Kind::Connect,
-        Kind::Welcome,
-        Kind::Reject,
-        Kind::Data,
-        Kind::Bye,
+        DatagramKind::Hello,
+        DatagramKind::Challenge,
+        DatagramKind::Connect,
+        DatagramKind::Welcome,
+        DatagramKind::Reject,
+        DatagramKind::Data,
+        DatagramKind::Bye,
     ] {
         let mut d = wire::begin(kind, wire::PROTOCOL_VERSION);
         d.extend_from_slice(data);

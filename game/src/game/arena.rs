@@ -57,7 +57,7 @@ impl Game {
             self.messages
                 .push(format!("the server plays '{}': loading it", theirs.name));
             self.group = Self::world(&theirs, Role::Client(client));
-            self.received = Received::default();
+            self.received = TakenPoses::default();
             self.scene = theirs.clone();
             self.options.scene = theirs;
             if let Err(e) = self.net.resend_world() {

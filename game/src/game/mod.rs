@@ -7,7 +7,7 @@
 use crate::events::GameEvent;
 use crate::kinds::{self, Crate, CrateParams, Grenade, Player, PlayerInput, PlayerParams};
 use crate::scene::Scene;
-use crate::witness::{Received, ServerLog};
+use crate::witness::{SentLog, TakenPoses};
 use lanyard::prelude::*;
 use lanyard::{KindId, decode_params};
 use lanyard_net::discovery::{Responder, ServerInfo};
@@ -193,9 +193,9 @@ pub struct Game {
     record_path: Option<std::path::PathBuf>,
     recording: Option<std::io::BufWriter<std::fs::File>>,
     /// Server: the poses its recent broadcasts carried (for the summary).
-    sent_log: ServerLog,
+    sent_log: SentLog,
     /// Client: the newest pose it took of each entity, by broadcast (for the report).
-    received: Received,
+    received: TakenPoses,
 }
 
 /// The longest chat line, in characters.

@@ -71,7 +71,7 @@ impl Game {
     }
 
     /// The summary a server writes at exit: players, entities, and the poses of its
-    /// broadcasts of the last 10 s ([`ServerLog::to_json`]).
+    /// broadcasts of the last 10 s ([`SentLog::to_json`]).
     pub fn summary_json(&self) -> serde_json::Value {
         let my_throws = self
             .my_player()

@@ -203,8 +203,8 @@ impl Game {
             graph: std::collections::VecDeque::new(),
             traffic: Traffic::default(),
             recording: None,
-            sent_log: ServerLog::default(),
-            received: Received::default(),
+            sent_log: SentLog::default(),
+            received: TakenPoses::default(),
         }
     }
 }

@@ -108,7 +108,7 @@ pub(crate) fn draw_box(center: mq::Vec3, rot: mq::Quat, half: mq::Vec3, base: Co
     }
 }
 
-pub(crate) fn draw_world(game: &mut Game, view: &mut View) {
+pub(crate) fn draw_world(game: &mut Game, view: &mut Viewer) {
     let focus = game
         .my_player()
         .and_then(|id| game.group.get(id))
@@ -130,7 +130,7 @@ pub(crate) fn draw_scene(
     me: Option<Owner>,
     focus: Option<lanyard::Vec3>,
     blasts: &[Blast],
-    view: &mut View,
+    view: &mut Viewer,
 ) {
     mq::clear_background(Color::from_rgba(150, 192, 230, 255));
     if mq::is_key_down(KeyCode::Q) {

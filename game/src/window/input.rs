@@ -113,7 +113,7 @@ impl Latch {
 /// point under the cursor, Q and E turn the camera.
 pub(crate) fn read_input(
     game: &Game,
-    view: &View,
+    view: &Viewer,
     script: &InputScript,
     frame: u32,
 ) -> PlayerInput {

@@ -212,7 +212,7 @@ fn open(title: &str, screen: Screen, plan: Plan) -> Result<(), String> {
     result.replace(Ok(()))
 }
 
-struct View {
+struct Viewer {
     yaw: f32,
     /// Show the whole yard from above instead of following the player.
     overview: bool,

@@ -8,7 +8,7 @@ pub(crate) async fn run(mut screen: Screen, plan: Plan) -> Result<(), String> {
     let mut acc = 0.0f32;
     let mut frames = 0u32;
     let mut elapsed = 0.0f32;
-    let mut view = View {
+    let mut view = Viewer {
         yaw: 0.0,
         overview: plan.window.screenshot.is_some() || matches!(screen, Screen::Replaying(_)),
         camera: mq::Camera3D::default(),

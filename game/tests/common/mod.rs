@@ -249,15 +249,15 @@ fn gap(p: [f64; 3], q: [f64; 3]) -> f64 {
 
 /// What a server's summary says it sent in its last seconds (`broadcasts`): every entity's
 /// position as of the broadcast `base_number`, then each later broadcast's moves.
-pub struct Sent {
+pub struct SentLog {
     base_number: u64,
     base: BTreeMap<String, [f64; 3]>,
     broadcasts: Vec<(u64, BTreeMap<String, [f64; 3]>)>,
 }
 
-impl Sent {
+impl SentLog {
     /// Reads a server's summary.
-    pub fn of(summary: &Value) -> Sent {
+    pub fn of(summary: &Value) -> SentLog {
         let log = &summary["broadcasts"];
         let poses = |v: &Value| -> BTreeMap<String, [f64; 3]> {
             v.as_object()
@@ -266,7 +266,7 @@ impl Sent {
                 .map(|(id, p)| (id.clone(), xyz(p)))
                 .collect()
         };
-        Sent {
+        SentLog {
             base_number: log["base_number"]
                 .as_u64()
                 .expect("the summary logs broadcasts"),
@@ -309,7 +309,7 @@ impl Sent {
 /// one moment is compared with one taken at another.
 pub fn assert_crates_agree(who: &str, r: &Value, summary: &Value) {
     let server_crates = crates(&summary["entities"]);
-    let sent = Sent::of(summary);
+    let sent = SentLog::of(summary);
     let mine = crates(&r["entities"]);
     // A crate knocked off near the end may reach the edge after the bot reported: the
     // server then returns it home as a new entity (a higher id) before its summary,

@@ -11,7 +11,7 @@ pub(crate) use timer::{Timer, TimerTable};
 use crate::crypto::{self, Direction, Key, TAG_LEN};
 use crate::error::DisconnectReason;
 pub use crate::stats::PeerStats;
-use crate::wire::{self, DataHeader, Kind};
+use crate::wire::{self, DataHeader, DatagramKind};
 use reliable::{ReliableReceiver, ReliableSender};
 use std::collections::VecDeque;
 use std::net::SocketAddr;
@@ -97,7 +97,7 @@ pub(crate) struct Incoming<'a> {
     pub(crate) sent_ms: u16,
 }
 
-struct Sent {
+struct SentDatagram {
     seq: u32,
     at: u64,
     messages: Vec<u32>,
@@ -107,12 +107,12 @@ struct Sent {
 /// Datagram sequence bookkeeping for what we received: the newest seq and a bitmask of the
 /// 32 before it. Anything older than the window is refused as a replay.
 #[derive(Debug, Default, Clone)]
-struct Received {
+struct ReceiveWindow {
     latest: Option<u32>,
     bits: u32,
 }
 
-impl Received {
+impl ReceiveWindow {
     /// Whether `seq` is new (not seen, not too old to tell), without recording it.
     fn is_new(&self, seq: u32) -> bool {
         let Some(latest) = self.latest else {
@@ -166,8 +166,8 @@ pub(crate) struct Connection {
     timing: Timing,
     pub(crate) timers: TimerTable,
     next_seq: u32,
-    received: Received,
-    sent: VecDeque<Sent>,
+    received: ReceiveWindow,
+    sent: VecDeque<SentDatagram>,
     reliable_out: ReliableSender,
     reliable_in: ReliableReceiver,
     latest_frame: Option<u32>,
@@ -197,7 +197,7 @@ impl Connection {
             timing: t,
             timers: TimerTable::default(),
             next_seq: 0,
-            received: Received::default(),
+            received: ReceiveWindow::default(),
             sent: VecDeque::new(),
             reliable_out: ReliableSender::default(),
             reliable_in: ReliableReceiver::default(),
@@ -392,7 +392,7 @@ impl Connection {
     }
 
     /// A tagged control datagram (a welcome, a goodbye).
-    pub(crate) fn sealed(&self, kind: Kind, version: u16, body: &[u8]) -> Option<Vec<u8>> {
+    pub(crate) fn sealed(&self, kind: DatagramKind, version: u16, body: &[u8]) -> Option<Vec<u8>> {
         let key = self.key.as_ref()?;
         let mut d = wire::begin(kind, version);
         d.extend_from_slice(body);
@@ -565,7 +565,7 @@ impl Connection {
             let (ack, ack_bits) = self.received.header();
             let seq = self.next_seq;
             self.next_seq = self.next_seq.wrapping_add(1);
-            let mut d = wire::begin(Kind::Data, version);
+            let mut d = wire::begin(DatagramKind::Data, version);
             let (echo, held) = match self.peer_time {
                 Some((t, at)) => (
                     t,
@@ -619,7 +619,7 @@ impl Connection {
             }
             crypto::seal(&key, self.out, &mut d);
             let placed = placed > 0;
-            self.sent.push_back(Sent {
+            self.sent.push_back(SentDatagram {
                 seq,
                 at: now,
                 messages: ids,

@@ -115,12 +115,12 @@ impl ClientEndpoint {
         };
         let handshaking = matches!(self.conn.state, State::Hello { .. } | State::Connect { .. });
         match kind {
-            Kind::Reject if handshaking => {
+            DatagramKind::Reject if handshaking => {
                 // Once the server has our cookie back it tags its refusals; before, only a
                 // version mismatch is believed (nothing else is refused then).
                 let r = match self.conn.open(bytes) {
-                    Ok(opened) => wire::decode::<Refusal>(&opened[wire::HEADER_LEN..]).ok(),
-                    Err(_) => wire::decode::<Refusal>(body)
+                    Ok(opened) => wire::decode::<RejectBody>(&opened[wire::HEADER_LEN..]).ok(),
+                    Err(_) => wire::decode::<RejectBody>(body)
                         .ok()
                         .filter(|r| matches!(r.reason, RejectReason::VersionMismatch { .. })),
                 };
@@ -142,7 +142,7 @@ impl ClientEndpoint {
                 }
             }
             _ if version != core.config.version => self.refuse(core),
-            Kind::Challenge => {
+            DatagramKind::Challenge => {
                 let Ok(c) = wire::parse_challenge(body) else {
                     self.refuse(core);
                     return ClientArrival::Done;
@@ -181,7 +181,7 @@ impl ClientEndpoint {
                     self.refuse(core);
                 }
             }
-            Kind::Welcome if matches!(self.conn.state, State::Connect { .. }) => {
+            DatagramKind::Welcome if matches!(self.conn.state, State::Connect { .. }) => {
                 let Ok(opened) = self.conn.open(bytes) else {
                     // Corrupted on the way: the next answer to the challenge brings it again.
                     return ClientArrival::Done;
@@ -211,7 +211,7 @@ impl ClientEndpoint {
                     server_name: w.server_name,
                 });
             }
-            Kind::Data if self.conn.is_connected() => match self.conn.open(bytes) {
+            DatagramKind::Data if self.conn.is_connected() => match self.conn.open(bytes) {
                 Ok(opened) => {
                     return ClientArrival::Data {
                         body: &opened[wire::HEADER_LEN..],
@@ -220,7 +220,7 @@ impl ClientEndpoint {
                 }
                 Err(_) => core.counters.bad_tags += 1,
             },
-            Kind::Bye if self.conn.is_connected() => {
+            DatagramKind::Bye if self.conn.is_connected() => {
                 if let Ok(opened) = self.conn.open(bytes)
                     && let Ok(b) = wire::decode::<Bye>(&opened[wire::HEADER_LEN..])
                 {

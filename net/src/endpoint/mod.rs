@@ -16,7 +16,7 @@ use crate::core::us;
 use crate::crypto::{self, Direction, Key, ServerSecrets, TAG_LEN};
 use crate::error::{DisconnectReason, RejectReason};
 use crate::event::NetEvent;
-use crate::wire::{self, Bye, Kind, Refusal, Request, Resume, Welcome};
+use crate::wire::{self, Bye, DatagramKind, RejectBody, Request, Resume, Welcome};
 use lanyard::ClientId;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::net::SocketAddr;
@@ -25,7 +25,7 @@ mod client;
 mod server;
 
 pub(crate) use client::{ClientArrival, ClientEndpoint};
-pub(crate) use server::{Arrival, Peer, ServerEndpoint};
+pub(crate) use server::{Arrival, ClientSession, ServerEndpoint};
 
 /// How long a challenge's cookie stays good: answers within one to two epochs are taken.
 const COOKIE_EPOCH_US: u64 = 10_000_000;
@@ -39,8 +39,8 @@ pub(crate) fn log_refusal(id: ClientId, count: &u64, what: &str) {
 
 /// Answers an address that has not proved it receives: only if the answer is no larger
 /// than what came from it.
-fn answer(core: &mut Core, to: SocketAddr, received: usize, r: &Refusal) {
-    match wire::control(Kind::Reject, core.config.version, r) {
+fn answer(core: &mut Core, to: SocketAddr, received: usize, r: &RejectBody) {
+    match wire::control(DatagramKind::Reject, core.config.version, r) {
         Ok(d) if d.len() <= received => core.outbox.push((to, d)),
         _ => core.counters.strangers += 1,
     }

@@ -4,7 +4,7 @@
 use super::*;
 
 /// A client the server admitted.
-pub(crate) struct Peer {
+pub(crate) struct ClientSession {
     pub(crate) conn: Connection,
     pub(crate) name: String,
     /// The hello values of its session, to tell a resent answer from a new session.
@@ -19,7 +19,7 @@ pub(crate) struct Peer {
 
 /// A session whose client fell silent: kept for the grace window, for a resume.
 pub(crate) struct Suspended {
-    pub(crate) peer: Peer,
+    pub(crate) peer: ClientSession,
     /// When it fell silent (µs).
     pub(crate) since: u64,
     /// When we last told its old address that the session waits for a resume.
@@ -50,7 +50,7 @@ pub(crate) enum Arrival<'a> {
 /// The server's endpoint.
 pub(crate) struct ServerEndpoint {
     secrets: ServerSecrets,
-    pub(crate) peers: BTreeMap<ClientId, Peer>,
+    pub(crate) peers: BTreeMap<ClientId, ClientSession>,
     by_addr: HashMap<SocketAddr, ClientId>,
     /// Sessions waiting for a resume, and the addresses they were last at.
     pub(crate) suspended: BTreeMap<ClientId, Suspended>,
@@ -75,7 +75,7 @@ impl ServerEndpoint {
 
     /// Forgets a client, live or suspended (the caller handles its entities and tells the
     /// user).
-    pub(crate) fn remove(&mut self, id: ClientId) -> Option<Peer> {
+    pub(crate) fn remove(&mut self, id: ClientId) -> Option<ClientSession> {
         if let Some(p) = self.peers.remove(&id) {
             self.by_addr.remove(&p.conn.addr);
             return Some(p);
@@ -105,7 +105,7 @@ impl ServerEndpoint {
     }
 
     /// Takes out the suspended sessions older than `grace` µs.
-    pub(crate) fn expired(&mut self, now: u64, grace: u64) -> Vec<(ClientId, Peer)> {
+    pub(crate) fn expired(&mut self, now: u64, grace: u64) -> Vec<(ClientId, ClientSession)> {
         let old: Vec<ClientId> = self
             .suspended
             .iter()
@@ -133,7 +133,7 @@ impl ServerEndpoint {
         &mut self,
         core: &mut Core,
         from: SocketAddr,
-        kind: Kind,
+        kind: DatagramKind,
         bytes: &[u8],
     ) -> Arrival<'a> {
         let Some(&id) = self.suspended_addr.get(&from) else {
@@ -147,7 +147,7 @@ impl ServerEndpoint {
             core.counters.bad_tags += 1;
             return Arrival::Done;
         }
-        if kind == Kind::Bye {
+        if kind == DatagramKind::Bye {
             return Arrival::Left(id, DisconnectReason::Left);
         }
         if s.nudged
@@ -171,20 +171,20 @@ impl ServerEndpoint {
             return self.refuse(core, known);
         };
         if version != core.config.version {
-            if kind == Kind::Hello {
+            if kind == DatagramKind::Hello {
                 let reason = RejectReason::VersionMismatch {
                     server: core.config.version,
                     client: version,
                 };
                 tracing::info!("refused a hello from {from}: {reason}");
-                answer(core, from, bytes.len(), &Refusal { reason, nonce: 0 });
+                answer(core, from, bytes.len(), &RejectBody { reason, nonce: 0 });
             } else {
                 core.counters.strangers += 1;
             }
             return Arrival::Done;
         }
         match kind {
-            Kind::Hello => match wire::parse_hello(body) {
+            DatagramKind::Hello => match wire::parse_hello(body) {
                 Ok(h) => {
                     let epoch = core.now / COOKIE_EPOCH_US;
                     let cookie = self.secrets.cookie(from, h.nonce, &h.client_pub, epoch);
@@ -205,7 +205,7 @@ impl ServerEndpoint {
                 }
                 Err(_) => self.refuse(core, known),
             },
-            Kind::Connect => {
+            DatagramKind::Connect => {
                 let head = bytes
                     .len()
                     .checked_sub(TAG_LEN)
@@ -216,7 +216,7 @@ impl ServerEndpoint {
                     _ => self.refuse(core, known),
                 }
             }
-            Kind::Data | Kind::Bye => {
+            DatagramKind::Data | DatagramKind::Bye => {
                 let Some(id) = known else {
                     return self.suspended_datagram(core, from, kind, bytes);
                 };
@@ -229,7 +229,7 @@ impl ServerEndpoint {
                     return Arrival::Done;
                 };
                 let body = &opened[wire::HEADER_LEN..];
-                if kind == Kind::Data {
+                if kind == DatagramKind::Data {
                     return Arrival::Data {
                         id,
                         body,
@@ -244,7 +244,9 @@ impl ServerEndpoint {
                     }
                 }
             }
-            Kind::Challenge | Kind::Welcome | Kind::Reject => self.refuse(core, known),
+            DatagramKind::Challenge | DatagramKind::Welcome | DatagramKind::Reject => {
+                self.refuse(core, known)
+            }
         }
     }
 
@@ -326,11 +328,11 @@ impl ServerEndpoint {
             .collect::<String>();
         let reject = |core: &mut Core, reason: RejectReason| {
             tracing::info!("refused '{asked}' from {from}: {reason}");
-            let r = Refusal {
+            let r = RejectBody {
                 reason,
                 nonce: hello.nonce,
             };
-            if let Ok(mut d) = wire::control(Kind::Reject, core.config.version, &r) {
+            if let Ok(mut d) = wire::control(DatagramKind::Reject, core.config.version, &r) {
                 crypto::seal(&key, Direction::ToClient, &mut d);
                 core.outbox.push((from, d));
             }
@@ -361,7 +363,7 @@ impl ServerEndpoint {
             let name = old.name.clone();
             self.admit(
                 id,
-                Peer {
+                ClientSession {
                     conn,
                     hello,
                     resumed: true,
@@ -420,7 +422,7 @@ impl ServerEndpoint {
                 break id;
             }
         };
-        let peer = Peer {
+        let peer = ClientSession {
             conn: Connection::accepted(from, key, core.now, core.timing()),
             name: name.to_owned(),
             hello,
@@ -444,7 +446,7 @@ impl ServerEndpoint {
         Arrival::Joined(id)
     }
 
-    fn admit(&mut self, id: ClientId, peer: Peer) {
+    fn admit(&mut self, id: ClientId, peer: ClientSession) {
         self.by_addr.insert(peer.conn.addr, id);
         self.peers.insert(id, peer);
     }
@@ -457,7 +459,7 @@ impl ServerEndpoint {
         core: &mut Core,
         other: ClientId,
         id: ClientId,
-        old: Peer,
+        old: ClientSession,
     ) -> Arrival<'a> {
         self.suspended_addr.insert(old.conn.addr, id);
         self.suspended.insert(
@@ -483,7 +485,9 @@ impl ServerEndpoint {
             resumed: p.resumed,
         };
         if let Ok(body) = wire::encode(&w)
-            && let Some(d) = p.conn.sealed(Kind::Welcome, core.config.version, &body)
+            && let Some(d) = p
+                .conn
+                .sealed(DatagramKind::Welcome, core.config.version, &body)
         {
             core.outbox.push((p.conn.addr, d));
         }

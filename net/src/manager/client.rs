@@ -58,7 +58,7 @@ impl Client {
             }
             let was_connected = self.endpoint.conn.is_connected();
             let kind = wire::parse_header(&bytes).map(|(_, k, _)| k);
-            if was_connected && kind == Ok(wire::Kind::Data) {
+            if was_connected && kind == Ok(wire::DatagramKind::Data) {
                 // Opened and read inside the frame, where its sections can be applied.
                 data.push(bytes);
                 continue;

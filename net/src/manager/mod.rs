@@ -281,7 +281,7 @@ impl NetManager {
             return Vec::new();
         };
         let now = self.core.now;
-        let info = |id: &ClientId, p: &crate::endpoint::Peer, suspended| SessionInfo {
+        let info = |id: &ClientId, p: &crate::endpoint::ClientSession, suspended| SessionInfo {
             client: *id,
             name: p.name.clone(),
             spectator: p.spectator,

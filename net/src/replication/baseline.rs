@@ -1,6 +1,6 @@
 //! The server's memory of what each client holds: each entity's recent sections by
 //! broadcast ([`History`]), and per client the newest section it acknowledged of each
-//! entity (its baseline) and what it has in flight ([`View`]).
+//! entity (its baseline) and what it has in flight ([`ClientView`]).
 
 use super::*;
 
@@ -91,18 +91,18 @@ impl Ents {
 }
 
 /// The entries of one datagram: (entity, frame).
-pub(super) type Sent = Vec<(NetId, u32)>;
+pub(super) type SentEntries = Vec<(NetId, u32)>;
 
 /// What the server knows of one client's copy of the world.
 #[derive(Default)]
-pub(super) struct View {
+pub(super) struct ClientView {
     /// The entities the client was told of.
     pub(super) ents: Ents,
     /// The entries of datagrams not yet acknowledged: (sequence number, [(entity, frame)]).
-    pub(super) in_flight: VecDeque<(u32, Sent)>,
+    pub(super) in_flight: VecDeque<(u32, SentEntries)>,
 }
 
-impl View {
+impl ClientView {
     /// Registers an entity the client is being told of by reliable message `msg`.
     pub(super) fn introduce(&mut self, net: NetId, msg: Option<u32>) {
         self.ents.insert(

@@ -7,7 +7,7 @@ use super::*;
 /// The sections a client received of one entity, by the server's frame: what the
 /// server's deltas name as baselines.
 #[derive(Default)]
-struct Received {
+struct Versions {
     /// (frame, section), oldest first.
     versions: VecDeque<(u32, Vec<u8>)>,
     /// The frame of the newest section applied.
@@ -16,7 +16,7 @@ struct Received {
     at: u64,
 }
 
-impl Received {
+impl Versions {
     fn at(&self, frame: u32) -> Option<&[u8]> {
         self.versions
             .iter()
@@ -48,7 +48,7 @@ impl Received {
 pub(crate) struct ClientReplication {
     next_provisional: u32,
     /// What was received of each entity, for deltas to name.
-    received: HashMap<NetId, Received>,
+    received: HashMap<NetId, Versions>,
     /// The newest server frame that brought state.
     latest: u32,
     /// Entities whose baseline we lacked, to ask the server to send whole.

@@ -41,7 +41,7 @@
 
 use crate::connection::Connection;
 use crate::core::Core;
-use crate::endpoint::{Peer, log_refusal};
+use crate::endpoint::{ClientSession, log_refusal};
 use crate::event::NetEvent;
 use crate::stats::PeerStats;
 use crate::wire::{self, Body, DATA_ROOM, Entries, Entry, Msg};

@@ -2,7 +2,7 @@
 //! forwarding clients' sections and spawn requests, and filling each client's budget with
 //! state entries (whole, delta, same) by priority.
 
-use super::baseline::{History, Seen, Sent, View};
+use super::baseline::{ClientView, History, Seen, SentEntries};
 use super::*;
 
 /// One entity's state this broadcast, as the server has it.
@@ -35,7 +35,7 @@ pub(crate) struct ServerReplication {
     /// Each entity's recent sections, by frame.
     history: HashMap<NetId, History>,
     /// Each client's copy of the world, as far as the server knows it.
-    views: HashMap<ClientId, View>,
+    views: HashMap<ClientId, ClientView>,
     /// The broadcast (frame) number.
     frame: u32,
     /// Each entity's linear velocity at the last broadcast (a sudden change is a hit).
@@ -96,7 +96,7 @@ impl ServerReplication {
         id: ClientId,
         conn: &mut Connection,
     ) {
-        let mut view = View::default();
+        let mut view = ClientView::default();
         let world: Vec<NetId> = group.iter().map(|e| e.net_id()).collect();
         for net in world {
             if !self.relevant(id, group, net) {
@@ -146,7 +146,7 @@ impl ServerReplication {
         &mut self,
         core: &mut Core,
         group: &mut EntityGroup,
-        peers: &mut BTreeMap<ClientId, Peer>,
+        peers: &mut BTreeMap<ClientId, ClientSession>,
     ) {
         let changes: Vec<Change> = group.replica().drain_changes().collect();
         for change in changes {
@@ -205,7 +205,7 @@ impl ServerReplication {
         &mut self,
         core: &mut Core,
         group: &EntityGroup,
-        peers: &mut BTreeMap<ClientId, Peer>,
+        peers: &mut BTreeMap<ClientId, ClientSession>,
     ) {
         if self.relevance.is_none() {
             return;
@@ -282,7 +282,7 @@ impl ServerReplication {
         core: &mut Core,
         group: &mut EntityGroup,
         id: ClientId,
-        peer: &mut Peer,
+        peer: &mut ClientSession,
         msg: Msg,
     ) {
         let owner = Owner::Client(id);
@@ -421,7 +421,7 @@ impl ServerReplication {
         core: &mut Core,
         group: &EntityGroup,
         packet: &PacketWriter,
-        peers: &mut BTreeMap<ClientId, Peer>,
+        peers: &mut BTreeMap<ClientId, ClientSession>,
     ) -> BTreeSet<ClientId> {
         self.frame += 1;
         let frame = self.frame;
@@ -576,7 +576,7 @@ impl ServerReplication {
                 merged.push((i, pick, 0));
             }
             // Entries in network-id order, in chunks that each fit a datagram alone.
-            let mut chunks: Vec<(Vec<u8>, Sent)> = vec![(Vec::new(), Vec::new())];
+            let mut chunks: Vec<(Vec<u8>, SentEntries)> = vec![(Vec::new(), Vec::new())];
             let mut prev = None;
             let entries = merged.len();
             for (i, pick, _) in &merged {

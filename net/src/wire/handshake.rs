@@ -1,7 +1,7 @@
 //! The handshake's datagrams: HELLO, CHALLENGE, CONNECT (with its request or resume) and
 //! WELCOME.
 
-use super::{HEADER_LEN, HELLO_LEN, Kind, begin, encode, take};
+use super::{DatagramKind, HEADER_LEN, HELLO_LEN, begin, encode, take};
 use crate::crypto::COOKIE_LEN;
 use crate::error::NetError;
 use lanyard::ClientId;
@@ -70,7 +70,7 @@ pub(crate) struct Welcome {
 
 /// A hello datagram, padded to [`HELLO_LEN`].
 pub(crate) fn hello(version: u16, h: &Hello) -> Vec<u8> {
-    let mut out = begin(Kind::Hello, version);
+    let mut out = begin(DatagramKind::Hello, version);
     out.extend_from_slice(&h.nonce.to_le_bytes());
     out.extend_from_slice(&h.client_pub);
     out.resize(HELLO_LEN, 0);
@@ -95,7 +95,7 @@ pub(crate) fn parse_hello(body: &[u8]) -> Result<Hello, NetError> {
 
 /// A challenge datagram.
 pub(crate) fn challenge(version: u16, c: &Challenge) -> Vec<u8> {
-    let mut out = begin(Kind::Challenge, version);
+    let mut out = begin(DatagramKind::Challenge, version);
     out.extend_from_slice(&c.nonce.to_le_bytes());
     out.extend_from_slice(&c.cookie);
     out.extend_from_slice(&c.server_pub);
@@ -118,7 +118,7 @@ pub(crate) fn parse_challenge(body: &[u8]) -> Result<Challenge, NetError> {
 
 /// A connect datagram, untagged (the caller seals it with the session key).
 pub(crate) fn connect(version: u16, c: &Connect) -> Result<Vec<u8>, NetError> {
-    let mut out = begin(Kind::Connect, version);
+    let mut out = begin(DatagramKind::Connect, version);
     out.extend_from_slice(&c.hello.nonce.to_le_bytes());
     out.extend_from_slice(&c.hello.client_pub);
     out.extend_from_slice(&c.cookie);

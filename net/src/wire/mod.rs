@@ -7,7 +7,7 @@
 //! CHALLENGE (server -> client): nonce:u64 cookie:[16] server_pub:[32]       (< HELLO_LEN)
 //! CONNECT   (client -> server): nonce:u64 client_pub:[32] cookie:[16] request, tag:[16]
 //! WELCOME   (server -> client): bincode Welcome, tag:[16]
-//! REJECT    (server -> client): bincode Refusal, tag:[16] once the cookie came back
+//! REJECT    (server -> client): bincode RejectBody, tag:[16] once the cookie came back
 //! DATA      (both ways):        seq:u32 ack:u32 ack_bits:u32 frame:u32 count:varint
 //!                               (id:u32 len:varint message[len]){count} state, tag:[16]
 //! BYE       (both ways):        bincode Bye, tag:[16]
@@ -90,7 +90,7 @@ pub(crate) const DATA_ROOM: usize = MAX_DATAGRAM - HEADER_LEN - DATA_HEADER_LEN 
 /// What a datagram carries.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[repr(u8)]
-pub(crate) enum Kind {
+pub(crate) enum DatagramKind {
     Hello = 1,
     Challenge = 2,
     Connect = 3,
@@ -100,16 +100,16 @@ pub(crate) enum Kind {
     Bye = 7,
 }
 
-impl Kind {
-    fn from_u8(b: u8) -> Result<Kind, NetError> {
+impl DatagramKind {
+    fn from_u8(b: u8) -> Result<DatagramKind, NetError> {
         Ok(match b {
-            1 => Kind::Hello,
-            2 => Kind::Challenge,
-            3 => Kind::Connect,
-            4 => Kind::Welcome,
-            5 => Kind::Reject,
-            6 => Kind::Data,
-            7 => Kind::Bye,
+            1 => DatagramKind::Hello,
+            2 => DatagramKind::Challenge,
+            3 => DatagramKind::Connect,
+            4 => DatagramKind::Welcome,
+            5 => DatagramKind::Reject,
+            6 => DatagramKind::Data,
+            7 => DatagramKind::Bye,
             other => return Err(NetError::UnknownKind(other)),
         })
     }
@@ -123,7 +123,7 @@ pub(crate) struct Bye {
 
 /// A REJECT datagram's body.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub(crate) struct Refusal {
+pub(crate) struct RejectBody {
     pub(crate) reason: RejectReason,
     /// The hello's nonce, echoed.
     pub(crate) nonce: u64,
@@ -152,7 +152,7 @@ pub(crate) fn decode<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, NetError> {
 }
 
 /// Starts a datagram of `kind`.
-pub(crate) fn begin(kind: Kind, version: u16) -> Vec<u8> {
+pub(crate) fn begin(kind: DatagramKind, version: u16) -> Vec<u8> {
     let mut out = Vec::with_capacity(MAX_DATAGRAM);
     out.extend_from_slice(&MAGIC);
     out.extend_from_slice(&version.to_le_bytes());
@@ -162,7 +162,7 @@ pub(crate) fn begin(kind: Kind, version: u16) -> Vec<u8> {
 
 /// A control datagram: the header and one encoded message (untagged).
 pub(crate) fn control<T: Serialize>(
-    kind: Kind,
+    kind: DatagramKind,
     version: u16,
     body: &T,
 ) -> Result<Vec<u8>, NetError> {
@@ -172,7 +172,7 @@ pub(crate) fn control<T: Serialize>(
 }
 
 /// Splits a datagram into its version, kind and body. Checks only the header.
-pub(crate) fn parse_header(bytes: &[u8]) -> Result<(u16, Kind, &[u8]), NetError> {
+pub(crate) fn parse_header(bytes: &[u8]) -> Result<(u16, DatagramKind, &[u8]), NetError> {
     if bytes.len() < HEADER_LEN {
         return Err(NetError::Truncated);
     }
@@ -180,7 +180,7 @@ pub(crate) fn parse_header(bytes: &[u8]) -> Result<(u16, Kind, &[u8]), NetError>
         return Err(NetError::BadMagic);
     }
     let version = u16::from_le_bytes([bytes[2], bytes[3]]);
-    let kind = Kind::from_u8(bytes[4])?;
+    let kind = DatagramKind::from_u8(bytes[4])?;
     Ok((version, kind, &bytes[HEADER_LEN..]))
 }
 
@@ -199,7 +199,7 @@ mod tests {
 
     #[test]
     fn data_roundtrip() {
-        let mut out = begin(Kind::Data, PROTOCOL_VERSION);
+        let mut out = begin(DatagramKind::Data, PROTOCOL_VERSION);
         DataHeader {
             seq: 7,
             ack: 5,
@@ -215,7 +215,7 @@ mod tests {
         put_message(&mut out, 42, &m);
         out.extend_from_slice(&[1, 2, 9, 9]);
         let (v, k, body) = parse_header(&out).unwrap();
-        assert_eq!((v, k), (PROTOCOL_VERSION, Kind::Data));
+        assert_eq!((v, k), (PROTOCOL_VERSION, DatagramKind::Data));
         let d = parse_data(body).unwrap();
         assert_eq!(d.header.seq, 7);
         assert_eq!(d.messages.len(), 1);
