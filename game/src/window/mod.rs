@@ -1,7 +1,7 @@
 //! The window: the start screen, the 3D view and the HUD (macroquad).
 //!
-//! macroquad's math is glam 0.27 and rapier's is glam 0.30: they meet only here, through
-//! plain arrays.
+//! macroquad's math is glam 0.27 and rapier's glam 0.33 (`lanyard::glam`): they meet only
+//! here, through plain arrays.
 
 use lanyard::interp::Smoother;
 use lanyard::replay::{Replay, Step};
