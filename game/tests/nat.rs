@@ -256,7 +256,7 @@ impl Lab {
         ));
         self.children.push(server);
         let mut listed = String::new();
-        for _ in 0..30 {
+        for _ in 0..60 {
             let out = run(&mut self.game(
                 "hb",
                 &["browse", "--wait", "0.2", "--rendezvous", RENDEZVOUS],

@@ -101,7 +101,7 @@ fn browse_lists_a_running_server_with_its_player_count() {
     let addr = format!("127.0.0.1:{port}");
     let _bot = Running::start(game(&["bot", &addr, "--password", "pw", "--seconds", "15"]));
     let mut last = String::new();
-    for _ in 0..20 {
+    for _ in 0..32 {
         let out = game(&["browse", "--discovery-addr", &disc, "--wait", "0.5"])
             .output()
             .unwrap();

@@ -38,7 +38,7 @@ fn bots_find_a_server_by_name_through_a_rendezvous_server_and_a_wrong_password_i
     ]));
     // Registration takes a round trip or two; browse (each waits 0.3 s) until it shows.
     let mut listed = String::new();
-    for _ in 0..20 {
+    for _ in 0..40 {
         listed = browse(&rv);
         if listed.contains("far yard  via rendezvous") {
             break;
