@@ -48,11 +48,6 @@ pub(crate) fn options(c: &Common, default_name: &str) -> Result<Options, String>
     })
 }
 
-pub(crate) fn write_summary(game: &Game, path: &Path) -> Result<(), String> {
-    let text = serde_json::to_string_pretty(&game.summary_json()).map_err(|e| e.to_string())?;
-    std::fs::write(path, text).map_err(|e| format!("cannot write {}: {e}", path.display()))
-}
-
 pub(crate) fn server(
     c: &Common,
     summary: Option<&Path>,
@@ -146,7 +141,7 @@ pub(crate) fn server(
         game.net.sessions().len()
     );
     // The summary is the world as it ended, before the players' sessions are closed.
-    let written = summary.map_or(Ok(()), |p| write_summary(&game, p));
+    let written = summary.map_or(Ok(()), |p| game.write_summary(p));
     game.shutdown();
     if let Some(a) = &mut agones
         && let Err(e) = a.shutdown()

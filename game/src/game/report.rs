@@ -70,8 +70,15 @@ impl Game {
         serde_json::Value::Object(m)
     }
 
-    /// The summary a server writes at exit: players, entities, and the poses of its
-    /// broadcasts of the last 10 s ([`SentLog::to_json`]).
+    /// Writes the summary a server (dedicated or host) writes at exit to `path`, as pretty
+    /// JSON: players, entities, and the poses of its broadcasts of the last 10 s
+    /// ([`SentLog::to_json`]).
+    pub fn write_summary(&self, path: &std::path::Path) -> Result<(), String> {
+        let text = serde_json::to_string_pretty(&self.summary_json()).map_err(|e| e.to_string())?;
+        std::fs::write(path, text).map_err(|e| format!("cannot write {}: {e}", path.display()))
+    }
+
+    /// The summary as JSON (see [`write_summary`](Self::write_summary)).
     pub fn summary_json(&self) -> serde_json::Value {
         let my_throws = self
             .my_player()

@@ -5,7 +5,7 @@ use super::*;
 
 pub(crate) async fn run(mut screen: Screen, plan: Plan) -> Result<(), String> {
     let dt = 1.0 / TICK_HZ;
-    let mut acc = 0.0f32;
+    let mut steps = lanyard_game::runner::FixedStep::new(dt);
     let mut frames = 0u32;
     let mut elapsed = 0.0f32;
     let mut view = Viewer {
@@ -51,13 +51,7 @@ pub(crate) async fn run(mut screen: Screen, plan: Plan) -> Result<(), String> {
                 }
             }
             Screen::Playing(game) => {
-                acc += frame_time;
-                let ticks = ((acc + 1e-4) / dt) as u32;
-                acc = (acc - ticks as f32 * dt).max(0.0);
-                if ticks > 5 {
-                    // Too far behind (a stall): drop the backlog rather than spiral.
-                    acc = 0.0;
-                }
+                let ticks = steps.advance(frame_time);
                 let typing = chat_line(game, &mut chat);
                 // The keyboard is read once per drawn frame; a press waits in the latch
                 // for the next tick, and only that tick gets it. While a chat line is
@@ -67,13 +61,13 @@ pub(crate) async fn run(mut screen: Screen, plan: Plan) -> Result<(), String> {
                     false => read_input(game, &view, &plan.window.script, frames),
                 };
                 latch.frame(fresh);
-                for _ in 0..ticks.min(5) {
+                for _ in 0..ticks {
                     game.set_input(latch.for_tick());
                     game.tick(dt);
                     view.smoother
                         .after_frame(&game.group, game.net.remote_time());
                 }
-                view.alpha = acc / dt;
+                view.alpha = steps.alpha();
                 draw_world(game, &mut view);
                 draw_hud(game);
                 if !typing
@@ -107,9 +101,7 @@ pub(crate) async fn run(mut screen: Screen, plan: Plan) -> Result<(), String> {
                 }
             }
             Screen::Replaying(r) => {
-                acc += frame_time;
-                while acc >= dt {
-                    acc -= dt;
+                for _ in 0..steps.advance(frame_time) {
                     match r.replay.step() {
                         Ok(Step::Matched(t)) => {
                             r.status =
@@ -123,7 +115,7 @@ pub(crate) async fn run(mut screen: Screen, plan: Plan) -> Result<(), String> {
                     }
                     view.smoother.after_frame(r.replay.group(), None);
                 }
-                view.alpha = acc / dt;
+                view.alpha = steps.alpha();
                 draw_scene(&r.scene, r.replay.group(), None, None, &[], &mut view);
                 mq::draw_text(
                     "REPLAY",
@@ -164,10 +156,7 @@ pub(crate) async fn run(mut screen: Screen, plan: Plan) -> Result<(), String> {
     }
     if let Screen::Playing(game) = &mut screen {
         if let Some(path) = &plan.summary {
-            let text =
-                serde_json::to_string_pretty(&game.summary_json()).map_err(|e| e.to_string())?;
-            std::fs::write(path, text)
-                .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+            game.write_summary(path)?;
         }
         game.shutdown();
     }
