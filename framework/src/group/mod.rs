@@ -20,7 +20,7 @@ use rapier3d::prelude::{Collider, ColliderHandle, PhysicsWorld};
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 
-mod passes;
+pub(crate) mod pipeline;
 mod replica;
 mod snapshot;
 mod store;

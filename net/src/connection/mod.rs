@@ -87,9 +87,9 @@ pub(crate) struct Incoming<'a> {
     pub(crate) carried_messages: bool,
     /// Reliable messages now deliverable, in order.
     pub(crate) delivered: Vec<Vec<u8>>,
-    /// The sender's frame (broadcast) number the datagram belongs to.
-    pub(crate) frame: u32,
-    /// Whether no datagram of a newer frame was taken before this one.
+    /// The sender's broadcast number the datagram belongs to.
+    pub(crate) number: u32,
+    /// Whether no datagram of a newer broadcast was taken before this one.
     pub(crate) fresh: bool,
     /// The datagram's state: sections from a client, state entries from a server.
     pub(crate) sections: &'a [u8],
@@ -170,8 +170,8 @@ pub(crate) struct Connection {
     sent: VecDeque<SentDatagram>,
     reliable_out: ReliableSender,
     reliable_in: ReliableReceiver,
-    latest_frame: Option<u32>,
-    frame_out: u32,
+    latest_number: Option<u32>,
+    number_out: u32,
     /// Consecutive datagrams with a right tag that could not be decoded.
     pub(crate) bad_streak: u32,
     srtt_us: Option<f32>,
@@ -201,8 +201,8 @@ impl Connection {
             sent: VecDeque::new(),
             reliable_out: ReliableSender::default(),
             reliable_in: ReliableReceiver::default(),
-            latest_frame: None,
-            frame_out: 0,
+            latest_number: None,
+            number_out: 0,
             bad_streak: 0,
             srtt_us: None,
             acked: Vec::new(),
@@ -401,7 +401,7 @@ impl Connection {
     }
 
     /// Takes in an opened DATA body (`len` bytes on the wire): the replay window first,
-    /// then acks, the reliable channel and the frame number.
+    /// then acks, the reliable channel and the broadcast number.
     pub(crate) fn on_data<'a>(
         &mut self,
         body: &'a [u8],
@@ -455,10 +455,10 @@ impl Connection {
         for (id, m) in &data.messages {
             self.reliable_in.receive(*id, m, &mut delivered);
         }
-        let fresh = match self.latest_frame {
-            Some(f) if header.frame.wrapping_sub(f) > u32::MAX / 2 => false,
+        let fresh = match self.latest_number {
+            Some(f) if header.number.wrapping_sub(f) > u32::MAX / 2 => false,
             _ => {
-                self.latest_frame = Some(header.frame);
+                self.latest_number = Some(header.number);
                 true
             }
         };
@@ -466,7 +466,7 @@ impl Connection {
             sent_ms: header.time,
             carried_messages: !data.messages.is_empty(),
             delivered,
-            frame: header.frame,
+            number: header.number,
             fresh,
             sections: data.sections,
         })
@@ -533,20 +533,20 @@ impl Connection {
     /// next opportunity), then the section chunks (each a run of whole sections of at most
     /// [`wire::DATA_ROOM`] bytes, placed whole), over as many datagrams as needed. With
     /// nothing to send it still builds one (a heartbeat, which carries the acks). The
-    /// frame number is the connection's own count of send opportunities.
+    /// broadcast number is the connection's own count of send opportunities.
     pub(crate) fn build_data(&mut self, now: u64, version: u16, chunks: &[&[u8]]) -> Vec<Vec<u8>> {
-        let frame = self.frame_out.wrapping_add(1);
-        self.build_frame(now, version, frame, chunks, &mut Vec::new())
+        let number = self.number_out.wrapping_add(1);
+        self.build_numbered(now, version, number, chunks, &mut Vec::new())
     }
 
-    /// [`build_data`](Self::build_data) for the given frame number (a server numbers its
+    /// [`build_data`](Self::build_data) for the given broadcast number (a server numbers its
     /// broadcasts once for every client); `seqs` gets, for each non-empty chunk in order,
     /// the sequence number of the datagram that carries it.
-    pub(crate) fn build_frame(
+    pub(crate) fn build_numbered(
         &mut self,
         now: u64,
         version: u16,
-        frame: u32,
+        number: u32,
         chunks: &[&[u8]],
         seqs: &mut Vec<u32>,
     ) -> Vec<Vec<u8>> {
@@ -556,7 +556,7 @@ impl Connection {
         let mut due = self.reliable_out.due(now, self.resend_after_us());
         let mut chunks = chunks.iter().filter(|c| !c.is_empty()).peekable();
         let mut out = Vec::new();
-        self.frame_out = frame;
+        self.number_out = number;
         let mut with_messages = 0;
         loop {
             if with_messages == RELIABLE_DATAGRAMS {
@@ -577,7 +577,7 @@ impl Connection {
                 seq,
                 ack,
                 ack_bits,
-                frame,
+                number,
                 time: (now / 1000) as u16,
                 echo,
                 held,

@@ -111,7 +111,7 @@ fn sections_are_placed_in_whole_chunks_across_datagrams() {
         assert!(d.len() <= wire::MAX_DATAGRAM);
         let opened = b.open(d).unwrap();
         let inc = b.on_data(&opened[HEADER_LEN..], d.len(), 0).unwrap();
-        assert!(inc.fresh, "one broadcast, one frame");
+        assert!(inc.fresh, "one broadcast, one number");
         assert_eq!(inc.sections.len(), 700);
     }
 }

@@ -4,11 +4,9 @@
 use super::*;
 
 /// What a datagram to the client's endpoint came to.
-pub(crate) enum ClientArrival<'a> {
+pub(crate) enum ClientArrival {
     /// Nothing more to do.
     Done,
-    /// A DATA body from the server (tag checked and removed).
-    Data { body: &'a [u8], len: usize },
     /// The server resumed our session: the world it sends next replaces what changed.
     Resumed,
 }
@@ -107,8 +105,9 @@ impl ClientEndpoint {
         true
     }
 
-    /// Takes one datagram from the server's address.
-    pub(crate) fn datagram<'a>(&mut self, core: &mut Core, bytes: &'a [u8]) -> ClientArrival<'a> {
+    /// Takes one control datagram from the server's address (the handshake, a goodbye); DATA
+    /// datagrams of a connected session go straight to the frame (`manager/frame.rs`).
+    pub(crate) fn datagram(&mut self, core: &mut Core, bytes: &[u8]) -> ClientArrival {
         let Ok((version, kind, body)) = wire::parse_header(bytes) else {
             self.refuse(core);
             return ClientArrival::Done;
@@ -211,15 +210,6 @@ impl ClientEndpoint {
                     server_name: w.server_name,
                 });
             }
-            DatagramKind::Data if self.conn.is_connected() => match self.conn.open(bytes) {
-                Ok(opened) => {
-                    return ClientArrival::Data {
-                        body: &opened[wire::HEADER_LEN..],
-                        len: bytes.len(),
-                    };
-                }
-                Err(_) => core.counters.bad_tags += 1,
-            },
             DatagramKind::Bye if self.conn.is_connected() => {
                 if let Ok(opened) = self.conn.open(bytes)
                     && let Ok(b) = wire::decode::<Bye>(&opened[wire::HEADER_LEN..])

@@ -20,6 +20,7 @@ use std::collections::{BTreeSet, VecDeque};
 use std::net::SocketAddr;
 
 mod client;
+mod frame;
 mod server;
 
 use client::Client;
@@ -245,7 +246,7 @@ impl NetManager {
     /// lets two peers' views of an entity be compared at the same moment.
     pub fn broadcast_number(&self) -> Option<u32> {
         match &self.side {
-            Side::Server(s) => Some(s.repl.frame()),
+            Side::Server(s) => Some(s.repl.number()),
             Side::Client(_) => None,
         }
     }

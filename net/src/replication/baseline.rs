@@ -4,36 +4,36 @@
 
 use super::*;
 
-/// An entity's sections as the server sent them, by the frame each first went out in:
-/// what a client's acknowledged frame number stands for.
+/// An entity's sections as the server sent them, by the broadcast each first went out in:
+/// what a client's acknowledged broadcast number stands for.
 #[derive(Default)]
 pub(super) struct History {
     pub(super) versions: VecDeque<(u32, Vec<u8>)>,
 }
 
 impl History {
-    /// Notes the section current at `frame`.
-    pub(super) fn update(&mut self, frame: u32, cur: &[u8]) {
+    /// Notes the section current at `number`.
+    pub(super) fn update(&mut self, number: u32, cur: &[u8]) {
         if self
             .versions
             .back()
             .is_none_or(|(_, b)| b.as_slice() != cur)
         {
-            self.versions.push_back((frame, cur.to_vec()));
+            self.versions.push_back((number, cur.to_vec()));
         }
         // Keep the newest version at or before the window's start, and all after it.
-        let cutoff = frame.saturating_sub(SERVER_WINDOW + IN_FLIGHT as u32);
+        let cutoff = number.saturating_sub(SERVER_WINDOW + IN_FLIGHT as u32);
         while self.versions.len() > 1 && self.versions[1].0 <= cutoff {
             self.versions.pop_front();
         }
     }
 
-    /// The section that was current at `frame`, if still known.
-    pub(super) fn at(&self, frame: u32) -> Option<&[u8]> {
+    /// The section that was current at `number`, if still known.
+    pub(super) fn at(&self, number: u32) -> Option<&[u8]> {
         self.versions
             .iter()
             .rev()
-            .find(|(f, _)| *f <= frame)
+            .find(|(f, _)| *f <= number)
             .map(|(_, b)| b.as_slice())
     }
 }
@@ -44,9 +44,9 @@ pub(super) struct Seen {
     /// The reliable message that told the client of the entity, until it is acknowledged:
     /// no state goes before that.
     pub(super) announced: Option<u32>,
-    /// The newest section the client acknowledged, and its frame.
+    /// The newest section the client acknowledged, and its broadcast.
     pub(super) baseline: Option<(u32, Vec<u8>)>,
-    /// The frame the entity's state last went out in.
+    /// The broadcast the entity's state last went out in.
     pub(super) last_sent: Option<u32>,
     /// The accumulated priority.
     pub(super) priority: f32,
@@ -90,7 +90,7 @@ impl Ents {
     }
 }
 
-/// The entries of one datagram: (entity, frame).
+/// The entries of one datagram: (entity, broadcast).
 pub(super) type SentEntries = Vec<(NetId, u32)>;
 
 /// What the server knows of one client's copy of the world.
@@ -98,7 +98,7 @@ pub(super) type SentEntries = Vec<(NetId, u32)>;
 pub(super) struct ClientView {
     /// The entities the client was told of.
     pub(super) ents: Ents,
-    /// The entries of datagrams not yet acknowledged: (sequence number, [(entity, frame)]).
+    /// The entries of datagrams not yet acknowledged: (sequence number, [(entity, broadcast)]).
     pub(super) in_flight: VecDeque<(u32, SentEntries)>,
 }
 
@@ -123,15 +123,15 @@ impl ClientView {
             let Some((_, entries)) = self.in_flight.remove(pos) else {
                 continue;
             };
-            for (net, frame) in entries {
+            for (net, number) in entries {
                 let (Some(seen), Some(h)) = (self.ents.get_mut(&net), history.get(&net)) else {
                     continue;
                 };
-                if seen.baseline.as_ref().is_some_and(|(f, _)| *f >= frame) {
+                if seen.baseline.as_ref().is_some_and(|(f, _)| *f >= number) {
                     continue;
                 }
-                if let Some(bytes) = h.at(frame) {
-                    seen.baseline = Some((frame, bytes.to_vec()));
+                if let Some(bytes) = h.at(number) {
+                    seen.baseline = Some((number, bytes.to_vec()));
                 }
             }
         }

@@ -4,23 +4,23 @@
 
 use super::*;
 
-/// The sections a client received of one entity, by the server's frame: what the
+/// The sections a client received of one entity, by the server's broadcast: what the
 /// server's deltas name as baselines.
 #[derive(Default)]
 struct Versions {
-    /// (frame, section), oldest first.
+    /// (broadcast, section), oldest first.
     versions: VecDeque<(u32, Vec<u8>)>,
-    /// The frame of the newest section applied.
+    /// The broadcast of the newest section applied.
     applied: Option<u32>,
     /// When (µs) a section of the entity last came.
     at: u64,
 }
 
 impl Versions {
-    fn at(&self, frame: u32) -> Option<&[u8]> {
+    fn at(&self, number: u32) -> Option<&[u8]> {
         self.versions
             .iter()
-            .find(|(f, _)| *f == frame)
+            .find(|(f, _)| *f == number)
             .map(|(_, b)| b.as_slice())
     }
 
@@ -28,14 +28,14 @@ impl Versions {
         self.versions.back().map(|(_, b)| b.as_slice())
     }
 
-    /// Keeps `bytes` as the section of `frame`; forgets what is older than `CLIENT_KEEP`
-    /// frames before `latest`, except the newest of those. (The server may name that one
+    /// Keeps `bytes` as the section of `number`; forgets what is older than `CLIENT_KEEP`
+    /// broadcasts before `latest`, except the newest of those. (The server may name that one
     /// long after it was sent, when it sent nothing since; and a datagram it sent just
     /// before its next state may arrive after it.)
-    fn keep(&mut self, frame: u32, bytes: Vec<u8>, latest: u32) {
-        let pos = self.versions.partition_point(|(f, _)| *f < frame);
-        if self.versions.get(pos).is_none_or(|(f, _)| *f != frame) {
-            self.versions.insert(pos, (frame, bytes));
+    fn keep(&mut self, number: u32, bytes: Vec<u8>, latest: u32) {
+        let pos = self.versions.partition_point(|(f, _)| *f < number);
+        if self.versions.get(pos).is_none_or(|(f, _)| *f != number) {
+            self.versions.insert(pos, (number, bytes));
         }
         let cutoff = latest.saturating_sub(CLIENT_KEEP);
         while self.versions.len() > 1 && self.versions[1].0 < cutoff {
@@ -49,7 +49,7 @@ pub(crate) struct ClientReplication {
     next_provisional: u32,
     /// What was received of each entity, for deltas to name.
     received: HashMap<NetId, Versions>,
-    /// The newest server frame that brought state.
+    /// The newest server broadcast that brought state.
     latest: u32,
     /// Entities whose baseline we lacked, to ask the server to send whole.
     resync: BTreeSet<NetId>,
@@ -74,18 +74,18 @@ impl Default for ClientReplication {
 }
 
 impl ClientReplication {
-    /// The state entries of a datagram of server frame `frame`: each is turned back into
+    /// The state entries of a datagram of server broadcast `number`: each is turned back into
     /// its section (against the baseline it names), kept, and offered to its entity unless
     /// a newer one was applied already. Returns whether there were any.
     pub(crate) fn state(
         &mut self,
         pass: &mut FramePass<'_>,
         stats: &mut PeerStats,
-        frame: u32,
+        number: u32,
         entries: &[u8],
         now: u64,
     ) -> bool {
-        self.latest = self.latest.max(frame);
+        self.latest = self.latest.max(number);
         stats.state_bytes += entries.len() as u64;
         let mut any = false;
         let mut out = Vec::new();
@@ -98,10 +98,10 @@ impl ClientReplication {
             stats.entries += 1;
             if let Body::SameAsNewest { run } = e.body {
                 for net in (0..=run).filter_map(|k| e.net.0.checked_add(k)) {
-                    self.take(pass, stats, (frame, now), NetId(net), e.body, &mut out);
+                    self.take(pass, stats, (number, now), NetId(net), e.body, &mut out);
                 }
             } else {
-                self.take(pass, stats, (frame, now), e.net, e.body, &mut out);
+                self.take(pass, stats, (number, now), e.net, e.body, &mut out);
             }
         }
         any
@@ -112,7 +112,7 @@ impl ClientReplication {
         &mut self,
         pass: &mut FramePass<'_>,
         stats: &mut PeerStats,
-        (frame, now): (u32, u64),
+        (number, now): (u32, u64),
         net: NetId,
         body: Body<'_>,
         out: &mut Vec<u8>,
@@ -128,7 +128,7 @@ impl ClientReplication {
                 out.extend_from_slice(b);
                 true
             }
-            Body::Delta { age, delta } => match rec.at(frame.wrapping_sub(age)) {
+            Body::Delta { age, delta } => match rec.at(number.wrapping_sub(age)) {
                 Some(base) => {
                     let codec = pass.group().registry().delta_codec(kind);
                     codec.decode(base, delta, out).is_ok()
@@ -136,7 +136,7 @@ impl ClientReplication {
                 None => false,
             },
             Body::Same { age } => rec
-                .at(frame.wrapping_sub(age))
+                .at(number.wrapping_sub(age))
                 .map(|b| out.extend_from_slice(b))
                 .is_some(),
             Body::SameAsNewest { .. } => rec.newest().map(|b| out.extend_from_slice(b)).is_some(),
@@ -151,14 +151,14 @@ impl ClientReplication {
         if matches!(body, Body::Full(_)) {
             self.asked.remove(&net);
         }
-        let fresh = rec.applied.is_none_or(|a| frame > a);
-        rec.keep(frame, out.clone(), self.latest);
+        let fresh = rec.applied.is_none_or(|a| number > a);
+        rec.keep(number, out.clone(), self.latest);
         rec.at = rec.at.max(now);
         if !fresh {
             stats.dropped_stale += 1;
             return;
         }
-        rec.applied = Some(frame);
+        rec.applied = Some(number);
         let section = Section {
             net_id: net,
             payload: out,

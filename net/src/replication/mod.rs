@@ -11,10 +11,10 @@
 //!   counted for the peer and logged now and then.
 //! * **Client.** Applies the server's announcements, corrections and sections; sends its
 //!   own spawns up under provisional ids and its despawns as requests.
-//! * **Baselines.** The server numbers its broadcasts (frames). Per client and entity it
+//! * **Baselines.** The server numbers its broadcasts. Per client and entity it
 //!   keeps the newest section the client acknowledged (its baseline) and sends nothing while
 //!   the entity's section equals it; a changed section travels as a delta against it (the
-//!   kind's [`DeltaCodec`]), naming the baseline's frame. Only acknowledged sections are
+//!   kind's [`DeltaCodec`]), naming the baseline's broadcast. Only acknowledged sections are
 //!   ever baselines, so loss cannot desynchronise the two ends. A resting entity is sent
 //!   again every `refresh` seconds (a couple of bytes), which heals a client whose copy
 //!   drifted; a body that just came to rest is sent until its resting state is
@@ -61,10 +61,10 @@ mod server;
 pub(crate) use client::ClientReplication;
 pub(crate) use server::ServerReplication;
 
-/// Frames back the server names a baseline it did not send last (a client keeps the
-/// sections of [`CLIENT_KEEP`] frames, and always its newest of each entity).
+/// Broadcasts back the server names a baseline it did not send last (a client keeps the
+/// sections of [`CLIENT_KEEP`] broadcasts, and always its newest of each entity).
 const SERVER_WINDOW: u32 = 32;
-/// Frames of sections a client keeps for deltas to name.
+/// Broadcasts of sections a client keeps for deltas to name.
 const CLIENT_KEEP: u32 = 64;
 /// Datagrams a server remembers the entries of, awaiting their ack (past the 32 an ack
 /// can name).

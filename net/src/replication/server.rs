@@ -9,7 +9,7 @@ use super::*;
 struct Current<'a> {
     net: NetId,
     bytes: &'a [u8],
-    /// The frame since which `bytes` are current.
+    /// The broadcast since which `bytes` are current.
     version: u32,
     owner: Owner,
     /// What it gains in priority this broadcast if it changed.
@@ -32,12 +32,12 @@ enum Pick {
 pub(crate) struct ServerReplication {
     /// The newest accepted section of each client-owned entity, to forward.
     forward: BTreeMap<NetId, (ClientId, Vec<u8>)>,
-    /// Each entity's recent sections, by frame.
+    /// Each entity's recent sections, by broadcast.
     history: HashMap<NetId, History>,
     /// Each client's copy of the world, as far as the server knows it.
     views: HashMap<ClientId, ClientView>,
-    /// The broadcast (frame) number.
-    frame: u32,
+    /// The broadcast (broadcast) number.
+    number: u32,
     /// Each entity's linear velocity at the last broadcast (a sudden change is a hit).
     last_vel: HashMap<NetId, Vec3>,
     /// Which entities each client needs; all, without one.
@@ -68,8 +68,8 @@ fn spawn_msg(group: &EntityGroup, net: NetId) -> Option<Msg> {
 
 impl ServerReplication {
     /// The number of the last broadcast (heartbeats between broadcasts carry it).
-    pub(crate) fn frame(&self) -> u32 {
-        self.frame
+    pub(crate) fn number(&self) -> u32 {
+        self.number
     }
 
     /// Sets the relevance filter.
@@ -413,9 +413,10 @@ impl ServerReplication {
         self.world_resent.remove(&id);
     }
 
-    /// One broadcast: corrections, then to every client its reliable messages and the state
-    /// of the entities it needs that changed (or are due for a refresh), as far as its byte
-    /// budget goes, highest priority first.
+    /// One broadcast: corrections, then to every client the state of the entities it needs
+    /// that changed (or are due for a refresh), as far as its byte budget goes, highest
+    /// priority first, with its due reliable messages in front. Returns the clients it sent
+    /// to; the frame driver sends the others' due messages.
     pub(crate) fn broadcast(
         &mut self,
         core: &mut Core,
@@ -423,8 +424,8 @@ impl ServerReplication {
         packet: &PacketWriter,
         peers: &mut BTreeMap<ClientId, ClientSession>,
     ) -> BTreeSet<ClientId> {
-        self.frame += 1;
-        let frame = self.frame;
+        self.number += 1;
+        let number = self.number;
         for (id, net) in std::mem::take(&mut self.corrections) {
             let state = group.by_net(net).map(|e| BodyState::of(e.body()));
             if let (Some(state), Some(p)) = (state, peers.get_mut(&id)) {
@@ -468,8 +469,8 @@ impl ServerReplication {
         world.sort_by_key(|c| c.net);
         for c in &mut world {
             let h = self.history.entry(c.net).or_default();
-            h.update(frame, c.bytes);
-            c.version = h.versions.back().map_or(frame, |v| v.0);
+            h.update(number, c.bytes);
+            c.version = h.versions.back().map_or(number, |v| v.0);
         }
 
         let rate = core.config.rate.max(0.001);
@@ -505,15 +506,15 @@ impl ServerReplication {
                     }
                     seen.announced = None;
                 }
-                // Unchanged if the client acknowledged a frame at which the current bytes were
+                // Unchanged if the client acknowledged a broadcast at which the current bytes were
                 // already current (or, rarely, if they came back to what it holds).
                 let same = seen
                     .baseline
                     .as_ref()
                     .is_some_and(|(f, b)| *f >= c.version || b.as_slice() == c.bytes);
                 if same {
-                    let age = seen.baseline.as_ref().map_or(0, |(f, _)| frame - f);
-                    let resend_ok = seen.last_sent.is_none_or(|s| frame - s >= batch);
+                    let age = seen.baseline.as_ref().map_or(0, |(f, _)| number - f);
+                    let resend_ok = seen.last_sent.is_none_or(|s| number - s >= batch);
                     if age < refresh || !resend_ok {
                         continue;
                     }
@@ -526,7 +527,7 @@ impl ServerReplication {
                 }
             }
             drop(ents);
-            if !cands.iter().any(|c| c.1) && !frame.is_multiple_of(batch) {
+            if !cands.iter().any(|c| c.1) && !number.is_multiple_of(batch) {
                 continue;
             }
             cands.sort_by(|a, b| b.2.total_cmp(&a.2).then(a.0.cmp(&b.0)));
@@ -539,7 +540,7 @@ impl ServerReplication {
                 let Some(seen) = view.ents.get(&c.net) else {
                     continue;
                 };
-                let pick = choose(c, seen, frame, &mut deltas, &mut cache);
+                let pick = choose(c, seen, number, &mut deltas, &mut cache);
                 let body = body_of(c, &pick, &deltas);
                 let cost = wire::entry_cost(None, &Entry { net: c.net, body });
                 if used + cost > budget {
@@ -559,7 +560,7 @@ impl ServerReplication {
             for (i, _) in &picks {
                 if let Some(seen) = view.ents.get_mut(&world[*i].net) {
                     seen.priority = 0.0;
-                    seen.last_sent = Some(frame);
+                    seen.last_sent = Some(number);
                 }
             }
             // Resting entities with consecutive ids go as one run.
@@ -597,7 +598,7 @@ impl ServerReplication {
                 };
                 if let Some((bytes, sent)) = chunks.last_mut() {
                     wire::put_entry(bytes, prev, &e);
-                    sent.extend((c.net.0..=last.0).map(|n| (NetId(n), frame)));
+                    sent.extend((c.net.0..=last.0).map(|n| (NetId(n), number)));
                 }
                 prev = Some(last);
             }
@@ -605,7 +606,7 @@ impl ServerReplication {
             let mut seqs = Vec::new();
             let datagrams = p
                 .conn
-                .build_frame(core.now, version, frame, &parts, &mut seqs);
+                .build_numbered(core.now, version, number, &parts, &mut seqs);
             p.conn.stats.state_bytes += used as u64;
             p.conn.stats.entries += entries as u64;
             core.send_all(p.conn.addr, datagrams);
@@ -615,16 +616,6 @@ impl ServerReplication {
             }
             while view.in_flight.len() > IN_FLIGHT {
                 view.in_flight.pop_front();
-            }
-        }
-        // Clients that got no state still get the reliable messages that are due.
-        for (id, p) in peers.iter_mut() {
-            if !sent_to.contains(id) && p.conn.messages_due(core.now) {
-                let datagrams = p
-                    .conn
-                    .build_frame(core.now, version, frame, &[], &mut Vec::new());
-                core.send_all(p.conn.addr, datagrams);
-                sent_to.insert(*id);
             }
         }
         sent_to
@@ -637,7 +628,7 @@ impl ServerReplication {
 fn choose(
     c: &Current<'_>,
     seen: &Seen,
-    frame: u32,
+    number: u32,
     deltas: &mut Vec<u8>,
     cache: &mut HashMap<(NetId, u32), Range<usize>>,
 ) -> Pick {
@@ -645,15 +636,15 @@ fn choose(
         return Pick::Full;
     };
     let last = seen.last_sent == Some(*bf);
-    // The client keeps every section of its last CLIENT_KEEP frames, and its newest.
-    if !last && frame - bf > SERVER_WINDOW {
+    // The client keeps every section of its last CLIENT_KEEP broadcasts, and its newest.
+    if !last && number - bf > SERVER_WINDOW {
         return Pick::Full;
     }
     if base.as_slice() == c.bytes {
         return if last {
             Pick::SameAsNewest(0)
         } else {
-            Pick::Same(frame - bf)
+            Pick::Same(number - bf)
         };
     }
     let range = cache
@@ -667,7 +658,7 @@ fn choose(
     if range.len() >= c.bytes.len() {
         Pick::Full
     } else {
-        Pick::Delta(frame - bf, range)
+        Pick::Delta(number - bf, range)
     }
 }
 

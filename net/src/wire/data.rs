@@ -16,7 +16,7 @@ pub(crate) struct DataHeader {
     /// Which of the 32 datagrams before `ack` the sender received.
     pub(crate) ack_bits: u32,
     /// The sender's broadcast number.
-    pub(crate) frame: u32,
+    pub(crate) number: u32,
     /// The sender's clock when it sent this, in milliseconds (wrapping).
     pub(crate) time: u16,
     /// The newest `time` the sender received from us...
@@ -33,7 +33,7 @@ pub(crate) const NO_ECHO: u16 = u16::MAX;
 impl DataHeader {
     /// Appends it.
     pub(crate) fn write(&self, out: &mut Vec<u8>) {
-        for v in [self.seq, self.ack, self.ack_bits, self.frame] {
+        for v in [self.seq, self.ack, self.ack_bits, self.number] {
             out.extend_from_slice(&v.to_le_bytes());
         }
         for v in [self.time, self.echo, self.held] {
@@ -68,13 +68,13 @@ fn varint(rest: &mut &[u8]) -> Result<usize, NetError> {
 pub(crate) fn parse_data_header(body: &[u8]) -> Result<DataHeader, NetError> {
     let mut rest = body;
     let mut field = || -> Result<u32, NetError> { Ok(u32::from_le_bytes(take::<4>(&mut rest)?)) };
-    let (seq, ack, ack_bits, frame) = (field()?, field()?, field()?, field()?);
+    let (seq, ack, ack_bits, number) = (field()?, field()?, field()?, field()?);
     let mut short = || -> Result<u16, NetError> { Ok(u16::from_le_bytes(take::<2>(&mut rest)?)) };
     Ok(DataHeader {
         seq,
         ack,
         ack_bits,
-        frame,
+        number,
         time: short()?,
         echo: short()?,
         held: short()?,
@@ -115,9 +115,9 @@ pub(crate) fn parse_data(body: &[u8]) -> Result<Data<'_>, NetError> {
 pub(crate) enum Body<'a> {
     /// The whole section.
     Full(&'a [u8]),
-    /// A delta against the section of `age` frames ago.
+    /// A delta against the section of `age` broadcasts ago.
     Delta { age: u32, delta: &'a [u8] },
-    /// The same as the section of `age` frames ago.
+    /// The same as the section of `age` broadcasts ago.
     Same { age: u32 },
     /// The same as the newest section the client holds, for this entity and the `run`
     /// network ids after it.

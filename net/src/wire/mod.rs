@@ -8,7 +8,7 @@
 //! CONNECT   (client -> server): nonce:u64 client_pub:[32] cookie:[16] request, tag:[16]
 //! WELCOME   (server -> client): bincode Welcome, tag:[16]
 //! REJECT    (server -> client): bincode RejectBody, tag:[16] once the cookie came back
-//! DATA      (both ways):        seq:u32 ack:u32 ack_bits:u32 frame:u32 count:varint
+//! DATA      (both ways):        seq:u32 ack:u32 ack_bits:u32 broadcast:u32 count:varint
 //!                               (id:u32 len:varint message[len]){count} state, tag:[16]
 //! BYE       (both ways):        bincode Bye, tag:[16]
 //! ```
@@ -28,10 +28,10 @@
 //! the session key under a key derived from the password.
 //!
 //! `seq` numbers datagrams for acks (`ack` is the newest datagram received from the peer,
-//! bit `i` of `ack_bits` says whether `ack - 1 - i` was received too). `frame` numbers the
-//! sender's broadcasts: the sections of a datagram from an older frame than one already
+//! bit `i` of `ack_bits` says whether `ack - 1 - i` was received too). `broadcast` numbers
+//! the sender's broadcasts: the sections of a datagram from an older broadcast than one already
 //! applied are stale and skipped. The messages are the reliable channel (ordered by `id`);
-//! the state is the frame's entity state.
+//! the state is the broadcast's entity state.
 //!
 //! A client's state is a packet of whole sections ([`lanyard::codec::PacketReader`]). The
 //! server's is a run of *entries* in rising network-id order, each self-contained in its
@@ -40,8 +40,8 @@
 //! ```text
 //! entry := net:varint code:varint [len:varint bytes[len]]
 //!   net   the first entry's network id, then the gap from the entry before
-//!   code  mode | age << 2, where age counts frames back from the datagram's frame to the
-//!         baseline: a section the client acknowledged
+//!   code  mode | age << 2, where age counts broadcasts back from the datagram's
+//!         broadcast to the baseline: a section the client acknowledged
 //!   mode 0: the whole section (age 0)
 //!   mode 1: a delta against the baseline, by the kind's DeltaCodec
 //!   mode 2: the same bytes as the baseline (no bytes)
@@ -76,7 +76,7 @@ pub const MAX_MESSAGE: usize = 1100;
 const MAGIC: [u8; 2] = *b"LY";
 /// Bytes before the body: magic, version, kind.
 pub(crate) const HEADER_LEN: usize = 5;
-/// Bytes of a DATA body before its messages: seq, ack, ack bits, frame.
+/// Bytes of a DATA body before its messages: seq, ack, ack bits, broadcast.
 pub(crate) const DATA_HEADER_LEN: usize = 22;
 /// The size of a hello, padding included: larger than anything the server answers to an
 /// address that has not proved it receives there.
@@ -204,7 +204,7 @@ mod tests {
             seq: 7,
             ack: 5,
             ack_bits: 0b101,
-            frame: 3,
+            number: 3,
             time: 1000,
             echo: 900,
             held: 12,

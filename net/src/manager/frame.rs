@@ -1,0 +1,333 @@
+//! One frame on each side: the drivers that take datagrams in, run the group's pipeline,
+//! and send state out. Every state section a server path writes passes through here twice:
+//! on the server from the frame's packet to the broadcast, on a client from the server's
+//! datagram to the frame's client paths.
+
+use super::client::{Client, server_time};
+use super::server::Server;
+use super::*;
+use crate::connection::{Connection, Incoming};
+
+impl Server {
+    pub(super) fn update(
+        &mut self,
+        core: &mut Core,
+        group: &mut EntityGroup,
+        inbox: Vec<(SocketAddr, Vec<u8>)>,
+    ) -> NetFrame {
+        group.replica().set_role(Role::Server);
+        group.replica().set_clients(
+            self.endpoint
+                .peers
+                .keys()
+                .chain(self.endpoint.suspended.keys())
+                .copied(),
+        );
+        self.repl.announce(core, group, &mut self.endpoint.peers);
+        let broadcast = core.send_due();
+        let mut driver = ServerFrame {
+            core,
+            server: self,
+            inbox,
+            broadcast,
+            packet: PacketWriter::new(),
+            heartbeats: BTreeSet::new(),
+        };
+        let frame = group.run_frame(&mut driver);
+        let ServerFrame {
+            core,
+            server,
+            packet,
+            heartbeats,
+            ..
+        } = driver;
+        server
+            .repl
+            .announce(core, group, &mut server.endpoint.peers);
+        let mut sent = BTreeSet::new();
+        if broadcast {
+            core.last_send = Some(core.now);
+            core.counters.broadcasts += 1;
+            sent = server
+                .repl
+                .broadcast(core, group, &packet, &mut server.endpoint.peers);
+        }
+        // A client that got no state still gets its reliable messages when they are due (at
+        // a broadcast), and a heartbeat when its own is due.
+        let (version, number) = (core.config.version, server.repl.number());
+        for (id, p) in &mut server.endpoint.peers {
+            let due = heartbeats.contains(id) || (broadcast && p.conn.messages_due(core.now));
+            if due && !sent.contains(id) {
+                let d = p
+                    .conn
+                    .build_numbered(core.now, version, number, &[], &mut Vec::new());
+                core.send_all(p.conn.addr, d);
+            }
+        }
+        NetFrame {
+            frame,
+            sent: broadcast,
+        }
+    }
+}
+
+/// The server's side of one frame.
+struct ServerFrame<'a> {
+    core: &'a mut Core,
+    server: &'a mut Server,
+    inbox: Vec<(SocketAddr, Vec<u8>)>,
+    broadcast: bool,
+    /// This broadcast's packet, written once for every client.
+    packet: PacketWriter,
+    heartbeats: BTreeSet<ClientId>,
+}
+
+impl FrameDriver for ServerFrame<'_> {
+    fn inbound(&mut self, pass: &mut FramePass<'_>) {
+        let core = &mut *self.core;
+        let s = &mut *self.server;
+        for (from, bytes) in std::mem::take(&mut self.inbox) {
+            match s.endpoint.datagram(core, from, &bytes) {
+                Arrival::Done => {}
+                Arrival::Joined(id) => {
+                    if let Some(p) = s.endpoint.peers.get_mut(&id) {
+                        s.repl.welcome_world(core, pass.group(), id, &mut p.conn);
+                    }
+                }
+                Arrival::Resumed(id) => {
+                    if let Some(p) = s.endpoint.peers.get_mut(&id) {
+                        s.repl.resume_world(core, pass.group(), id, &mut p.conn);
+                    }
+                }
+                Arrival::Left(id, reason) => s.leave(core, pass.group_mut(), id, reason),
+                Arrival::Data { id, body, len } => {
+                    let Some(p) = s.endpoint.peers.get_mut(&id) else {
+                        continue;
+                    };
+                    let Some((incoming, messages)) = take_data(core, &mut p.conn, body, len) else {
+                        if p.conn.bad_streak > core.config.bad_packet_limit {
+                            let reason = DisconnectReason::TooManyBadPackets;
+                            s.leave(core, pass.group_mut(), id, reason);
+                        }
+                        continue;
+                    };
+                    for msg in messages {
+                        s.repl.message(core, pass.group_mut(), id, p, msg);
+                    }
+                    if !incoming.fresh {
+                        if !incoming.sections.is_empty() {
+                            p.conn.stats.dropped_stale += 1;
+                        }
+                    } else {
+                        s.repl
+                            .sections(pass, id, &mut p.conn.stats, incoming.sections);
+                    }
+                }
+            }
+        }
+        let ids: Vec<ClientId> = s.endpoint.peers.keys().copied().collect();
+        for id in ids {
+            let Some(p) = s.endpoint.peers.get_mut(&id) else {
+                continue;
+            };
+            for d in p.conn.handle_timeout(core.now) {
+                match d {
+                    Deadline::Lost(
+                        reason @ (DisconnectReason::TimedOut | DisconnectReason::ReliableExpired),
+                    ) => {
+                        s.lost(core, pass.group_mut(), id, reason);
+                        break;
+                    }
+                    Deadline::Lost(reason) => {
+                        s.leave(core, pass.group_mut(), id, reason);
+                        break;
+                    }
+                    Deadline::Heartbeat => {
+                        self.heartbeats.insert(id);
+                    }
+                    Deadline::GaveUp | Deadline::Retry => {}
+                }
+            }
+        }
+        s.expire(core, pass.group_mut());
+    }
+
+    fn outbound(&mut self, packet: &PacketWriter) {
+        if self.broadcast {
+            self.packet.clone_from(packet);
+        }
+    }
+}
+
+impl Client {
+    pub(super) fn update(
+        &mut self,
+        core: &mut Core,
+        group: &mut EntityGroup,
+        inbox: Vec<(SocketAddr, Vec<u8>)>,
+    ) -> NetFrame {
+        let server = self.endpoint.conn.addr;
+        let mut data = Vec::new();
+        for (from, bytes) in inbox {
+            if from != server {
+                core.counters.strangers += 1;
+                continue;
+            }
+            let was_connected = self.endpoint.conn.is_connected();
+            let is_data = matches!(wire::parse_header(&bytes),
+                Ok((v, wire::DatagramKind::Data, _)) if v == core.config.version);
+            if was_connected && is_data {
+                // Opened and read inside the frame, where its sections can be applied.
+                data.push(bytes);
+                continue;
+            }
+            if let ClientArrival::Resumed = self.endpoint.datagram(core, &bytes) {
+                self.repl.begin_resync();
+            }
+            if !was_connected
+                && self.endpoint.conn.is_connected()
+                && let Some(id) = self.endpoint.id
+            {
+                group.replica().set_role(Role::Client(id));
+            }
+        }
+        if !self.endpoint.timeouts(core) {
+            self.endpoint.conn.state = crate::connection::State::Closed;
+            return NetFrame::default();
+        }
+        let (Some(id), true) = (self.endpoint.id, self.endpoint.conn.is_connected()) else {
+            return NetFrame::default();
+        };
+        let me = Owner::Client(id);
+        let mut driver = ClientFrame {
+            core,
+            client: self,
+            data,
+            me,
+            own: PacketWriter::new(),
+        };
+        let frame: FrameReport = group.run_frame(&mut driver);
+        let ClientFrame {
+            core, client, own, ..
+        } = driver;
+        let conn = &mut client.endpoint.conn;
+        let mut sent = false;
+        if core.send_due() {
+            let has_work = !own.as_bytes().is_empty() || conn.unacked() > 0 || client.ack_owed;
+            let idle = conn
+                .timers
+                .is_due(crate::connection::Timer::Heartbeat, core.now)
+                || conn
+                    .timers
+                    .get(crate::connection::Timer::Heartbeat)
+                    .is_none();
+            if has_work || idle {
+                core.last_send = Some(core.now);
+                core.counters.broadcasts += 1;
+                let parts = replication::chunks(&own, DATA_ROOM);
+                let parts: Vec<&[u8]> = parts.iter().map(|r| &own.as_bytes()[r.clone()]).collect();
+                let d = conn.build_data(core.now, core.config.version, &parts);
+                core.send_all(conn.addr, d);
+                client.ack_owed = false;
+                sent = true;
+            }
+        }
+        NetFrame { frame, sent }
+    }
+}
+
+/// The client's side of one frame.
+struct ClientFrame<'a> {
+    core: &'a mut Core,
+    client: &'a mut Client,
+    data: Vec<Vec<u8>>,
+    me: Owner,
+    /// Our own sections, to send up.
+    own: PacketWriter,
+}
+
+impl FrameDriver for ClientFrame<'_> {
+    fn inbound(&mut self, pass: &mut FramePass<'_>) {
+        let core = &mut *self.core;
+        let c = &mut *self.client;
+        c.remote_time = None;
+        if let (Some(ping), true) = (c.endpoint.conn.ping_ms, core.config.bring_forward) {
+            c.lead = c.lead_for(ping, pass.group().config().dt);
+            pass.group_mut().replica().set_lead(c.lead);
+        }
+        for bytes in std::mem::take(&mut self.data) {
+            let conn = &mut c.endpoint.conn;
+            let Ok(opened) = conn.open(&bytes) else {
+                core.counters.bad_tags += 1;
+                continue;
+            };
+            let body = &opened[wire::HEADER_LEN..];
+            let Some((incoming, messages)) = take_data(core, conn, body, bytes.len()) else {
+                continue;
+            };
+            // A resent message we already have still needs an ack, or it is resent forever.
+            if incoming.carried_messages {
+                c.ack_owed = true;
+            }
+            for msg in messages {
+                c.repl.message(core, pass.group_mut(), &mut conn.stats, msg);
+            }
+            if !incoming.sections.is_empty() {
+                let t = server_time(&mut c.server_clock, incoming.sent_ms);
+                c.remote_time = Some(c.remote_time.map_or(t, |r: f64| r.max(t)));
+            }
+            // State is acknowledged promptly: the server's baselines advance with our acks.
+            if c.repl.state(
+                pass,
+                &mut conn.stats,
+                incoming.number,
+                incoming.sections,
+                core.now,
+            ) {
+                c.ack_owed = true;
+            }
+            c.repl.ask_resync(core, conn);
+        }
+    }
+
+    fn outbound(&mut self, packet: &PacketWriter) {
+        self.own = packet.clone();
+    }
+
+    fn after_commands(&mut self, pass: &mut FramePass<'_>, requests: &mut Vec<SpawnRequest>) {
+        let c = &mut *self.client;
+        c.repl.after_commands(
+            self.core,
+            pass.group_mut(),
+            &mut c.endpoint.conn,
+            self.me,
+            requests,
+        );
+    }
+}
+
+/// Takes in one opened DATA body (`len` bytes on the wire) on either side: the connection
+/// checks its sequence number and takes its acks; a replayed one is counted. Returns what
+/// it carried, with its reliable messages decoded (a malformed message is counted on the
+/// link and skipped).
+fn take_data<'a>(
+    core: &mut Core,
+    conn: &mut Connection,
+    body: &'a [u8],
+    len: usize,
+) -> Option<(Incoming<'a>, Vec<Msg>)> {
+    let mut incoming = match conn.on_data(body, len, core.now) {
+        Ok(i) => i,
+        Err(why) => {
+            if why == Refused::Replayed {
+                core.counters.duplicates += 1;
+            }
+            return None;
+        }
+    };
+    let messages = std::mem::take(&mut incoming.delivered)
+        .iter()
+        .filter_map(|m| replication::decode_msg(m, &mut conn.stats))
+        .collect();
+    Some((incoming, messages))
+}
