@@ -61,6 +61,7 @@ pub mod harness;
 mod manager;
 pub mod rendezvous;
 mod replication;
+mod session;
 mod stats;
 pub mod transport;
 pub mod udp;

@@ -16,6 +16,7 @@ use crate::core::us;
 use crate::crypto::{self, Direction, Key, ServerSecrets, TAG_LEN};
 use crate::error::{DisconnectReason, RejectReason};
 use crate::event::NetEvent;
+use crate::session::ClientSession;
 use crate::wire::{self, Bye, DatagramKind, RejectBody, Request, Resume, Welcome};
 use lanyard::ClientId;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -25,7 +26,7 @@ mod client;
 mod server;
 
 pub(crate) use client::{ClientArrival, ClientEndpoint};
-pub(crate) use server::{Arrival, ClientSession, ServerEndpoint};
+pub(crate) use server::{Arrival, ServerEndpoint};
 
 /// How long a challenge's cookie stays good: answers within one to two epochs are taken.
 const COOKIE_EPOCH_US: u64 = 10_000_000;

@@ -3,20 +3,6 @@
 
 use super::*;
 
-/// A client the server admitted.
-pub(crate) struct ClientSession {
-    pub(crate) conn: Connection,
-    pub(crate) name: String,
-    /// The hello values of its session, to tell a resent answer from a new session.
-    hello: wire::Hello,
-    /// The session's resume token (from the first handshake's key; it never travels).
-    token: Key,
-    /// Whether it only watches.
-    pub(crate) spectator: bool,
-    /// Whether its last welcome resumed a session (a resent welcome says so again).
-    resumed: bool,
-}
-
 /// A session whose client fell silent: kept for the grace window, for a resume.
 pub(crate) struct Suspended {
     pub(crate) peer: ClientSession,
@@ -88,7 +74,8 @@ impl ServerEndpoint {
     /// A live client fell silent: its session waits for a resume. Its old address is told
     /// so (tagged; a client that still hears us starts resuming at once). Returns its name.
     pub(crate) fn suspend(&mut self, core: &mut Core, id: ClientId) -> Option<String> {
-        let p = self.peers.remove(&id)?;
+        let mut p = self.peers.remove(&id)?;
+        p.suspend();
         self.by_addr.remove(&p.conn.addr);
         core.goodbye(&p.conn, DisconnectReason::TimedOut);
         let name = p.name.clone();
@@ -422,14 +409,13 @@ impl ServerEndpoint {
                 break id;
             }
         };
-        let peer = ClientSession {
-            conn: Connection::accepted(from, key, core.now, core.timing()),
-            name: name.to_owned(),
+        let peer = ClientSession::new(
+            Connection::accepted(from, key, core.now, core.timing()),
+            name.to_owned(),
             hello,
-            token: crypto::session_token(&key),
-            spectator: request.spectator,
-            resumed: false,
-        };
+            crypto::session_token(&key),
+            request.spectator,
+        );
         self.admit(id, peer);
         self.welcome(core, id);
         let what = if request.spectator {

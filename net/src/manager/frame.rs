@@ -91,12 +91,12 @@ impl FrameDriver for ServerFrame<'_> {
                 Arrival::Done => {}
                 Arrival::Joined(id) => {
                     if let Some(p) = s.endpoint.peers.get_mut(&id) {
-                        s.repl.welcome_world(core, pass.group(), id, &mut p.conn);
+                        s.repl.welcome_world(core, pass.group(), id, p);
                     }
                 }
                 Arrival::Resumed(id) => {
                     if let Some(p) = s.endpoint.peers.get_mut(&id) {
-                        s.repl.resume_world(core, pass.group(), id, &mut p.conn);
+                        s.repl.resume_world(core, pass.group(), id, p);
                     }
                 }
                 Arrival::Left(id, reason) => s.leave(core, pass.group_mut(), id, reason),
@@ -119,8 +119,7 @@ impl FrameDriver for ServerFrame<'_> {
                             p.conn.stats.dropped_stale += 1;
                         }
                     } else {
-                        s.repl
-                            .sections(pass, id, &mut p.conn.stats, incoming.sections);
+                        s.repl.sections(pass, id, p, incoming.sections);
                     }
                 }
             }

@@ -282,7 +282,7 @@ impl NetManager {
             return Vec::new();
         };
         let now = self.core.now;
-        let info = |id: &ClientId, p: &crate::endpoint::ClientSession, suspended| SessionInfo {
+        let info = |id: &ClientId, p: &crate::session::ClientSession, suspended| SessionInfo {
             client: *id,
             name: p.name.clone(),
             spectator: p.spectator,

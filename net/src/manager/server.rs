@@ -49,7 +49,6 @@ impl Server {
         let Some(name) = self.endpoint.suspend(core, id) else {
             return;
         };
-        self.repl.suspend(id);
         tracing::info!("{name} ({id}) {reason}: keeping the session for a resume");
         core.events
             .push_back(NetEvent::ClientSuspended { client: id, name });

@@ -41,8 +41,10 @@
 
 use crate::connection::Connection;
 use crate::core::Core;
-use crate::endpoint::{ClientSession, log_refusal};
+use crate::endpoint::log_refusal;
 use crate::event::NetEvent;
+use crate::session::ClientSession;
+use crate::session::baseline::{IN_FLIGHT, SERVER_WINDOW};
 use crate::stats::PeerStats;
 use crate::wire::{self, Body, DATA_ROOM, Entries, Entry, Msg};
 use lanyard::codec::{PacketReader, PacketWriter, Section};
@@ -54,21 +56,14 @@ use lanyard::{
 use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
 use std::ops::Range;
 
-mod baseline;
 mod client;
 mod server;
 
 pub(crate) use client::ClientReplication;
 pub(crate) use server::ServerReplication;
 
-/// Broadcasts back the server names a baseline it did not send last (a client keeps the
-/// sections of [`CLIENT_KEEP`] broadcasts, and always its newest of each entity).
-const SERVER_WINDOW: u32 = 32;
 /// Broadcasts of sections a client keeps for deltas to name.
 const CLIENT_KEEP: u32 = 64;
-/// Datagrams a server remembers the entries of, awaiting their ack (past the 32 an ack
-/// can name).
-const IN_FLIGHT: usize = 48;
 /// The smallest state budget per broadcast, in bytes, whatever the configuration says.
 const MIN_BUDGET: usize = 64;
 /// What a due refresh gains per broadcast; more the longer it is overdue (see

@@ -2,8 +2,8 @@
 //! forwarding clients' sections and spawn requests, and filling each client's budget with
 //! state entries (whole, delta, same) by priority.
 
-use super::baseline::{ClientView, History, Seen, SentEntries};
 use super::*;
+use crate::session::baseline::{ClientView, History, Seen, SentEntries};
 
 /// One entity's state this broadcast, as the server has it.
 struct Current<'a> {
@@ -34,22 +34,14 @@ pub(crate) struct ServerReplication {
     forward: BTreeMap<NetId, (ClientId, Vec<u8>)>,
     /// Each entity's recent sections, by broadcast.
     history: HashMap<NetId, History>,
-    /// Each client's copy of the world, as far as the server knows it.
-    views: HashMap<ClientId, ClientView>,
-    /// The broadcast (broadcast) number.
+    /// The number of the last broadcast.
     number: u32,
     /// Each entity's linear velocity at the last broadcast (a sudden change is a hit).
     last_vel: HashMap<NetId, Vec3>,
     /// Which entities each client needs; all, without one.
     relevance: Option<Relevance>,
-    /// A client's provisional ids, mapped to the ids the server gave them.
-    provisional: HashMap<(ClientId, NetId), NetId>,
     /// Spawns the requesting client learns of by confirmation, not by a spawn message.
     withhold: HashMap<NetId, ClientId>,
-    /// Owners to send the server's state of an entity to.
-    corrections: BTreeSet<(ClientId, NetId)>,
-    /// When each client last had the whole world resent at its request.
-    world_resent: HashMap<ClientId, u64>,
 }
 
 /// How often (µs) a client may ask for the whole world again.
@@ -94,7 +86,7 @@ impl ServerReplication {
         core: &mut Core,
         group: &EntityGroup,
         id: ClientId,
-        conn: &mut Connection,
+        peer: &mut ClientSession,
     ) {
         let mut view = ClientView::default();
         let world: Vec<NetId> = group.iter().map(|e| e.net_id()).collect();
@@ -103,11 +95,11 @@ impl ServerReplication {
                 continue;
             }
             if let Some(m) = spawn_msg(group, net) {
-                let msg = core.push(conn, &m);
+                let msg = core.push(&mut peer.conn, &m);
                 view.introduce(net, msg);
             }
         }
-        self.views.insert(id, view);
+        peer.view = Some(view);
     }
 
     /// A client resumed its session: it hears again of the spawns it asked for (their
@@ -118,27 +110,17 @@ impl ServerReplication {
         core: &mut Core,
         group: &EntityGroup,
         id: ClientId,
-        conn: &mut Connection,
+        peer: &mut ClientSession,
     ) {
-        let mine: Vec<(NetId, NetId)> = self
-            .provisional
-            .iter()
-            .filter(|((c, _), net)| *c == id && group.by_net(**net).is_some())
-            .map(|((_, p), net)| (*p, *net))
-            .collect();
+        // Spawns that went while it was away are forgotten.
+        peer.spawned.retain(|_, net| group.by_net(*net).is_some());
+        let mut mine: Vec<(NetId, NetId)> = peer.spawned.iter().map(|(p, n)| (*p, *n)).collect();
+        mine.sort_unstable();
         for (provisional, net) in mine {
-            core.push(conn, &Msg::SpawnConfirmed { provisional, net });
+            core.push(&mut peer.conn, &Msg::SpawnConfirmed { provisional, net });
         }
-        self.welcome_world(core, group, id, conn);
-        core.push(conn, &Msg::WorldSent);
-    }
-
-    /// A client fell silent and its session waits for a resume: what the server knew of
-    /// its copy of the world is worthless now (a resume sends the world again); what it
-    /// owns and asked for stays.
-    pub(crate) fn suspend(&mut self, id: ClientId) {
-        self.views.remove(&id);
-        self.corrections.retain(|(c, _)| *c != id);
+        self.welcome_world(core, group, id, peer);
+        core.push(&mut peer.conn, &Msg::WorldSent);
     }
 
     /// Tells every client what changed in the world since the last call.
@@ -162,21 +144,20 @@ impl ServerReplication {
                             continue;
                         }
                         let msg = core.push(&mut p.conn, &m);
-                        if let Some(v) = self.views.get_mut(id) {
+                        if let Some(v) = p.view.as_mut() {
                             v.introduce(net, msg);
                         }
                     }
                 }
                 Change::Despawned { net, .. } => {
                     self.forward.remove(&net);
-                    self.provisional.retain(|_, v| *v != net);
                     self.withhold.remove(&net);
                     self.history.remove(&net);
                     self.last_vel.remove(&net);
-                    for (id, p) in peers.iter_mut() {
-                        if self
-                            .views
-                            .get_mut(id)
+                    for p in peers.values_mut() {
+                        p.spawned.retain(|_, v| *v != net);
+                        if p.view
+                            .as_mut()
                             .is_some_and(|v| v.ents.remove(&net).is_some())
                         {
                             core.push(&mut p.conn, &Msg::Despawn { net });
@@ -184,12 +165,8 @@ impl ServerReplication {
                     }
                 }
                 Change::OwnerChanged { net, owner } => {
-                    for (id, p) in peers.iter_mut() {
-                        if self
-                            .views
-                            .get(id)
-                            .is_some_and(|v| v.ents.contains_key(&net))
-                        {
+                    for p in peers.values_mut() {
+                        if p.view.as_ref().is_some_and(|v| v.ents.contains_key(&net)) {
                             core.push(&mut p.conn, &Msg::SetOwner { net, owner });
                         }
                     }
@@ -214,7 +191,7 @@ impl ServerReplication {
         for (id, p) in peers.iter_mut() {
             for &net in &world {
                 let relevant = self.relevant(*id, group, net);
-                let Some(view) = self.views.get_mut(id) else {
+                let Some(view) = p.view.as_mut() else {
                     break;
                 };
                 let known = view.ents.contains_key(&net);
@@ -236,20 +213,17 @@ impl ServerReplication {
         &mut self,
         pass: &mut FramePass<'_>,
         id: ClientId,
-        stats: &mut PeerStats,
+        peer: &mut ClientSession,
         sections: &[u8],
     ) {
         let owner = Owner::Client(id);
+        let stats = &mut peer.conn.stats;
         for s in PacketReader::new(sections) {
             let Ok(s) = s else {
                 stats.bad_datagrams += 1;
                 break;
             };
-            let net = self
-                .provisional
-                .get(&(id, s.net_id))
-                .copied()
-                .unwrap_or(s.net_id);
+            let net = peer.spawned.get(&s.net_id).copied().unwrap_or(s.net_id);
             let section = Section {
                 net_id: net,
                 payload: s.payload,
@@ -270,7 +244,7 @@ impl ServerReplication {
                 Verdict::Illegal => {
                     stats.dropped_illegal += 1;
                     log_refusal(id, &stats.dropped_illegal, "illegal sections");
-                    self.corrections.insert((id, net));
+                    peer.corrections.insert(net);
                 }
             }
         }
@@ -334,11 +308,11 @@ impl ServerReplication {
                         // entity where its parameters put it.
                         let _ = group.set_body_state(eid, &state);
                         let net = group.get(eid).map_or(NetId(0), |e| e.net_id());
-                        self.provisional.insert((id, provisional), net);
+                        peer.spawned.insert(provisional, net);
                         self.withhold.insert(net, id);
                         let msg =
                             core.push(&mut peer.conn, &Msg::SpawnConfirmed { provisional, net });
-                        if let Some(v) = self.views.get_mut(&id) {
+                        if let Some(v) = peer.view.as_mut() {
                             v.introduce(net, msg);
                         }
                     }
@@ -355,7 +329,7 @@ impl ServerReplication {
                 }
             }
             Msg::DespawnRequest { net } => {
-                let net = self.provisional.get(&(id, net)).copied().unwrap_or(net);
+                let net = peer.spawned.get(&net).copied().unwrap_or(net);
                 match group.by_net(net) {
                     Some(e) if e.owner() == owner => {
                         let eid = e.id();
@@ -370,20 +344,20 @@ impl ServerReplication {
                 .events
                 .push_back(NetEvent::Event { from: owner, bytes }),
             Msg::Resync { net } => {
-                if let Some(seen) = self.views.get_mut(&id).and_then(|v| v.ents.get_mut(&net)) {
+                if let Some(seen) = peer.view.as_mut().and_then(|v| v.ents.get_mut(&net)) {
                     seen.baseline = None;
                     seen.last_sent = None;
                 }
             }
             Msg::ResendWorld => {
-                let last = self.world_resent.get(&id).copied();
+                let last = peer.world_resent;
                 if last.is_some_and(|t| core.now.saturating_sub(t) < WORLD_RESEND_US) {
                     peer.conn.stats.refused_messages += 1;
                     log_refusal(id, &peer.conn.stats.refused_messages, "refused messages");
                     return;
                 }
-                self.world_resent.insert(id, core.now);
-                self.resume_world(core, group, id, &mut peer.conn);
+                peer.world_resent = Some(core.now);
+                self.resume_world(core, group, id, peer);
             }
             _ => peer.conn.stats.refused_messages += 1,
         }
@@ -406,11 +380,7 @@ impl ServerReplication {
             };
         }
         self.forward.retain(|_, (from, _)| *from != id);
-        self.provisional.retain(|(c, _), _| *c != id);
         self.withhold.retain(|_, c| *c != id);
-        self.corrections.retain(|(c, _)| *c != id);
-        self.views.remove(&id);
-        self.world_resent.remove(&id);
     }
 
     /// One broadcast: corrections, then to every client the state of the entities it needs
@@ -426,11 +396,13 @@ impl ServerReplication {
     ) -> BTreeSet<ClientId> {
         self.number += 1;
         let number = self.number;
-        for (id, net) in std::mem::take(&mut self.corrections) {
-            let state = group.by_net(net).map(|e| BodyState::of(e.body()));
-            if let (Some(state), Some(p)) = (state, peers.get_mut(&id)) {
-                p.conn.stats.corrections += 1;
-                core.push(&mut p.conn, &Msg::Correction { net, state });
+        for p in peers.values_mut() {
+            for net in std::mem::take(&mut p.corrections) {
+                if let Some(e) = group.by_net(net) {
+                    let state = BodyState::of(e.body());
+                    p.conn.stats.corrections += 1;
+                    core.push(&mut p.conn, &Msg::Correction { net, state });
+                }
             }
         }
         self.rescope(core, group, peers);
@@ -484,7 +456,7 @@ impl ServerReplication {
         let mut cache: HashMap<(NetId, u32), Range<usize>> = HashMap::new();
         let mut sent_to = BTreeSet::new();
         for (id, p) in peers.iter_mut() {
-            let Some(view) = self.views.get_mut(id) else {
+            let Some(view) = p.view.as_mut() else {
                 continue;
             };
             view.acked(&p.conn.take_acked(), &self.history);

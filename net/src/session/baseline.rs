@@ -2,18 +2,26 @@
 //! broadcast ([`History`]), and per client the newest section it acknowledged of each
 //! entity (its baseline) and what it has in flight ([`ClientView`]).
 
-use super::*;
+use lanyard::NetId;
+use std::collections::{HashMap, VecDeque};
+
+/// Broadcasts back the server names a baseline it did not send last (a client keeps the
+/// sections of `CLIENT_KEEP` broadcasts, and always its newest of each entity).
+pub(crate) const SERVER_WINDOW: u32 = 32;
+/// Datagrams a server remembers the entries of, awaiting their ack (past the 32 an ack
+/// can name).
+pub(crate) const IN_FLIGHT: usize = 48;
 
 /// An entity's sections as the server sent them, by the broadcast each first went out in:
 /// what a client's acknowledged broadcast number stands for.
 #[derive(Default)]
-pub(super) struct History {
-    pub(super) versions: VecDeque<(u32, Vec<u8>)>,
+pub(crate) struct History {
+    pub(crate) versions: VecDeque<(u32, Vec<u8>)>,
 }
 
 impl History {
     /// Notes the section current at `number`.
-    pub(super) fn update(&mut self, number: u32, cur: &[u8]) {
+    pub(crate) fn update(&mut self, number: u32, cur: &[u8]) {
         if self
             .versions
             .back()
@@ -29,7 +37,7 @@ impl History {
     }
 
     /// The section that was current at `number`, if still known.
-    pub(super) fn at(&self, number: u32) -> Option<&[u8]> {
+    pub(crate) fn at(&self, number: u32) -> Option<&[u8]> {
         self.versions
             .iter()
             .rev()
@@ -40,71 +48,71 @@ impl History {
 
 /// What the server knows of one entity for one client.
 #[derive(Default)]
-pub(super) struct Seen {
+pub(crate) struct Seen {
     /// The reliable message that told the client of the entity, until it is acknowledged:
     /// no state goes before that.
-    pub(super) announced: Option<u32>,
+    pub(crate) announced: Option<u32>,
     /// The newest section the client acknowledged, and its broadcast.
-    pub(super) baseline: Option<(u32, Vec<u8>)>,
+    pub(crate) baseline: Option<(u32, Vec<u8>)>,
     /// The broadcast the entity's state last went out in.
-    pub(super) last_sent: Option<u32>,
+    pub(crate) last_sent: Option<u32>,
     /// The accumulated priority.
-    pub(super) priority: f32,
+    pub(crate) priority: f32,
 }
 
 /// What the server knows of a client's entities, in network-id order: a sorted vector,
 /// which a broadcast walks beside the world's entities far faster than a tree.
 #[derive(Default)]
-pub(super) struct Ents(pub(super) Vec<(NetId, Seen)>);
+pub(crate) struct Ents(pub(crate) Vec<(NetId, Seen)>);
 
 impl Ents {
-    pub(super) fn find(&self, net: &NetId) -> Result<usize, usize> {
+    pub(crate) fn find(&self, net: &NetId) -> Result<usize, usize> {
         self.0.binary_search_by_key(net, |(n, _)| *n)
     }
 
-    pub(super) fn insert(&mut self, net: NetId, seen: Seen) {
+    pub(crate) fn insert(&mut self, net: NetId, seen: Seen) {
         match self.find(&net) {
             Ok(i) => self.0[i].1 = seen,
             Err(i) => self.0.insert(i, (net, seen)),
         }
     }
 
-    pub(super) fn remove(&mut self, net: &NetId) -> Option<Seen> {
+    pub(crate) fn remove(&mut self, net: &NetId) -> Option<Seen> {
         self.find(net).ok().map(|i| self.0.remove(i).1)
     }
 
-    pub(super) fn contains_key(&self, net: &NetId) -> bool {
+    pub(crate) fn contains_key(&self, net: &NetId) -> bool {
         self.find(net).is_ok()
     }
 
-    pub(super) fn get(&self, net: &NetId) -> Option<&Seen> {
+    pub(crate) fn get(&self, net: &NetId) -> Option<&Seen> {
         self.find(net).ok().map(|i| &self.0[i].1)
     }
 
-    pub(super) fn get_mut(&mut self, net: &NetId) -> Option<&mut Seen> {
+    pub(crate) fn get_mut(&mut self, net: &NetId) -> Option<&mut Seen> {
         self.find(net).ok().map(|i| &mut self.0[i].1)
     }
 
-    pub(super) fn iter_mut(&mut self) -> impl Iterator<Item = (&NetId, &mut Seen)> {
+    pub(crate) fn iter_mut(&mut self) -> impl Iterator<Item = (&NetId, &mut Seen)> {
         self.0.iter_mut().map(|(n, s)| (&*n, s))
     }
 }
 
 /// The entries of one datagram: (entity, broadcast).
-pub(super) type SentEntries = Vec<(NetId, u32)>;
+pub(crate) type SentEntries = Vec<(NetId, u32)>;
 
 /// What the server knows of one client's copy of the world.
 #[derive(Default)]
-pub(super) struct ClientView {
+pub(crate) struct ClientView {
     /// The entities the client was told of.
-    pub(super) ents: Ents,
+    pub(crate) ents: Ents,
     /// The entries of datagrams not yet acknowledged: (sequence number, [(entity, broadcast)]).
-    pub(super) in_flight: VecDeque<(u32, SentEntries)>,
+    pub(crate) in_flight: VecDeque<(u32, SentEntries)>,
 }
 
 impl ClientView {
     /// Registers an entity the client is being told of by reliable message `msg`.
-    pub(super) fn introduce(&mut self, net: NetId, msg: Option<u32>) {
+    pub(crate) fn introduce(&mut self, net: NetId, msg: Option<u32>) {
         self.ents.insert(
             net,
             Seen {
@@ -115,7 +123,7 @@ impl ClientView {
     }
 
     /// The peer acknowledged datagrams `acked`: their entries become baselines.
-    pub(super) fn acked(&mut self, acked: &[u32], history: &HashMap<NetId, History>) {
+    pub(crate) fn acked(&mut self, acked: &[u32], history: &HashMap<NetId, History>) {
         for seq in acked {
             let Some(pos) = self.in_flight.iter().position(|(s, _)| s == seq) else {
                 continue;

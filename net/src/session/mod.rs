@@ -1,0 +1,68 @@
+//! Everything a server keeps for one client, in one place: its connection, who it is, and
+//! what replication knows of its copy of the world. The endpoint keeps the sessions by
+//! client id (live, or suspended for a resume); replication reads and updates them.
+
+use crate::connection::Connection;
+use crate::crypto::Key;
+use crate::wire;
+use lanyard::NetId;
+use std::collections::{BTreeSet, HashMap};
+
+pub(crate) mod baseline;
+
+use baseline::ClientView;
+
+/// A client the server admitted.
+pub(crate) struct ClientSession {
+    pub(crate) conn: Connection,
+    pub(crate) name: String,
+    /// The hello values of its session, to tell a resent answer from a new session.
+    pub(crate) hello: wire::Hello,
+    /// The session's resume token (from the first handshake's key; it never travels).
+    pub(crate) token: Key,
+    /// Whether it only watches.
+    pub(crate) spectator: bool,
+    /// Whether its last welcome resumed a session (a resent welcome says so again).
+    pub(crate) resumed: bool,
+    /// Its copy of the world as far as the server knows it: `None` until the world was
+    /// sent to it, and again while it is silent (a resume sends the world again).
+    pub(crate) view: Option<ClientView>,
+    /// Its provisional ids, mapped to the ids the server gave its spawns.
+    pub(crate) spawned: HashMap<NetId, NetId>,
+    /// Its entities whose sections were illegal: the server's state of them goes to it
+    /// at the next broadcast.
+    pub(crate) corrections: BTreeSet<NetId>,
+    /// When (µs) it last had the whole world resent at its request.
+    pub(crate) world_resent: Option<u64>,
+}
+
+impl ClientSession {
+    /// A session just admitted, on connection `conn`.
+    pub(crate) fn new(
+        conn: Connection,
+        name: String,
+        hello: wire::Hello,
+        token: Key,
+        spectator: bool,
+    ) -> Self {
+        ClientSession {
+            conn,
+            name,
+            hello,
+            token,
+            spectator,
+            resumed: false,
+            view: None,
+            spawned: HashMap::new(),
+            corrections: BTreeSet::new(),
+            world_resent: None,
+        }
+    }
+
+    /// The client fell silent: what the server knew of its copy is worthless now; what
+    /// it owns and asked for stays.
+    pub(crate) fn suspend(&mut self) {
+        self.view = None;
+        self.corrections.clear();
+    }
+}
