@@ -513,6 +513,7 @@ fn apply(
             owner,
             params,
         } => g
+            .replica()
             .insert_with_net_id(*net, *kind, params.clone(), *owner)
             .map(|_| ()),
         Op::Despawn { net } => match g.id_of(*net) {

@@ -136,14 +136,7 @@ fn mover_target(v: Vec3) -> Vec<u8> {
 }
 
 fn mover(g: &mut EntityGroup, owner: Owner) -> EntityId {
-    let p = MoverParams {
-        pos: [0.0, 1.0, 0.0],
-        half_extents: [0.5; 3],
-        seed: 1,
-        speed: 5.0,
-        period: 10,
-        moves_for: 0,
-    };
+    let p = MoverParams::at([0.0, 1.0, 0.0]);
     g.spawn(demo::MOVER, &p, owner).unwrap()
 }
 
@@ -224,14 +217,7 @@ fn the_server_runs_server_paths_only_for_what_it_owns() {
     let mut c = demo_group(Role::Client(ClientId(1)));
     let params = lanyard::encode_params(
         KindId::of_name(demo::MOVER),
-        &MoverParams {
-            pos: [0.0, 1.0, 0.0],
-            half_extents: [0.5; 3],
-            seed: 1,
-            speed: 5.0,
-            period: 10,
-            moves_for: 0,
-        },
+        &MoverParams::at([0.0, 1.0, 0.0]),
     )
     .unwrap();
     for (n, owner) in [
@@ -254,14 +240,7 @@ fn the_server_runs_server_paths_only_for_what_it_owns() {
 #[test]
 fn a_clients_group_refuses_to_spawn_and_points_to_request_spawn() {
     let mut c = demo_group(Role::Client(ClientId(1)));
-    let p = MoverParams {
-        pos: [0.0, 1.0, 0.0],
-        half_extents: [0.5; 3],
-        seed: 1,
-        speed: 5.0,
-        period: 10,
-        moves_for: 0,
-    };
+    let p = MoverParams::at([0.0, 1.0, 0.0]);
     let e = c
         .spawn(demo::MOVER, &p, Owner::Client(ClientId(1)))
         .unwrap_err();
@@ -280,14 +259,7 @@ fn a_clients_group_refuses_to_spawn_and_points_to_request_spawn() {
 #[test]
 fn non_finite_spawn_parameters_unknown_owners_and_bad_configurations_are_refused() {
     let mut g = demo_group(Role::Server);
-    let p = MoverParams {
-        pos: [f32::NAN, 1.0, 0.0],
-        half_extents: [0.5; 3],
-        seed: 1,
-        speed: 5.0,
-        period: 10,
-        moves_for: 0,
-    };
+    let p = MoverParams::at([f32::NAN, 1.0, 0.0]);
     let e = g.spawn(demo::MOVER, &p, Owner::Server).unwrap_err();
     assert_eq!(
         e,

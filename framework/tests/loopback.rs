@@ -31,36 +31,35 @@ fn floating_mover(loopback: bool) -> (EntityGroup, EntityId) {
     (g, id)
 }
 
-#[test]
-fn mover_moves_through_the_loopback() {
-    let (mut g, id) = floating_mover(true);
+/// Runs a floating mover for a second, checking every frame wrote its section and applied
+/// `applied` of them; returns the group, the mover, and how far it moved.
+fn second_of(loopback: bool, applied: usize) -> (EntityGroup, EntityId, f32) {
+    let (mut g, id) = floating_mover(loopback);
     let start = g.get(id).unwrap().body().translation();
     for _ in 0..60 {
         let report = g.frame();
-        assert_eq!(report.sections_written, 1);
-        assert_eq!(report.sections_applied, 1);
+        assert_eq!(
+            (report.sections_written, report.sections_applied),
+            (1, applied)
+        );
     }
-    let end = g.get(id).unwrap().body().translation();
-    assert!(
-        (end - start).length() > 1.0,
-        "moved only {}",
-        (end - start).length()
-    );
+    let moved = (g.get(id).unwrap().body().translation() - start).length();
+    (g, id, moved)
+}
+
+#[test]
+fn mover_moves_through_the_loopback() {
+    let (g, id, moved) = second_of(true, 1);
+    assert!(moved > 1.0, "moved only {moved}");
     assert_ne!(g.controller::<Mover>(id).unwrap().target(), Vec3::ZERO);
 }
 
 #[test]
 fn mover_does_not_move_without_the_loopback() {
-    let (mut g, id) = floating_mover(false);
-    let start = g.get(id).unwrap().body().translation();
-    for _ in 0..60 {
-        let report = g.frame();
-        // The server path still decides and writes every frame...
-        assert_eq!(report.sections_written, 1);
-        // ...but nothing feeds it back, so the client path never hears of it.
-        assert_eq!(report.sections_applied, 0);
-    }
-    assert_eq!(g.get(id).unwrap().body().translation(), start);
+    // The server path still decides and writes every frame, but nothing feeds it back, so
+    // the client path never hears of it.
+    let (g, id, moved) = second_of(false, 0);
+    assert_eq!(moved, 0.0);
     assert_eq!(g.controller::<Mover>(id).unwrap().target(), Vec3::ZERO);
 }
 

@@ -68,18 +68,9 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     init_logs();
     let result = match &cli.command {
-        Some(Command::Server {
-            summary,
-            ident,
-            serve,
-            disc,
-            arena,
-            timed,
-            rec,
-        }) => Common::new(ident, Some(arena))
-            .serve(serve)
-            .map(|c| c.disc(disc).run(timed, rec))
-            .and_then(|c| server(&c, summary.as_deref(), &serve.session)),
+        Some(Command::Server { hosting: h }) => h
+            .common()
+            .and_then(|c| server(&c, h.summary.as_deref(), &h.serve.session)),
         Some(Command::Bot {
             addr,
             by_name,
@@ -127,29 +118,17 @@ fn main() -> ExitCode {
             Err("this build has no window: use `replay FILE --verify`".into())
         }
         #[cfg(feature = "client")]
-        Some(Command::Host {
-            summary,
-            ident,
-            serve,
-            disc,
-            arena,
-            timed,
-            rec,
-            shot,
-        }) => (|| {
+        Some(Command::Host { hosting: h, shot }) => (|| {
             check_display()?;
-            let c = Common::new(ident, Some(arena))
-                .serve(serve)?
-                .disc(disc)
-                .run(timed, rec);
+            let c = h.common()?;
             let mut o = options(&c, "host")?;
-            remembered(&mut o, ident);
-            serve.session.apply(&mut o);
+            remembered(&mut o, &h.ident);
+            h.serve.session.apply(&mut o);
             let stop = stop_flag()?;
             window::host(
                 o,
                 c.seconds,
-                summary.clone(),
+                h.summary.clone(),
                 shot.window()?,
                 c.record.clone(),
                 stop,

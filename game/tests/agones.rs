@@ -55,12 +55,7 @@ fn the_server_says_ready_stays_healthy_from_its_tick_loop_and_says_shutdown() {
     std::thread::sleep(Duration::from_secs(5));
     signal(&server, "-CONT");
     let out = server.finish(Duration::from_secs(60));
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stdout = succeeded(&out, "the process");
     assert!(
         stdout.contains(&format!("UDP port {port}")),
         "LANYARD_PORT: {stdout}"

@@ -51,11 +51,7 @@ fn throws(name: &str, frame_time: f32, every: u32, seconds: f32) -> u64 {
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped());
     let out = Running::start(host).finish(Duration::from_secs(120));
-    assert!(
-        out.status.success(),
-        "host failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    succeeded(&out, "host");
     let text = std::fs::read_to_string(&summary).expect("the host wrote its summary");
     let v: serde_json::Value = serde_json::from_str(&text).unwrap();
     v["my_throws"]

@@ -12,28 +12,15 @@ use std::time::Duration;
 
 #[test]
 fn a_name_typed_and_a_password_at_the_prompt_take_the_player_into_a_locked_game() {
-    if !xvfb_or_skip() {
+    let Some((_one, dir)) = window_test("menu") else {
         return;
-    }
-    let _one = one_at_a_time();
-    let dir = scratch("menu");
+    };
     let home = dir.join("home");
     std::fs::create_dir_all(&home).unwrap();
-    let port = free_port().to_string();
     let disc = discovery(free_port());
-    let server = Running::start(game(&[
-        "server",
-        "--port",
-        &port,
-        "--seconds",
-        "20",
-        "--discovery-addr",
-        &disc,
-        "--name",
-        "Locked Yard",
-        "--password",
-        "open sesame",
-    ]));
+    let (server, _) = server(&format!(
+        "--seconds 20 --discovery-addr {disc} --name 'Locked Yard' --password 'open sesame'"
+    ));
     // At 30 frames a second: the name at once, the game (found within a few seconds) at
     // frame 150, its password at the prompt.
     let script = "10 n\n12 text zed\n14 enter\n150 1\n155 text open sesame\n157 enter\n";
@@ -51,11 +38,7 @@ fn a_name_typed_and_a_password_at_the_prompt_take_the_player_into_a_locked_game(
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped());
     let out = Running::start(window).finish(Duration::from_secs(120));
-    assert!(
-        out.status.success(),
-        "the window failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    succeeded(&out, "the window");
     let remembered = std::fs::read_to_string(home.join(".config/tumbleyard/name")).unwrap();
     assert_eq!(remembered, "zed");
     let log = server.finish(Duration::from_secs(60));
@@ -71,26 +54,13 @@ fn a_name_typed_and_a_password_at_the_prompt_take_the_player_into_a_locked_game(
 /// punch, and the player is in.
 #[test]
 fn the_start_screen_lists_rendezvous_games_and_joins_one_by_its_digit() {
-    if !xvfb_or_skip() {
+    let Some((_one, dir)) = window_test("menu-rendezvous") else {
         return;
-    }
-    let _one = one_at_a_time();
-    let dir = scratch("menu-rendezvous");
+    };
     let (rendezvous, rv) = common::rendezvous();
-    let port = free_port().to_string();
-    let server = Running::start(game(&[
-        "server",
-        "--port",
-        &port,
-        "--seconds",
-        "20",
-        "--name",
-        "Far Yard",
-        "--password",
-        "open sesame",
-        "--rendezvous",
-        &rv,
-    ]));
+    let (server, _) = server(&format!(
+        "--seconds 20 --name 'Far Yard' --password 'open sesame' --rendezvous {rv}"
+    ));
     let script = "150 1\n155 text open sesame\n157 enter\n";
     let script_path = dir.join("script.txt");
     std::fs::write(&script_path, script).unwrap();
@@ -107,11 +77,7 @@ fn the_start_screen_lists_rendezvous_games_and_joins_one_by_its_digit() {
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped());
     let out = Running::start(window).finish(Duration::from_secs(120));
-    assert!(
-        out.status.success(),
-        "the window failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    succeeded(&out, "the window");
     let log = server.finish(Duration::from_secs(60));
     let text = String::from_utf8_lossy(&log.stdout);
     assert!(

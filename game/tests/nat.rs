@@ -21,7 +21,7 @@
 
 mod common;
 
-use common::{BIN, Running, last_json, signal};
+use common::{BIN, Running, last_json, signal, succeeded};
 use std::io::Write;
 use std::process::{Command, Output, Stdio};
 use std::time::Duration;
@@ -44,11 +44,7 @@ fn run(cmd: &mut Command) -> Output {
 
 fn ok(cmd: &mut Command) {
     let out = run(cmd);
-    assert!(
-        out.status.success(),
-        "{cmd:?} failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    succeeded(&out, "{cmd:?}");
 }
 
 fn ip(args: &[&str]) {
@@ -74,6 +70,21 @@ fn sweep_stale() {
 
 /// Whether this machine lets the test build its lab; if not, says why (or fails where
 /// `LANYARD_REQUIRE_NETNS` is set).
+/// Runs `test` in a lab of two NATs tagged `tag` (symmetric ones if `symmetric`), if this
+/// machine can build one, and checks that every namespace went with it.
+fn in_lab(tag: &str, symmetric: bool, test: impl FnOnce(&mut Lab)) {
+    if !can_build(tag) {
+        return;
+    }
+    let prefix;
+    {
+        let mut lab = Lab::build(tag, symmetric);
+        prefix = lab.prefix.clone();
+        test(&mut lab);
+    }
+    assert_eq!(ours_left(&prefix), Vec::<String>::new(), "namespaces left");
+}
+
 fn can_build(tag: &str) -> bool {
     let why = if Command::new("nft").arg("--version").output().is_err() {
         Some("nft (nftables) is not installed".to_owned())
@@ -315,13 +326,7 @@ fn ours_left(prefix: &str) -> Vec<String> {
 
 #[test]
 fn a_server_and_a_bot_behind_two_nats_meet_by_name_and_play_over_the_punched_path() {
-    if !can_build("cone") {
-        return;
-    }
-    let prefix;
-    {
-        let mut lab = Lab::build("cone", false);
-        prefix = lab.prefix.clone();
+    in_lab("cone", false, |lab| {
         let (rv, server) = lab.rendezvous_and_server("home a");
         let bot = lab.bot("6");
         let said = String::from_utf8_lossy(&bot.stderr).into_owned();
@@ -356,19 +361,12 @@ fn a_server_and_a_bot_behind_two_nats_meet_by_name_and_play_over_the_punched_pat
             carried * 10 < bot_bytes,
             "the rendezvous server moved {carried} bytes"
         );
-    }
-    assert_eq!(ours_left(&prefix), Vec::<String>::new(), "namespaces left");
+    });
 }
 
 #[test]
 fn behind_symmetric_nats_punching_fails_with_a_clear_message() {
-    if !can_build("sym") {
-        return;
-    }
-    let prefix;
-    {
-        let mut lab = Lab::build("sym", true);
-        prefix = lab.prefix.clone();
+    in_lab("sym", true, |lab| {
         lab.rendezvous_and_server("home a");
         let bot = lab.bot("4");
         let said = String::from_utf8_lossy(&bot.stderr).into_owned();
@@ -379,6 +377,5 @@ fn behind_symmetric_nats_punching_fails_with_a_clear_message() {
                 && said.contains("symmetric NAT"),
             "{said}"
         );
-    }
-    assert_eq!(ours_left(&prefix), Vec::<String>::new(), "namespaces left");
+    });
 }

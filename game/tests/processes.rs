@@ -12,32 +12,18 @@ fn a_server_and_two_bots_play_together_for_twenty_seconds() {
     let _one = one_at_a_time();
     let dir = scratch("play");
     let summary = dir.join("summary.json");
-    let port = free_port().to_string();
     let disc = discovery(free_port());
-    let server = Running::start(game(&[
-        "server",
-        "--port",
-        &port,
-        "--seconds",
-        "22",
-        "--discovery-addr",
-        &disc,
-        "--summary",
-        summary.to_str().unwrap(),
-    ]));
-    let addr = format!("127.0.0.1:{port}");
+    let (server, addr) = server(&format!(
+        "--seconds 22 --discovery-addr {disc} --summary '{}'",
+        summary.display()
+    ));
     let bots: Vec<Running> = ["1", "2"]
         .iter()
         .map(|seed| Running::start(game(&["bot", &addr, "--seed", seed, "--seconds", "20"])))
         .collect();
     let reports = bot_reports(bots);
     let out = server.finish(Duration::from_secs(60));
-    assert!(
-        out.status.success(),
-        "the server failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stdout = succeeded(&out, "the server");
     assert!(
         stdout.contains("players 2/8"),
         "no status line with both players:\n{stdout}"
@@ -81,24 +67,10 @@ fn a_server_and_two_bots_play_together_for_twenty_seconds() {
 
 #[test]
 fn browse_lists_a_running_server_with_its_player_count() {
-    let port = free_port().to_string();
     let disc = discovery(free_port());
-    let _server = Running::start(game(&[
-        "server",
-        "--port",
-        &port,
-        "--seconds",
-        "20",
-        "--discovery-addr",
-        &disc,
-        "--name",
-        "Browse Yard",
-        "--max-players",
-        "6",
-        "--password",
-        "pw",
-    ]));
-    let addr = format!("127.0.0.1:{port}");
+    let (_server, addr) = server(&format!(
+        "--seconds 20 --discovery-addr {disc} --name 'Browse Yard' --max-players 6 --password pw"
+    ));
     let _bot = Running::start(game(&["bot", &addr, "--password", "pw", "--seconds", "15"]));
     let mut last = String::new();
     for _ in 0..32 {
@@ -184,17 +156,7 @@ fn bad_flags_and_unreachable_servers_are_clear_errors() {
 
 #[test]
 fn a_refused_join_is_logged_by_the_server_and_reported_by_the_bot() {
-    let port = free_port().to_string();
-    let server = Running::start(game(&[
-        "server",
-        "--port",
-        &port,
-        "--seconds",
-        "4",
-        "--password",
-        "open sesame",
-    ]));
-    let addr = format!("127.0.0.1:{port}");
+    let (server, addr) = server("--seconds 4 --password 'open sesame'");
     let out = game(&[
         "bot",
         &addr,
@@ -236,27 +198,15 @@ fn a_bot_plays_the_servers_arena_whatever_file_it_has() {
     let arena = dir.join("small.toml");
     std::fs::write(&arena, small).unwrap();
     let summary = dir.join("summary.json");
-    let port = free_port().to_string();
-    let server = Running::start(game(&[
-        "server",
-        "--port",
-        &port,
-        "--seconds",
-        "18",
-        "--scene",
-        arena.to_str().unwrap(),
-        "--summary",
-        summary.to_str().unwrap(),
-    ]));
-    let addr = format!("127.0.0.1:{port}");
+    let (server, addr) = server(&format!(
+        "--seconds 18 --scene '{}' --summary '{}'",
+        arena.display(),
+        summary.display()
+    ));
     let bot = Running::start(game(&["bot", &addr, "--seed", "3", "--seconds", "16"]));
     let reports = bot_reports(vec![bot]);
     let out = server.finish(Duration::from_secs(60));
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    succeeded(&out, "the process");
     let r = &reports[0];
     assert_eq!(r["arena"], "The Small Yard", "the bot played its own arena");
     let summary: Value = serde_json::from_str(&std::fs::read_to_string(&summary).unwrap()).unwrap();

@@ -4,38 +4,23 @@
 
 mod common;
 
-use common::{Running, free_port, game, last_json, signal};
+use common::{game, last_json, server, signal, succeeded};
 use std::time::Duration;
 
 fn browse(rv: &str) -> String {
     let out = game(&["browse", "--wait", "0.3", "--rendezvous", rv])
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    succeeded(&out, "the process");
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
 #[test]
 fn bots_find_a_server_by_name_through_a_rendezvous_server_and_a_wrong_password_is_refused() {
     let (rendezvous, rv) = common::rendezvous();
-    let port = free_port().to_string();
-    let server = Running::start(game(&[
-        "server",
-        "--port",
-        &port,
-        "--name",
-        "far yard",
-        "--password",
-        "sesame",
-        "--rendezvous",
-        &rv,
-        "--seconds",
-        "60",
-    ]));
+    let (server, _) = server(&format!(
+        "--name 'far yard' --password sesame --rendezvous {rv} --seconds 60"
+    ));
     // Registration takes a round trip or two; browse (each waits 0.3 s) until it shows.
     let mut listed = String::new();
     for _ in 0..40 {

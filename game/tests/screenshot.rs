@@ -44,11 +44,7 @@ fn a_hosted_game_with_a_bot_draws_a_real_picture() {
         "30",
     ]));
     let out = host.finish(Duration::from_secs(120));
-    assert!(
-        out.status.success(),
-        "host failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    succeeded(&out, "host");
 
     let decoder = png::Decoder::new(std::fs::File::open(&shot).expect("a screenshot was written"));
     let mut reader = decoder.read_info().unwrap();

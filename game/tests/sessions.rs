@@ -28,17 +28,7 @@ fn a_bot_stopped_for_eight_seconds_resumes_its_session_and_finishes() {
     let _one = one_at_a_time();
     let dir = scratch("resume");
     let summary = dir.join("summary.json");
-    let port = free_port().to_string();
-    let server = Running::start(game(&[
-        "server",
-        "--port",
-        &port,
-        "--seconds",
-        "30",
-        "--summary",
-        summary.to_str().unwrap(),
-    ]));
-    let addr = format!("127.0.0.1:{port}");
+    let (server, addr) = server(&format!("--seconds 30 --summary '{}'", summary.display()));
     let bot = |name: &str, seed: &str| {
         Running::start(game(&[
             "bot",
@@ -182,19 +172,11 @@ fn sigterm_ends_the_server_gracefully_and_every_bot_hears_it() {
     let dir = scratch("sigterm");
     let summary = dir.join("summary.json");
     let record = dir.join("server.lnyr");
-    let port = free_port().to_string();
-    let server = Running::start(game(&[
-        "server",
-        "--port",
-        &port,
-        "--seconds",
-        "60",
-        "--summary",
-        summary.to_str().unwrap(),
-        "--record",
-        record.to_str().unwrap(),
-    ]));
-    let addr = format!("127.0.0.1:{port}");
+    let (server, addr) = server(&format!(
+        "--seconds 60 --summary '{}' --record '{}'",
+        summary.display(),
+        record.display()
+    ));
     let bots: Vec<Running> = ["1", "2"]
         .iter()
         .map(|seed| Running::start(game(&["bot", &addr, "--seed", seed, "--seconds", "30"])))

@@ -2,6 +2,7 @@
 //! too) with the demo kinds and the demo pit.
 
 use crate::demo_registry;
+use lanyard::SpawnTicket;
 use lanyard::prelude::*;
 use lanyard_demo as demo;
 pub use lanyard_net::harness::{Peer, Scenario, Stranger, Stuck, entropy, hub_addr, stranger_addr};
@@ -17,6 +18,16 @@ pub trait DemoScenario {
         fps: f32,
         world: impl FnOnce(&mut EntityGroup),
     ) -> Self;
+
+    /// [`new`](Self::new) with the default configuration at 60 frames a second, over a
+    /// link with `conditions` seeded with `seed`.
+    fn over(conditions: Conditions, seed: u64, world: impl FnOnce(&mut EntityGroup)) -> Self;
+
+    /// Runs until every client joined, failing the test if that takes over `within` s.
+    fn join_within(&mut self, within: f32);
+
+    /// Asks client `client` for a mover of `params` (its player): the spawn's ticket.
+    fn give_player(&mut self, client: usize, params: &demo::MoverParams) -> SpawnTicket;
 }
 
 impl DemoScenario for Scenario {
@@ -27,6 +38,24 @@ impl DemoScenario for Scenario {
         world: impl FnOnce(&mut EntityGroup),
     ) -> Self {
         Scenario::with_registry(demo_registry(), add_scenery, config, conditions, fps, world)
+    }
+
+    fn over(conditions: Conditions, seed: u64, world: impl FnOnce(&mut EntityGroup)) -> Self {
+        Self::new(NetConfig::default(), Some((conditions, seed)), 60.0, world)
+    }
+
+    fn join_within(&mut self, within: f32) {
+        assert!(
+            self.run_until(within, |s| s.all_joined()),
+            "not every client joined within {within} s"
+        );
+    }
+
+    fn give_player(&mut self, client: usize, params: &demo::MoverParams) -> SpawnTicket {
+        self.clients[client]
+            .group
+            .request_spawn(demo::MOVER, params)
+            .expect("a mover is a registered kind")
     }
 }
 

@@ -3,7 +3,6 @@
 //! conditioner.
 
 use lanyard::prelude::*;
-use lanyard_demo as demo;
 use lanyard_net::{Conditions, MAX_DATAGRAM, NetConfig};
 use lanyard_tests::scenario::{DemoScenario, Scenario, crates_and_balls, player};
 use std::sync::Arc;
@@ -44,12 +43,9 @@ fn over_a_bad_link_clients_converge_and_nothing_starves() {
     });
     s.add_client(config(), "mover", None);
     s.add_client(config(), "watcher", None);
-    assert!(s.run_until(5.0, |s| s.all_joined()));
+    s.join_within(5.0);
     // The mover wanders for 25 s, into the pile now and then.
-    s.clients[0]
-        .group
-        .request_spawn(demo::MOVER, &player(0.0, 4, 25 * 60))
-        .unwrap();
+    s.give_player(0, &player(0.0, 4, 25 * 60));
     let refresh = f64::from(config().refresh);
     let mut oldest: f64 = 0.0;
     let frames = (60.0 / s.dt) as usize;
@@ -126,7 +122,7 @@ fn a_busy_world_keeps_to_the_budget_and_the_datagram_size() {
     let mut s = Scenario::new(cfg.clone(), None, 60.0, |g| crates_and_balls(g, 300));
     s.add_client(cfg.clone(), "ann", None);
     s.add_client(cfg.clone(), "bob", None);
-    assert!(s.run_until(5.0, |s| s.all_joined()));
+    s.join_within(5.0);
     let ids: Vec<_> = s.server.net.clients().into_iter().map(|c| c.0).collect();
     let before: Vec<_> = ids
         .iter()
@@ -174,11 +170,8 @@ fn an_irrelevant_entity_is_withdrawn_from_a_client_and_comes_back_when_relevant(
         })
         .unwrap();
     s.add_client(config(), "ann", None);
-    assert!(s.run_until(5.0, |s| s.all_joined()));
-    s.clients[0]
-        .group
-        .request_spawn(demo::MOVER, &player(5.0, 1, 0))
-        .unwrap();
+    s.join_within(5.0);
+    s.give_player(0, &player(5.0, 1, 0));
     s.run_for(3.0);
     let server_left: Vec<NetId> = s
         .server

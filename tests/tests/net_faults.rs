@@ -128,15 +128,12 @@ fn a_client_whose_section_makes_a_controller_panic_is_disconnected_and_the_serve
     );
     s.add_client(NetConfig::default(), "mallory", None);
     s.add_client(NetConfig::default(), "bob", None);
-    assert!(s.run_until(3.0, |s| s.all_joined()));
+    s.join_within(3.0);
     // Mallory's modified client sends an index past the table. (Her own client path
     // panics on it too: that is her problem, caught there.)
     let before = fragile_sends(&mut s, 9);
     s.run_for(1.0);
-    let faults: Vec<_> = s.server.frames[before..]
-        .iter()
-        .flat_map(|f| f.frame.faults.clone())
-        .collect();
+    let faults: Vec<_> = server_reports(&s, before, |f| f.faults.clone());
     assert!(!faults.is_empty(), "the server caught the panic");
     let f = &faults[0];
     assert_eq!(f.kind, FRAGILE, "named by its kind");
@@ -179,13 +176,10 @@ fn the_frame_report_carries_a_refused_sections_error_with_the_kinds_name() {
         |g| crates_and_balls(g, 2),
     );
     s.add_client(NetConfig::default(), "ann", None);
-    assert!(s.run_until(3.0, |s| s.all_joined()));
+    s.join_within(3.0);
     let before = fragile_sends(&mut s, 200);
     s.run_for(0.5);
-    let errors: Vec<_> = s.server.frames[before..]
-        .iter()
-        .flat_map(|f| f.frame.section_errors.clone())
-        .collect();
+    let errors = server_reports(&s, before, |f| f.section_errors.clone());
     let e = errors.first().expect("the refusal reached the report");
     assert_eq!(e.kind, FRAGILE);
     assert_eq!(e.error, Error::InvalidValue("fragile index"));
@@ -245,4 +239,16 @@ fn a_client_whose_world_lacks_a_kind_is_refused_naming_it() {
             reason: lanyard_net::RejectReason::KindMismatch { kind, server_has_it: false }
         } if kind == FRAGILE
     )));
+}
+
+/// What the server's frames from `before` on reported, by `what`.
+fn server_reports<T>(
+    s: &Scenario,
+    before: usize,
+    what: impl Fn(&lanyard::FrameReport) -> Vec<T>,
+) -> Vec<T> {
+    s.server.frames[before..]
+        .iter()
+        .flat_map(|f| what(&f.frame))
+        .collect()
 }

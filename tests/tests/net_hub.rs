@@ -48,10 +48,7 @@ fn sixty_seconds_with(
         "the clients did not all join"
     );
     let ann = s.clients[0].net.client_id().unwrap();
-    s.clients[0]
-        .group
-        .request_spawn(demo::MOVER, &player(0.0, 5, 20 * 60))
-        .unwrap();
+    s.give_player(0, &player(0.0, 5, 20 * 60));
     s.run_for(5.0);
 
     // Mid-session: a despawn, a spawn, and events both ways.
@@ -62,12 +59,7 @@ fn sixty_seconds_with(
         .group
         .spawn(
             demo::BALL,
-            &demo::BallParams {
-                pos: [3.0, 6.0, 3.0],
-                radius: 0.5,
-                restitution: 0.6,
-                color: [9; 4],
-            },
+            &demo::BallParams::new([3.0, 6.0, 3.0], 0.5, 0.6),
             Owner::Server,
         )
         .unwrap();
@@ -197,11 +189,8 @@ fn the_rate_cap_holds_at_240_frames_per_second() {
     for name in ["ann", "bob", "cat"] {
         s.add_client(NetConfig::default(), name, None);
     }
-    assert!(s.run_until(2.0, |s| s.all_joined()));
-    s.clients[0]
-        .group
-        .request_spawn(demo::MOVER, &player(0.0, 1, 0))
-        .unwrap();
+    s.join_within(2.0);
+    s.give_player(0, &player(0.0, 1, 0));
     s.run_for(10.0);
     let cap = NetConfig::default().rate as usize;
     let peers = std::iter::once(&s.server).chain(&s.clients);
@@ -307,7 +296,7 @@ fn a_resent_message_the_client_already_has_is_acked_so_resends_stop() {
         crates_and_balls(g, 1000)
     });
     s.add_client(NetConfig::default(), "ann", None);
-    assert!(s.run_until(3.0, |s| s.all_joined()));
+    s.join_within(3.0);
     assert!(s.run_until(5.0, |s| s.clients[0].group.len() == 1000));
     s.run_for(2.0);
     let ann = s.clients[0].net.client_id().unwrap();
@@ -323,11 +312,8 @@ fn a_resent_message_the_client_already_has_is_acked_so_resends_stop() {
 fn a_spawn_ticket_follows_the_provisional_id_to_the_confirmed_one() {
     let mut s = Scenario::new(NetConfig::default(), None, 60.0, |g| crates_and_balls(g, 2));
     s.add_client(NetConfig::default(), "ann", None);
-    assert!(s.run_until(3.0, |s| s.all_joined()));
-    let ticket = s.clients[0]
-        .group
-        .request_spawn(demo::MOVER, &player(0.0, 1, 60))
-        .unwrap();
+    s.join_within(3.0);
+    let ticket = s.give_player(0, &player(0.0, 1, 60));
     assert_eq!(
         s.clients[0].group.spawned(ticket),
         None,

@@ -19,17 +19,12 @@ fn with_ann_and_bob(grace: f32) -> (Scenario, NetId, NetId) {
     let mut s = Scenario::new(config, None, 60.0, |g| crates_and_balls(g, 6));
     s.add_client(NetConfig::default(), "ann", None);
     s.add_client(NetConfig::default(), "bob", None);
-    assert!(s.run_until(2.0, |s| s.all_joined()));
+    s.join_within(2.0);
     let ann = &mut s.clients[0];
     ann.group
         .request_spawn(demo::MOVER, &player(0.0, 3, 0))
         .unwrap();
-    let ball = demo::BallParams {
-        pos: [5.0, 1.0, 5.0],
-        radius: 0.3,
-        restitution: 0.2,
-        color: [1; 4],
-    };
+    let ball = demo::BallParams::new([5.0, 1.0, 5.0], 0.3, 0.2);
     ann.group.request_spawn(demo::BALL, &ball).unwrap();
     s.run_for(2.0);
     let ann_id = s.clients[0].net.client_id().unwrap();
@@ -95,23 +90,13 @@ fn a_link_cut_shorter_than_the_grace_window_resumes_the_same_session_and_world()
         .group
         .spawn(
             demo::BALL,
-            &demo::BallParams {
-                pos: [-4.0, 1.0, 2.0],
-                radius: 0.4,
-                restitution: 0.2,
-                color: [2; 4],
-            },
+            &demo::BallParams::new([-4.0, 1.0, 2.0], 0.4, 0.2),
             Owner::Server,
         )
         .unwrap();
     let newcomer = s.server.group.get(newcomer).unwrap().net_id();
     // ann, not knowing yet, throws a ball and says something: both wait for the link.
-    let thrown = demo::BallParams {
-        pos: [2.0, 1.0, -3.0],
-        radius: 0.25,
-        restitution: 0.2,
-        color: [3; 4],
-    };
+    let thrown = demo::BallParams::new([2.0, 1.0, -3.0], 0.25, 0.2);
     s.clients[0]
         .group
         .request_spawn(demo::BALL, &thrown)
@@ -365,10 +350,7 @@ fn spectators_see_everything_own_nothing_and_have_their_own_cap() {
         NetEvent::ClientJoined { name, spectator: true, .. } if name == "eve"
     )));
     // eve asks to spawn anyway: refused, and nobody else ever sees it.
-    s.clients[1]
-        .group
-        .request_spawn(demo::MOVER, &player(1.0, 5, 0))
-        .unwrap();
+    s.give_player(1, &player(1.0, 5, 0));
     s.run_for(1.0);
     let eve = s.clients[1].net.client_id().unwrap();
     assert_eq!(s.server.net.peer_stats(eve).unwrap().refused_spawns, 1);

@@ -100,18 +100,10 @@ fn a_client_with_no_server_gives_up_clearly() {
 fn ann_owns_two(s: &mut Scenario) -> (NetId, NetId) {
     s.add_client(NetConfig::default(), "ann", None);
     s.add_client(NetConfig::default(), "bob", None);
-    assert!(s.run_until(2.0, |s| s.all_joined()));
+    s.join_within(2.0);
     let ann = s.clients[0].net.client_id().unwrap();
-    s.clients[0]
-        .group
-        .request_spawn(demo::MOVER, &player(0.0, 3, 0))
-        .unwrap();
-    let ball = demo::BallParams {
-        pos: [5.0, 3.0, 5.0],
-        radius: 0.3,
-        restitution: 0.5,
-        color: [1; 4],
-    };
+    s.give_player(0, &player(0.0, 3, 0));
+    let ball = demo::BallParams::new([5.0, 3.0, 5.0], 0.3, 0.5);
     s.clients[0].group.request_spawn(demo::BALL, &ball).unwrap();
     s.step();
     // She uses both at once, under provisional ids.
@@ -206,7 +198,7 @@ fn a_late_joiner_receives_every_live_entity_where_it_is() {
     let (mover, _) = ann_owns_two(&mut s);
     s.run_for(8.0);
     s.add_client(NetConfig::default(), "dan", None);
-    assert!(s.run_until(2.0, |s| s.all_joined()));
+    s.join_within(2.0);
     s.run_for(1.0);
     let dan = &s.clients[2];
     assert_eq!(dan.net_ids(), s.server.net_ids());
@@ -310,7 +302,7 @@ fn an_undeliverable_reliable_message_ends_the_session_with_that_reason() {
     };
     let mut s = Scenario::new(patient.clone(), None, 60.0, |g| crates_and_balls(g, 2));
     s.add_client(patient, "ann", None);
-    assert!(s.run_until(2.0, |s| s.all_joined()));
+    s.join_within(2.0);
     s.run_for(1.0);
     let ann = s.clients[0].net.client_id().unwrap();
     // ann stops hearing the server but keeps talking, so she never times out; the event

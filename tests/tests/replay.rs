@@ -39,15 +39,9 @@ fn a_networked_session_replays_bit_exact_on_the_server_and_on_a_client() {
     s.add_client(NetConfig::default(), "bob", None);
     s.server.group.start_recording("pit", "server").unwrap();
     s.clients[1].group.start_recording("pit", "bob").unwrap();
-    assert!(s.run_until(2.0, |s| s.all_joined()));
-    s.clients[0]
-        .group
-        .request_spawn(demo::MOVER, &player(0.0, 9, 240))
-        .unwrap();
-    s.clients[1]
-        .group
-        .request_spawn(demo::MOVER, &player(3.0, 4, 180))
-        .unwrap();
+    s.join_within(2.0);
+    s.give_player(0, &player(0.0, 9, 240));
+    s.give_player(1, &player(3.0, 4, 180));
     s.run_for(5.0);
     for (who, g) in [
         ("server", &mut s.server.group),

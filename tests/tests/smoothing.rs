@@ -27,16 +27,11 @@ fn link(latency: f32, jitter: f32, loss: f32) -> Conditions {
 /// never further behind it than the largest delay plus the link.
 #[test]
 fn arrivals_and_drawing_run_on_one_clock_even_after_a_slow_join() {
-    let mut s = Scenario::new(
-        NetConfig::default(),
-        Some((link(0.008, 0.006, 0.01), 3)),
-        60.0,
-        |g| {
-            crates_and_balls(g, 10);
-            g.spawn(demo::MOVER, &player(0.0, 5, 600), Owner::Server)
-                .unwrap();
-        },
-    );
+    let mut s = Scenario::over(link(0.008, 0.006, 0.01), 3, |g| {
+        crates_and_balls(g, 10);
+        g.spawn(demo::MOVER, &player(0.0, 5, 600), Owner::Server)
+            .unwrap();
+    });
     s.add_client(NetConfig::default(), "late", None);
     s.clients[0].cut = true;
     let mut smoother = Smoother::new(20.0);
@@ -98,20 +93,12 @@ fn arrivals_and_drawing_run_on_one_clock_even_after_a_slow_join() {
 /// recording of that client replays bit for bit, the lead included.
 #[test]
 fn a_client_that_brings_states_forward_replays_bit_exact() {
-    let mut s = Scenario::new(
-        NetConfig::default(),
-        Some((link(0.08, 0.01, 0.0), 5)),
-        60.0,
-        |g| crates_and_balls(g, 20),
-    );
+    let mut s = Scenario::over(link(0.08, 0.01, 0.0), 5, |g| crates_and_balls(g, 20));
     s.add_client(NetConfig::default(), "ann", None);
     s.add_client(NetConfig::default(), "far", None);
     s.clients[1].group.start_recording("pit", "far").unwrap();
-    assert!(s.run_until(5.0, |s| s.all_joined()));
-    s.clients[0]
-        .group
-        .request_spawn(demo::MOVER, &player(0.0, 9, 400))
-        .unwrap();
+    s.join_within(5.0);
+    s.give_player(0, &player(0.0, 9, 400));
     s.run_for(6.0);
     let g = &mut s.clients[1].group;
     assert!(

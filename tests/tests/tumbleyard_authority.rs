@@ -76,6 +76,18 @@ impl Pair {
         self.server.peer_stats(self.id()).unwrap().refused_spawns
     }
 
+    /// A pair whose client's honest player was accepted, `frames` frames on.
+    fn with_player(frames: usize) -> Pair {
+        let mut p = Pair::new();
+        let honest = p.honest_player();
+        assert!(
+            !p.ask(kinds::PLAYER, &honest),
+            "the honest player was refused"
+        );
+        p.run(frames);
+        p
+    }
+
     fn honest_player(&self) -> PlayerParams {
         PlayerParams {
             name: "ann".into(),
@@ -160,10 +172,7 @@ fn a_client_cannot_choose_its_players_tuning_name_or_place() {
 
 #[test]
 fn a_client_cannot_throw_for_another_player_or_faster_than_the_tuning() {
-    let mut p = Pair::new();
-    let honest = p.honest_player();
-    assert!(!p.ask(kinds::PLAYER, &honest));
-    p.run(30);
+    let mut p = Pair::with_player(30);
     let t = p.scene.tuning.clone();
     let throw = Vec3::new(t.throw_speed, 3.0, 0.0);
     let theirs = p.grenade(throw, Owner::Client(ClientId(p.id().0 + 1)));
@@ -194,10 +203,7 @@ fn a_client_cannot_throw_for_another_player_or_faster_than_the_tuning() {
 
 #[test]
 fn a_teleport_is_refused_and_corrected_and_a_respawn_only_goes_home() {
-    let mut p = Pair::new();
-    let honest = p.honest_player();
-    assert!(!p.ask(kinds::PLAYER, &honest));
-    p.run(60);
+    let mut p = Pair::with_player(60);
     let id = p.id();
     let illegal = |p: &Pair| p.server.peer_stats(id).unwrap().dropped_illegal;
     assert_eq!(illegal(&p), 0, "honest walking was refused");

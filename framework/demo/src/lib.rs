@@ -55,6 +55,18 @@ pub struct BallParams {
     pub color: [u8; 4],
 }
 
+impl BallParams {
+    /// A white ball of `radius` at `pos`, with `restitution`.
+    pub fn new(pos: [f32; 3], radius: f32, restitution: f32) -> Self {
+        BallParams {
+            pos,
+            radius,
+            restitution,
+            color: [255; 4],
+        }
+    }
+}
+
 /// Spawn parameters of a [`MOVER`].
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct MoverParams {
@@ -70,6 +82,21 @@ pub struct MoverParams {
     pub period: u32,
     /// Ticks after which it stops deciding to move (0: never stops).
     pub moves_for: u32,
+}
+
+impl MoverParams {
+    /// A unit box at `pos` that wanders at 5 m/s with seed 1, turning every 10 ticks,
+    /// for ever: change the fields a test cares about.
+    pub fn at(pos: [f32; 3]) -> Self {
+        MoverParams {
+            pos,
+            half_extents: [0.5; 3],
+            seed: 1,
+            speed: 5.0,
+            period: 10,
+            moves_for: 0,
+        }
+    }
 }
 
 /// A box that carries its pose: the authority writes it, everyone else is corrected to it

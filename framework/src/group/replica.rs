@@ -49,7 +49,7 @@ impl Replica<'_> {
         params: Vec<u8>,
         owner: Owner,
     ) -> Result<EntityId, Error> {
-        self.group.insert_with_net_id(net, kind, params, owner)
+        self.group.insert_at(net, (kind, owner), params)
     }
 
     /// Gives an entity a new network id: a client's provisional id becomes the one the

@@ -4,6 +4,20 @@
 use super::*;
 
 impl EntityGroup {
+    /// The id of the kind registered as `kind_name`, and `params` encoded for it.
+    fn encode_spawn<P: Serialize>(
+        &self,
+        kind_name: &str,
+        params: &P,
+    ) -> Result<(KindId, Vec<u8>), Error> {
+        let kind = self
+            .registry
+            .id_of(kind_name)
+            .ok_or_else(|| Error::UnknownKindName(kind_name.to_owned()))?;
+        let params = encode_params(kind, params).map_err(|e| e.naming_kind(kind_name))?;
+        Ok((kind, params))
+    }
+
     /// Spawns an entity of the kind registered as `kind_name`, with a new network id.
     pub fn spawn<P: Serialize>(
         &mut self,
@@ -11,11 +25,7 @@ impl EntityGroup {
         params: &P,
         owner: Owner,
     ) -> Result<EntityId, Error> {
-        let kind = self
-            .registry
-            .id_of(kind_name)
-            .ok_or_else(|| Error::UnknownKindName(kind_name.to_owned()))?;
-        let params = encode_params(kind, params).map_err(|e| e.naming_kind(kind_name))?;
+        let (kind, params) = self.encode_spawn(kind_name, params)?;
         self.spawn_encoded(kind, params, owner)
     }
 
@@ -31,11 +41,7 @@ impl EntityGroup {
         kind_name: &str,
         params: &P,
     ) -> Result<SpawnTicket, Error> {
-        let kind = self
-            .registry
-            .id_of(kind_name)
-            .ok_or_else(|| Error::UnknownKindName(kind_name.to_owned()))?;
-        let params = encode_params(kind, params).map_err(|e| e.naming_kind(kind_name))?;
+        let (kind, params) = self.encode_spawn(kind_name, params)?;
         self.next_ticket += 1;
         let ticket = SpawnTicket(self.next_ticket);
         match self.config.role {
@@ -101,7 +107,7 @@ impl EntityGroup {
             });
         }
         let net = NetId(self.next_net_id);
-        self.insert_with_net_id(net, kind, params, owner)
+        self.insert_at(net, (kind, owner), params)
     }
 
     /// The network id the next [`spawn`](Self::spawn) will use.
@@ -109,14 +115,14 @@ impl EntityGroup {
         NetId(self.next_net_id)
     }
 
-    /// Spawns an entity under a network id someone else assigned (a server's spawn message
-    /// on a client). Later local spawns use ids above it.
-    pub(crate) fn insert_with_net_id(
+    /// Spawns an entity of `kind` owned by `owner` under network id `net` (the next local
+    /// one, or one someone else assigned: a server's spawn message on a client). Later
+    /// local spawns use ids above it.
+    pub(crate) fn insert_at(
         &mut self,
         net: NetId,
-        kind: KindId,
+        (kind, owner): (KindId, Owner),
         params: Vec<u8>,
-        owner: Owner,
     ) -> Result<EntityId, Error> {
         let pos = match self.order.binary_search_by_key(&net, |e| e.0) {
             Ok(_) => return Err(Error::NetIdInUse(net)),

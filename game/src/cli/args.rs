@@ -50,6 +50,34 @@ pub(crate) struct ByName {
 }
 
 /// Who you are.
+/// What a game's host is told, with a window (`host`) or without (`server`).
+#[derive(Args, Debug, Clone)]
+pub(crate) struct Hosting {
+    /// At exit, write the players and entities as JSON to this file.
+    #[arg(long)]
+    pub(crate) summary: Option<PathBuf>,
+    #[command(flatten)]
+    pub(crate) ident: Ident,
+    #[command(flatten)]
+    pub(crate) serve: Serve,
+    #[command(flatten)]
+    pub(crate) disc: Disc,
+    #[command(flatten)]
+    pub(crate) arena: Arena,
+    #[command(flatten)]
+    pub(crate) timed: Timed,
+    #[command(flatten)]
+    pub(crate) rec: Rec,
+}
+
+impl Hosting {
+    /// The settings it comes to (an error for a port or a session option that cannot be).
+    pub(crate) fn common(&self) -> Result<Common, String> {
+        let c = Common::new(&self.ident, Some(&self.arena)).serve(&self.serve)?;
+        Ok(c.disc(&self.disc).run(&self.timed, &self.rec))
+    }
+}
+
 #[derive(Args, Debug, Clone, Default)]
 pub(crate) struct Ident {
     /// Your player name (the server's name for `server`).
@@ -170,21 +198,8 @@ impl Common {
 pub(crate) enum Command {
     /// Host a game in a window: a listen-server where you play too.
     Host {
-        /// At exit, write the players and entities as JSON to this file.
-        #[arg(long)]
-        summary: Option<PathBuf>,
         #[command(flatten)]
-        ident: Ident,
-        #[command(flatten)]
-        serve: Serve,
-        #[command(flatten)]
-        disc: Disc,
-        #[command(flatten)]
-        arena: Arena,
-        #[command(flatten)]
-        timed: Timed,
-        #[command(flatten)]
-        rec: Rec,
+        hosting: Hosting,
         #[command(flatten)]
         shot: Screenshot,
     },
@@ -213,21 +228,8 @@ pub(crate) enum Command {
     /// `quit` and `--seconds` all end it gracefully: clients are told, the summary and the
     /// recording are written, and it exits with status 0.
     Server {
-        /// At exit, write the players and entities as JSON to this file.
-        #[arg(long)]
-        summary: Option<PathBuf>,
         #[command(flatten)]
-        ident: Ident,
-        #[command(flatten)]
-        serve: Serve,
-        #[command(flatten)]
-        disc: Disc,
-        #[command(flatten)]
-        arena: Arena,
-        #[command(flatten)]
-        timed: Timed,
-        #[command(flatten)]
-        rec: Rec,
+        hosting: Hosting,
     },
     /// List the LAN games that answer (and those registered at a rendezvous server, with
     /// --rendezvous), then exit.

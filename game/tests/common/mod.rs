@@ -132,6 +132,53 @@ pub fn game(args: &[&str]) -> Command {
     c
 }
 
+/// For a test that opens a window: `None` without a virtual display (saying why, as
+/// [`xvfb_or_skip`] does); else its turn among the process tests and its scratch folder.
+pub fn window_test(name: &str) -> Option<(std::sync::MutexGuard<'static, ()>, PathBuf)> {
+    if !xvfb_or_skip() {
+        return None;
+    }
+    Some((one_at_a_time(), scratch(name)))
+}
+
+/// The words of a command line: split at whitespace, except inside single quotes
+/// (`--name 'Far Yard'`), which are removed.
+pub fn words(line: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut word: Option<String> = None;
+    let mut quoted = false;
+    for c in line.chars() {
+        match c {
+            '\'' => {
+                quoted = !quoted;
+                word.get_or_insert_with(String::new);
+            }
+            c if c.is_whitespace() && !quoted => out.extend(word.take()),
+            c => word.get_or_insert_with(String::new).push(c),
+        }
+    }
+    out.extend(word);
+    out
+}
+
+/// A dedicated server on a free port, started with the flags of `line` (see [`words`])
+/// after `--port`; and its address.
+pub fn server(line: &str) -> (Running, String) {
+    let port = free_port().to_string();
+    let mut args = vec!["server".to_owned(), "--port".to_owned(), port.clone()];
+    args.extend(words(line));
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    (Running::start(game(&args)), format!("127.0.0.1:{port}"))
+}
+
+/// Asserts that a process `what` ended well (showing its standard error if not), and
+/// returns its standard output.
+pub fn succeeded(out: &Output, what: &str) -> String {
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{what} failed: {err}");
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
 /// A child process that is killed if the test ends before it does.
 pub struct Running(pub Option<Child>);
 

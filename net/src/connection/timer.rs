@@ -4,16 +4,16 @@
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub(crate) enum Timer {
     /// Nothing heard from the peer for the timeout: the session ends (`TimedOut`).
-    Idle = 0,
+    Idle,
     /// Nothing sent to the peer for the heartbeat interval: send an empty datagram.
-    Heartbeat = 1,
+    Heartbeat,
     /// The oldest unacknowledged reliable message is too old: the session ends
     /// (`ReliableExpired`).
-    ReliableExpiry = 2,
+    ReliableExpiry,
     /// A client's handshake datagram is due again (hello or connect).
-    Retry = 3,
+    Retry,
     /// A client's handshake has taken too long: give up (`ConnectFailed`).
-    GiveUp = 4,
+    GiveUp,
 }
 
 const COUNT: usize = 5;

@@ -9,6 +9,8 @@ use super::*;
 use crate::connection::{Connection, Incoming};
 
 impl Server {
+    /// One frame of a server: clients' datagrams in, the group's frame, then what changed
+    /// announced and, when the rate cap allows, the broadcast.
     pub(super) fn update(
         &mut self,
         core: &mut Core,
@@ -159,11 +161,13 @@ impl FrameDriver for ServerFrame<'_> {
 }
 
 impl Client {
+    /// One frame of a client: the server's control datagrams first (its DATA waits for the
+    /// frame's inbound pass), the group's frame, then our own sections up at the rate cap.
     pub(super) fn update(
         &mut self,
         core: &mut Core,
         group: &mut EntityGroup,
-        inbox: Vec<(SocketAddr, Vec<u8>)>,
+        inbox: impl IntoIterator<Item = (SocketAddr, Vec<u8>)>,
     ) -> NetFrame {
         let server = self.endpoint.conn.addr;
         let mut data = Vec::new();
