@@ -30,26 +30,18 @@ fn throws(name: &str, frame_time: f32, every: u32, seconds: f32) -> u64 {
     let script_path = dir.join("presses.txt");
     std::fs::write(&script_path, script).unwrap();
     let summary = dir.join("summary.json");
-    let port = free_port().to_string();
-    let disc = discovery(free_port());
-    let mut host = std::process::Command::new("xvfb-run");
-    host.args(["-a", "-s", "-screen 0 800x600x24", BIN])
-        .args([
-            "host",
-            "--port",
-            &port,
-            "--name",
-            "ada",
-            "--discovery-addr",
-            &disc,
-        ])
-        .args(["--scene", arena_path.to_str().unwrap()])
-        .args(["--fps", "0", "--frame-time", &frame_time.to_string()])
-        .args(["--input-script", script_path.to_str().unwrap()])
-        .args(["--seconds", &seconds.to_string()])
-        .args(["--summary", summary.to_str().unwrap()])
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped());
+    let host = windowed(
+        "800x600",
+        &format!(
+            "host --port {} --name ada --discovery-addr {} --scene '{}' --fps 0 \
+             --frame-time {frame_time} --input-script '{}' --seconds {seconds} --summary '{}'",
+            free_port(),
+            discovery(free_port()),
+            arena_path.display(),
+            script_path.display(),
+            summary.display()
+        ),
+    );
     let out = Running::start(host).finish(Duration::from_secs(120));
     succeeded(&out, "host");
     let text = std::fs::read_to_string(&summary).expect("the host wrote its summary");

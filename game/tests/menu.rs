@@ -24,19 +24,8 @@ fn a_name_typed_and_a_password_at_the_prompt_take_the_player_into_a_locked_game(
     // At 30 frames a second: the name at once, the game (found within a few seconds) at
     // frame 150, its password at the prompt.
     let script = "10 n\n12 text zed\n14 enter\n150 1\n155 text open sesame\n157 enter\n";
-    let script_path = dir.join("script.txt");
-    std::fs::write(&script_path, script).unwrap();
-    let shot = dir.join("menu.png");
-    let mut window = std::process::Command::new("xvfb-run");
-    window
-        .args(["-a", "-s", "-screen 0 1100x700x24", BIN])
-        .args(["--discovery-addr", &disc, "--fps", "30"])
-        .args(["--input-script", script_path.to_str().unwrap()])
-        .args(["--screenshot", shot.to_str().unwrap(), "--frames", "330"])
-        .env("HOME", &home)
-        .env_remove("XDG_CONFIG_HOME")
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped());
+    let mut window = menu_window(&dir, script, &format!("--discovery-addr {disc}"));
+    window.env("HOME", &home);
     let out = Running::start(window).finish(Duration::from_secs(120));
     succeeded(&out, "the window");
     let remembered = std::fs::read_to_string(home.join(".config/tumbleyard/name")).unwrap();
@@ -62,20 +51,11 @@ fn the_start_screen_lists_rendezvous_games_and_joins_one_by_its_digit() {
         "--seconds 20 --name 'Far Yard' --password 'open sesame' --rendezvous {rv}"
     ));
     let script = "150 1\n155 text open sesame\n157 enter\n";
-    let script_path = dir.join("script.txt");
-    std::fs::write(&script_path, script).unwrap();
-    let shot = dir.join("menu.png");
-    let mut window = std::process::Command::new("xvfb-run");
-    window
-        .args(["-a", "-s", "-screen 0 1100x700x24", BIN])
-        .args(["--discovery-addr", &discovery(free_port()), "--fps", "30"])
-        .args(["--rendezvous", &rv, "--name", "carol"])
-        .args(["--input-script", script_path.to_str().unwrap()])
-        .args(["--screenshot", shot.to_str().unwrap(), "--frames", "330"])
-        .env("HOME", dir.join("home"))
-        .env_remove("XDG_CONFIG_HOME")
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped());
+    // Discovery on a port of its own: no LAN game answers, so digit 1 is the far one.
+    let disc = discovery(free_port());
+    let flags = format!("--discovery-addr {disc} --rendezvous {rv} --name carol");
+    let mut window = menu_window(&dir, script, &flags);
+    window.env("HOME", dir.join("home"));
     let out = Running::start(window).finish(Duration::from_secs(120));
     succeeded(&out, "the window");
     let log = server.finish(Duration::from_secs(60));
@@ -85,4 +65,20 @@ fn the_start_screen_lists_rendezvous_games_and_joins_one_by_its_digit() {
         "the server never saw carol come through the rendezvous server:\n{text}"
     );
     drop(rendezvous);
+}
+
+/// The start screen at 30 frames a second with `flags`, pressing what `script` says, for
+/// 330 frames and a screenshot; no configuration folder but the one a test gives as HOME.
+fn menu_window(dir: &std::path::Path, script: &str, flags: &str) -> std::process::Command {
+    let script_path = dir.join("script.txt");
+    std::fs::write(&script_path, script).unwrap();
+    let shot = dir.join("menu.png");
+    let line = format!(
+        "{flags} --fps 30 --input-script '{}' --screenshot '{}' --frames 330",
+        script_path.display(),
+        shot.display()
+    );
+    let mut window = windowed("1100x700", &line);
+    window.env_remove("XDG_CONFIG_HOME");
+    window
 }

@@ -21,7 +21,7 @@
 
 mod common;
 
-use common::{BIN, Running, last_json, signal, succeeded};
+use common::{BIN, Running, carried, last_json, signal, succeeded};
 use std::io::Write;
 use std::process::{Command, Output, Stdio};
 use std::time::Duration;
@@ -356,7 +356,7 @@ fn a_server_and_a_bot_behind_two_nats_meet_by_name_and_play_over_the_punched_pat
         eprintln!("rendezvous: {stats}; the bot received {bot_bytes} bytes");
         assert_eq!(stats["introductions"], 1);
         assert_eq!(stats["relayed_bytes"], 0);
-        let carried = stats["bytes_in"].as_u64().unwrap() + stats["bytes_out"].as_u64().unwrap();
+        let carried = carried(&stats);
         assert!(
             carried * 10 < bot_bytes,
             "the rendezvous server moved {carried} bytes"

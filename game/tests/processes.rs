@@ -45,12 +45,7 @@ fn a_server_and_two_bots_play_together_for_twenty_seconds() {
         ] {
             assert!(r.get(key).is_some(), "bot {i} report lacks '{key}'");
         }
-        let remote: Vec<&str> = r["remote_players"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .filter_map(Value::as_str)
-            .collect();
+        let remote = strings(&r["remote_players"]);
         assert!(
             remote.contains(&other.as_str()),
             "bot {i} never saw {other}: {remote:?}"

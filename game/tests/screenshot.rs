@@ -20,21 +20,13 @@ fn a_hosted_game_with_a_bot_draws_a_real_picture() {
     let shot = dir.join("host.png");
     let port = free_port().to_string();
     let disc = discovery(free_port());
-    let mut host = std::process::Command::new("xvfb-run");
-    host.args(["-a", "-s", "-screen 0 1280x800x24", BIN])
-        .args([
-            "host",
-            "--port",
-            &port,
-            "--name",
-            "host",
-            "--discovery-addr",
-            &disc,
-        ])
-        .args(["--screenshot", shot.to_str().unwrap(), "--frames", "480"])
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped());
-    let host = Running::start(host);
+    let host = Running::start(windowed(
+        "1280x800",
+        &format!(
+            "host --port {port} --name host --discovery-addr {disc} --screenshot '{}' --frames 480",
+            shot.display()
+        ),
+    ));
     let _bot = Running::start(game(&[
         "bot",
         &format!("127.0.0.1:{port}"),

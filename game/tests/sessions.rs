@@ -143,12 +143,7 @@ fn the_console_kicks_a_player_and_lists_a_spectator_who_sees_everyone() {
     let watched = last_json(&eve);
     assert_eq!(watched["ended"], "time up");
     assert_eq!(watched["spectator"], true);
-    let seen: Vec<&str> = watched["remote_players"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter_map(Value::as_str)
-        .collect();
+    let seen = strings(&watched["remote_players"]);
     assert!(
         seen.contains(&"ada") && seen.contains(&"bob"),
         "eve saw {seen:?}"

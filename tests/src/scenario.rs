@@ -6,7 +6,7 @@ use lanyard::SpawnTicket;
 use lanyard::prelude::*;
 use lanyard_demo as demo;
 pub use lanyard_net::harness::{Peer, Scenario, Stranger, Stuck, entropy, hub_addr, stranger_addr};
-use lanyard_net::{Conditions, NetConfig};
+use lanyard_net::{Conditions, DisconnectReason, NetConfig, NetEvent};
 
 /// Scenarios of the demo kinds: `Scenario::new(...)` with this trait in scope.
 pub trait DemoScenario {
@@ -28,6 +28,13 @@ pub trait DemoScenario {
 
     /// Asks client `client` for a mover of `params` (its player): the spawn's ticket.
     fn give_player(&mut self, client: usize, params: &demo::MoverParams) -> SpawnTicket;
+
+    /// Whether client `client` heard that its session ended for `reason`.
+    fn heard_lost(&self, client: usize, reason: DisconnectReason) -> bool;
+
+    /// Asserts that client 0's entities went as their kinds say, on the server and on
+    /// client 1: its `mover` is gone, its `ball` is the server's.
+    fn assert_went_as_kinds_say(&self, mover: NetId, ball: NetId);
 }
 
 impl DemoScenario for Scenario {
@@ -56,6 +63,26 @@ impl DemoScenario for Scenario {
             .group
             .request_spawn(demo::MOVER, params)
             .expect("a mover is a registered kind")
+    }
+
+    fn heard_lost(&self, client: usize, reason: DisconnectReason) -> bool {
+        let lost = NetEvent::ConnectionLost { reason };
+        self.clients[client].events.contains(&lost)
+    }
+
+    fn assert_went_as_kinds_say(&self, mover: NetId, ball: NetId) {
+        for (who, g) in [
+            ("server", &self.server.group),
+            ("client 1", &self.clients[1].group),
+        ] {
+            assert!(g.by_net(mover).is_none(), "{who} still has the mover");
+            let owner = g.by_net(ball).map(|e| e.owner());
+            assert_eq!(
+                owner,
+                Some(Owner::Server),
+                "{who}: the ball was not handed over"
+            );
+        }
     }
 }
 

@@ -167,14 +167,7 @@ fn a_client_whose_section_makes_a_controller_panic_is_disconnected_and_the_serve
 
 #[test]
 fn the_frame_report_carries_a_refused_sections_error_with_the_kinds_name() {
-    let mut s = Scenario::with_registry(
-        registry(),
-        add_scenery,
-        NetConfig::default(),
-        None,
-        60.0,
-        |g| crates_and_balls(g, 2),
-    );
+    let mut s = fragile_world();
     s.add_client(NetConfig::default(), "ann", None);
     s.join_within(3.0);
     let before = fragile_sends(&mut s, 200);
@@ -195,14 +188,7 @@ fn the_frame_report_carries_a_refused_sections_error_with_the_kinds_name() {
 
 #[test]
 fn a_client_whose_world_lacks_a_kind_is_refused_naming_it() {
-    let mut s = Scenario::with_registry(
-        registry(),
-        add_scenery,
-        NetConfig::default(),
-        None,
-        60.0,
-        |g| crates_and_balls(g, 2),
-    );
+    let mut s = fragile_world();
     // Built from an older game: the demo kinds, without the fragile one.
     s.add_client_with(
         lanyard_tests::demo_registry(),
@@ -251,4 +237,11 @@ fn server_reports<T>(
         .iter()
         .flat_map(|f| what(&f.frame))
         .collect()
+}
+
+/// A server with the fragile kind registered too, and a few crates and balls.
+fn fragile_world() -> Scenario {
+    let config = NetConfig::default();
+    let world = |g: &mut EntityGroup| crates_and_balls(g, 2);
+    Scenario::with_registry(registry(), add_scenery, config, None, 60.0, world)
 }

@@ -213,20 +213,11 @@ fn a_cut_longer_than_the_grace_window_ends_in_session_expired() {
         Some(DisconnectReason::SessionExpired)
     );
     // Its entities went as their kinds say, everywhere.
-    for (who, g) in [("server", &s.server.group), ("bob", &s.clients[1].group)] {
-        assert!(g.by_net(mover).is_none(), "{who} still has ann's mover");
-        assert_eq!(
-            g.by_net(ball).map(|e| e.owner()),
-            Some(Owner::Server),
-            "{who}: ann's ball was not handed to the server"
-        );
-    }
+    s.assert_went_as_kinds_say(mover, ball);
     // ann's ladder is still trying: the next hello that gets through hears the verdict.
     s.clients[0].cut = false;
     assert!(s.run_until(6.0, |s| !s.clients[0].net.is_reconnecting()));
-    assert!(s.clients[0].events.contains(&NetEvent::ConnectionLost {
-        reason: DisconnectReason::SessionExpired
-    }));
+    assert!(s.heard_lost(0, DisconnectReason::SessionExpired));
     assert!(!s.clients[0].net.is_connected());
     assert_eq!(s.server.net.clients().len(), 1, "only bob is left");
 }

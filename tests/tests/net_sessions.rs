@@ -97,6 +97,13 @@ fn a_client_with_no_server_gives_up_clearly() {
 
 /// ann joins and owns a player (despawned when she leaves) and a thrown ball (handed to the
 /// server when she leaves); bob watches.
+/// [`quiet_world`] of `n`, with ann and bob, ann owning a mover and a ball.
+fn ann_in_world(n: usize) -> (Scenario, NetId, NetId) {
+    let mut s = quiet_world(n);
+    let (mover, ball) = ann_owns_two(&mut s);
+    (s, mover, ball)
+}
+
 fn ann_owns_two(s: &mut Scenario) -> (NetId, NetId) {
     s.add_client(NetConfig::default(), "ann", None);
     s.add_client(NetConfig::default(), "bob", None);
@@ -154,27 +161,17 @@ fn without_a_grace_window_a_silent_client_times_out_and_its_entities_go_as_their
         name: "ann".into(),
         reason: DisconnectReason::TimedOut
     }));
-    for (who, g) in [("server", &s.server.group), ("bob", &s.clients[1].group)] {
-        assert!(g.by_net(mover).is_none(), "{who} still has ann's player");
-        assert_eq!(
-            g.by_net(ball).map(|e| e.owner()),
-            Some(Owner::Server),
-            "{who}: the ball was not handed over"
-        );
-    }
+    s.assert_went_as_kinds_say(mover, ball);
     assert!(s.clients[1].net.is_connected(), "bob must keep his session");
     // ann wakes up to a dead session.
     s.clients[0].alive = true;
     s.run_for(NetConfig::default().timeout + 1.0);
-    assert!(s.clients[0].events.contains(&NetEvent::ConnectionLost {
-        reason: DisconnectReason::TimedOut
-    }));
+    assert!(s.heard_lost(0, DisconnectReason::TimedOut));
 }
 
 #[test]
 fn leaving_and_shutting_down_are_announced() {
-    let mut s = quiet_world(4);
-    let (mover, _) = ann_owns_two(&mut s);
+    let (mut s, mover, _) = ann_in_world(4);
     let ann = s.clients[0].net.client_id().unwrap();
     let ann_peer = &mut s.clients[0];
     ann_peer.net.disconnect(&mut ann_peer.group);
@@ -187,15 +184,12 @@ fn leaving_and_shutting_down_are_announced() {
     assert!(s.clients[1].group.by_net(mover).is_none());
     s.server.net.disconnect(&mut s.server.group);
     s.run_for(0.5);
-    assert!(s.clients[1].events.contains(&NetEvent::ConnectionLost {
-        reason: DisconnectReason::ServerShutdown
-    }));
+    assert!(s.heard_lost(1, DisconnectReason::ServerShutdown));
 }
 
 #[test]
 fn a_late_joiner_receives_every_live_entity_where_it_is() {
-    let mut s = quiet_world(30);
-    let (mover, _) = ann_owns_two(&mut s);
+    let (mut s, mover, _) = ann_in_world(30);
     s.run_for(8.0);
     s.add_client(NetConfig::default(), "dan", None);
     s.join_within(2.0);
@@ -209,8 +203,7 @@ fn a_late_joiner_receives_every_live_entity_where_it_is() {
 
 #[test]
 fn forged_sections_change_nothing_anywhere_and_are_counted() {
-    let mut s = quiet_world(6);
-    let (mover, _) = ann_owns_two(&mut s);
+    let (mut s, mover, _) = ann_in_world(6);
     let crate_net = s.server.net_ids()[1];
     s.run_for(1.0);
     // bob hacks his client: he claims ann's player and a server crate, and lifts both 50 m.
@@ -324,8 +317,7 @@ fn correcting_an_owner_does_not_advance_the_servers_rng() {
     // The mover's controller holds a seeded RNG that its server path draws from. A
     // correction is the server's own body state: the server never runs the owner's server
     // path, so its copy of the RNG (saved state) stays exactly where it was.
-    let mut s = quiet_world(4);
-    let (mover, _) = ann_owns_two(&mut s);
+    let (mut s, mover, _) = ann_in_world(4);
     let ann_id = s.clients[0].net.client_id().unwrap();
     s.run_for(1.0);
     let saved = |s: &Scenario| {

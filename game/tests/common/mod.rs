@@ -161,6 +161,19 @@ pub fn words(line: &str) -> Vec<String> {
     out
 }
 
+/// The game in a virtual X display of `size` (`"1100x700"`), with the flags of `line`
+/// (see [`words`]), discovery on loopback.
+pub fn windowed(size: &str, line: &str) -> Command {
+    let mut c = Command::new("xvfb-run");
+    c.args(["-a", "-s", &format!("-screen 0 {size}x24"), BIN])
+        .args(words(line))
+        .env("LANYARD_DISCOVERY_ADDR", "127.255.255.255:1")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    c
+}
+
 /// A dedicated server on a free port, started with the flags of `line` (see [`words`])
 /// after `--port`; and its address.
 pub fn server(line: &str) -> (Running, String) {
@@ -169,6 +182,19 @@ pub fn server(line: &str) -> (Running, String) {
     args.extend(words(line));
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     (Running::start(game(&args)), format!("127.0.0.1:{port}"))
+}
+
+/// The bytes a rendezvous server's `stats` say it carried, in and out.
+pub fn carried(stats: &Value) -> u64 {
+    let count = |k: &str| stats[k].as_u64().expect("the stats count bytes");
+    count("bytes_in") + count("bytes_out")
+}
+
+/// The strings of a JSON array (none if it is not one).
+pub fn strings(v: &Value) -> Vec<&str> {
+    v.as_array()
+        .map(|a| a.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default()
 }
 
 /// Asserts that a process `what` ended well (showing its standard error if not), and

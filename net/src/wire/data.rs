@@ -52,16 +52,23 @@ pub(crate) struct Data<'a> {
     pub(crate) sections: &'a [u8],
 }
 
-fn varint(rest: &mut &[u8]) -> Result<usize, NetError> {
-    let mut v: usize = 0;
-    for i in 0..3 {
+/// A varint of at most `max_bytes` bytes.
+fn varint_within(rest: &mut &[u8], max_bytes: u32) -> Result<u64, NetError> {
+    let mut v: u64 = 0;
+    for i in 0..max_bytes {
         let [b] = take::<1>(rest)?;
-        v |= usize::from(b & 0x7f) << (7 * i);
+        v |= u64::from(b & 0x7f) << (7 * i);
         if b & 0x80 == 0 {
             return Ok(v);
         }
     }
     Err(NetError::Malformed("varint too long".into()))
+}
+
+/// A length or a count: a varint of at most 3 bytes.
+fn varint(rest: &mut &[u8]) -> Result<usize, NetError> {
+    // At most 21 bits: it fits.
+    varint_within(rest, 3).map(|v| v as usize)
 }
 
 /// Reads only the header of a DATA body (for the replay check before anything else).
@@ -136,15 +143,8 @@ fn put_u32(out: &mut Vec<u8>, v: u32) {
 }
 
 fn get_u32(rest: &mut &[u8]) -> Result<u32, NetError> {
-    let mut v: u64 = 0;
-    for i in 0..5 {
-        let [b] = take::<1>(rest)?;
-        v |= u64::from(b & 0x7f) << (7 * i);
-        if b & 0x80 == 0 {
-            return u32::try_from(v).map_err(|_| NetError::Malformed("varint too large".into()));
-        }
-    }
-    Err(NetError::Malformed("varint too long".into()))
+    let v = varint_within(rest, 5)?;
+    u32::try_from(v).map_err(|_| NetError::Malformed("varint too large".into()))
 }
 
 /// Appends a state entry; `prev` is the network id of the entry before it in the same
