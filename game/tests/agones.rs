@@ -49,8 +49,9 @@ fn the_server_says_ready_stays_healthy_from_its_tick_loop_and_says_shutdown() {
     cmd.env("AGONES_SDK_HTTP_PORT", sdk.to_string())
         .env("LANYARD_PORT", &port);
     let server = Running::start(cmd);
-    std::thread::sleep(Duration::from_secs(5));
-    // A hung simulation: no ticks, so no health pings.
+    // Its first status line comes after a few seconds of ticks, and health pings with them.
+    server.wait_for("players 0/8", Duration::from_secs(20));
+    // A hung simulation: no ticks, so no health pings. Only real time can show that.
     signal(&server, "-STOP");
     std::thread::sleep(Duration::from_secs(5));
     signal(&server, "-CONT");

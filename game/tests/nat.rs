@@ -299,7 +299,7 @@ impl Lab {
 
     /// Ends child `i` with SIGTERM and returns its output.
     fn stop(&mut self, i: usize) -> Output {
-        let child = std::mem::replace(&mut self.children[i], Running(None));
+        let child = std::mem::replace(&mut self.children[i], Running::none());
         signal(&child, "-TERM");
         child.finish(Duration::from_secs(30))
     }

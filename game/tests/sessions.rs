@@ -24,7 +24,7 @@ fn read_summary(path: &std::path::Path) -> Value {
 }
 
 #[test]
-fn a_bot_stopped_for_eight_seconds_resumes_its_session_and_finishes() {
+fn a_bot_stopped_until_the_server_keeps_its_session_resumes_it_and_finishes() {
     let _one = one_at_a_time();
     let dir = scratch("resume");
     let summary = dir.join("summary.json");
@@ -43,9 +43,11 @@ fn a_bot_stopped_for_eight_seconds_resumes_its_session_and_finishes() {
     };
     let ada = bot("ada", "1");
     let bob = bot("bob", "2");
-    std::thread::sleep(Duration::from_secs(5));
+    // Both play for a moment; then ada's process freezes until the server has stopped
+    // hearing her and keeps her session for a resume.
+    server.wait_for("players 2/8", Duration::from_secs(20));
     signal(&ada, "-STOP");
-    std::thread::sleep(Duration::from_secs(8));
+    server.wait_for("ada went silent", Duration::from_secs(20));
     signal(&ada, "-CONT");
     let ada = ada.finish(Duration::from_secs(60));
     let bob = bob.finish(Duration::from_secs(60));
@@ -100,7 +102,7 @@ fn the_console_kicks_a_player_and_lists_a_spectator_who_sees_everyone() {
     ]);
     cmd.stdin(Stdio::piped());
     let mut server = Running::start(cmd);
-    let mut console = server.0.as_mut().unwrap().stdin.take().unwrap();
+    let mut console = server.stdin().unwrap();
     let addr = format!("127.0.0.1:{port}");
     let start = |args: &[&str]| {
         let mut all = vec!["bot", addr.as_str()];
@@ -110,9 +112,10 @@ fn the_console_kicks_a_player_and_lists_a_spectator_who_sees_everyone() {
     let ada = start(&["--name", "ada", "--seed", "1", "--seconds", "24"]);
     let bob = start(&["--name", "bob", "--seed", "2", "--seconds", "15"]);
     let eve = start(&["--name", "eve", "--spectate", "--seconds", "21"]);
-    std::thread::sleep(Duration::from_secs(5));
+    server.wait_for("eve joined to watch", Duration::from_secs(20));
+    server.wait_for("players 2/8", Duration::from_secs(20));
     writeln!(console, "players").unwrap();
-    std::thread::sleep(Duration::from_secs(3));
+    server.wait_for("spectator\n", Duration::from_secs(20));
     writeln!(console, "kick ada too many grenades").unwrap();
     let ada = ada.finish(Duration::from_secs(60));
     let bob = bob.finish(Duration::from_secs(60));
@@ -176,7 +179,7 @@ fn sigterm_ends_the_server_gracefully_and_every_bot_hears_it() {
         .iter()
         .map(|seed| Running::start(game(&["bot", &addr, "--seed", seed, "--seconds", "30"])))
         .collect();
-    std::thread::sleep(Duration::from_secs(6));
+    server.wait_for("players 2/8", Duration::from_secs(20));
     signal(&server, "-TERM");
     let out = server.finish(Duration::from_secs(20));
     assert_eq!(out.status.code(), Some(0), "server: {}", stderr(&out));

@@ -7,7 +7,9 @@ use std::collections::BTreeMap;
 use std::net::UdpSocket;
 use std::path::PathBuf;
 use std::process::{Child, Command, Output, Stdio};
-use std::time::Duration;
+use std::io::Read;
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::{Duration, Instant};
 
 /// Holds the tests of one file that compare a bot's crates with its server's to one at a
 /// time: several servers and their bots at once on two cores fall behind the wall clock
@@ -205,25 +207,131 @@ pub fn succeeded(out: &Output, what: &str) -> String {
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
-/// A child process that is killed if the test ends before it does.
-pub struct Running(pub Option<Child>);
+/// What a child wrote so far to its standard output (0) and error (1), each with whether
+/// it ended; filled by a thread per stream.
+#[derive(Default)]
+struct Captured {
+    streams: Mutex<[(Vec<u8>, bool); 2]>,
+    grew: Condvar,
+}
+
+impl Captured {
+    /// Reads `from` into stream `i` to its end, in a thread of its own.
+    fn read(self: &Arc<Self>, i: usize, from: Option<impl Read + Send + 'static>) {
+        let Some(mut from) = from else {
+            self.streams.lock().unwrap()[i].1 = true;
+            return;
+        };
+        let fill = Arc::clone(self);
+        std::thread::spawn(move || {
+            let mut buf = [0u8; 4096];
+            loop {
+                let n = from.read(&mut buf).unwrap_or(0);
+                let mut t = fill.streams.lock().unwrap();
+                t[i].0.extend_from_slice(&buf[..n]);
+                t[i].1 = n == 0;
+                fill.grew.notify_all();
+                if n == 0 {
+                    return;
+                }
+            }
+        });
+    }
+
+    /// Waits until either stream holds `needle` (true), or both ended or `limit` passed
+    /// without it (false).
+    fn wait_for(&self, needle: &str, limit: Duration) -> bool {
+        let end = Instant::now() + limit;
+        let mut t = self.streams.lock().unwrap();
+        loop {
+            if t.iter().any(|(b, _)| String::from_utf8_lossy(b).contains(needle)) {
+                return true;
+            }
+            let left = end.saturating_duration_since(Instant::now());
+            if t.iter().all(|(_, ended)| *ended) || left.is_zero() {
+                return false;
+            }
+            t = self.grew.wait_timeout(t, left).unwrap().0;
+        }
+    }
+
+    /// All of stream `i`, once it ended.
+    fn all(&self, i: usize) -> Vec<u8> {
+        let mut t = self.streams.lock().unwrap();
+        while !t[i].1 {
+            t = self.grew.wait(t).unwrap();
+        }
+        std::mem::take(&mut t[i].0)
+    }
+
+    /// Both streams so far, as text.
+    fn so_far(&self) -> String {
+        let t = self.streams.lock().unwrap();
+        let [out, err] = &*t;
+        format!(
+            "{}\n{}",
+            String::from_utf8_lossy(&out.0),
+            String::from_utf8_lossy(&err.0)
+        )
+    }
+}
+
+/// A child process that is killed if the test ends before it does. What it writes to a
+/// piped standard output or error is read as it comes, so a test can wait for a line.
+pub struct Running {
+    child: Option<Child>,
+    output: Arc<Captured>,
+}
 
 impl Running {
     /// Starts `cmd`.
     pub fn start(mut cmd: Command) -> Running {
-        Running(Some(cmd.spawn().expect("the game binary starts")))
+        let mut child = cmd.spawn().expect("the game binary starts");
+        let output = Arc::new(Captured::default());
+        output.read(0, child.stdout.take());
+        output.read(1, child.stderr.take());
+        Running {
+            child: Some(child),
+            output,
+        }
+    }
+
+    /// A child that is already gone (a placeholder).
+    pub fn none() -> Running {
+        Running {
+            child: None,
+            output: Arc::default(),
+        }
+    }
+
+    /// Its standard input, if it was piped and not yet taken.
+    pub fn stdin(&mut self) -> Option<std::process::ChildStdin> {
+        self.child.as_mut()?.stdin.take()
+    }
+
+    /// Its process id, while it runs.
+    pub fn pid(&self) -> Option<u32> {
+        self.child.as_ref().map(Child::id)
+    }
+
+    /// Waits until its standard output or error shows `needle`, failing the test if it
+    /// does not within `limit` (or the process ends first).
+    pub fn wait_for(&self, needle: &str, limit: Duration) {
+        if !self.output.wait_for(needle, limit) {
+            panic!("no '{needle}' within {limit:?}:\n{}", self.output.so_far());
+        }
     }
 
     /// Waits for it to end by itself (killing it after `limit`), and returns its output.
     pub fn finish(mut self, limit: Duration) -> Output {
-        let child = self.0.take().unwrap();
+        let mut child = self.child.take().expect("still running");
         let pid = child.id();
         let (tx, rx) = std::sync::mpsc::channel();
         std::thread::spawn(move || {
-            let _ = tx.send(child.wait_with_output());
+            let _ = tx.send(child.wait());
         });
-        let out = match rx.recv_timeout(limit) {
-            Ok(out) => out,
+        let status = match rx.recv_timeout(limit) {
+            Ok(status) => status,
             Err(_) => {
                 let _ = Command::new("sh")
                     .args(["-c", &format!("kill -KILL {pid}")])
@@ -231,13 +339,17 @@ impl Running {
                 rx.recv().expect("the waiting thread answers")
             }
         };
-        out.expect("the child's output is read")
+        Output {
+            status: status.expect("the child is waited for"),
+            stdout: self.output.all(0),
+            stderr: self.output.all(1),
+        }
     }
 }
 
 impl Drop for Running {
     fn drop(&mut self) {
-        if let Some(c) = &mut self.0 {
+        if let Some(c) = &mut self.child {
             let _ = c.kill();
             let _ = c.wait();
         }
@@ -247,7 +359,7 @@ impl Drop for Running {
 /// Sends `sig` (`-STOP`, `-CONT`, `-TERM`) to a running child, with the shell's own `kill`
 /// (no package needed beyond `sh`).
 pub fn signal(r: &Running, sig: &str) {
-    let pid = r.0.as_ref().expect("still running").id();
+    let pid = r.pid().expect("still running");
     let ok = Command::new("sh")
         .args(["-c", &format!("kill {sig} {pid}")])
         .status()
