@@ -4,10 +4,10 @@
 
 use serde_json::Value;
 use std::collections::BTreeMap;
+use std::io::Read;
 use std::net::UdpSocket;
 use std::path::PathBuf;
 use std::process::{Child, Command, Output, Stdio};
-use std::io::Read;
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
@@ -244,7 +244,9 @@ impl Captured {
         let end = Instant::now() + limit;
         let mut t = self.streams.lock().unwrap();
         loop {
-            if t.iter().any(|(b, _)| String::from_utf8_lossy(b).contains(needle)) {
+            if t.iter()
+                .any(|(b, _)| String::from_utf8_lossy(b).contains(needle))
+            {
                 return true;
             }
             let left = end.saturating_duration_since(Instant::now());

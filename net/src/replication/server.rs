@@ -396,186 +396,35 @@ impl ServerReplication {
     ) -> BTreeSet<ClientId> {
         self.number += 1;
         let number = self.number;
-        for p in peers.values_mut() {
-            for net in std::mem::take(&mut p.corrections) {
-                if let Some(e) = group.by_net(net) {
-                    let state = BodyState::of(e.body());
-                    p.conn.stats.corrections += 1;
-                    core.push(&mut p.conn, &Msg::Correction { net, state });
-                }
-            }
-        }
+        send_corrections(core, group, peers);
         self.rescope(core, group, peers);
-
-        // The world's state this frame: the server's sections and the newest accepted
-        // section of every client-owned entity, in network-id order.
-        let registry = group.registry();
-        let mut world: Vec<Current<'_>> = Vec::with_capacity(packet.section_count());
-        let own = packet
-            .sections()
-            .map(|s| (s.net_id, s.payload, Owner::Server));
-        let forwarded = self
-            .forward
-            .iter()
-            .map(|(net, (from, b))| (*net, b.as_slice(), Owner::Client(*from)));
-        for (net, bytes, owner) in own.chain(forwarded) {
-            let Some(e) = group.by_net(net) else {
-                continue;
-            };
-            let v = e.body().linvel();
-            let hit = self
-                .last_vel
-                .insert(net, v)
-                .map_or(0.0, |u| (v - u).length());
-            let speed = v.length() + 0.25 * e.body().angvel().length();
-            let weight = registry.options(e.kind()).map_or(1.0, |o| o.priority);
-            world.push(Current {
-                net,
-                bytes,
-                version: 0,
-                owner,
-                urgency: weight * (1.0 + 0.5 * speed + 2.0 * hit),
-                codec: registry.delta_codec(e.kind()),
-            });
-        }
-        world.sort_by_key(|c| c.net);
-        for c in &mut world {
-            let h = self.history.entry(c.net).or_default();
-            h.update(number, c.bytes);
-            c.version = h.versions.back().map_or(number, |v| v.0);
-        }
-
-        let rate = core.config.rate.max(0.001);
-        let budget = ((core.config.budget as f32 / rate) as usize).max(MIN_BUDGET);
-        let refresh = ((core.config.refresh * rate).round() as u32).max(1);
-        // Refreshes alone go out a few times a second, so a resting world sends few
-        // datagrams; they also ride along whenever changed state goes.
-        let batch = ((0.25 * rate).round() as u32).max(1);
-        let version = core.config.version;
-        let mut deltas = Vec::new();
-        let mut cache: HashMap<(NetId, u32), Range<usize>> = HashMap::new();
+        let world = world_state(
+            group,
+            packet,
+            &self.forward,
+            (&mut self.last_vel, &mut self.history),
+            number,
+        );
+        let cadence = Cadence::of(&core.config, number);
+        let mut deltas = Deltas::default();
         let mut sent_to = BTreeSet::new();
         for (id, p) in peers.iter_mut() {
             let Some(view) = p.view.as_mut() else {
                 continue;
             };
             view.acked(&p.conn.take_acked(), &self.history);
-            // Candidates: (index into the world, whether it changed, priority). The world and
-            // the client's view are both in network-id order: walk them together.
-            let mut cands: Vec<(usize, bool, f32)> = Vec::new();
-            let mut ents = view.ents.iter_mut().peekable();
-            for (i, c) in world.iter().enumerate() {
-                while ents.next_if(|(n, _)| **n < c.net).is_some() {}
-                let Some((_, seen)) = ents.next_if(|(n, _)| **n == c.net) else {
-                    continue;
-                };
-                if c.owner == Owner::Client(*id) {
-                    continue;
-                }
-                if let Some(m) = seen.announced {
-                    if !p.conn.delivered(m) {
-                        continue;
-                    }
-                    seen.announced = None;
-                }
-                // Unchanged if the client acknowledged a broadcast at which the current bytes were
-                // already current (or, rarely, if they came back to what it holds).
-                let same = seen
-                    .baseline
-                    .as_ref()
-                    .is_some_and(|(f, b)| *f >= c.version || b.as_slice() == c.bytes);
-                if same {
-                    let age = seen.baseline.as_ref().map_or(0, |(f, _)| number - f);
-                    let resend_ok = seen.last_sent.is_none_or(|s| number - s >= batch);
-                    if age < refresh || !resend_ok {
-                        continue;
-                    }
-                    let overdue = (age - refresh) as f32 / rate;
-                    seen.priority += REFRESH_PRIORITY + OVERDUE_PRIORITY * overdue;
-                    cands.push((i, false, seen.priority));
-                } else {
-                    seen.priority += c.urgency;
-                    cands.push((i, true, seen.priority));
-                }
-            }
-            drop(ents);
-            if !cands.iter().any(|c| c.1) && !number.is_multiple_of(batch) {
+            let cands = candidates(*id, view, &p.conn, &world, &cadence);
+            if !cands.iter().any(|c| c.1) && !number.is_multiple_of(cadence.batch) {
                 continue;
             }
-            cands.sort_by(|a, b| b.2.total_cmp(&a.2).then(a.0.cmp(&b.0)));
-            // Fill the budget, highest priority first.
-            let mut picks: Vec<(usize, Pick)> = Vec::new();
-            let mut used = 0;
-            let mut misses = 0;
-            for (i, _, _) in cands {
-                let c = &world[i];
-                let Some(seen) = view.ents.get(&c.net) else {
-                    continue;
-                };
-                let pick = choose(c, seen, number, &mut deltas, &mut cache);
-                let body = body_of(c, &pick, &deltas);
-                let cost = wire::entry_cost(None, &Entry { net: c.net, body });
-                if used + cost > budget {
-                    misses += 1;
-                    if misses > 16 {
-                        break;
-                    }
-                    continue;
-                }
-                used += cost;
-                picks.push((i, pick));
-            }
+            let (picks, used) = fill_budget(cands, &world, view, &cadence, &mut deltas);
             if picks.is_empty() {
                 continue;
             }
-            picks.sort_by_key(|(i, _)| *i);
-            for (i, _) in &picks {
-                if let Some(seen) = view.ents.get_mut(&world[*i].net) {
-                    seen.priority = 0.0;
-                    seen.last_sent = Some(number);
-                }
-            }
-            // Resting entities with consecutive ids go as one run.
-            let mut merged: Vec<(usize, Pick, u32)> = Vec::with_capacity(picks.len());
-            for (i, pick) in picks {
-                let net = world[i].net;
-                if let (Pick::SameAsNewest(_), Some((first, Pick::SameAsNewest(run), _))) =
-                    (&pick, merged.last_mut())
-                    && world[*first].net.0.checked_add(*run + 1) == Some(net.0)
-                {
-                    *run += 1;
-                    continue;
-                }
-                merged.push((i, pick, 0));
-            }
-            // Entries in network-id order, in chunks that each fit a datagram alone.
-            let mut chunks: Vec<(Vec<u8>, SentEntries)> = vec![(Vec::new(), Vec::new())];
-            let mut prev = None;
-            let entries = merged.len();
-            for (i, pick, _) in &merged {
-                let c = &world[*i];
-                let e = Entry {
-                    net: c.net,
-                    body: body_of(c, pick, &deltas),
-                };
-                if chunks.last().is_some_and(|(b, _)| {
-                    !b.is_empty() && b.len() + wire::entry_cost(None, &e) > DATA_ROOM
-                }) {
-                    chunks.push((Vec::new(), Vec::new()));
-                    prev = None;
-                }
-                let last = match pick {
-                    Pick::SameAsNewest(run) => NetId(c.net.0 + run),
-                    _ => c.net,
-                };
-                if let Some((bytes, sent)) = chunks.last_mut() {
-                    wire::put_entry(bytes, prev, &e);
-                    sent.extend((c.net.0..=last.0).map(|n| (NetId(n), number)));
-                }
-                prev = Some(last);
-            }
+            let (chunks, entries) = packetize(&world, picks, number, &deltas.bytes);
             let parts: Vec<&[u8]> = chunks.iter().map(|(b, _)| b.as_slice()).collect();
             let mut seqs = Vec::new();
+            let version = core.config.version;
             let datagrams = p
                 .conn
                 .build_numbered(core.now, version, number, &parts, &mut seqs);
@@ -594,16 +443,251 @@ impl ServerReplication {
     }
 }
 
+/// Sends each client the server's state of its entities whose sections were illegal.
+fn send_corrections(
+    core: &mut Core,
+    group: &EntityGroup,
+    peers: &mut BTreeMap<ClientId, ClientSession>,
+) {
+    for p in peers.values_mut() {
+        for net in std::mem::take(&mut p.corrections) {
+            if let Some(e) = group.by_net(net) {
+                let state = BodyState::of(e.body());
+                p.conn.stats.corrections += 1;
+                core.push(&mut p.conn, &Msg::Correction { net, state });
+            }
+        }
+    }
+}
+
+/// The world's state this broadcast: the server's sections and the newest accepted section
+/// of every client-owned entity, in network-id order, each with its urgency (a fast or
+/// suddenly knocked body is more urgent) and the broadcast since which it is current. Notes
+/// each entity's velocity and section for the next broadcast.
+fn world_state<'a>(
+    group: &'a EntityGroup,
+    packet: &'a PacketWriter,
+    forward: &'a BTreeMap<NetId, (ClientId, Vec<u8>)>,
+    (last_vel, history): (&mut HashMap<NetId, Vec3>, &mut HashMap<NetId, History>),
+    number: u32,
+) -> Vec<Current<'a>> {
+    let registry = group.registry();
+    let mut world: Vec<Current<'_>> = Vec::with_capacity(packet.section_count());
+    let own = packet
+        .sections()
+        .map(|s| (s.net_id, s.payload, Owner::Server));
+    let forwarded = forward
+        .iter()
+        .map(|(net, (from, b))| (*net, b.as_slice(), Owner::Client(*from)));
+    for (net, bytes, owner) in own.chain(forwarded) {
+        let Some(e) = group.by_net(net) else {
+            continue;
+        };
+        let v = e.body().linvel();
+        let hit = last_vel.insert(net, v).map_or(0.0, |u| (v - u).length());
+        let speed = v.length() + 0.25 * e.body().angvel().length();
+        let weight = registry.options(e.kind()).map_or(1.0, |o| o.priority);
+        world.push(Current {
+            net,
+            bytes,
+            version: 0,
+            owner,
+            urgency: weight * (1.0 + 0.5 * speed + 2.0 * hit),
+            codec: registry.delta_codec(e.kind()),
+        });
+    }
+    world.sort_by_key(|c| c.net);
+    for c in &mut world {
+        let h = history.entry(c.net).or_default();
+        h.update(number, c.bytes);
+        c.version = h.versions.back().map_or(number, |v| v.0);
+    }
+    world
+}
+
+/// When things go, in broadcasts, from the configuration.
+struct Cadence {
+    /// This broadcast's number.
+    number: u32,
+    /// Broadcasts a second.
+    rate: f32,
+    /// Bytes of state per client and broadcast.
+    budget: usize,
+    /// Broadcasts after which an unchanged entity is sent again.
+    refresh: u32,
+    /// Refreshes alone go out every this many broadcasts, so a resting world sends few
+    /// datagrams; they also ride along whenever changed state goes.
+    batch: u32,
+}
+
+impl Cadence {
+    fn of(config: &crate::config::NetConfig, number: u32) -> Self {
+        let rate = config.rate.max(0.001);
+        Cadence {
+            number,
+            rate,
+            budget: ((config.budget as f32 / rate) as usize).max(MIN_BUDGET),
+            refresh: ((config.refresh * rate).round() as u32).max(1),
+            batch: ((0.25 * rate).round() as u32).max(1),
+        }
+    }
+}
+
+/// The deltas of one broadcast, computed once per (entity, baseline) for every client: the
+/// bytes, and where each is in them.
+#[derive(Default)]
+struct Deltas {
+    bytes: Vec<u8>,
+    at: HashMap<(NetId, u32), Range<usize>>,
+}
+
+/// What client `id` could be sent (whose view is `view`, on `conn`): (index into the
+/// world, whether it changed, priority), each entity's priority grown by its urgency (a
+/// change) or by how overdue its refresh is. Not its own entities, and none whose spawn
+/// message it has not acknowledged yet.
+fn candidates(
+    id: ClientId,
+    view: &mut ClientView,
+    conn: &Connection,
+    world: &[Current<'_>],
+    cadence: &Cadence,
+) -> Vec<(usize, bool, f32)> {
+    let number = cadence.number;
+    let mut cands = Vec::new();
+    // The world and the client's view are both in network-id order: walk them together.
+    let mut ents = view.ents.iter_mut().peekable();
+    for (i, c) in world.iter().enumerate() {
+        while ents.next_if(|(n, _)| **n < c.net).is_some() {}
+        let Some((_, seen)) = ents.next_if(|(n, _)| **n == c.net) else {
+            continue;
+        };
+        if c.owner == Owner::Client(id) {
+            continue;
+        }
+        if let Some(m) = seen.announced {
+            if !conn.delivered(m) {
+                continue;
+            }
+            seen.announced = None;
+        }
+        // Unchanged if the client acknowledged a broadcast at which the current bytes were
+        // already current (or, rarely, if they came back to what it holds).
+        let same = seen
+            .baseline
+            .as_ref()
+            .is_some_and(|(f, b)| *f >= c.version || b.as_slice() == c.bytes);
+        if same {
+            let age = seen.baseline.as_ref().map_or(0, |(f, _)| number - f);
+            let resend_ok = seen.last_sent.is_none_or(|s| number - s >= cadence.batch);
+            if age < cadence.refresh || !resend_ok {
+                continue;
+            }
+            let overdue = (age - cadence.refresh) as f32 / cadence.rate;
+            seen.priority += REFRESH_PRIORITY + OVERDUE_PRIORITY * overdue;
+            cands.push((i, false, seen.priority));
+        } else {
+            seen.priority += c.urgency;
+            cands.push((i, true, seen.priority));
+        }
+    }
+    cands
+}
+
+/// Fills the client's budget from `cands`, highest priority first (after 16 that do not
+/// fit, it stops looking); the picks in network-id order, each marked sent (its priority
+/// spent), and the bytes they take.
+fn fill_budget(
+    mut cands: Vec<(usize, bool, f32)>,
+    world: &[Current<'_>],
+    view: &mut ClientView,
+    cadence: &Cadence,
+    deltas: &mut Deltas,
+) -> (Vec<(usize, Pick)>, usize) {
+    cands.sort_by(|a, b| b.2.total_cmp(&a.2).then(a.0.cmp(&b.0)));
+    let mut picks: Vec<(usize, Pick)> = Vec::new();
+    let mut used = 0;
+    let mut misses = 0;
+    for (i, _, _) in cands {
+        let c = &world[i];
+        let Some(seen) = view.ents.get(&c.net) else {
+            continue;
+        };
+        let pick = choose(c, seen, cadence.number, deltas);
+        let body = body_of(c, &pick, &deltas.bytes);
+        let cost = wire::entry_cost(None, &Entry { net: c.net, body });
+        if used + cost > cadence.budget {
+            misses += 1;
+            if misses > 16 {
+                break;
+            }
+            continue;
+        }
+        used += cost;
+        picks.push((i, pick));
+    }
+    picks.sort_by_key(|(i, _)| *i);
+    for (i, _) in &picks {
+        if let Some(seen) = view.ents.get_mut(&world[*i].net) {
+            seen.priority = 0.0;
+            seen.last_sent = Some(cadence.number);
+        }
+    }
+    (picks, used)
+}
+
+/// The picks as entries in network-id order (resting entities with consecutive ids as one
+/// run), in chunks that each fit a datagram alone, each with the (entity, broadcast) pairs
+/// it carries; and how many entries there are.
+fn packetize(
+    world: &[Current<'_>],
+    picks: Vec<(usize, Pick)>,
+    number: u32,
+    deltas: &[u8],
+) -> (Vec<(Vec<u8>, SentEntries)>, usize) {
+    let mut merged: Vec<(usize, Pick, u32)> = Vec::with_capacity(picks.len());
+    for (i, pick) in picks {
+        let net = world[i].net;
+        if let (Pick::SameAsNewest(_), Some((first, Pick::SameAsNewest(run), _))) =
+            (&pick, merged.last_mut())
+            && world[*first].net.0.checked_add(*run + 1) == Some(net.0)
+        {
+            *run += 1;
+            continue;
+        }
+        merged.push((i, pick, 0));
+    }
+    let mut chunks: Vec<(Vec<u8>, SentEntries)> = vec![(Vec::new(), Vec::new())];
+    let mut prev = None;
+    for (i, pick, _) in &merged {
+        let c = &world[*i];
+        let e = Entry {
+            net: c.net,
+            body: body_of(c, pick, deltas),
+        };
+        if chunks
+            .last()
+            .is_some_and(|(b, _)| !b.is_empty() && b.len() + wire::entry_cost(None, &e) > DATA_ROOM)
+        {
+            chunks.push((Vec::new(), Vec::new()));
+            prev = None;
+        }
+        let last = match pick {
+            Pick::SameAsNewest(run) => NetId(c.net.0 + run),
+            _ => c.net,
+        };
+        if let Some((bytes, sent)) = chunks.last_mut() {
+            wire::put_entry(bytes, prev, &e);
+            sent.extend((c.net.0..=last.0).map(|n| (NetId(n), number)));
+        }
+        prev = Some(last);
+    }
+    (chunks, merged.len())
+}
+
 /// How to send entity `c` to a client whose view of it is `seen`: against the baseline
 /// when the client surely still holds it, in full otherwise. Deltas are computed once per
 /// (entity, baseline) for every client.
-fn choose(
-    c: &Current<'_>,
-    seen: &Seen,
-    number: u32,
-    deltas: &mut Vec<u8>,
-    cache: &mut HashMap<(NetId, u32), Range<usize>>,
-) -> Pick {
+fn choose(c: &Current<'_>, seen: &Seen, number: u32, deltas: &mut Deltas) -> Pick {
     let Some((bf, base)) = &seen.baseline else {
         return Pick::Full;
     };
@@ -619,12 +703,13 @@ fn choose(
             Pick::Same(number - bf)
         };
     }
-    let range = cache
+    let Deltas { bytes, at } = deltas;
+    let range = at
         .entry((c.net, *bf))
         .or_insert_with(|| {
-            let start = deltas.len();
-            c.codec.encode(base, c.bytes, deltas);
-            start..deltas.len()
+            let start = bytes.len();
+            c.codec.encode(base, c.bytes, bytes);
+            start..bytes.len()
         })
         .clone();
     if range.len() >= c.bytes.len() {
