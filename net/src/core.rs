@@ -7,7 +7,7 @@ use crate::connection::{Connection, Timing};
 use crate::error::DisconnectReason;
 use crate::event::NetEvent;
 use crate::stats::NetCounters;
-use crate::wire::{self, Bye, DatagramKind};
+use crate::wire::{self, Bye, DatagramKind, Physics};
 use std::collections::VecDeque;
 use std::net::SocketAddr;
 
@@ -23,6 +23,8 @@ pub(crate) struct Core {
     /// group at each update.
     pub(crate) kinds: Vec<String>,
     kinds_of: usize,
+    /// A server's world's physics, as of the last update (sent in every welcome).
+    pub(crate) physics: Physics,
 }
 
 /// Seconds to microseconds.
@@ -46,6 +48,7 @@ impl Core {
         Core {
             kinds: Vec::new(),
             kinds_of: 0,
+            physics: Physics::of(&lanyard::GroupConfig::default()),
             config,
             now: 0,
             last_send: None,

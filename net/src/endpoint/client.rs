@@ -40,6 +40,8 @@ pub(crate) struct ClientEndpoint {
     ladder: Option<Ladder>,
     /// Times the session was resumed.
     pub(crate) resumes: u32,
+    /// The server's physics from its last welcome, until the group takes it.
+    pub(crate) physics: Option<Physics>,
 }
 
 impl ClientEndpoint {
@@ -61,6 +63,7 @@ impl ClientEndpoint {
             session: None,
             ladder: None,
             resumes: 0,
+            physics: None,
         };
         e.conn = e.handshake(core, server);
         e
@@ -190,6 +193,7 @@ impl ClientEndpoint {
                     return ClientArrival::Done;
                 };
                 self.conn.established(core.now);
+                self.physics = Some(w.physics);
                 if self.ladder.take().is_some() && w.resumed && self.id == Some(w.client) {
                     self.resumes += 1;
                     tracing::info!("resumed the session as {}", w.client);

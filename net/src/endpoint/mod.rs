@@ -17,7 +17,7 @@ use crate::crypto::{self, Direction, Key, ServerSecrets, TAG_LEN};
 use crate::error::{DisconnectReason, RejectReason};
 use crate::event::NetEvent;
 use crate::session::ClientSession;
-use crate::wire::{self, Bye, DatagramKind, RejectBody, Request, Resume, Welcome};
+use crate::wire::{self, Bye, DatagramKind, Physics, RejectBody, Request, Resume, Welcome};
 use lanyard::ClientId;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::net::SocketAddr;

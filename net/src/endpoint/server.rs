@@ -469,6 +469,7 @@ impl ServerEndpoint {
             grace_ms: (f64::from(core.config.grace.max(0.0)) * 1000.0).min(f64::from(u32::MAX))
                 as u32,
             resumed: p.resumed,
+            physics: core.physics,
         };
         if let Ok(body) = wire::encode(&w)
             && let Some(d) = p

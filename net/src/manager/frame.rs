@@ -193,6 +193,9 @@ impl Client {
             {
                 group.replica().set_role(Role::Client(id));
             }
+            if let Some(physics) = self.endpoint.physics.take() {
+                take_physics(group, physics);
+            }
         }
         if !self.endpoint.timeouts(core) {
             self.endpoint.conn.state = crate::connection::State::Closed;
@@ -333,4 +336,25 @@ fn take_data<'a>(
         .filter_map(|m| replication::decode_msg(m, &mut conn.stats))
         .collect();
     Some((incoming, messages))
+}
+
+/// A client takes the server's physics from its welcome: a group that moved otherwise
+/// would drift from the server's between states. A setting that makes no sense is refused
+/// (and logged), and the group keeps its own.
+fn take_physics(group: &mut EntityGroup, physics: wire::Physics) {
+    let ours = *group.config();
+    let theirs = physics.applied_to(ours);
+    if theirs == ours {
+        return;
+    }
+    match group.set_config(theirs) {
+        Ok(()) => tracing::info!(
+            "simulating with the server's physics: dt {} s, gravity {:?} (ours was dt {} s, gravity {:?})",
+            theirs.dt,
+            theirs.gravity.to_array(),
+            ours.dt,
+            ours.gravity.to_array()
+        ),
+        Err(e) => tracing::warn!("the server's physics cannot be used: {e}"),
+    }
 }

@@ -484,6 +484,7 @@ impl NetManager {
     pub fn update(&mut self, group: &mut EntityGroup, dt: f32) -> NetFrame {
         self.core.now += us(dt);
         self.core.know_kinds(group.registry());
+        self.core.physics = wire::Physics::of(group.config());
         let inbox: Vec<_> = self.inbox.drain(..).collect();
         let frame = match &mut self.side {
             Side::Server(s) => s.update(&mut self.core, group, inbox),

@@ -55,7 +55,7 @@ pub(crate) struct Connect {
 }
 
 /// The server's acceptance.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub(crate) struct Welcome {
     /// The client's id from now on.
     pub(crate) client: ClientId,
@@ -66,6 +66,37 @@ pub(crate) struct Welcome {
     pub(crate) grace_ms: u32,
     /// Whether this welcome resumes an earlier session (the client keeps its id).
     pub(crate) resumed: bool,
+    /// How the server's world moves: every client simulates with it.
+    pub(crate) physics: Physics,
+}
+
+/// The settings of a world that change how its bodies move, which a client takes from the
+/// server so that it cannot simulate another world.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub(crate) struct Physics {
+    /// The fixed timestep, seconds.
+    pub(crate) dt: f32,
+    /// Gravity, m/s².
+    pub(crate) gravity: [f32; 3],
+}
+
+impl Physics {
+    /// A group's.
+    pub(crate) fn of(config: &lanyard::GroupConfig) -> Self {
+        Physics {
+            dt: config.dt,
+            gravity: config.gravity.to_array(),
+        }
+    }
+
+    /// `config` with these settings in it.
+    pub(crate) fn applied_to(self, config: lanyard::GroupConfig) -> lanyard::GroupConfig {
+        lanyard::GroupConfig {
+            dt: self.dt,
+            gravity: lanyard::Vec3::from_array(self.gravity),
+            ..config
+        }
+    }
 }
 
 /// A hello datagram, padded to [`HELLO_LEN`].
