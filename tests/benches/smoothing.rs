@@ -36,6 +36,7 @@ use lanyard::prelude::*;
 use lanyard_game::kinds::{self, CrateParams, Player, PlayerInput, PlayerParams};
 use lanyard_game::scene::Scene;
 use lanyard_net::{Conditioned, Conditions, Hub, NetConfig, NetManager, Transport, pump};
+use lanyard_tests::measure::{History, p95};
 use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::path::Path;
@@ -76,31 +77,6 @@ fn world(scene: &Scene, role: Role) -> EntityGroup {
     );
     scene.add_scenery(&mut g);
     g
-}
-
-/// The server's poses by the stamp its datagrams carry (its clock in whole milliseconds).
-#[derive(Default)]
-struct History {
-    poses: HashMap<NetId, Vec<(f64, PoseState)>>,
-}
-
-impl History {
-    fn at(&self, net: NetId, t: f64) -> Option<PoseState> {
-        let h = self.poses.get(&net)?;
-        let i = h.partition_point(|(s, _)| *s <= t);
-        if i == 0 || i == h.len() {
-            return None;
-        }
-        let (t0, a) = h[i - 1];
-        let (t1, b) = h[i];
-        let k = ((t - t0) / (t1 - t0)) as f32;
-        Some(PoseState {
-            pos: a.pos.lerp(b.pos, k),
-            rot: a.rot.slerp(b.rot, k),
-            linvel: a.linvel.lerp(b.linvel, k),
-            angvel: a.angvel,
-        })
-    }
 }
 
 #[derive(Default)]
@@ -150,15 +126,6 @@ impl Drawing {
     fn moving_p95_cm(&self) -> f32 {
         p95(&self.moving) * 100.0
     }
-}
-
-fn p95(v: &[f32]) -> f32 {
-    if v.is_empty() {
-        return 0.0;
-    }
-    let mut v = v.to_vec();
-    v.sort_by(f32::total_cmp);
-    v[(v.len() * 95 / 100).min(v.len() - 1)]
 }
 
 struct Outcome {
@@ -230,11 +197,7 @@ fn run(scene: &Scene, link: Conditions, seed: u64, bring_forward: bool, seconds:
         server_us += (f64::from(DT) * 1e6).round() as u64;
         let stamp = (server_us / 1000) as f64 / 1000.0;
         for e in server.group.iter() {
-            history
-                .poses
-                .entry(e.net_id())
-                .or_default()
-                .push((stamp, PoseState::of(e.body())));
+            history.note(e.net_id(), stamp, PoseState::of(e.body()));
         }
         server.step();
         // The pusher: its player walks at the stacks, one after another.

@@ -8,6 +8,7 @@ use lanyard::prelude::*;
 use lanyard_demo as demo;
 use std::sync::Arc;
 
+pub mod measure;
 pub mod scenario;
 
 /// A registry with the demo kinds.

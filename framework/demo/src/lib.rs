@@ -19,6 +19,8 @@ use rapier3d::prelude::{Collider, RigidBody};
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 
+pub mod asteroids;
+
 /// Kind name of [`PoseCarrier`] boxes.
 pub const CRATE: &str = "demo.crate";
 /// Kind name of [`Ball`]s.
@@ -400,7 +402,7 @@ fn dynamic_at(pos: [f32; 3]) -> RigidBodyBuilder {
     RigidBodyBuilder::dynamic().translation(Vec3::from_array(pos))
 }
 
-/// Registers [`CRATE`], [`BALL`] and [`MOVER`].
+/// Registers [`CRATE`], [`BALL`], [`MOVER`] and [`asteroids::ASTEROID`].
 pub fn register(registry: &mut KindRegistry) -> Result<(), Error> {
     registry.register(CRATE, |p: &CrateParams| {
         let [x, y, z] = p.half_extents;
@@ -459,5 +461,5 @@ pub fn register(registry: &mut KindRegistry) -> Result<(), Error> {
     for kind in [CRATE, BALL, MOVER] {
         registry.set_delta_codec(kind, PoseDelta::default())?;
     }
-    Ok(())
+    asteroids::register(registry)
 }
