@@ -54,6 +54,15 @@ pub struct PeerStats {
     pub silence_ms: f32,
     /// Estimated fraction of datagrams to this peer that are lost (0 to 1).
     pub loss: f32,
+    /// Server: at the last broadcast, how old the state this client held of the entities
+    /// it needs was, in milliseconds, at the 95th percentile over them. An entity that did
+    /// not change since the state the client acknowledged is 0 old; a changed one is as old
+    /// as that state. It stays near a round trip while the byte budget carries every change,
+    /// and rises when the budget starves bodies (which then go in turn, by priority).
+    /// Client: 0.
+    pub state_age_p95_ms: f32,
+    /// Server: the oldest of those, milliseconds. Client: 0.
+    pub state_age_max_ms: f32,
 }
 
 /// Counters that belong to no peer.

@@ -190,6 +190,14 @@ fn main() {
         p95(&ages) * 1000.0,
         quantile(&ages, 1.0) * 1000.0
     );
+    if let Some(id) = client.net.client_id()
+        && let Some(st) = server.net.peer_stats(id)
+    {
+        println!(
+            "server's view of its age:   p95 {:.0} ms, oldest {:.0} ms (PeerStats, last broadcast)",
+            st.state_age_p95_ms, st.state_age_max_ms
+        );
+    }
     println!(
         "client's gravity:           {:?} (the server's: none)",
         client.group.config().gravity.to_array()

@@ -4,6 +4,7 @@
 
 use lanyard::prelude::*;
 use lanyard_net::{Conditions, MAX_DATAGRAM, NetConfig};
+use lanyard_tests::demo_registry;
 use lanyard_tests::scenario::{DemoScenario, Scenario, crates_and_balls, player};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -218,4 +219,43 @@ fn an_irrelevant_entity_is_withdrawn_from_a_client_and_comes_back_when_relevant(
     narrow.store(true, Ordering::Relaxed);
     s.run_for(1.0);
     assert!(client_has(&s).len() < all.len());
+}
+
+/// The server's stats of its one client after a few seconds of 100 asteroids (always
+/// moving) with a state budget of `budget` B/s.
+fn asteroids_with_budget(budget: u32) -> lanyard_net::PeerStats {
+    use lanyard_demo::asteroids::{self, ASTEROID};
+    let config = NetConfig { budget, ..config() };
+    let planetoid = |g: &mut EntityGroup| {
+        g.add_scenery(asteroids::planetoid());
+    };
+    let mut s = Scenario::with_registry(
+        demo_registry(),
+        planetoid,
+        config.clone(),
+        None,
+        60.0,
+        |g| {
+            g.set_gravity(Vec3::ZERO).unwrap();
+            for p in asteroids::field(100, 5) {
+                g.spawn(ASTEROID, &p, Owner::Server).unwrap();
+            }
+        },
+    );
+    s.add_client(config, "ann", None);
+    s.join_within(3.0);
+    s.run_for(3.0);
+    let ann = s.clients[0].net.client_id().unwrap();
+    s.server.net.peer_stats(ann).unwrap()
+}
+
+#[test]
+fn a_starved_client_shows_its_state_aging_and_a_fed_one_does_not() {
+    let fed = asteroids_with_budget(1_000_000);
+    let starved = asteroids_with_budget(3_000);
+    // Fed, every change goes at once: the state a client holds is a round trip old.
+    assert!(fed.state_age_p95_ms <= 100.0, "fed: {fed:?}");
+    // Starved (100 bytes a broadcast for 100 moving bodies), bodies go in turn.
+    assert!(starved.state_age_p95_ms >= 500.0, "starved: {starved:?}");
+    assert!(starved.state_age_max_ms >= starved.state_age_p95_ms);
 }

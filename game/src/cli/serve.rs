@@ -115,11 +115,12 @@ pub(crate) fn server(
                     .iter()
                     .map(|s| {
                         format!(
-                            " | {} {:.0} ms {:.0}% {}",
+                            " | {} {:.0} ms {:.0}% {} state {:.0} ms",
                             s.name,
                             s.stats.ping_ms,
                             s.stats.loss * 100.0,
-                            g.score_of(&s.name)
+                            g.score_of(&s.name),
+                            s.stats.state_age_p95_ms
                         )
                     })
                     .collect();

@@ -413,7 +413,10 @@ impl ServerReplication {
                 continue;
             };
             view.acked(&p.conn.take_acked(), &self.history);
-            let cands = candidates(*id, view, &p.conn, &world, &cadence);
+            let mut ages = Ages::default();
+            let cands = candidates(*id, view, &p.conn, &world, &cadence, &mut ages);
+            let (stats, warned) = (&mut p.conn.stats, &mut p.stale_warned);
+            ages.note(stats, (warned, &p.name), &cadence, core.now);
             if !cands.iter().any(|c| c.1) && !number.is_multiple_of(cadence.batch) {
                 continue;
             }
@@ -541,6 +544,52 @@ struct Deltas {
     at: HashMap<(NetId, u32), Range<usize>>,
 }
 
+/// How old a client's copies are, at one broadcast: of the entities it holds, the ages in
+/// broadcasts of the changed ones since the state it acknowledged (the rest are current).
+#[derive(Default)]
+struct Ages {
+    held: usize,
+    stale: Vec<u32>,
+}
+
+/// The 95th percentile age (ms) past which the server warns that a client's state goes
+/// stale, at most every [`STALE_WARN_EVERY_US`].
+const STALE_WARN_MS: f32 = 1000.0;
+const STALE_WARN_EVERY_US: u64 = 10_000_000;
+
+impl Ages {
+    /// Notes the p95 and the oldest in the client's stats, and warns now and then while
+    /// they are stale.
+    fn note(
+        mut self,
+        stats: &mut PeerStats,
+        (warned, name): (&mut Option<u64>, &str),
+        cadence: &Cadence,
+        now: u64,
+    ) {
+        let ms = |broadcasts: u32| broadcasts as f32 * 1000.0 / cadence.rate;
+        let current = self.held.saturating_sub(self.stale.len());
+        let at = self.held * 95 / 100;
+        let p95 = match at.checked_sub(current) {
+            Some(k) if k < self.stale.len() => *self.stale.select_nth_unstable(k).1,
+            _ => 0,
+        };
+        stats.state_age_p95_ms = ms(p95);
+        stats.state_age_max_ms = ms(self.stale.iter().copied().max().unwrap_or(0));
+        let warn_due = warned.is_none_or(|t| now.saturating_sub(t) >= STALE_WARN_EVERY_US);
+        if stats.state_age_p95_ms > STALE_WARN_MS && warn_due {
+            *warned = Some(now);
+            tracing::warn!(
+                "{}: state goes stale (p95 age {:.0} ms, oldest {:.0} ms): the byte budget \
+                 cannot carry every change it needs, so bodies go in turn",
+                name,
+                stats.state_age_p95_ms,
+                stats.state_age_max_ms
+            );
+        }
+    }
+}
+
 /// What client `id` could be sent (whose view is `view`, on `conn`): (index into the
 /// world, whether it changed, priority), each entity's priority grown by its urgency (a
 /// change) or by how overdue its refresh is. Not its own entities, and none whose spawn
@@ -551,6 +600,7 @@ fn candidates(
     conn: &Connection,
     world: &[Current<'_>],
     cadence: &Cadence,
+    ages: &mut Ages,
 ) -> Vec<(usize, bool, f32)> {
     let number = cadence.number;
     let mut cands = Vec::new();
@@ -570,6 +620,7 @@ fn candidates(
             }
             seen.announced = None;
         }
+        ages.held += 1;
         // Unchanged if the client acknowledged a broadcast at which the current bytes were
         // already current (or, rarely, if they came back to what it holds).
         let same = seen
@@ -586,6 +637,9 @@ fn candidates(
             seen.priority += REFRESH_PRIORITY + OVERDUE_PRIORITY * overdue;
             cands.push((i, false, seen.priority));
         } else {
+            if let Some((b, _)) = &seen.baseline {
+                ages.stale.push(number - b);
+            }
             seen.priority += c.urgency;
             cands.push((i, true, seen.priority));
         }

@@ -34,6 +34,8 @@ pub(crate) struct ClientSession {
     pub(crate) corrections: BTreeSet<NetId>,
     /// When (µs) it last had the whole world resent at its request.
     pub(crate) world_resent: Option<u64>,
+    /// When (µs) the server last warned that this client's state goes stale.
+    pub(crate) stale_warned: Option<u64>,
 }
 
 impl ClientSession {
@@ -56,6 +58,7 @@ impl ClientSession {
             spawned: HashMap::new(),
             corrections: BTreeSet::new(),
             world_resent: None,
+            stale_warned: None,
         }
     }
 
