@@ -15,7 +15,9 @@
 //! * **rotation error**: p95 (rad);
 //! * **view delay**: the render delay in use (mean, ms), and how far behind the server's
 //!   present the shown instant is;
-//! * **state age**: how old the newest state the client had of each asteroid was (p95, max).
+//! * **state age**: how old the newest state the client had of each asteroid was (p95, max);
+//! * the client's own simulation of each asteroid against the server's at the same tick
+//!   (what it could draw instead of its sparse poses).
 //!
 //! ```sh
 //! cargo bench -p lanyard-tests --bench asteroids
@@ -116,6 +118,7 @@ fn main() {
     let mut smoother = Smoother::new(RATE);
     let (mut errors, mut turns, mut delays, mut behind, mut ages) =
         (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    let mut present = Vec::new();
     let mut server_us: u64 = 0;
     let mut bytes_at_start = 0;
     let ticks = ((JOIN + seconds) / DT).round() as u32;
@@ -142,6 +145,12 @@ fn main() {
         behind.push((stamp - shown) as f32);
         let ids: Vec<(EntityId, NetId)> =
             client.group.iter().map(|e| (e.id(), e.net_id())).collect();
+        // The client's own simulation against the server's, at the same tick.
+        for e in client.group.iter() {
+            if let Some(s) = server.group.by_net(e.net_id()) {
+                present.push(e.body().translation().distance(s.body().translation()));
+            }
+        }
         let nobody = Owner::Client(ClientId(u16::MAX));
         for (id, net) in ids {
             let Some((p, r)) = smoother.pose(&client.group, id, nobody) else {
@@ -189,6 +198,11 @@ fn main() {
         "state age (ms):             p95 {:.0}, max {:.0}",
         p95(&ages) * 1000.0,
         quantile(&ages, 1.0) * 1000.0
+    );
+    println!(
+        "client's bodies vs server's: p50 {:.2} cm, p95 {:.2} cm (its own simulation, same tick)",
+        quantile(&present, 0.5) * 100.0,
+        p95(&present) * 100.0
     );
     if let Some(id) = client.net.client_id()
         && let Some(st) = server.net.peer_stats(id)
