@@ -126,6 +126,13 @@ pub struct Conditions {
     pub reorder: f32,
     /// Probability a datagram arrives corrupted: one to three of its bytes changed.
     pub corrupt: f32,
+    /// The link's capacity, bytes a second (0: unlimited). Datagrams leave one after
+    /// another at this rate, waiting in a queue behind the ones before: a link that is
+    /// asked for more than it carries delays, then drops.
+    pub bandwidth: f32,
+    /// How long (seconds) the queue in front of a limited link may grow: a datagram that
+    /// would wait longer is dropped (a router's buffer, full).
+    pub queue: f32,
 }
 
 impl Conditions {
@@ -137,6 +144,8 @@ impl Conditions {
         duplicate: 0.0,
         reorder: 0.0,
         corrupt: 0.0,
+        bandwidth: 0.0,
+        queue: 0.2,
     };
 }
 
@@ -153,6 +162,10 @@ pub struct ConditionerStats {
     pub reordered: u64,
     /// Datagrams it corrupted.
     pub corrupted: u64,
+    /// Of the dropped, those a limited link's full queue dropped.
+    pub overflowed: u64,
+    /// Bytes it let onto the link (duplicates counted once).
+    pub bytes: u64,
 }
 
 /// Wraps a transport: outgoing datagrams are delayed, jittered, dropped, corrupted,
@@ -166,6 +179,8 @@ pub struct Conditioned<T> {
     order: u64,
     held: BTreeMap<(u64, u64), (SocketAddr, Vec<u8>)>,
     stats: ConditionerStats,
+    /// When a limited link has sent everything queued so far (µs).
+    link_free_us: u64,
 }
 
 impl<T: Transport> Conditioned<T> {
@@ -179,6 +194,7 @@ impl<T: Transport> Conditioned<T> {
             order: 0,
             held: BTreeMap::new(),
             stats: ConditionerStats::default(),
+            link_free_us: 0,
         }
     }
 
@@ -197,9 +213,25 @@ impl<T: Transport> Conditioned<T> {
         &self.inner
     }
 
-    fn hold(&mut self, to: SocketAddr, bytes: &[u8]) {
+    /// A limited link: when `len` more bytes would have left it (µs from now), or `None`
+    /// if its queue is too long to take them.
+    fn queue_for(&mut self, len: usize) -> Option<u64> {
         let c = self.conditions;
-        let mut delay = c.latency + self.rng.range_f32(-c.jitter, c.jitter);
+        if c.bandwidth <= 0.0 {
+            return Some(0);
+        }
+        let start = self.link_free_us.max(self.now_us);
+        if (start - self.now_us) as f32 / 1e6 > c.queue {
+            return None;
+        }
+        self.link_free_us = start + (len as f64 / f64::from(c.bandwidth) * 1e6).round() as u64;
+        Some(self.link_free_us - self.now_us)
+    }
+
+    fn hold(&mut self, to: SocketAddr, bytes: &[u8], queued_us: u64) {
+        let c = self.conditions;
+        let mut delay =
+            c.latency + self.rng.range_f32(-c.jitter, c.jitter) + queued_us as f32 / 1e6;
         if c.reorder > 0.0 && self.rng.chance(c.reorder) {
             delay += c.latency.max(0.01);
             self.stats.reordered += 1;
@@ -246,10 +278,16 @@ impl<T: Transport> Transport for Conditioned<T> {
             }
             bytes = &mangled;
         }
-        self.hold(to, bytes);
+        let Some(queued_us) = self.queue_for(bytes.len()) else {
+            self.stats.dropped += 1;
+            self.stats.overflowed += 1;
+            return;
+        };
+        self.stats.bytes += bytes.len() as u64;
+        self.hold(to, bytes, queued_us);
         if self.rng.chance(self.conditions.duplicate) {
             self.stats.duplicated += 1;
-            self.hold(to, bytes);
+            self.hold(to, bytes, queued_us);
         }
         self.flush();
     }
@@ -283,6 +321,7 @@ mod tests {
             duplicate: 0.1,
             corrupt: 0.0,
             reorder: 0.1,
+            ..Conditions::PERFECT
         };
         let mut tx = Conditioned::new(hub.endpoint(a(1)), c, seed);
         let mut got = Vec::new();
@@ -327,5 +366,34 @@ mod tests {
         assert!(rx.recv().is_none());
         tx.advance(0.002);
         assert_eq!(rx.recv().unwrap().1, b"x");
+    }
+
+    #[test]
+    fn a_limited_link_delays_what_it_cannot_carry_at_once_then_drops() {
+        let hub = Hub::new();
+        let mut rx = hub.endpoint(a(2));
+        // 10 000 bytes a second with a 0.1 s queue: 1000 bytes take 0.1 s to leave.
+        let c = Conditions {
+            bandwidth: 10_000.0,
+            queue: 0.1,
+            ..Conditions::PERFECT
+        };
+        let mut tx = Conditioned::new(hub.endpoint(a(1)), c, 1);
+        let d = [0u8; 500];
+        for _ in 0..4 {
+            tx.send(a(2), &d);
+        }
+        // The first leaves after 50 ms, the second after 100, the third after 150; the
+        // fourth would wait 150 ms in the queue: dropped.
+        assert_eq!(tx.stats().overflowed, 1);
+        let mut arrivals = Vec::new();
+        for ms in 1..=200 {
+            tx.advance(0.001);
+            while rx.recv().is_some() {
+                arrivals.push(ms);
+            }
+        }
+        assert_eq!(arrivals, vec![50, 100, 150]);
+        assert_eq!(tx.stats().bytes, 1500);
     }
 }

@@ -145,6 +145,7 @@ fn nothing_reliable_is_lost_and_poses_converge_on_a_bad_network() {
         duplicate: 0.0,
         reorder: 0.0,
         corrupt: 0.0,
+        ..Conditions::PERFECT
     };
     let (s, player) = sixty_seconds(Some((bad, 42)));
     assert_converged(&s, player);
