@@ -28,6 +28,14 @@ fn a_server_and_two_bots_play_together_for_twenty_seconds() {
         stdout.contains("players 2/8"),
         "no status line with both players:\n{stdout}"
     );
+    // Each player's part of the status line ends with the age of the state it holds.
+    assert!(
+        stdout
+            .lines()
+            .filter(|l| l.starts_with("players 2/8"))
+            .all(|l| l.matches(" ms | ").count() >= 2 && l.trim_end().ends_with(" ms")),
+        "no state age per player:\n{stdout}"
+    );
     let summary: Value = serde_json::from_str(&std::fs::read_to_string(&summary).unwrap()).unwrap();
     let server_crates = crates(&summary["entities"]);
     assert!(server_crates.len() >= 20, "the yard has its crates");

@@ -784,3 +784,46 @@ fn body_of<'a>(c: &Current<'a>, pick: &Pick, deltas: &'a [u8]) -> Body<'a> {
         Pick::SameAsNewest(run) => Body::SameAsNewest { run: *run },
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cadence() -> Cadence {
+        Cadence::of(&crate::config::NetConfig::default(), 100)
+    }
+
+    #[test]
+    fn the_state_age_is_the_95th_percentile_over_every_entity_held() {
+        let c = cadence();
+        let interval_ms = 1000.0 / c.rate;
+        let mut stats = PeerStats::default();
+        let mut warned = None;
+        // 100 held, 90 current; the 10 stale ones are 1..=10 broadcasts old.
+        let ages = Ages {
+            held: 100,
+            stale: (1..=10).rev().collect(),
+        };
+        ages.note(&mut stats, (&mut warned, "ann"), &c, 0);
+        assert_eq!(stats.state_age_p95_ms, 6.0 * interval_ms);
+        assert_eq!(stats.state_age_max_ms, 10.0 * interval_ms);
+        assert!(warned.is_none(), "no warning under a second");
+        // Few stale: the 95th percentile is current.
+        let ages = Ages {
+            held: 100,
+            stale: vec![50, 60, 70],
+        };
+        ages.note(&mut stats, (&mut warned, "ann"), &c, 0);
+        assert_eq!(stats.state_age_p95_ms, 0.0);
+        assert_eq!(stats.state_age_max_ms, 70.0 * interval_ms);
+        // Everything stale for seconds: a warning, then none for a while.
+        let stale = |n| Ages {
+            held: 10,
+            stale: vec![n; 10],
+        };
+        stale(100).note(&mut stats, (&mut warned, "ann"), &c, 1_000_000);
+        assert_eq!(warned, Some(1_000_000));
+        stale(100).note(&mut stats, (&mut warned, "ann"), &c, 2_000_000);
+        assert_eq!(warned, Some(1_000_000));
+    }
+}
