@@ -6,6 +6,7 @@ use lanyard::prelude::*;
 use lanyard::record::{Op, Recording};
 use lanyard::replay::{Replay, Step};
 use lanyard_demo as demo;
+use lanyard_demo::asteroids::{ASTEROID, AsteroidParams};
 use lanyard_net::NetConfig;
 use lanyard_tests::scenario::{DemoScenario, Scenario, crates_and_balls, player};
 use lanyard_tests::{demo_registry, mixed_scene};
@@ -189,6 +190,10 @@ fn a_changed_controller_constant_is_reported_at_the_first_tick_it_matters() {
         .register(demo::BALL, move |p: &demo::BallParams| {
             b(demo::BALL, encode(p))
         })
+        .unwrap();
+    let b = build.clone();
+    changed
+        .register(ASTEROID, move |p: &AsteroidParams| b(ASTEROID, encode(p)))
         .unwrap();
     let b = build;
     changed
