@@ -311,9 +311,14 @@ mod tests {
         SocketAddr::from(([127, 0, 0, 1], port))
     }
 
-    fn run(seed: u64) -> (Vec<Vec<u8>>, ConditionerStats) {
+    /// A conditioned sender on port 1 (seeded with `seed`) and the receiver on port 2.
+    fn link(c: Conditions, seed: u64) -> (Conditioned<HubEndpoint>, HubEndpoint) {
         let hub = Hub::new();
-        let mut rx = hub.endpoint(a(2));
+        let rx = hub.endpoint(a(2));
+        (Conditioned::new(hub.endpoint(a(1)), c, seed), rx)
+    }
+
+    fn run(seed: u64) -> (Vec<Vec<u8>>, ConditionerStats) {
         let c = Conditions {
             latency: 0.05,
             jitter: 0.02,
@@ -323,7 +328,7 @@ mod tests {
             reorder: 0.1,
             ..Conditions::PERFECT
         };
-        let mut tx = Conditioned::new(hub.endpoint(a(1)), c, seed);
+        let (mut tx, mut rx) = link(c, seed);
         let mut got = Vec::new();
         for i in 0..200u8 {
             tx.send(a(2), &[i]);
@@ -354,13 +359,11 @@ mod tests {
 
     #[test]
     fn nothing_arrives_before_its_latency() {
-        let hub = Hub::new();
-        let mut rx = hub.endpoint(a(2));
-        let c = Conditions {
+        let latency = Conditions {
             latency: 0.1,
             ..Conditions::PERFECT
         };
-        let mut tx = Conditioned::new(hub.endpoint(a(1)), c, 1);
+        let (mut tx, mut rx) = link(latency, 1);
         tx.send(a(2), b"x");
         tx.advance(0.099);
         assert!(rx.recv().is_none());
@@ -370,15 +373,13 @@ mod tests {
 
     #[test]
     fn a_limited_link_delays_what_it_cannot_carry_at_once_then_drops() {
-        let hub = Hub::new();
-        let mut rx = hub.endpoint(a(2));
         // 10 000 bytes a second with a 0.1 s queue: 1000 bytes take 0.1 s to leave.
-        let c = Conditions {
+        let narrow = Conditions {
             bandwidth: 10_000.0,
             queue: 0.1,
             ..Conditions::PERFECT
         };
-        let mut tx = Conditioned::new(hub.endpoint(a(1)), c, 1);
+        let (mut tx, mut rx) = link(narrow, 1);
         let d = [0u8; 500];
         for _ in 0..4 {
             tx.send(a(2), &d);

@@ -28,33 +28,17 @@
 //! `LANYARD_BENCH_BODIES` (default 250).
 
 use lanyard::interp::Smoother;
-use lanyard::pose::PoseState;
 use lanyard::prelude::*;
 use lanyard_demo::asteroids::{self, ASTEROID};
-use lanyard_net::{Conditioned, Conditions, Hub, NetConfig, NetManager, Transport, pump};
+use lanyard_net::{Conditioned, Conditions, Hub, NetConfig, NetManager, Transport};
 use lanyard_tests::demo_registry;
-use lanyard_tests::measure::{History, p95, quantile};
+use lanyard_tests::measure::{BenchPeer, History, Stamps, p95, quantile};
 use std::net::SocketAddr;
 
 const DT: f32 = 1.0 / 60.0;
 const RATE: f32 = 30.0;
 /// Seconds to join and settle before measuring.
 const JOIN: f32 = 4.0;
-
-struct Peer {
-    net: NetManager,
-    group: EntityGroup,
-    transport: Box<dyn Transport>,
-}
-
-impl Peer {
-    fn step(&mut self) {
-        pump(&mut self.net, self.transport.as_mut());
-        self.net.update(&mut self.group, DT);
-        pump(&mut self.net, self.transport.as_mut());
-        self.transport.advance(DT);
-    }
-}
 
 fn addr(i: u8) -> SocketAddr {
     SocketAddr::from(([127, 0, 0, i], 4000))
@@ -101,7 +85,7 @@ fn main() {
             7 + u64::from(i),
         ))
     };
-    let mut server = Peer {
+    let mut server = BenchPeer {
         net: NetManager::server(config.clone(), [1; 32]),
         group: world(Role::Server, Vec3::ZERO),
         transport: t(1),
@@ -109,7 +93,7 @@ fn main() {
     for p in asteroids::field(bodies, 42) {
         server.group.spawn(ASTEROID, &p, Owner::Server).unwrap();
     }
-    let mut client = Peer {
+    let mut client = BenchPeer {
         net: NetManager::client(config.clone(), addr(1), "watcher", None, [2; 32]),
         group: world(Role::Client(ClientId(0)), GroupConfig::default().gravity),
         transport: t(2),
@@ -119,18 +103,15 @@ fn main() {
     let (mut errors, mut turns, mut delays, mut behind, mut ages) =
         (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
     let mut present = Vec::new();
-    let mut server_us: u64 = 0;
+    let mut stamps = Stamps::default();
     let mut bytes_at_start = 0;
     let ticks = ((JOIN + seconds) / DT).round() as u32;
     let first = (JOIN / DT).round() as u32;
     for tick in 0..ticks {
-        server_us += (f64::from(DT) * 1e6).round() as u64;
-        let stamp = (server_us / 1000) as f64 / 1000.0;
-        for e in server.group.iter() {
-            history.note(e.net_id(), stamp, PoseState::of(e.body()));
-        }
-        server.step();
-        client.step();
+        let stamp = stamps.tick(DT);
+        history.note_all(&server.group, stamp);
+        server.step(DT);
+        client.step(DT);
         smoother.after_frame(&client.group, client.net.remote_time());
         if tick < first {
             continue;

@@ -35,8 +35,8 @@ use lanyard::pose::PoseState;
 use lanyard::prelude::*;
 use lanyard_game::kinds::{self, CrateParams, Player, PlayerInput, PlayerParams};
 use lanyard_game::scene::Scene;
-use lanyard_net::{Conditioned, Conditions, Hub, NetConfig, NetManager, Transport, pump};
-use lanyard_tests::measure::{History, p95};
+use lanyard_net::{Conditioned, Conditions, Hub, NetConfig, NetManager, Transport};
+use lanyard_tests::measure::{BenchPeer, History, Stamps, p95};
 use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::path::Path;
@@ -46,21 +46,6 @@ const DT: f32 = 1.0 / 60.0;
 const OLD_DELAY: f64 = 0.1;
 const JUMP: f32 = 0.05;
 const SLOW: f32 = 5.0;
-
-struct Peer {
-    net: NetManager,
-    group: EntityGroup,
-    transport: Box<dyn Transport>,
-}
-
-impl Peer {
-    fn step(&mut self) {
-        pump(&mut self.net, self.transport.as_mut());
-        self.net.update(&mut self.group, DT);
-        pump(&mut self.net, self.transport.as_mut());
-        self.transport.advance(DT);
-    }
-}
 
 fn addr(i: u8) -> SocketAddr {
     SocketAddr::from(([10, 0, 0, i], 4000))
@@ -159,12 +144,12 @@ fn run(scene: &Scene, link: Conditions, seed: u64, bring_forward: bool, seconds:
         bring_forward,
         ..NetConfig::default()
     };
-    let mut server = Peer {
+    let mut server = BenchPeer {
         net: NetManager::server(config.clone(), [1; 32]),
         group: server_group,
         transport: t(1),
     };
-    let client = |i: u8, name: &str| Peer {
+    let client = |i: u8, name: &str| BenchPeer {
         net: NetManager::client(config.clone(), addr(1), name, None, [i; 32]),
         group: world(scene, Role::Client(ClientId(0))),
         transport: t(i),
@@ -187,19 +172,16 @@ fn run(scene: &Scene, link: Conditions, seed: u64, bring_forward: bool, seconds:
         behind: Vec::new(),
         present: Vec::new(),
     };
-    let mut server_us: u64 = 0;
+    let mut stamps = Stamps::default();
     let mut spawned = false;
     let targets: Vec<[f32; 3]> = scene.crate_slots().iter().map(|c| c.0).collect();
     let join = 3.0;
     let ticks = ((join + seconds) / DT) as u32;
     for tick in 0..ticks {
         // The stamp the server's datagrams carry this update: its clock, whole ms.
-        server_us += (f64::from(DT) * 1e6).round() as u64;
-        let stamp = (server_us / 1000) as f64 / 1000.0;
-        for e in server.group.iter() {
-            history.note(e.net_id(), stamp, PoseState::of(e.body()));
-        }
-        server.step();
+        let stamp = stamps.tick(DT);
+        history.note_all(&server.group, stamp);
+        server.step(DT);
         // The pusher: its player walks at the stacks, one after another.
         if let (Some(me), false) = (pusher.net.client_id(), spawned) {
             // The server judges the spawn: the player's own spawn point, by its id.
@@ -229,8 +211,8 @@ fn run(scene: &Scene, link: Conditions, seed: u64, bring_forward: bool, seconds:
                 });
             }
         }
-        pusher.step();
-        watcher.step();
+        pusher.step(DT);
+        watcher.step(DT);
         if f64::from(tick) * f64::from(DT) < f64::from(join) + 1.0 {
             // Joining and settling.
             smoother.after_frame(&watcher.group, watcher.net.remote_time());

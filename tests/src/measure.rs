@@ -1,9 +1,31 @@
-//! What the benches measure with: the server's poses over time, to compare what a client
-//! draws with where the server had each body at the instant shown, and percentiles.
+//! What the benches measure with: a peer stepped by hand, the server's poses over time (to
+//! compare what a client draws with where the server had each body at the instant shown),
+//! and percentiles.
 
-use lanyard::NetId;
 use lanyard::pose::PoseState;
+use lanyard::{EntityGroup, NetId};
+use lanyard_net::{NetManager, Transport, pump};
 use std::collections::HashMap;
+
+/// One peer of a bench run by hand: its manager, its world and its transport.
+pub struct BenchPeer {
+    /// The network manager.
+    pub net: NetManager,
+    /// Its world.
+    pub group: EntityGroup,
+    /// Its transport.
+    pub transport: Box<dyn Transport>,
+}
+
+impl BenchPeer {
+    /// One frame of `dt` seconds: take in datagrams, update, send, let the time pass.
+    pub fn step(&mut self, dt: f32) {
+        pump(&mut self.net, self.transport.as_mut());
+        self.net.update(&mut self.group, dt);
+        pump(&mut self.net, self.transport.as_mut());
+        self.transport.advance(dt);
+    }
+}
 
 /// The server's poses by the stamp its datagrams carry (its clock, seconds).
 #[derive(Default)]
@@ -12,6 +34,13 @@ pub struct History {
 }
 
 impl History {
+    /// Notes the pose of every entity of `group` at server time `t`.
+    pub fn note_all(&mut self, group: &EntityGroup, t: f64) {
+        for e in group.iter() {
+            self.note(e.net_id(), t, PoseState::of(e.body()));
+        }
+    }
+
     /// Notes entity `net`'s pose at server time `t` (times rise).
     pub fn note(&mut self, net: NetId, t: f64, pose: PoseState) {
         self.poses.entry(net).or_default().push((t, pose));
@@ -34,6 +63,20 @@ impl History {
             linvel: a.linvel.lerp(b.linvel, k),
             angvel: a.angvel,
         })
+    }
+}
+
+/// The server's clock as its datagrams stamp it (whole milliseconds), ticked by hand.
+#[derive(Default)]
+pub struct Stamps {
+    us: u64,
+}
+
+impl Stamps {
+    /// Lets `dt` seconds pass; the stamp the server's datagrams carry now, seconds.
+    pub fn tick(&mut self, dt: f32) -> f64 {
+        self.us += (f64::from(dt) * 1e6).round() as u64;
+        (self.us / 1000) as f64 / 1000.0
     }
 }
 

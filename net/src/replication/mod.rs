@@ -56,6 +56,7 @@ use lanyard::{
 use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
 use std::ops::Range;
 
+mod age;
 mod client;
 mod server;
 

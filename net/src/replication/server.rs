@@ -2,6 +2,7 @@
 //! forwarding clients' sections and spawn requests, and filling each client's budget with
 //! state entries (whole, delta, same) by priority.
 
+use super::age::Ages;
 use super::*;
 use crate::session::baseline::{ClientView, History, Seen, SentEntries};
 
@@ -416,7 +417,7 @@ impl ServerReplication {
             let mut ages = Ages::default();
             let cands = candidates(*id, view, &p.conn, &world, &cadence, &mut ages);
             let (stats, warned) = (&mut p.conn.stats, &mut p.stale_warned);
-            ages.note(stats, (warned, &p.name), &cadence, core.now);
+            ages.note(stats, (warned, &p.name), cadence.rate, core.now);
             if !cands.iter().any(|c| c.1) && !number.is_multiple_of(cadence.batch) {
                 continue;
             }
@@ -542,52 +543,6 @@ impl Cadence {
 struct Deltas {
     bytes: Vec<u8>,
     at: HashMap<(NetId, u32), Range<usize>>,
-}
-
-/// How old a client's copies are, at one broadcast: of the entities it holds, the ages in
-/// broadcasts of the changed ones since the state it acknowledged (the rest are current).
-#[derive(Default)]
-struct Ages {
-    held: usize,
-    stale: Vec<u32>,
-}
-
-/// The 95th percentile age (ms) past which the server warns that a client's state goes
-/// stale, at most every [`STALE_WARN_EVERY_US`].
-const STALE_WARN_MS: f32 = 1000.0;
-const STALE_WARN_EVERY_US: u64 = 10_000_000;
-
-impl Ages {
-    /// Notes the p95 and the oldest in the client's stats, and warns now and then while
-    /// they are stale.
-    fn note(
-        mut self,
-        stats: &mut PeerStats,
-        (warned, name): (&mut Option<u64>, &str),
-        cadence: &Cadence,
-        now: u64,
-    ) {
-        let ms = |broadcasts: u32| broadcasts as f32 * 1000.0 / cadence.rate;
-        let current = self.held.saturating_sub(self.stale.len());
-        let at = self.held * 95 / 100;
-        let p95 = match at.checked_sub(current) {
-            Some(k) if k < self.stale.len() => *self.stale.select_nth_unstable(k).1,
-            _ => 0,
-        };
-        stats.state_age_p95_ms = ms(p95);
-        stats.state_age_max_ms = ms(self.stale.iter().copied().max().unwrap_or(0));
-        let warn_due = warned.is_none_or(|t| now.saturating_sub(t) >= STALE_WARN_EVERY_US);
-        if stats.state_age_p95_ms > STALE_WARN_MS && warn_due {
-            *warned = Some(now);
-            tracing::warn!(
-                "{}: state goes stale (p95 age {:.0} ms, oldest {:.0} ms): the byte budget \
-                 cannot carry every change it needs, so bodies go in turn",
-                name,
-                stats.state_age_p95_ms,
-                stats.state_age_max_ms
-            );
-        }
-    }
 }
 
 /// What client `id` could be sent (whose view is `view`, on `conn`): (index into the
@@ -782,48 +737,5 @@ fn body_of<'a>(c: &Current<'a>, pick: &Pick, deltas: &'a [u8]) -> Body<'a> {
         },
         Pick::Same(age) => Body::Same { age: *age },
         Pick::SameAsNewest(run) => Body::SameAsNewest { run: *run },
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn cadence() -> Cadence {
-        Cadence::of(&crate::config::NetConfig::default(), 100)
-    }
-
-    #[test]
-    fn the_state_age_is_the_95th_percentile_over_every_entity_held() {
-        let c = cadence();
-        let interval_ms = 1000.0 / c.rate;
-        let mut stats = PeerStats::default();
-        let mut warned = None;
-        // 100 held, 90 current; the 10 stale ones are 1..=10 broadcasts old.
-        let ages = Ages {
-            held: 100,
-            stale: (1..=10).rev().collect(),
-        };
-        ages.note(&mut stats, (&mut warned, "ann"), &c, 0);
-        assert_eq!(stats.state_age_p95_ms, 6.0 * interval_ms);
-        assert_eq!(stats.state_age_max_ms, 10.0 * interval_ms);
-        assert!(warned.is_none(), "no warning under a second");
-        // Few stale: the 95th percentile is current.
-        let ages = Ages {
-            held: 100,
-            stale: vec![50, 60, 70],
-        };
-        ages.note(&mut stats, (&mut warned, "ann"), &c, 0);
-        assert_eq!(stats.state_age_p95_ms, 0.0);
-        assert_eq!(stats.state_age_max_ms, 70.0 * interval_ms);
-        // Everything stale for seconds: a warning, then none for a while.
-        let stale = |n| Ages {
-            held: 10,
-            stale: vec![n; 10],
-        };
-        stale(100).note(&mut stats, (&mut warned, "ann"), &c, 1_000_000);
-        assert_eq!(warned, Some(1_000_000));
-        stale(100).note(&mut stats, (&mut warned, "ann"), &c, 2_000_000);
-        assert_eq!(warned, Some(1_000_000));
     }
 }
