@@ -108,6 +108,7 @@
 //! use lanyard_net::harness::Scenario;
 //!
 //! let no_scenery = |_: &mut EntityGroup| {};
+//! // The server's world floats; the clients take its gravity (and timestep) from the welcome.
 //! let mut s = Scenario::with_registry(kinds(), no_scenery, NetConfig::default(), None, 60.0, |g| {
 //!     g.set_gravity(Vec3::ZERO).unwrap();
 //!     g.spawn("spinner", &1u64, Owner::Server).unwrap();
@@ -122,6 +123,7 @@
 //! let net = s.clients[0].group.get(mine).unwrap().net_id();
 //! assert!(!net.is_provisional(), "the server's id");
 //! assert!(s.clients[1].group.by_net(net).is_some(), "bob has it under the same id");
+//! assert_eq!(s.clients[1].group.config().gravity, Vec3::ZERO, "bob's world floats too");
 //! ```
 //!
 //! The server never trusts a client: give the kind a
