@@ -466,10 +466,9 @@ pub fn register(registry: &mut KindRegistry) -> Result<(), Error> {
 /// each pulled toward the planetoid's centre by its own controller. The scene of the
 /// asteroid benchmark (`cargo bench -p lanyard-tests --bench asteroids`).
 pub mod asteroids {
-    use super::{CORRECTION_TOLERANCE, dynamic_at};
+    use super::{PoseCarrier, dynamic_at};
     use lanyard::codec::{Section, SectionWriter};
     use lanyard::delta::PoseDelta;
-    use lanyard::pose::PoseState;
     use lanyard::prelude::*;
     use rapier3d::prelude::Collider;
     use serde::{Deserialize, Serialize};
@@ -507,21 +506,20 @@ pub mod asteroids {
         fn server_update(
             &mut self,
             me: EntityRef<'_>,
-            _world: &WorldView<'_>,
+            world: &WorldView<'_>,
             out: &mut SectionWriter<'_>,
         ) {
-            PoseState::of(me.body()).write(out);
+            // The pose, as a pose carrier writes and takes it; the pull is the client path's.
+            PoseCarrier.server_update(me, world, out);
         }
 
         fn client_update(
             &mut self,
-            _me: &mut Entity,
+            me: &mut Entity,
             section: Option<Section<'_>>,
             ctx: &mut ClientContext<'_>,
         ) -> Result<(), Error> {
-            if let Some(s) = section {
-                s.parse(PoseState::read)?.correct(ctx, CORRECTION_TOLERANCE);
-            }
+            PoseCarrier.client_update(me, section, ctx)?;
             let p = ctx.body().translation();
             let r = p.length().max(1.0);
             let v = ctx.body().linvel();

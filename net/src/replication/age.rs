@@ -18,10 +18,17 @@ const STALE_WARN_MS: f32 = 1000.0;
 const STALE_WARN_EVERY_US: u64 = 10_000_000;
 
 impl Ages {
+    /// Empty, for the next client (the buffer is kept: no allocation per client and
+    /// broadcast).
+    pub(super) fn clear(&mut self) {
+        self.held = 0;
+        self.stale.clear();
+    }
+
     /// Notes the p95 and the oldest in the client's stats, and warns now and then while
     /// they are stale.
     pub(super) fn note(
-        mut self,
+        &mut self,
         stats: &mut PeerStats,
         (warned, name): (&mut Option<u64>, &str),
         rate: f32,
@@ -61,7 +68,7 @@ mod tests {
         let mut stats = PeerStats::default();
         let mut warned = None;
         // 100 held, 90 current; the 10 stale ones are 1..=10 broadcasts old.
-        let ages = Ages {
+        let mut ages = Ages {
             held: 100,
             stale: (1..=10).rev().collect(),
         };
@@ -70,7 +77,7 @@ mod tests {
         assert_eq!(stats.state_age_max_ms, 10.0 * interval_ms);
         assert!(warned.is_none(), "no warning under a second");
         // Few stale: the 95th percentile is current.
-        let ages = Ages {
+        let mut ages = Ages {
             held: 100,
             stale: vec![50, 60, 70],
         };

@@ -409,12 +409,13 @@ impl ServerReplication {
         let cadence = Cadence::of(&core.config, number);
         let mut deltas = Deltas::default();
         let mut sent_to = BTreeSet::new();
+        let mut ages = Ages::default();
         for (id, p) in peers.iter_mut() {
             let Some(view) = p.view.as_mut() else {
                 continue;
             };
             view.acked(&p.conn.take_acked(), &self.history);
-            let mut ages = Ages::default();
+            ages.clear();
             let cands = candidates(*id, view, &p.conn, &world, &cadence, &mut ages);
             let (stats, warned) = (&mut p.conn.stats, &mut p.stale_warned);
             ages.note(stats, (warned, &p.name), cadence.rate, core.now);
