@@ -48,7 +48,7 @@ const JUMP: f32 = 0.05;
 const SLOW: f32 = 5.0;
 
 fn addr(i: u8) -> SocketAddr {
-    SocketAddr::from(([10, 0, 0, i], 4000))
+    SocketAddr::from(([127, 0, 0, i], 4000))
 }
 
 fn world(scene: &Scene, role: Role) -> EntityGroup {
