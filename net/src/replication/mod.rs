@@ -58,6 +58,7 @@ use std::ops::Range;
 
 mod age;
 mod client;
+mod requests;
 mod server;
 
 pub(crate) use client::ClientReplication;

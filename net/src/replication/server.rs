@@ -42,11 +42,8 @@ pub(crate) struct ServerReplication {
     /// Which entities each client needs; all, without one.
     relevance: Option<Relevance>,
     /// Spawns the requesting client learns of by confirmation, not by a spawn message.
-    withhold: HashMap<NetId, ClientId>,
+    pub(super) withhold: HashMap<NetId, ClientId>,
 }
-
-/// How often (µs) a client may ask for the whole world again.
-const WORLD_RESEND_US: u64 = 5_000_000;
 
 fn spawn_msg(group: &EntityGroup, net: NetId) -> Option<Msg> {
     let e = group.by_net(net)?;
@@ -248,119 +245,6 @@ impl ServerReplication {
                     peer.corrections.insert(net);
                 }
             }
-        }
-    }
-
-    /// A reliable message from a client.
-    pub(crate) fn message(
-        &mut self,
-        core: &mut Core,
-        group: &mut EntityGroup,
-        id: ClientId,
-        peer: &mut ClientSession,
-        msg: Msg,
-    ) {
-        let owner = Owner::Client(id);
-        match msg {
-            Msg::SpawnRequest {
-                provisional,
-                kind,
-                params,
-                state,
-            } if peer.spectator => {
-                peer.conn.stats.refused_spawns += 1;
-                log_refusal(
-                    id,
-                    &peer.conn.stats.refused_spawns,
-                    "spawn requests (a spectator)",
-                );
-                let _ = (kind, params, state);
-                core.push(&mut peer.conn, &Msg::SpawnRefused { provisional });
-            }
-            Msg::SpawnRequest {
-                provisional,
-                kind,
-                params,
-                state,
-            } => {
-                let judged = {
-                    let view = group.view();
-                    let claim = SpawnClaim {
-                        by: id,
-                        name: &peer.name,
-                        state: &state,
-                        world: &view,
-                    };
-                    group.registry().judge_spawn(kind, &params, &claim)
-                };
-                let owned = group.iter().filter(|e| e.owner() == owner).count();
-                let result = match judged {
-                    Err(why) => Err(format!("{why:?}")),
-                    Ok(()) if owned >= core.config.max_owned_per_client => {
-                        Err("too many entities".to_owned())
-                    }
-                    Ok(()) => group
-                        .spawn_encoded(kind, params, owner)
-                        .map_err(|e| e.to_string()),
-                };
-                match result {
-                    Ok(eid) => {
-                        // The judge saw the claimed state; a non-finite one leaves the
-                        // entity where its parameters put it.
-                        let _ = group.set_body_state(eid, &state);
-                        let net = group.get(eid).map_or(NetId(0), |e| e.net_id());
-                        peer.spawned.insert(provisional, net);
-                        self.withhold.insert(net, id);
-                        let msg =
-                            core.push(&mut peer.conn, &Msg::SpawnConfirmed { provisional, net });
-                        if let Some(v) = peer.view.as_mut() {
-                            v.introduce(net, msg);
-                        }
-                    }
-                    Err(why) => {
-                        peer.conn.stats.refused_spawns += 1;
-                        let kind_name = group.registry().name_of(kind).unwrap_or("?");
-                        tracing::warn!(
-                            "{} ({id}) asked to spawn a {kind_name}: refused ({why}); {} refused so far",
-                            peer.name,
-                            peer.conn.stats.refused_spawns
-                        );
-                        core.push(&mut peer.conn, &Msg::SpawnRefused { provisional });
-                    }
-                }
-            }
-            Msg::DespawnRequest { net } => {
-                let net = peer.spawned.get(&net).copied().unwrap_or(net);
-                match group.by_net(net) {
-                    Some(e) if e.owner() == owner => {
-                        let eid = e.id();
-                        // Already gone is fine: the request is satisfied.
-                        let _ = group.despawn(eid);
-                    }
-                    Some(_) => peer.conn.stats.refused_messages += 1,
-                    None => {}
-                }
-            }
-            Msg::Event { bytes } => core
-                .events
-                .push_back(NetEvent::Event { from: owner, bytes }),
-            Msg::Resync { net } => {
-                if let Some(seen) = peer.view.as_mut().and_then(|v| v.ents.get_mut(&net)) {
-                    seen.baseline = None;
-                    seen.last_sent = None;
-                }
-            }
-            Msg::ResendWorld => {
-                let last = peer.world_resent;
-                if last.is_some_and(|t| core.now.saturating_sub(t) < WORLD_RESEND_US) {
-                    peer.conn.stats.refused_messages += 1;
-                    log_refusal(id, &peer.conn.stats.refused_messages, "refused messages");
-                    return;
-                }
-                peer.world_resent = Some(core.now);
-                self.resume_world(core, group, id, peer);
-            }
-            _ => peer.conn.stats.refused_messages += 1,
         }
     }
 
