@@ -11,6 +11,10 @@
 //! quantized integers. A kind that knows its data better implements the trait itself, or
 //! describes its fixed-size fields to a [`FieldDelta`].
 //!
+//! A codec may also *predict* ([`DeltaCodec::predict`]): say what a section will be some
+//! ticks later. [`PredictedPose`](crate::predict::PredictedPose) does, for bodies whose
+//! motion between states both ends can compute.
+//!
 //! Decoding is total: any delta bytes give a section or an [`Error`], never a panic, and
 //! never more than [`MAX_SECTION_LEN`] bytes.
 
@@ -24,6 +28,29 @@ pub trait DeltaCodec: Send + Sync {
     /// Appends to `out` the section `delta` (written by [`encode`](Self::encode) against
     /// `base`) stands for.
     fn decode(&self, base: &[u8], delta: &[u8], out: &mut Vec<u8>) -> Result<(), Error>;
+
+    /// Whether this codec predicts: whether [`predict`](Self::predict) can say what a
+    /// section will be some ticks after another. The network layer then sends nothing
+    /// for a body that follows its prediction, and a delta against the prediction for one
+    /// that does not. No by default.
+    fn predicts(&self) -> bool {
+        false
+    }
+
+    /// Appends to `out` the section `ticks` ticks of `dt` seconds after `base`, as both
+    /// ends compute it alike (the same code on the same quantized values), and returns
+    /// true; returns false, appending nothing, if it cannot. The default cannot.
+    fn predict(&self, base: &[u8], ticks: u32, dt: f32, out: &mut Vec<u8>) -> bool {
+        let _ = (base, ticks, dt, out);
+        false
+    }
+
+    /// Whether the `predicted` section stands for the `actual` one closely enough that the
+    /// receiver may keep its prediction: the kind's precision. By default only an equal
+    /// section does.
+    fn agrees(&self, predicted: &[u8], actual: &[u8]) -> bool {
+        predicted == actual
+    }
 }
 
 fn bad(why: &'static str) -> Error {

@@ -70,6 +70,7 @@ pub mod interp;
 mod params;
 pub mod pipeline;
 pub mod pose;
+pub mod predict;
 pub mod record;
 mod registry;
 pub mod replay;

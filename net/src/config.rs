@@ -3,7 +3,7 @@
 
 /// The protocol version this build speaks. Peers with another version are refused at the
 /// handshake.
-pub const PROTOCOL_VERSION: u16 = 6;
+pub const PROTOCOL_VERSION: u16 = 7;
 
 /// How a [`NetManager`](crate::NetManager) behaves. The defaults suit a LAN game.
 #[derive(Debug, Clone, PartialEq)]

@@ -7,6 +7,7 @@ use lanyard::prelude::*;
 use lanyard_demo as demo;
 pub use lanyard_net::harness::{Peer, Scenario, Stranger, Stuck, entropy, hub_addr, stranger_addr};
 use lanyard_net::{Conditions, DisconnectReason, NetConfig, NetEvent};
+use std::sync::Arc;
 
 /// Scenarios of the demo kinds: `Scenario::new(...)` with this trait in scope.
 pub trait DemoScenario {
@@ -139,4 +140,40 @@ pub fn player(x: f32, seed: u64, ticks: u32) -> demo::MoverParams {
         period: 40,
         moves_for: ticks,
     }
+}
+
+/// A server of `registry`'s kinds with the demo's planetoid and `n` asteroids
+/// ([`demo::asteroids::field`] of `seed`) in a world with no gravity, on a hub with
+/// `conditions`, at 60 frames a second; its clients add the planetoid too.
+pub fn asteroid_field(
+    registry: Arc<KindRegistry>,
+    config: NetConfig,
+    conditions: Option<(Conditions, u64)>,
+    (n, seed): (usize, u64),
+) -> Scenario {
+    use demo::asteroids::{self, ASTEROID};
+    let planetoid = |g: &mut EntityGroup| {
+        g.add_scenery(asteroids::planetoid());
+    };
+    Scenario::with_registry(registry, planetoid, config, conditions, 60.0, |g| {
+        g.set_gravity(Vec3::ZERO)
+            .expect("zero gravity is a gravity");
+        for p in asteroids::field(n, seed) {
+            g.spawn(ASTEROID, &p, Owner::Server)
+                .expect("asteroids spawn");
+        }
+    })
+}
+
+/// The demo's kinds, with asteroids written as plain pose deltas: nobody predicts them.
+pub fn unpredicted_registry() -> Arc<KindRegistry> {
+    let mut registry = KindRegistry::new();
+    demo::register(&mut registry).expect("demo kinds register once");
+    registry
+        .set_delta_codec(
+            demo::asteroids::ASTEROID,
+            lanyard::delta::PoseDelta::default(),
+        )
+        .expect("asteroids are registered");
+    Arc::new(registry)
 }

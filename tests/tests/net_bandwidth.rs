@@ -5,7 +5,9 @@
 use lanyard::prelude::*;
 use lanyard_net::{Conditions, MAX_DATAGRAM, NetConfig};
 use lanyard_tests::demo_registry;
-use lanyard_tests::scenario::{DemoScenario, Scenario, crates_and_balls, player};
+use lanyard_tests::scenario::{
+    DemoScenario, Scenario, asteroid_field, crates_and_balls, player, unpredicted_registry,
+};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -222,26 +224,15 @@ fn an_irrelevant_entity_is_withdrawn_from_a_client_and_comes_back_when_relevant(
 }
 
 /// The server's stats of its one client after a few seconds of 100 asteroids (always
-/// moving) with a state budget of `budget` B/s.
-fn asteroids_with_budget(budget: u32) -> lanyard_net::PeerStats {
-    use lanyard_demo::asteroids::{self, ASTEROID};
+/// moving) with a state budget of `budget` B/s, predicted by both ends or not.
+fn asteroids_with_budget(budget: u32, predicted: bool) -> lanyard_net::PeerStats {
     let config = NetConfig { budget, ..config() };
-    let planetoid = |g: &mut EntityGroup| {
-        g.add_scenery(asteroids::planetoid());
+    let registry = if predicted {
+        demo_registry()
+    } else {
+        unpredicted_registry()
     };
-    let mut s = Scenario::with_registry(
-        demo_registry(),
-        planetoid,
-        config.clone(),
-        None,
-        60.0,
-        |g| {
-            g.set_gravity(Vec3::ZERO).unwrap();
-            for p in asteroids::field(100, 5) {
-                g.spawn(ASTEROID, &p, Owner::Server).unwrap();
-            }
-        },
-    );
+    let mut s = asteroid_field(registry, config.clone(), None, (100, 5));
     s.add_client(config, "ann", None);
     s.join_within(3.0);
     s.run_for(3.0);
@@ -251,11 +242,18 @@ fn asteroids_with_budget(budget: u32) -> lanyard_net::PeerStats {
 
 #[test]
 fn a_starved_client_shows_its_state_aging_and_a_fed_one_does_not() {
-    let fed = asteroids_with_budget(1_000_000);
-    let starved = asteroids_with_budget(3_000);
+    let fed = asteroids_with_budget(1_000_000, false);
+    let starved = asteroids_with_budget(3_000, false);
     // Fed, every change goes at once: the state a client holds is a round trip old.
     assert!(fed.state_age_p95_ms <= 100.0, "fed: {fed:?}");
     // Starved (100 bytes a broadcast for 100 moving bodies), bodies go in turn.
     assert!(starved.state_age_p95_ms >= 500.0, "starved: {starved:?}");
     assert!(starved.state_age_max_ms >= starved.state_age_p95_ms);
+    // Predicted by both ends, the same budget starves nothing: what follows its
+    // prediction costs nothing, and its state is as fresh as the prediction.
+    let predicted = asteroids_with_budget(3_000, true);
+    assert!(
+        predicted.state_age_p95_ms <= 100.0,
+        "predicted: {predicted:?}"
+    );
 }

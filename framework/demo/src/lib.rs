@@ -468,7 +468,8 @@ pub fn register(registry: &mut KindRegistry) -> Result<(), Error> {
 pub mod asteroids {
     use super::{PoseCarrier, dynamic_at};
     use lanyard::codec::{Section, SectionWriter};
-    use lanyard::delta::PoseDelta;
+    use lanyard::pose::PoseState;
+    use lanyard::predict::{PredictedPose, Tolerance, pulled_toward_origin};
     use lanyard::prelude::*;
     use rapier3d::prelude::Collider;
     use serde::{Deserialize, Serialize};
@@ -496,9 +497,24 @@ pub mod asteroids {
         pub radius: f32,
     }
 
+    /// How close a predicted asteroid must stay to the server's: the published scene's
+    /// precision, 1 cm and 1 mrad, with half the centimetre left for drawing.
+    pub const TOLERANCE: Tolerance = Tolerance {
+        pos: 0.005,
+        rot: 0.001,
+        linvel: 0.05,
+        angvel: 0.05,
+    };
+
+    /// The planetoid's pull on an asteroid for one tick: what its client path does, and what
+    /// both ends repeat to predict it.
+    pub fn pull(s: &mut PoseState, dt: f32) {
+        s.linvel = pulled_toward_origin(s.pos, s.linvel, PULL, dt);
+    }
+
     /// An asteroid: the authority writes its pose, everyone else is corrected to it when they
     /// drift; every peer pulls it toward the planetoid each tick, so a client's own simulation
-    /// follows the server's between states.
+    /// follows the server's between states, and both ends predict it alike.
     #[derive(Debug, Default)]
     pub struct Asteroid;
 
@@ -520,10 +536,9 @@ pub mod asteroids {
             ctx: &mut ClientContext<'_>,
         ) -> Result<(), Error> {
             PoseCarrier.client_update(me, section, ctx)?;
-            let p = ctx.body().translation();
-            let r = p.length().max(1.0);
-            let v = ctx.body().linvel();
-            ctx.set_linvel(v - p * (PULL * ctx.dt() / (r * r * r)));
+            let mut s = PoseState::of(ctx.body());
+            pull(&mut s, ctx.dt());
+            ctx.set_linvel(s.linvel);
             Ok(())
         }
     }
@@ -598,6 +613,6 @@ pub mod asteroids {
             },
             controller: Box::new(Asteroid),
         })?;
-        registry.set_delta_codec(ASTEROID, PoseDelta::default())
+        registry.set_delta_codec(ASTEROID, PredictedPose::new(pull).within(TOLERANCE))
     }
 }

@@ -50,9 +50,12 @@ impl Server {
         if broadcast {
             core.last_send = Some(core.now);
             core.counters.broadcasts += 1;
-            sent = server
-                .repl
-                .broadcast(core, group, &packet, &mut server.endpoint.peers);
+            sent = server.repl.broadcast(
+                core,
+                group,
+                (&packet, frame.tick as u32),
+                &mut server.endpoint.peers,
+            );
         }
         // A client that got no state still gets its reliable messages when they are due (at
         // a broadcast), and a heartbeat when its own is due.

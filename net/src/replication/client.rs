@@ -8,8 +8,8 @@ use super::*;
 /// server's deltas name as baselines.
 #[derive(Default)]
 struct Versions {
-    /// (broadcast, section), oldest first.
-    versions: VecDeque<(u32, Vec<u8>)>,
+    /// (broadcast, the server's tick at it if it said, section), oldest first.
+    versions: VecDeque<(u32, Option<u32>, Vec<u8>)>,
     /// The broadcast of the newest section applied.
     applied: Option<u32>,
     /// When (µs) a section of the entity last came.
@@ -17,31 +17,42 @@ struct Versions {
 }
 
 impl Versions {
-    fn at(&self, number: u32) -> Option<&[u8]> {
+    /// The section of broadcast `number`, and the tick it was written at.
+    fn at(&self, number: u32) -> Option<(&[u8], Option<u32>)> {
         self.versions
             .iter()
-            .find(|(f, _)| *f == number)
-            .map(|(_, b)| b.as_slice())
+            .find(|(f, _, _)| *f == number)
+            .map(|(_, t, b)| (b.as_slice(), *t))
     }
 
-    fn newest(&self) -> Option<&[u8]> {
-        self.versions.back().map(|(_, b)| b.as_slice())
+    fn newest(&self) -> Option<(&[u8], Option<u32>)> {
+        self.versions.back().map(|(_, t, b)| (b.as_slice(), *t))
     }
 
     /// Keeps `bytes` as the section of `number`; forgets what is older than `CLIENT_KEEP`
     /// broadcasts before `latest`, except the newest of those. (The server may name that one
     /// long after it was sent, when it sent nothing since; and a datagram it sent just
     /// before its next state may arrive after it.)
-    fn keep(&mut self, number: u32, bytes: Vec<u8>, latest: u32) {
-        let pos = self.versions.partition_point(|(f, _)| *f < number);
-        if self.versions.get(pos).is_none_or(|(f, _)| *f != number) {
-            self.versions.insert(pos, (number, bytes));
+    fn keep(&mut self, (number, tick): (u32, Option<u32>), bytes: Vec<u8>, latest: u32) {
+        let pos = self.versions.partition_point(|(f, _, _)| *f < number);
+        if self.versions.get(pos).is_none_or(|(f, _, _)| *f != number) {
+            self.versions.insert(pos, (number, tick, bytes));
         }
         let cutoff = latest.saturating_sub(CLIENT_KEEP);
         while self.versions.len() > 1 && self.versions[1].0 < cutoff {
             self.versions.pop_front();
         }
     }
+}
+
+/// Which broadcast a datagram's state belongs to, the server's tick at it, and when (µs)
+/// it arrived.
+#[derive(Debug, Clone, Copy)]
+struct Arrived {
+    number: u32,
+    /// `None` when nothing predicts.
+    tick: Option<u32>,
+    now: u64,
 }
 
 /// The client's side of replication.
@@ -82,64 +93,152 @@ impl ClientReplication {
         pass: &mut FramePass<'_>,
         stats: &mut PeerStats,
         number: u32,
-        entries: &[u8],
+        state: &[u8],
         now: u64,
     ) -> bool {
+        if state.is_empty() {
+            return false;
+        }
         self.latest = self.latest.max(number);
-        stats.state_bytes += entries.len() as u64;
-        let mut any = false;
+        stats.state_bytes += state.len() as u64;
+        let mut rest = state;
+        let Ok(head) = wire::StateHead::read(&mut rest) else {
+            stats.bad_datagrams += 1;
+            return false;
+        };
+        let at = Arrived {
+            number,
+            tick: head.map(|h| h.tick),
+            now,
+        };
+        let mut listed = Vec::new();
         let mut out = Vec::new();
-        for e in Entries::new(entries) {
+        for e in Entries::new(rest) {
             let Ok(e) = e else {
                 stats.bad_datagrams += 1;
                 break;
             };
-            any = true;
             stats.entries += 1;
             if let Body::SameAsNewest { run } = e.body {
                 for net in (0..=run).filter_map(|k| e.net.0.checked_add(k)) {
-                    self.take(pass, stats, (number, now), NetId(net), e.body, &mut out);
+                    self.take(pass, stats, at, NetId(net), e.body, &mut out);
+                    listed.push(NetId(net));
                 }
             } else {
-                self.take(pass, stats, (number, now), e.net, e.body, &mut out);
+                self.take(pass, stats, at, e.net, e.body, &mut out);
+                listed.push(e.net);
             }
         }
-        any
+        if let Some(head) = head {
+            self.foresee(pass, at, &head, &listed);
+        }
+        !listed.is_empty()
     }
 
-    /// One entity's entry: resolved against its baseline, kept, applied if fresh.
+    /// Offers every entity `head` speaks for that was not `listed` (in rising order), and
+    /// whose kind predicts, its prediction from the newest section we hold: the server
+    /// sent nothing because that prediction stands for its state.
+    fn foresee(
+        &mut self,
+        pass: &mut FramePass<'_>,
+        at: Arrived,
+        head: &wire::StateHead,
+        listed: &[NetId],
+    ) {
+        let mut due: Vec<NetId> = self
+            .received
+            .iter()
+            .filter(|(net, rec)| {
+                head.covers(**net)
+                    && rec.applied.is_none_or(|a| at.number > a)
+                    && listed.binary_search(net).is_err()
+            })
+            .map(|(net, _)| *net)
+            .collect();
+        due.sort_unstable();
+        let dt = pass.group().config().dt;
+        let mut out = Vec::new();
+        for net in due {
+            let Some(e) = pass.group().by_net(net) else {
+                continue;
+            };
+            let codec = pass.group().registry().delta_codec(e.kind());
+            if e.owner() != Owner::Server || !codec.predicts() {
+                continue;
+            }
+            let Some(rec) = self.received.get_mut(&net) else {
+                continue;
+            };
+            let Some((base, Some(tick))) = rec.newest() else {
+                continue;
+            };
+            out.clear();
+            if !codec.predict(base, head.tick.wrapping_sub(tick), dt, &mut out) {
+                continue;
+            }
+            rec.applied = Some(at.number);
+            rec.at = rec.at.max(at.now);
+            let section = Section {
+                net_id: net,
+                payload: &out,
+            };
+            pass.offer_section(section, Owner::Server);
+        }
+    }
+
+    /// One entity's entry: resolved against its baseline (or the prediction from it), kept,
+    /// applied if fresh.
     fn take(
         &mut self,
         pass: &mut FramePass<'_>,
         stats: &mut PeerStats,
-        (number, now): (u32, u64),
+        at: Arrived,
         net: NetId,
         body: Body<'_>,
         out: &mut Vec<u8>,
     ) {
+        let Arrived { number, tick, now } = at;
         let Some(kind) = pass.group().by_net(net).map(|x| x.kind()) else {
             stats.dropped_unknown_entity += 1;
             return;
         };
+        let codec = pass.group().registry().delta_codec(kind);
+        let dt = pass.group().config().dt;
         let rec = self.received.entry(net).or_default();
         out.clear();
+        // The prediction from the section of `age` broadcasts ago.
+        let mut predicted = Vec::new();
+        let foresee = |age: u32, predicted: &mut Vec<u8>| {
+            rec.at(number.wrapping_sub(age))
+                .and_then(|(base, from)| Some((base, tick?.wrapping_sub(from?))))
+                .is_some_and(|(base, ticks)| codec.predict(base, ticks, dt, predicted))
+        };
         let ok = match body {
             Body::Full(b) => {
                 out.extend_from_slice(b);
                 true
             }
-            Body::Delta { age, delta } => match rec.at(number.wrapping_sub(age)) {
-                Some(base) => {
-                    let codec = pass.group().registry().delta_codec(kind);
-                    codec.decode(base, delta, out).is_ok()
-                }
-                None => false,
-            },
+            Body::Predicted { age } => {
+                let made = foresee(age, &mut predicted);
+                out.append(&mut predicted);
+                made
+            }
+            Body::Delta {
+                age,
+                predicted: true,
+                delta,
+            } => foresee(age, &mut predicted) && codec.decode(&predicted, delta, out).is_ok(),
+            Body::Delta { age, delta, .. } => rec
+                .at(number.wrapping_sub(age))
+                .is_some_and(|(base, _)| codec.decode(base, delta, out).is_ok()),
             Body::Same { age } => rec
                 .at(number.wrapping_sub(age))
-                .map(|b| out.extend_from_slice(b))
+                .map(|(b, _)| out.extend_from_slice(b))
                 .is_some(),
-            Body::SameAsNewest { .. } => rec.newest().map(|b| out.extend_from_slice(b)).is_some(),
+            Body::SameAsNewest { .. } => rec
+                .newest()
+                .map(|(b, _)| out.extend_from_slice(b))
+                .is_some(),
         };
         if !ok {
             stats.missing_baselines += 1;
@@ -152,7 +251,7 @@ impl ClientReplication {
             self.asked.remove(&net);
         }
         let fresh = rec.applied.is_none_or(|a| number > a);
-        rec.keep(number, out.clone(), self.latest);
+        rec.keep((number, tick), out.clone(), self.latest);
         rec.at = rec.at.max(now);
         if !fresh {
             stats.dropped_stale += 1;

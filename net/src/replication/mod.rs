@@ -17,9 +17,18 @@
 //!   kind's [`DeltaCodec`]), naming the baseline's broadcast. Only acknowledged sections are
 //!   ever baselines, so loss cannot desynchronise the two ends. A resting entity is sent
 //!   again every `refresh` seconds (a couple of bytes), which heals a client whose copy
-//!   drifted; a body that just came to rest is sent until its resting state is
-//!   acknowledged. State for an entity goes to a client only once the client acknowledged
+//!   drifted; refreshes go in rounds every half refresh, so what came to rest together
+//!   is refreshed together. A body that just came to rest is sent until its resting
+//!   state is acknowledged. State for an entity goes to a client only once the client acknowledged
 //!   the message that announced the entity.
+//! * **Prediction.** For the server's entities of a kind whose codec predicts
+//!   ([`DeltaCodec::predicts`]), the server sends nothing while the prediction from what
+//!   the client holds (its baseline, and the newer section in flight if any) agrees with
+//!   the entity's section; otherwise a delta against that prediction, or the prediction
+//!   itself when a refresh is due. Every datagram's state starts with the tick its
+//!   sections were written at and the network ids it speaks for (`wire::StateHead`);
+//!   the client offers each such entity it was not sent its prediction from the newest
+//!   section it holds, over the ticks between.
 //! * **Budget.** Each broadcast fills a per-client byte budget by priority: every
 //!   broadcast a changed entity gains its kind's priority, more the faster it moves or the
 //!   harder it was just hit, and a refresh that is due gains a little; the highest go, the
@@ -36,6 +45,7 @@
 //!
 //! [`Controller::validate`]: lanyard::Controller::validate
 //! [`DeltaCodec`]: lanyard::delta::DeltaCodec
+//! [`DeltaCodec::predicts`]: lanyard::delta::DeltaCodec::predicts
 //! [`NetManager::set_relevance`]: crate::NetManager::set_relevance
 //! [`KindRegistry::judge_spawns`]: lanyard::KindRegistry::judge_spawns
 
@@ -58,6 +68,7 @@ use std::ops::Range;
 
 mod age;
 mod client;
+mod forecast;
 mod requests;
 mod server;
 

@@ -3,6 +3,7 @@
 //! state entries (whole, delta, same) by priority.
 
 use super::age::Ages;
+use super::forecast::Forecasts;
 use super::*;
 use crate::session::baseline::{ClientView, History, Seen, SentEntries};
 
@@ -16,13 +17,18 @@ struct Current<'a> {
     /// What it gains in priority this broadcast if it changed.
     urgency: f32,
     codec: &'a dyn lanyard::delta::DeltaCodec,
+    /// Whether clients predict it: the server's, of a kind whose codec predicts.
+    predicts: bool,
 }
 
 /// How one selected entry is sent.
 enum Pick {
     Full,
-    /// A delta, at this range of the broadcast's shared delta buffer.
-    Delta(u32, Range<usize>),
+    /// A delta, at this range of the broadcast's shared delta buffer; against the
+    /// prediction from the baseline if marked.
+    Delta(u32, Range<usize>, bool),
+    /// The prediction from the baseline.
+    Predicted(u32),
     Same(u32),
     /// The same as the client's newest, for this entity and the `run` after it.
     SameAsNewest(u32),
@@ -43,6 +49,8 @@ pub(crate) struct ServerReplication {
     relevance: Option<Relevance>,
     /// Spawns the requesting client learns of by confirmation, not by a spawn message.
     pub(super) withhold: HashMap<NetId, ClientId>,
+    /// The broadcast's predictions.
+    forecasts: Forecasts,
 }
 
 fn spawn_msg(group: &EntityGroup, net: NetId) -> Option<Msg> {
@@ -276,11 +284,12 @@ impl ServerReplication {
         &mut self,
         core: &mut Core,
         group: &EntityGroup,
-        packet: &PacketWriter,
+        (packet, tick): (&PacketWriter, u32),
         peers: &mut BTreeMap<ClientId, ClientSession>,
     ) -> BTreeSet<ClientId> {
         self.number += 1;
         let number = self.number;
+        self.forecasts.begin(number, tick, group.config().dt);
         send_corrections(core, group, peers);
         self.rescope(core, group, peers);
         let world = world_state(
@@ -291,6 +300,8 @@ impl ServerReplication {
             number,
         );
         let cadence = Cadence::of(&core.config, number);
+        // Whether any entity predicts: only then do datagrams say which tick they are of.
+        let predicting = world.iter().any(|c| c.predicts);
         let mut deltas = Deltas::default();
         let mut sent_to = BTreeSet::new();
         let mut ages = Ages::default();
@@ -300,17 +311,21 @@ impl ServerReplication {
             };
             view.acked(&p.conn.take_acked(), &self.history);
             ages.clear();
-            let cands = candidates(*id, view, &p.conn, &world, &cadence, &mut ages);
+            let fc = (&mut self.forecasts, &self.history);
+            let (cands, predicted) =
+                candidates(*id, view, &p.conn, &world, &cadence, &mut ages, fc);
             let (stats, warned) = (&mut p.conn.stats, &mut p.stale_warned);
             ages.note(stats, (warned, &p.name), cadence.rate, core.now);
-            if !cands.iter().any(|c| c.1) && !number.is_multiple_of(cadence.batch) {
+            if !cands.iter().any(|c| c.1) && !number.is_multiple_of(cadence.batch) && !predicted {
                 continue;
             }
-            let (picks, used) = fill_budget(cands, &world, view, &cadence, &mut deltas);
-            if picks.is_empty() {
+            let fc = &mut self.forecasts;
+            let (picks, used) = fill_budget(cands, &world, view, &cadence, (&mut deltas, fc));
+            if picks.is_empty() && !predicted {
                 continue;
             }
-            let (chunks, entries) = packetize(&world, picks, number, &deltas.bytes);
+            let head = predicting.then_some(tick);
+            let (chunks, entries) = packetize(&world, picks, (number, head), &deltas.bytes);
             let parts: Vec<&[u8]> = chunks.iter().map(|(b, _)| b.as_slice()).collect();
             let mut seqs = Vec::new();
             let version = core.config.version;
@@ -376,13 +391,15 @@ fn world_state<'a>(
         let hit = last_vel.insert(net, v).map_or(0.0, |u| (v - u).length());
         let speed = v.length() + 0.25 * e.body().angvel().length();
         let weight = registry.options(e.kind()).map_or(1.0, |o| o.priority);
+        let codec = registry.delta_codec(e.kind());
         world.push(Current {
             net,
             bytes,
             version: 0,
             owner,
             urgency: weight * (1.0 + 0.5 * speed + 2.0 * hit),
-            codec: registry.delta_codec(e.kind()),
+            codec,
+            predicts: owner == Owner::Server && codec.predicts(),
         });
     }
     world.sort_by_key(|c| c.net);
@@ -410,6 +427,17 @@ struct Cadence {
 }
 
 impl Cadence {
+    /// Whether an unchanged entity the client acknowledged `age` broadcasts ago is sent
+    /// again now: once it is a whole refresh old, or at a refresh round (every half
+    /// refresh) once it is more than half a refresh old. What comes to rest together is
+    /// then refreshed together (a client's copy of a stack is put back whole, not one
+    /// crate at a time into the others' wrong places), and a steady refresh still comes
+    /// once a refresh: half a refresh after a round, its age is not past the half.
+    fn refresh_due(&self, age: u32) -> bool {
+        let round = (self.refresh / 2).max(1);
+        age >= self.refresh || (self.number.is_multiple_of(round) && age > round)
+    }
+
     fn of(config: &crate::config::NetConfig, number: u32) -> Self {
         let rate = config.rate.max(0.001);
         Cadence {
@@ -423,17 +451,19 @@ impl Cadence {
 }
 
 /// The deltas of one broadcast, computed once per (entity, baseline) for every client: the
-/// bytes, and where each is in them.
+/// bytes, and where each is in them (and whether against the prediction).
 #[derive(Default)]
 struct Deltas {
     bytes: Vec<u8>,
-    at: HashMap<(NetId, u32), Range<usize>>,
+    at: HashMap<(NetId, u32), (Range<usize>, bool)>,
 }
 
 /// What client `id` could be sent (whose view is `view`, on `conn`): (index into the
 /// world, whether it changed, priority), each entity's priority grown by its urgency (a
 /// change) or by how overdue its refresh is. Not its own entities, and none whose spawn
-/// message it has not acknowledged yet.
+/// message it has not acknowledged yet. An entity whose prediction from what the client
+/// holds stands for its state counts as unchanged. Also whether there were any such: the
+/// client then needs a datagram even with no entries, to predict them.
 fn candidates(
     id: ClientId,
     view: &mut ClientView,
@@ -441,7 +471,9 @@ fn candidates(
     world: &[Current<'_>],
     cadence: &Cadence,
     ages: &mut Ages,
-) -> Vec<(usize, bool, f32)> {
+    (forecasts, history): (&mut Forecasts, &HashMap<NetId, History>),
+) -> (Vec<(usize, bool, f32)>, bool) {
+    let mut predicted = false;
     let number = cadence.number;
     let mut cands = Vec::new();
     // The world and the client's view are both in network-id order: walk them together.
@@ -467,13 +499,15 @@ fn candidates(
             .baseline
             .as_ref()
             .is_some_and(|(f, b)| *f >= c.version || b.as_slice() == c.bytes);
-        if same {
+        let foreseen = !same && c.predicts && follows_prediction(c, seen, forecasts, history);
+        predicted |= foreseen;
+        if same || foreseen {
             let age = seen.baseline.as_ref().map_or(0, |(f, _)| number - f);
             let resend_ok = seen.last_sent.is_none_or(|s| number - s >= cadence.batch);
-            if age < cadence.refresh || !resend_ok {
+            if !cadence.refresh_due(age) || !resend_ok {
                 continue;
             }
-            let overdue = (age - cadence.refresh) as f32 / cadence.rate;
+            let overdue = age.saturating_sub(cadence.refresh) as f32 / cadence.rate;
             seen.priority += REFRESH_PRIORITY + OVERDUE_PRIORITY * overdue;
             cands.push((i, false, seen.priority));
         } else {
@@ -484,7 +518,30 @@ fn candidates(
             cands.push((i, true, seen.priority));
         }
     }
-    cands
+    (cands, predicted)
+}
+
+/// Whether the client's prediction of `c` stands for its state now, whichever section the
+/// client predicts from: its baseline, or the newer one in flight if that arrived.
+fn follows_prediction(
+    c: &Current<'_>,
+    seen: &Seen,
+    forecasts: &mut Forecasts,
+    history: &HashMap<NetId, History>,
+) -> bool {
+    let Some((bf, base)) = &seen.baseline else {
+        return false;
+    };
+    if !forecasts.agrees(c.net, c.codec, (*bf, base), c.bytes) {
+        return false;
+    }
+    match seen.last_sent.filter(|s| s > bf) {
+        None => true,
+        Some(s) => history
+            .get(&c.net)
+            .and_then(|h| h.at(s))
+            .is_some_and(|b| forecasts.agrees(c.net, c.codec, (s, b), c.bytes)),
+    }
 }
 
 /// Fills the client's budget from `cands`, highest priority first (after 16 that do not
@@ -495,7 +552,7 @@ fn fill_budget(
     world: &[Current<'_>],
     view: &mut ClientView,
     cadence: &Cadence,
-    deltas: &mut Deltas,
+    (deltas, forecasts): (&mut Deltas, &mut Forecasts),
 ) -> (Vec<(usize, Pick)>, usize) {
     cands.sort_by(|a, b| b.2.total_cmp(&a.2).then(a.0.cmp(&b.0)));
     let mut picks: Vec<(usize, Pick)> = Vec::new();
@@ -506,7 +563,7 @@ fn fill_budget(
         let Some(seen) = view.ents.get(&c.net) else {
             continue;
         };
-        let pick = choose(c, seen, cadence.number, deltas);
+        let pick = choose(c, seen, cadence.number, (deltas, forecasts));
         let body = body_of(c, &pick, &deltas.bytes);
         let cost = wire::entry_cost(None, &Entry { net: c.net, body });
         if used + cost > cadence.budget {
@@ -531,11 +588,14 @@ fn fill_budget(
 
 /// The picks as entries in network-id order (resting entities with consecutive ids as one
 /// run), in chunks that each fit a datagram alone, each with the (entity, broadcast) pairs
-/// it carries; and how many entries there are.
+/// it carries, and each headed by the broadcast's tick and the ids it speaks for (the
+/// first from 0, each next from its first entry, the last to the end) when `tick` is
+/// given (something predicts); and how many entries there are. With no picks, one chunk
+/// with no entries.
 fn packetize(
     world: &[Current<'_>],
     picks: Vec<(usize, Pick)>,
-    number: u32,
+    (number, tick): (u32, Option<u32>),
     deltas: &[u8],
 ) -> (Vec<(Vec<u8>, SentEntries)>, usize) {
     let mut merged: Vec<(usize, Pick, u32)> = Vec::with_capacity(picks.len());
@@ -551,7 +611,10 @@ fn packetize(
         merged.push((i, pick, 0));
     }
     let mut chunks: Vec<(Vec<u8>, SentEntries)> = vec![(Vec::new(), Vec::new())];
+    // Where each chunk's range starts.
+    let mut starts = vec![NetId(0)];
     let mut prev = None;
+    let room = DATA_ROOM - STATE_HEAD_ROOM;
     for (i, pick, _) in &merged {
         let c = &world[*i];
         let e = Entry {
@@ -560,9 +623,10 @@ fn packetize(
         };
         if chunks
             .last()
-            .is_some_and(|(b, _)| !b.is_empty() && b.len() + wire::entry_cost(None, &e) > DATA_ROOM)
+            .is_some_and(|(b, _)| !b.is_empty() && b.len() + wire::entry_cost(None, &e) > room)
         {
             chunks.push((Vec::new(), Vec::new()));
+            starts.push(c.net);
             prev = None;
         }
         let last = match pick {
@@ -575,13 +639,33 @@ fn packetize(
         }
         prev = Some(last);
     }
+    for (k, (bytes, _)) in chunks.iter_mut().enumerate() {
+        let head = tick.map(|tick| wire::StateHead {
+            tick,
+            from: starts[k],
+            to: starts.get(k + 1).map(|n| NetId(n.0 - 1)),
+        });
+        let mut headed = Vec::with_capacity(bytes.len() + STATE_HEAD_ROOM);
+        wire::StateHead::write(head.as_ref(), &mut headed);
+        headed.append(bytes);
+        *bytes = headed;
+    }
     (chunks, merged.len())
 }
 
+/// The most a [`wire::StateHead`] takes.
+const STATE_HEAD_ROOM: usize = 15;
+
 /// How to send entity `c` to a client whose view of it is `seen`: against the baseline
-/// when the client surely still holds it, in full otherwise. Deltas are computed once per
-/// (entity, baseline) for every client.
-fn choose(c: &Current<'_>, seen: &Seen, number: u32, deltas: &mut Deltas) -> Pick {
+/// (or, for a kind that predicts, against the prediction from it) when the client surely
+/// still holds it, in full otherwise. Deltas are computed once per (entity, baseline) for
+/// every client.
+fn choose(
+    c: &Current<'_>,
+    seen: &Seen,
+    number: u32,
+    (deltas, forecasts): (&mut Deltas, &mut Forecasts),
+) -> Pick {
     let Some((bf, base)) = &seen.baseline else {
         return Pick::Full;
     };
@@ -597,29 +681,41 @@ fn choose(c: &Current<'_>, seen: &Seen, number: u32, deltas: &mut Deltas) -> Pic
             Pick::Same(number - bf)
         };
     }
+    let forecast = c
+        .predicts
+        .then(|| forecasts.of(c.net, c.codec, *bf, base))
+        .flatten()
+        .map(|r| &forecasts.bytes[r]);
+    // Sent at all, it goes exactly: a refresh puts the client back on the server's state,
+    // not on a prediction of it that is only within the tolerance.
+    if forecast == Some(c.bytes) {
+        return Pick::Predicted(number - bf);
+    }
     let Deltas { bytes, at } = deltas;
-    let range = at
+    let (range, predicted) = at
         .entry((c.net, *bf))
         .or_insert_with(|| {
             let start = bytes.len();
-            c.codec.encode(base, c.bytes, bytes);
-            start..bytes.len()
+            c.codec.encode(forecast.unwrap_or(base), c.bytes, bytes);
+            (start..bytes.len(), forecast.is_some())
         })
         .clone();
     if range.len() >= c.bytes.len() {
         Pick::Full
     } else {
-        Pick::Delta(number - bf, range)
+        Pick::Delta(number - bf, range, predicted)
     }
 }
 
 fn body_of<'a>(c: &Current<'a>, pick: &Pick, deltas: &'a [u8]) -> Body<'a> {
     match pick {
         Pick::Full => Body::Full(c.bytes),
-        Pick::Delta(age, r) => Body::Delta {
+        Pick::Delta(age, r, predicted) => Body::Delta {
             age: *age,
+            predicted: *predicted,
             delta: &deltas[r.clone()],
         },
+        Pick::Predicted(age) => Body::Predicted { age: *age },
         Pick::Same(age) => Body::Same { age: *age },
         Pick::SameAsNewest(run) => Body::SameAsNewest { run: *run },
     }

@@ -122,8 +122,15 @@ pub(crate) fn parse_data(body: &[u8]) -> Result<Data<'_>, NetError> {
 pub(crate) enum Body<'a> {
     /// The whole section.
     Full(&'a [u8]),
-    /// A delta against the section of `age` broadcasts ago.
-    Delta { age: u32, delta: &'a [u8] },
+    /// A delta against the section of `age` broadcasts ago, or, when `predicted`, against
+    /// the kind's prediction from it.
+    Delta {
+        age: u32,
+        predicted: bool,
+        delta: &'a [u8],
+    },
+    /// The kind's prediction from the section of `age` broadcasts ago.
+    Predicted { age: u32 },
     /// The same as the section of `age` broadcasts ago.
     Same { age: u32 },
     /// The same as the newest section the client holds, for this entity and the `run`
@@ -151,11 +158,21 @@ fn get_u32(rest: &mut &[u8]) -> Result<u32, NetError> {
 /// datagram (entries go in rising order).
 pub(crate) fn put_entry(out: &mut Vec<u8>, prev: Option<NetId>, e: &Entry<'_>) {
     put_u32(out, prev.map_or(e.net.0, |p| e.net.0.wrapping_sub(p.0)));
+    // The low two bits say which body; the third marks a prediction; the rest is the age
+    // (or run).
     let (code, bytes) = match e.body {
         Body::Full(b) => (0, Some(b)),
-        Body::Delta { age, delta } => (1 | u64::from(age) << 2, Some(delta)),
-        Body::Same { age } => (2 | u64::from(age) << 2, None),
-        Body::SameAsNewest { run } => (3 | u64::from(run) << 2, None),
+        Body::Predicted { age } => (4 | u64::from(age) << 3, None),
+        Body::Delta {
+            age,
+            predicted,
+            delta,
+        } => (
+            1 | u64::from(predicted) << 2 | u64::from(age) << 3,
+            Some(delta),
+        ),
+        Body::Same { age } => (2 | u64::from(age) << 3, None),
+        Body::SameAsNewest { run } => (3 | u64::from(run) << 3, None),
     };
     put_varint(out, code);
     if let Some(b) = bytes {
@@ -169,22 +186,75 @@ pub(crate) fn entry_cost(prev: Option<NetId>, e: &Entry<'_>) -> usize {
     let mut scratch = Vec::with_capacity(8);
     let payload = match e.body {
         Body::Full(b) | Body::Delta { delta: b, .. } => b.len(),
-        Body::Same { .. } | Body::SameAsNewest { .. } => 0,
+        Body::Same { .. } | Body::SameAsNewest { .. } | Body::Predicted { .. } => 0,
     };
     let head = match e.body {
         Body::Full(_) => Entry {
             net: e.net,
             body: Body::Full(&[]),
         },
-        Body::Delta { age, .. } => Entry {
+        Body::Delta { age, predicted, .. } => Entry {
             net: e.net,
-            body: Body::Delta { age, delta: &[] },
+            body: Body::Delta {
+                age,
+                predicted,
+                delta: &[],
+            },
         },
         _ => *e,
     };
     put_entry(&mut scratch, prev, &head);
     // The length varint of an empty payload took one byte; a long one takes two.
     scratch.len() + payload + usize::from(payload >= 128)
+}
+
+/// What a server's state in one datagram begins with, when any of its entities predict:
+/// the tick its sections were written at, and the network ids it speaks for. An entity in
+/// that range that the datagram does not list, and whose kind predicts, is where its
+/// prediction puts it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct StateHead {
+    pub(crate) tick: u32,
+    pub(crate) from: NetId,
+    /// The last id it speaks for; `None`: every id from `from` on.
+    pub(crate) to: Option<NetId>,
+}
+
+impl StateHead {
+    /// Appends `head`: one byte when there is none (nothing predicts).
+    pub(crate) fn write(head: Option<&Self>, out: &mut Vec<u8>) {
+        let Some(h) = head else {
+            out.push(0);
+            return;
+        };
+        put_varint(out, u64::from(h.tick) + 1);
+        put_u32(out, h.from.0);
+        let count =
+            h.to.map_or(0, |t| u64::from(t.0.saturating_sub(h.from.0)) + 1);
+        put_varint(out, count);
+    }
+
+    /// Reads what [`write`](Self::write) wrote from the front of `rest`.
+    pub(crate) fn read(rest: &mut &[u8]) -> Result<Option<Self>, NetError> {
+        let tick = match varint_within(rest, 5)? {
+            0 => return Ok(None),
+            t => u32::try_from(t - 1).map_err(|_| NetError::Malformed("tick too large".into()))?,
+        };
+        let from = NetId(get_u32(rest)?);
+        let count = varint_within(rest, 5)?;
+        let to = match count {
+            0 => None,
+            n => Some(NetId(u32::try_from(u64::from(from.0) + n - 1).map_err(
+                |_| NetError::Malformed("state range past the last id".into()),
+            )?)),
+        };
+        Ok(Some(StateHead { tick, from, to }))
+    }
+
+    /// Whether it speaks for `net`.
+    pub(crate) fn covers(&self, net: NetId) -> bool {
+        net >= self.from && self.to.is_none_or(|t| net <= t)
+    }
 }
 
 /// Reads the state entries of a server's DATA body. Yields each well-formed entry; on a
@@ -215,7 +285,7 @@ impl<'a> Entries<'a> {
             Some(_) => return Err(NetError::Malformed("entries out of order".into())),
         };
         let code = get_u32(&mut self.rest)?;
-        let age = code >> 2;
+        let (age, predicted) = (code >> 3, code & 4 != 0);
         let bytes = |rest: &mut &'a [u8]| -> Result<&'a [u8], NetError> {
             let len = get_u32(rest)? as usize;
             if len > rest.len() {
@@ -225,14 +295,16 @@ impl<'a> Entries<'a> {
             *rest = tail;
             Ok(b)
         };
-        let body = match code & 3 {
-            0 if age == 0 => Body::Full(bytes(&mut self.rest)?),
-            1 => Body::Delta {
+        let body = match (code & 3, predicted) {
+            (0, false) if age == 0 => Body::Full(bytes(&mut self.rest)?),
+            (0, true) => Body::Predicted { age },
+            (1, _) => Body::Delta {
                 age,
+                predicted,
                 delta: bytes(&mut self.rest)?,
             },
-            2 => Body::Same { age },
-            3 => Body::SameAsNewest { run: age },
+            (2, false) => Body::Same { age },
+            (3, false) => Body::SameAsNewest { run: age },
             _ => return Err(NetError::Malformed("bad entry code".into())),
         };
         self.prev = Some(match body {

@@ -239,8 +239,21 @@ mod tests {
                 net: NetId(6),
                 body: Body::Delta {
                     age: 300,
+                    predicted: false,
                     delta: &[7; 200],
                 },
+            },
+            Entry {
+                net: NetId(7),
+                body: Body::Delta {
+                    age: 3,
+                    predicted: true,
+                    delta: &[1, 2],
+                },
+            },
+            Entry {
+                net: NetId(8),
+                body: Body::Predicted { age: 41 },
             },
             Entry {
                 net: NetId(90),
@@ -275,6 +288,47 @@ mod tests {
         }
         let bad = [1, 0, 0, 0, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff];
         assert!(Entries::new(&bad).any(|e| e.is_err()));
+        // A whole section marked predicted is no body at all.
+        assert!(Entries::new(&[1, 4, 1, 9]).any(|e| e.is_err()));
+    }
+
+    #[test]
+    fn state_heads_roundtrip() {
+        for head in [
+            StateHead {
+                tick: 70_000,
+                from: NetId(0),
+                to: None,
+            },
+            StateHead {
+                tick: 3,
+                from: NetId(12),
+                to: Some(NetId(12)),
+            },
+            StateHead {
+                tick: u32::MAX,
+                from: NetId(5),
+                to: Some(NetId(u32::MAX)),
+            },
+        ] {
+            let mut out = Vec::new();
+            StateHead::write(Some(&head), &mut out);
+            out.push(77);
+            let mut rest = out.as_slice();
+            assert_eq!(StateHead::read(&mut rest).unwrap(), Some(head));
+            assert_eq!(rest, [77]);
+            assert!(head.covers(head.from));
+            assert!(head.from.0 == 0 || !head.covers(NetId(head.from.0 - 1)));
+        }
+        let mut none = Vec::new();
+        StateHead::write(None, &mut none);
+        assert_eq!(none, [0], "a byte when nothing predicts");
+        assert_eq!(StateHead::read(&mut none.as_slice()).unwrap(), None);
+        let mut past = Vec::new();
+        put_varint(&mut past, 2);
+        put_varint(&mut past, u64::from(u32::MAX));
+        put_varint(&mut past, 2);
+        assert!(StateHead::read(&mut past.as_slice()).is_err());
     }
 
     proptest::proptest! {
