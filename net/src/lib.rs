@@ -58,6 +58,7 @@ mod event;
 pub mod fuzzing;
 pub mod guide;
 pub mod harness;
+mod idmap;
 mod manager;
 pub mod rendezvous;
 mod replication;

@@ -3,10 +3,11 @@
 //! client that holds that baseline. A client computes the same prediction from the same
 //! section over the same ticks (see [`lanyard::predict`]).
 
+use crate::idmap::IdMap;
 use crate::session::baseline::{IN_FLIGHT, SERVER_WINDOW};
 use lanyard::NetId;
 use lanyard::delta::DeltaCodec;
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
 use std::ops::Range;
 
 /// Predictions of one broadcast, and the ticks of recent broadcasts.
@@ -19,7 +20,7 @@ pub(super) struct Forecasts {
     dt: f32,
     /// The predictions made this broadcast, in `bytes`; `None` where the codec declined.
     pub(super) bytes: Vec<u8>,
-    at: HashMap<(NetId, u32), Option<Range<usize>>>,
+    at: IdMap<(NetId, u32), Option<Range<usize>>>,
 }
 
 impl Forecasts {

@@ -5,6 +5,7 @@
 use super::age::Ages;
 use super::forecast::Forecasts;
 use super::*;
+use crate::idmap::IdMap;
 use crate::session::baseline::{ClientView, History, Seen, SentEntries};
 
 /// One entity's state this broadcast, as the server has it.
@@ -40,11 +41,11 @@ pub(crate) struct ServerReplication {
     /// The newest accepted section of each client-owned entity, to forward.
     forward: BTreeMap<NetId, (ClientId, Vec<u8>)>,
     /// Each entity's recent sections, by broadcast.
-    history: HashMap<NetId, History>,
+    history: IdMap<NetId, History>,
     /// The number of the last broadcast.
     number: u32,
     /// Each entity's linear velocity at the last broadcast (a sudden change is a hit).
-    last_vel: HashMap<NetId, Vec3>,
+    last_vel: IdMap<NetId, Vec3>,
     /// Which entities each client needs; all, without one.
     relevance: Option<Relevance>,
     /// Spawns the requesting client learns of by confirmation, not by a spawn message.
@@ -372,7 +373,7 @@ fn world_state<'a>(
     group: &'a EntityGroup,
     packet: &'a PacketWriter,
     forward: &'a BTreeMap<NetId, (ClientId, Vec<u8>)>,
-    (last_vel, history): (&mut HashMap<NetId, Vec3>, &mut HashMap<NetId, History>),
+    (last_vel, history): (&mut IdMap<NetId, Vec3>, &mut IdMap<NetId, History>),
     number: u32,
 ) -> Vec<Current<'a>> {
     let registry = group.registry();
@@ -455,7 +456,7 @@ impl Cadence {
 #[derive(Default)]
 struct Deltas {
     bytes: Vec<u8>,
-    at: HashMap<(NetId, u32), (Range<usize>, bool)>,
+    at: IdMap<(NetId, u32), (Range<usize>, bool)>,
 }
 
 /// What client `id` could be sent (whose view is `view`, on `conn`): (index into the
@@ -471,7 +472,7 @@ fn candidates(
     world: &[Current<'_>],
     cadence: &Cadence,
     ages: &mut Ages,
-    (forecasts, history): (&mut Forecasts, &HashMap<NetId, History>),
+    (forecasts, history): (&mut Forecasts, &IdMap<NetId, History>),
 ) -> (Vec<(usize, bool, f32)>, bool) {
     let mut predicted = false;
     let number = cadence.number;
@@ -527,7 +528,7 @@ fn follows_prediction(
     c: &Current<'_>,
     seen: &Seen,
     forecasts: &mut Forecasts,
-    history: &HashMap<NetId, History>,
+    history: &IdMap<NetId, History>,
 ) -> bool {
     let Some((bf, base)) = &seen.baseline else {
         return false;

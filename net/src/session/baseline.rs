@@ -2,8 +2,9 @@
 //! broadcast ([`History`]), and per client the newest section it acknowledged of each
 //! entity (its baseline) and what it has in flight ([`ClientView`]).
 
+use crate::idmap::IdMap;
 use lanyard::NetId;
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
 
 /// Broadcasts back the server names a baseline it did not send last (a client keeps the
 /// sections of `CLIENT_KEEP` broadcasts, and always its newest of each entity).
@@ -123,7 +124,7 @@ impl ClientView {
     }
 
     /// The peer acknowledged datagrams `acked`: their entries become baselines.
-    pub(crate) fn acked(&mut self, acked: &[u32], history: &HashMap<NetId, History>) {
+    pub(crate) fn acked(&mut self, acked: &[u32], history: &IdMap<NetId, History>) {
         for seq in acked {
             let Some(pos) = self.in_flight.iter().position(|(s, _)| s == seq) else {
                 continue;
