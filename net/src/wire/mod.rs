@@ -230,44 +230,24 @@ mod tests {
 
     #[test]
     fn state_entries_roundtrip_and_garbage_ends_the_walk() {
+        let delta = |age, predicted, delta| Body::Delta {
+            age,
+            predicted,
+            delta,
+        };
         let entries = [
-            Entry {
-                net: NetId(5),
-                body: Body::Full(&[1, 2, 3]),
-            },
-            Entry {
-                net: NetId(6),
-                body: Body::Delta {
-                    age: 300,
-                    predicted: false,
-                    delta: &[7; 200],
-                },
-            },
-            Entry {
-                net: NetId(7),
-                body: Body::Delta {
-                    age: 3,
-                    predicted: true,
-                    delta: &[1, 2],
-                },
-            },
-            Entry {
-                net: NetId(8),
-                body: Body::Predicted { age: 41 },
-            },
-            Entry {
-                net: NetId(90),
-                body: Body::Same { age: 2 },
-            },
-            Entry {
-                net: NetId(91),
-                body: Body::SameAsNewest { run: 40 },
-            },
-            Entry {
-                net: NetId(200),
-                body: Body::SameAsNewest { run: 0 },
-            },
-        ];
+            (5, Body::Full(&[1, 2, 3])),
+            (6, delta(300, false, &[7; 200])),
+            (7, delta(3, true, &[1, 2])),
+            (8, Body::Predicted { age: 41 }),
+            (90, Body::Same { age: 2 }),
+            (91, Body::SameAsNewest { run: 40 }),
+            (200, Body::SameAsNewest { run: 0 }),
+        ]
+        .map(|(net, body)| Entry {
+            net: NetId(net),
+            body,
+        });
         let mut out = Vec::new();
         let mut prev = None;
         for e in &entries {
