@@ -1,4 +1,4 @@
-//! A short guide for game developers and replay-test writers, in three compiled steps.
+//! A short guide for game developers and replay-test writers, in four compiled steps.
 //! Every example here runs as a doctest (`cargo test -p lanyard-net --doc`).
 //!
 //! # 1. Write a kind
@@ -190,4 +190,69 @@
 //! let mut decisions = Replay::open(&file, kinds()).unwrap();
 //! decisions.rerun_decisions(true);
 //! assert_eq!(decisions.verify(|_, _| {}).unwrap(), None);   // the same code decides the same
+//! ```
+//!
+//! # 4. Bodies that never rest
+//!
+//! A body that is always in motion changes its section every broadcast. If both ends can
+//! compute where it goes, it need not: declare the forces the client path applies as a
+//! [`Motion`](lanyard::predict::Motion), and how close a prediction must stay as a
+//! [`Tolerance`](lanyard::predict::Tolerance), and give the kind a
+//! [`PredictedPose`](lanyard::predict::PredictedPose) codec. The server then sends nothing
+//! while the client's prediction holds, and only the difference when it does not:
+//!
+//! ```
+//! use lanyard::codec::{Section, SectionWriter};
+//! use lanyard::pose::{CORRECTION_TOLERANCE, PoseState};
+//! use lanyard::predict::{PredictedPose, Tolerance};
+//! use lanyard::prelude::*;
+//! use lanyard_net::{NetConfig, harness::Scenario};
+//!
+//! /// A steady wind: what the client path does each tick, and what both ends predict.
+//! fn wind(s: &mut PoseState, dt: f32) {
+//!     s.linvel += Vec3::new(0.5, 0.0, 0.0) * dt;
+//! }
+//!
+//! struct Kite;
+//! impl Controller for Kite {
+//!     fn server_update(&mut self, me: EntityRef<'_>, _w: &WorldView<'_>, out: &mut SectionWriter<'_>) {
+//!         PoseState::of(me.body()).write(out);
+//!     }
+//!     fn client_update(&mut self, _me: &mut Entity, s: Option<Section<'_>>, ctx: &mut ClientContext<'_>) -> Result<(), Error> {
+//!         if let Some(s) = s {
+//!             s.parse(PoseState::read)?.correct(ctx, CORRECTION_TOLERANCE);
+//!         }
+//!         let mut now = PoseState::of(ctx.body());
+//!         wind(&mut now, ctx.dt());
+//!         ctx.set_linvel(now.linvel);
+//!         Ok(())
+//!     }
+//! }
+//!
+//! let mut r = KindRegistry::new();
+//! r.register("kite", |_: &()| Blueprint {
+//!     body: RigidBodyBuilder::dynamic().linvel(Vec3::new(1.0, 0.0, 2.0)).build(),
+//!     colliders: vec![ColliderBuilder::ball(0.3).build()],
+//!     visual: Visual { shape: Shape::Ball { radius: 0.3 }, color: [200; 4] },
+//!     controller: Box::new(Kite),
+//! }).unwrap();
+//! let tolerance = Tolerance { pos: 0.005, ..Tolerance::default() };
+//! r.set_delta_codec("kite", PredictedPose::new(wind).within(tolerance)).unwrap();
+//!
+//! let config = NetConfig { rate: 30.0, ..NetConfig::default() };
+//! let mut s = Scenario::with_registry(std::sync::Arc::new(r), |_| {}, config.clone(), None, 60.0, |g| {
+//!     g.set_gravity(Vec3::ZERO).unwrap();
+//!     g.spawn("kite", &(), Owner::Server).unwrap();
+//! });
+//! s.add_client(config, "ann", None);
+//! s.wait_for(3.0, "ann to join", |s| s.all_joined()).unwrap();
+//! let ann = s.clients[0].net.client_id().unwrap();
+//! let before = s.server.net.peer_stats(ann).unwrap().entries;
+//! s.run_for(2.0);
+//! // 60 broadcasts, and the kite changed in every one of them; few went.
+//! let sent = s.server.net.peer_stats(ann).unwrap().entries - before;
+//! assert!(sent <= 10, "{sent} entries");
+//! let kite = s.server.group.iter().next().unwrap().net_id();
+//! let off = (s.server.pos(kite).unwrap() - s.clients[0].pos(kite).unwrap()).length();
+//! assert!(off < 0.01, "the client's kite is {off} m from the server's");
 //! ```
