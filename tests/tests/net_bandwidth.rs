@@ -84,6 +84,45 @@ fn over_a_bad_link_clients_converge_and_nothing_starves() {
 }
 
 #[test]
+fn over_a_lossy_link_a_resting_world_is_refreshed_in_runs_not_whole_sections() {
+    // Acks that come late or not at all make the server send a refresh again; the client
+    // then holds the same bytes under a newer broadcast than the one it acknowledged.
+    let lossy = Conditions {
+        latency: 0.12,
+        jitter: 0.04,
+        loss: 0.15,
+        ..Conditions::PERFECT
+    };
+    let mut s = Scenario::new(config(), Some((lossy, 17)), 60.0, |g| {
+        crates_and_balls(g, 40)
+    });
+    s.add_client(config(), "ann", None);
+    assert!(s.run_until(20.0, |s| s.all_joined()
+        && s.server.group.iter().all(|e| e.body().is_sleeping())));
+    s.run_for(2.0);
+    let stats = |s: &Scenario| s.clients[0].net.server_stats().unwrap();
+    let before = stats(&s);
+    s.run_for(16.0);
+    let after = stats(&s);
+    let entries = after.entries - before.entries;
+    let bytes = after.state_bytes - before.state_bytes;
+    eprintln!("at rest over a lossy link: {entries} entries in {bytes} bytes");
+    // Every resting body was refreshed (four times)...
+    let refresh = f64::from(config().refresh);
+    for e in s.clients[0].group.iter() {
+        let age = s.clients[0].net.state_age(e.net_id()).unwrap_or(f64::MAX);
+        assert!(
+            age <= refresh + 1.0,
+            "{} last heard of {age:.2} s ago",
+            e.net_id()
+        );
+    }
+    // ...in runs of a few bytes: less in 16 s than two whole sections (31 bytes each).
+    assert!(bytes < 2 * 31, "{bytes} bytes in {entries} entries");
+    assert_eq!(after.missing_baselines, 0);
+}
+
+#[test]
 fn a_resting_crate_moved_on_a_client_is_healed_by_the_refresh_and_rest_costs_nothing_between() {
     let mut s = Scenario::new(config(), None, 60.0, |g| crates_and_balls(g, 40));
     s.add_client(config(), "ann", None);

@@ -671,16 +671,18 @@ fn choose(
         return Pick::Full;
     };
     let last = seen.last_sent == Some(*bf);
+    // Unchanged since the baseline: whatever went after it carried the same bytes, so the
+    // client's newest section is these, whichever of them arrived.
+    let steady = *bf >= c.version;
+    if base.as_slice() == c.bytes && (last || steady) {
+        return Pick::SameAsNewest(0);
+    }
     // The client keeps every section of its last CLIENT_KEEP broadcasts, and its newest.
     if !last && number - bf > SERVER_WINDOW {
         return Pick::Full;
     }
     if base.as_slice() == c.bytes {
-        return if last {
-            Pick::SameAsNewest(0)
-        } else {
-            Pick::Same(number - bf)
-        };
+        return Pick::Same(number - bf);
     }
     let forecast = c
         .predicts
