@@ -7,6 +7,7 @@ use crate::idmap::IdMap;
 use crate::session::baseline::{IN_FLIGHT, SERVER_WINDOW};
 use lanyard::NetId;
 use lanyard::delta::DeltaCodec;
+use lanyard::predict::MAX_PREDICTED_TICKS;
 use std::collections::VecDeque;
 use std::ops::Range;
 
@@ -27,7 +28,10 @@ impl Forecasts {
     /// A broadcast begins: `number`, written at `tick`, with physics steps of `dt`.
     pub(super) fn begin(&mut self, number: u32, tick: u32, dt: f32) {
         self.ticks.push_back((number, tick));
-        let keep = (SERVER_WINDOW + IN_FLIGHT as u32) as usize + 1;
+        // As far back as a baseline can be and still be predicted from: a body that
+        // follows its prediction is not sent, so its baseline ages up to the longest
+        // prediction (a broadcast is at least a tick).
+        let keep = (SERVER_WINDOW + IN_FLIGHT as u32).max(MAX_PREDICTED_TICKS) as usize + 1;
         while self.ticks.len() > keep {
             self.ticks.pop_front();
         }
