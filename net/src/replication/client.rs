@@ -218,11 +218,7 @@ impl ClientReplication {
                 out.extend_from_slice(b);
                 true
             }
-            Body::Predicted { age } => {
-                let made = foresee(age, &mut predicted);
-                out.append(&mut predicted);
-                made
-            }
+            Body::Predicted { age } => foresee(age, out),
             Body::Delta {
                 age,
                 predicted: true,

@@ -425,6 +425,8 @@ struct Cadence {
     /// Refreshes alone go out every this many broadcasts, so a resting world sends few
     /// datagrams; they also ride along whenever changed state goes.
     batch: u32,
+    /// Whether this broadcast is a refresh round (every half refresh).
+    at_round: bool,
 }
 
 impl Cadence {
@@ -435,18 +437,19 @@ impl Cadence {
     /// crate at a time into the others' wrong places), and a steady refresh still comes
     /// once a refresh: half a refresh after a round, its age is not past the half.
     fn refresh_due(&self, age: u32) -> bool {
-        let round = (self.refresh / 2).max(1);
-        age >= self.refresh || (self.number.is_multiple_of(round) && age > round)
+        age >= self.refresh || (self.at_round && age > self.refresh / 2)
     }
 
     fn of(config: &crate::config::NetConfig, number: u32) -> Self {
         let rate = config.rate.max(0.001);
+        let refresh = ((config.refresh * rate).round() as u32).max(1);
         Cadence {
             number,
             rate,
             budget: ((config.budget as f32 / rate) as usize).max(MIN_BUDGET),
-            refresh: ((config.refresh * rate).round() as u32).max(1),
+            refresh,
             batch: ((0.25 * rate).round() as u32).max(1),
+            at_round: number.is_multiple_of((refresh / 2).max(1)),
         }
     }
 }
