@@ -37,10 +37,18 @@ pub struct NetConfig {
     pub inbox_limit: usize,
     /// Consecutive undecodable datagrams after which a client is dropped.
     pub bad_packet_limit: u32,
-    /// Server: bytes of entity state per second each client may be sent (split evenly
-    /// over the broadcasts), on top of datagram headers and reliable messages. What does not
-    /// fit waits, by priority (see [`lanyard::KindOptions::priority`]).
+    /// Server: bytes of entity state per second each client may be sent at most (split
+    /// evenly over the broadcasts), on top of datagram headers and reliable messages. What
+    /// does not fit waits, by priority (see [`lanyard::KindOptions::priority`]). A link
+    /// that carries less gets less: see `link_ceiling`.
     pub budget: u32,
+    /// Server: the most bytes a second it sends one client in all (state, reliable
+    /// messages, headers). Below it, the server finds what each client's link carries, as
+    /// congestion control does: it starts at a quarter of this, grows while the client
+    /// needs more and the link keeps up, backs off when the round trip rises and stays up
+    /// (a queue) and when datagrams are lost, and reports the rate it found
+    /// ([`PeerStats::send_rate`](crate::PeerStats::send_rate)).
+    pub link_ceiling: u32,
     /// Server: seconds after which an entity that has not changed is sent again, so a
     /// client whose copy drifted is healed.
     pub refresh: f32,
@@ -81,6 +89,7 @@ impl Default for NetConfig {
             inbox_limit: 4096,
             bad_packet_limit: 64,
             budget: 12_000,
+            link_ceiling: 256_000,
             refresh: 4.0,
             grace: 30.0,
             max_spectators: 8,

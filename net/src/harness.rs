@@ -71,6 +71,11 @@ pub struct Peer {
 }
 
 impl Peer {
+    /// What the conditioner on its outgoing datagrams did, if it has one.
+    pub fn conditioner_stats(&self) -> Option<crate::ConditionerStats> {
+        self.transport.conditioner_stats()
+    }
+
     /// One frame: take in datagrams, update, send.
     pub fn step(&mut self, dt: f32) {
         if !self.alive {

@@ -63,6 +63,10 @@ pub struct PeerStats {
     pub state_age_p95_ms: f32,
     /// Server: the oldest of those, milliseconds. Client: 0.
     pub state_age_max_ms: f32,
+    /// Server: the bytes a second the server may send this client now, in all: what it
+    /// found the link carries, at most
+    /// [`NetConfig::link_ceiling`](crate::NetConfig::link_ceiling). Client: 0.
+    pub send_rate: f32,
 }
 
 /// Counters that belong to no peer.

@@ -30,6 +30,10 @@ pub trait Transport {
     fn wait(&mut self, timeout: std::time::Duration) {
         let _ = timeout;
     }
+    /// What a [`Conditioned`] transport did to the datagrams it sent; `None` for others.
+    fn conditioner_stats(&self) -> Option<ConditionerStats> {
+        None
+    }
 }
 
 #[derive(Default)]
@@ -300,6 +304,10 @@ impl<T: Transport> Transport for Conditioned<T> {
         self.now_us += (f64::from(dt) * 1e6).round() as u64;
         self.flush();
         self.inner.advance(dt);
+    }
+
+    fn conditioner_stats(&self) -> Option<ConditionerStats> {
+        Some(self.stats)
     }
 }
 

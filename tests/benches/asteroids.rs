@@ -192,6 +192,11 @@ fn main() {
             "server's view of its age:   p95 {:.0} ms, oldest {:.0} ms (PeerStats, last broadcast)",
             st.state_age_p95_ms, st.state_age_max_ms
         );
+        println!(
+            "link pace:                  {:.1} kB/s found (starts at 4, ceiling {:.0})",
+            st.send_rate / 1000.0,
+            config.link_ceiling as f32 / 1000.0
+        );
     }
     println!(
         "client's gravity:           {:?} (the server's: none)",

@@ -66,6 +66,7 @@ fn over_a_bad_link_clients_converge_and_nothing_starves() {
         }
     }
     eprintln!("oldest state held: {oldest:.2} s");
+
     assert!(
         oldest <= refresh + 1.0,
         "a client held state {oldest:.2} s old (refresh {refresh} s)"
@@ -295,4 +296,51 @@ fn a_starved_client_shows_its_state_aging_and_a_fed_one_does_not() {
         predicted.state_age_p95_ms <= 100.0,
         "predicted: {predicted:?}"
     );
+}
+
+/// A 64 kbit/s link (8000 B/s, a 0.2 s queue) from the server, carrying 100 asteroids
+/// whose kind does not predict: they would take about 48 kB/s, and the budget allows 12 000
+/// B/s of state, both more than the link carries. The server finds the link's rate by
+/// itself, loses next to nothing, and says that the client's state goes stale.
+#[test]
+fn on_a_narrow_link_the_pace_settles_under_its_capacity_with_little_loss() {
+    let narrow = Conditions {
+        latency: 0.01,
+        bandwidth: 8_000.0,
+        queue: 0.2,
+        ..Conditions::PERFECT
+    };
+    let conditions = Some((narrow, 3));
+    let mut s = asteroid_field(unpredicted_registry(), config(), conditions, (100, 5));
+    s.add_client(config(), "ann", None);
+    s.join_within(5.0);
+    s.run_for(10.0);
+    let ann = s.clients[0].net.client_id().unwrap();
+    let before = s.server.conditioner_stats().unwrap();
+    // The pace, every half second: it saws up and down under the link's capacity.
+    let mut paces = Vec::new();
+    for _ in 0..40 {
+        s.run_for(0.5);
+        paces.push(s.server.net.peer_stats(ann).unwrap().send_rate);
+    }
+    let pace = paces.iter().sum::<f32>() / paces.len() as f32;
+    let after = s.server.conditioner_stats().unwrap();
+    let stats = s.server.net.peer_stats(ann).unwrap();
+    let sent = after.sent - before.sent;
+    let dropped = after.dropped - before.dropped;
+    let carried = (after.bytes - before.bytes) as f32 / 20.0;
+    eprintln!(
+        "64 kbit/s link: {carried:.0} B/s carried, {dropped} of {sent} datagrams dropped, \
+         pace {pace:.0} B/s on average, state age p95 {:.0} ms",
+        stats.state_age_p95_ms
+    );
+    assert!(
+        (dropped as f32) <= 0.02 * sent as f32,
+        "{dropped} of {sent} datagrams dropped: {stats:?}"
+    );
+    assert!(carried <= 8_000.0, "{carried} B/s on an 8000 B/s link");
+    assert!(carried >= 5_000.0, "{carried} B/s: the link is left idle");
+    assert!(pace < 8_000.0, "pace {paces:?}");
+    // The client is starved, and the server says so.
+    assert!(stats.state_age_p95_ms > 300.0, "{stats:?}");
 }

@@ -102,6 +102,11 @@ struct SentDatagram {
     at: u64,
     messages: Vec<u32>,
     acked: bool,
+    /// Its size on the wire.
+    bytes: u32,
+    /// An ack header written after a later datagram of ours arrived left this one out:
+    /// unless it turns up late (and a later header says so), it was lost.
+    missed: bool,
 }
 
 /// Datagram sequence bookkeeping for what we received: the newest seq and a bitmask of the
@@ -155,6 +160,21 @@ impl ReceiveWindow {
     }
 }
 
+/// What the link to a peer has shown, for a sender that paces itself.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub(crate) struct Link {
+    /// The smoothed round trip (ms); 0 before the first sample.
+    pub(crate) ping_ms: f32,
+    /// The least single round trip measured (ms): the link with nothing queued.
+    pub(crate) least_ping_ms: Option<f32>,
+    /// Datagrams of ours settled (known delivered or lost) since the connection began.
+    pub(crate) settled: u32,
+    /// Of those, the lost.
+    pub(crate) lost: u32,
+    /// Bytes of our datagrams the peer acknowledged since the connection began.
+    pub(crate) delivered: u64,
+}
+
 /// One peer's connection.
 pub(crate) struct Connection {
     /// Where the peer is.
@@ -175,16 +195,28 @@ pub(crate) struct Connection {
     /// Consecutive datagrams with a right tag that could not be decoded.
     pub(crate) bad_streak: u32,
     srtt_us: Option<f32>,
+    /// The newest ack header taken (the peer's latest sequence number in it).
+    newest_ack: Option<u32>,
+    /// Datagrams of ours known delivered or lost (as they leave the ack window), and of
+    /// those the lost, since the connection began: for a pace to read the link.
+    settled: (u32, u32),
+    /// Bytes of our datagrams the peer acknowledged since the connection began.
+    delivered_bytes: u64,
     /// Datagrams of ours the peer acknowledged since [`take_acked`](Self::take_acked).
     acked: Vec<u32>,
     /// The newest clock stamp the peer sent, and when (µs) it came: echoed back.
     peer_time: Option<(u16, u64)>,
     /// The smoothed round trip from echoed stamps, in milliseconds.
     pub(crate) ping_ms: Option<f32>,
+    /// The least round trip any single sample measured (ms): the link with no queue.
+    pub(crate) least_ping_ms: Option<f32>,
     /// When (µs) a datagram from the peer was last taken.
     pub(crate) last_heard: u64,
     /// The counters.
     pub(crate) stats: PeerStats,
+    /// Bytes of reliable messages the next send opportunity may carry (a paced sender
+    /// sets it; a message that starts within it goes whole).
+    pub(crate) message_room: usize,
 }
 
 impl Connection {
@@ -205,11 +237,16 @@ impl Connection {
             number_out: 0,
             bad_streak: 0,
             srtt_us: None,
+            newest_ack: None,
+            settled: (0, 0),
+            delivered_bytes: 0,
             acked: Vec::new(),
             peer_time: None,
             ping_ms: None,
+            least_ping_ms: None,
             last_heard: 0,
             stats: PeerStats::default(),
+            message_room: usize::MAX,
         }
     }
 
@@ -226,6 +263,17 @@ impl Connection {
         c.timers.set(Timer::Heartbeat, now + timing.heartbeat);
         c.last_heard = now;
         c
+    }
+
+    /// What a pace reads of the link: round trips and the datagrams settled so far.
+    pub(crate) fn link(&self) -> Link {
+        Link {
+            ping_ms: self.ping_ms.unwrap_or(0.0),
+            least_ping_ms: self.least_ping_ms,
+            settled: self.settled.0,
+            lost: self.settled.1,
+            delivered: self.delivered_bytes,
+        }
     }
 
     /// The counters, with the silence so far at `now`.
@@ -438,6 +486,7 @@ impl Connection {
             if sample < 10_000 {
                 let s = f32::from(sample);
                 self.ping_ms = Some(self.ping_ms.map_or(s, |p| 0.8 * p + 0.2 * s));
+                self.least_ping_ms = Some(self.least_ping_ms.map_or(s, |p| p.min(s)));
                 self.stats.ping_ms = self.ping_ms.unwrap_or(0.0);
             }
         }
@@ -516,6 +565,23 @@ impl Connection {
             .is_empty()
     }
 
+    /// The bytes the reliable messages due at `now` take on the wire, as far as the next
+    /// send opportunity may carry them, and whether some due messages are left for later.
+    pub(crate) fn messages_due_bytes(&self, now: u64) -> (usize, bool) {
+        let due = self.reliable_out.due(now, self.resend_after_us());
+        let limit = self
+            .message_room
+            .min(RELIABLE_DATAGRAMS * wire::MAX_DATAGRAM);
+        let mut bytes = 0;
+        for (n, &i) in due.iter().enumerate() {
+            if bytes >= limit {
+                return (bytes, n < due.len());
+            }
+            bytes += wire::message_cost(self.reliable_out.len_of(i));
+        }
+        (bytes, false)
+    }
+
     /// Reliable messages not yet acknowledged.
     pub(crate) fn unacked(&self) -> usize {
         self.reliable_out.unacked()
@@ -558,6 +624,7 @@ impl Connection {
         let mut out = Vec::new();
         self.number_out = number;
         let mut with_messages = 0;
+        let mut message_bytes = 0;
         loop {
             if with_messages == RELIABLE_DATAGRAMS {
                 due.clear();
@@ -587,10 +654,15 @@ impl Connection {
             let mut picked = Vec::new();
             while let Some(&i) = due.front() {
                 let cost = wire::message_cost(self.reliable_out.len_of(i));
+                if message_bytes >= self.message_room {
+                    due.clear();
+                    break;
+                }
                 if cost > budget {
                     break;
                 }
                 budget -= cost;
+                message_bytes += cost;
                 picked.push(i);
                 due.pop_front();
             }
@@ -624,6 +696,8 @@ impl Connection {
                 at: now,
                 messages: ids,
                 acked: false,
+                bytes: d.len() as u32,
+                missed: false,
             });
             self.stats.packets_out += 1;
             self.stats.bytes_out += d.len() as u64;
@@ -657,10 +731,22 @@ impl Connection {
             let back = ack.wrapping_sub(seq);
             back == 0 || (back <= 32 && bits & (1 << (back - 1)) != 0)
         };
+        // A header older than one already taken (the peer's datagrams reordered) still
+        // acknowledges, but says nothing of what was lost since.
+        let newest = self
+            .newest_ack
+            .is_none_or(|n| ack.wrapping_sub(n) < u32::MAX / 2);
+        if newest {
+            self.newest_ack = Some(ack);
+        }
         let mut acked_msgs = Vec::new();
         for s in self.sent.iter_mut() {
-            if !s.acked && is_acked(s.seq) {
+            if s.acked {
+                continue;
+            }
+            if is_acked(s.seq) {
                 s.acked = true;
+                self.delivered_bytes += u64::from(s.bytes);
                 self.acked.push(s.seq);
                 acked_msgs.extend_from_slice(&s.messages);
                 if s.seq == ack {
@@ -669,6 +755,8 @@ impl Connection {
                         Some(self.srtt_us.map_or(sample, |r| 0.875 * r + 0.125 * sample));
                     self.stats.rtt_ms = self.srtt_us.unwrap_or(0.0) / 1000.0;
                 }
+            } else if newest && (1..=32).contains(&ack.wrapping_sub(s.seq)) {
+                s.missed = true;
             }
         }
         if !acked_msgs.is_empty() {
@@ -676,13 +764,22 @@ impl Connection {
             self.reliable_out.ack(&acked_msgs);
             self.arm_expiry();
         }
-        // Datagrams the ack window has moved past are settled: count the ones never acked.
+        if !newest {
+            return;
+        }
+        // Datagrams the ack window has moved past are settled. One never acked counts as
+        // lost only if a header left it out: one no header ever spoke for (the peer was
+        // silent while we sent more than the window holds) is not known lost.
         while let Some(s) = self.sent.front() {
             if ack.wrapping_sub(s.seq) <= 32 {
                 break;
             }
-            let lost = if s.acked { 0.0 } else { 1.0 };
-            self.stats.loss = 0.95 * self.stats.loss + 0.05 * lost;
+            if s.acked || s.missed {
+                let lost = !s.acked;
+                self.stats.loss = 0.95 * self.stats.loss + if lost { 0.05 } else { 0.0 };
+                self.settled.0 += 1;
+                self.settled.1 += u32::from(lost);
+            }
             self.sent.pop_front();
         }
     }

@@ -141,3 +141,49 @@ fn deadlines_end_the_session_and_heartbeats_fall_due() {
             .contains(&Deadline::Lost(DisconnectReason::ReliableExpired))
     );
 }
+
+/// `n` datagrams from `from`, each built at `now`.
+fn burst(from: &mut Connection, n: usize, now: u64) -> Vec<Vec<u8>> {
+    (0..n)
+        .flat_map(|_| from.build_data(now, PROTOCOL_VERSION, &[]))
+        .collect()
+}
+
+#[test]
+fn loss_counts_only_what_an_ack_left_out() {
+    let (mut a, mut b) = pair();
+    // 40 of a's datagrams, every fifth lost: b acknowledges the rest, one reply each.
+    let mut replies = Vec::new();
+    for (i, d) in burst(&mut a, 40, 0).into_iter().enumerate() {
+        if i % 5 != 4 {
+            deliver(&mut b, &[d], 1_000);
+            replies.extend(b.build_data(1_000, PROTOCOL_VERSION, &[]));
+        }
+    }
+    // The replies arrive out of order: the second half first, then the first.
+    let (early, late) = replies.split_at(replies.len() / 2);
+    deliver(&mut a, late, 2_000);
+    deliver(&mut a, early, 2_000);
+    // More traffic, all delivered and answered, moves the window past the first 40 and
+    // seven more (the window is 32 deep behind the newest, seq 79).
+    for d in burst(&mut a, 40, 3_000) {
+        deliver(&mut b, &[d], 3_000);
+        deliver(&mut a, &b.build_data(3_000, PROTOCOL_VERSION, &[]), 3_000);
+    }
+    let link = a.link();
+    assert_eq!(link.settled, 47, "{link:?}");
+    assert_eq!(link.lost, 8, "the late replies lose nothing more: {link:?}");
+}
+
+#[test]
+fn datagrams_sent_while_the_peer_was_silent_are_not_counted_lost() {
+    let (mut a, mut b) = pair();
+    // a sends 100 datagrams, all delivered, and b answers only once, at the end: the
+    // first 67 are past its ack window, but none was left out.
+    for d in burst(&mut a, 100, 0) {
+        deliver(&mut b, &[d], 1_000);
+    }
+    deliver(&mut a, &b.build_data(2_000, PROTOCOL_VERSION, &[]), 2_000);
+    assert_eq!(a.link().lost, 0);
+    assert_eq!(a.stats.loss, 0.0);
+}

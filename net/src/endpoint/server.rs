@@ -415,6 +415,7 @@ impl ServerEndpoint {
             hello,
             crypto::session_token(&key),
             request.spectator,
+            core.config.link_ceiling as f32,
         );
         self.admit(id, peer);
         self.welcome(core, id);

@@ -66,6 +66,7 @@ impl Server {
                 let d = p
                     .conn
                     .build_numbered(core.now, version, number, &[], &mut Vec::new());
+                p.pace.spend(d.iter().map(Vec::len).sum());
                 core.send_all(p.conn.addr, d);
             }
         }

@@ -47,11 +47,13 @@ impl Ages {
         if stats.state_age_p95_ms > STALE_WARN_MS && warn_due {
             *warned = Some(now);
             tracing::warn!(
-                "{}: state goes stale (p95 age {:.0} ms, oldest {:.0} ms): the byte budget \
-                 cannot carry every change it needs, so bodies go in turn",
+                "{}: state goes stale (p95 age {:.0} ms, oldest {:.0} ms): the byte budget or \
+                 the link ({:.0} kbit/s) cannot carry every change it needs, so bodies go in \
+                 turn",
                 name,
                 stats.state_age_p95_ms,
-                stats.state_age_max_ms
+                stats.state_age_max_ms,
+                stats.send_rate * 8.0 / 1000.0
             );
         }
     }

@@ -34,6 +34,11 @@
 //!   harder it was just hit, and a refresh that is due gains a little; the highest go, the
 //!   rest keep what they accumulated. Spawns, despawns and events are reliable messages,
 //!   outside the budget.
+//! * **Pace.** Under the budget, each client's link sets the pace: the server finds what
+//!   it carries as congestion control does (`session::pace`: a slow start, back-offs on a
+//!   queue in the round trip and under the rate the client acknowledged, a cap from the
+//!   loss), and holds everything it sends that client to it, reliable messages first and
+//!   then state. A client the link starves shows it in its state age.
 //! * **Relevance.** A per-client filter ([`NetManager::set_relevance`]) decides which
 //!   entities a client needs. An entity that stops being relevant is despawned on that
 //!   client (a reliable despawn) and spawned there again, where it is then, once it is

@@ -5,7 +5,9 @@
 use super::age::Ages;
 use super::forecast::Forecasts;
 use super::*;
+use crate::connection::Connection;
 use crate::idmap::IdMap;
+use crate::session::Pace;
 use crate::session::baseline::{ClientView, History, Seen, SentEntries};
 
 /// One entity's state this broadcast, as the server has it.
@@ -307,7 +309,13 @@ impl ServerReplication {
         let mut sent_to = BTreeSet::new();
         let mut ages = Ages::default();
         for (id, p) in peers.iter_mut() {
+            // Reliable messages go first, as far as the client's pace allows; state gets the
+            // rest, up to the budget.
+            p.pace.refill(cadence.interval());
+            p.conn.message_room = p.pace.room();
+            let (message_bytes, held) = p.conn.messages_due_bytes(core.now);
             let Some(view) = p.view.as_mut() else {
+                pace(&mut p.pace, &mut p.conn, held, &cadence, core.now);
                 continue;
             };
             view.acked(&p.conn.take_acked(), &self.history);
@@ -317,11 +325,21 @@ impl ServerReplication {
                 candidates(*id, view, &p.conn, &world, &cadence, &mut ages, fc);
             let (stats, warned) = (&mut p.conn.stats, &mut p.stale_warned);
             ages.note(stats, (warned, &p.name), cadence.rate, core.now);
-            if !cands.iter().any(|c| c.1) && !number.is_multiple_of(cadence.batch) && !predicted {
+            let changed = cands.iter().filter(|c| c.1).count();
+            if changed == 0 && !number.is_multiple_of(cadence.batch) && !predicted {
+                pace(&mut p.pace, &mut p.conn, held, &cadence, core.now);
                 continue;
             }
+            let room = p
+                .pace
+                .room()
+                .saturating_sub(message_bytes + DATAGRAM_OVERHEAD);
+            let budget = cadence.budget.min(room).max(MIN_BUDGET);
             let fc = &mut self.forecasts;
-            let (picks, used) = fill_budget(cands, &world, view, &cadence, (&mut deltas, fc));
+            let (picks, used) =
+                fill_budget(cands, &world, view, (&cadence, budget), (&mut deltas, fc));
+            let starved = held || picks.len() < changed;
+            pace(&mut p.pace, &mut p.conn, starved, &cadence, core.now);
             if picks.is_empty() && !predicted {
                 continue;
             }
@@ -333,6 +351,7 @@ impl ServerReplication {
             let datagrams = p
                 .conn
                 .build_numbered(core.now, version, number, &parts, &mut seqs);
+            p.pace.spend(datagrams.iter().map(Vec::len).sum());
             p.conn.stats.state_bytes += used as u64;
             p.conn.stats.entries += entries as u64;
             core.send_all(p.conn.addr, datagrams);
@@ -346,6 +365,16 @@ impl ServerReplication {
         }
         sent_to
     }
+}
+
+/// What a datagram carries besides its sections: its headers and tag.
+const DATAGRAM_OVERHEAD: usize = wire::MAX_DATAGRAM - wire::DATA_ROOM;
+
+/// A client's pace after a broadcast: what its link showed, and whether it was starved.
+fn pace(pace: &mut Pace, conn: &mut Connection, starved: bool, cadence: &Cadence, now: u64) {
+    let during = (cadence.interval(), now);
+    pace.update(conn.link(), starved, during, cadence.bounds());
+    conn.stats.send_rate = pace.rate();
 }
 
 /// Sends each client the server's state of its entities whose sections were illegal.
@@ -418,8 +447,10 @@ struct Cadence {
     number: u32,
     /// Broadcasts a second.
     rate: f32,
-    /// Bytes of state per client and broadcast.
+    /// The most bytes of state per client and broadcast (the configured budget's share).
     budget: usize,
+    /// The configured most bytes a second per client in all: a client's pace's ceiling.
+    ceiling: f32,
     /// Broadcasts after which an unchanged entity is sent again.
     refresh: u32,
     /// Refreshes alone go out every this many broadcasts, so a resting world sends few
@@ -440,6 +471,17 @@ impl Cadence {
         age >= self.refresh || (self.at_round && age > self.refresh / 2)
     }
 
+    /// Seconds between broadcasts.
+    fn interval(&self) -> f32 {
+        1.0 / self.rate
+    }
+
+    /// The least and the most a client's pace may be, bytes a second: at least a small
+    /// datagram a broadcast.
+    fn bounds(&self) -> (f32, f32) {
+        (2.0 * MIN_BUDGET as f32 * self.rate, self.ceiling)
+    }
+
     fn of(config: &crate::config::NetConfig, number: u32) -> Self {
         let rate = config.rate.max(0.001);
         let refresh = ((config.refresh * rate).round() as u32).max(1);
@@ -447,6 +489,7 @@ impl Cadence {
             number,
             rate,
             budget: ((config.budget as f32 / rate) as usize).max(MIN_BUDGET),
+            ceiling: config.link_ceiling as f32,
             refresh,
             batch: ((0.25 * rate).round() as u32).max(1),
             at_round: number.is_multiple_of((refresh / 2).max(1)),
@@ -555,7 +598,7 @@ fn fill_budget(
     mut cands: Vec<(usize, bool, f32)>,
     world: &[Current<'_>],
     view: &mut ClientView,
-    cadence: &Cadence,
+    (cadence, budget): (&Cadence, usize),
     (deltas, forecasts): (&mut Deltas, &mut Forecasts),
 ) -> (Vec<(usize, Pick)>, usize) {
     cands.sort_by(|a, b| b.2.total_cmp(&a.2).then(a.0.cmp(&b.0)));
@@ -570,7 +613,7 @@ fn fill_budget(
         let pick = choose(c, seen, cadence.number, (deltas, forecasts));
         let body = body_of(c, &pick, &deltas.bytes);
         let cost = wire::entry_cost(None, &Entry { net: c.net, body });
-        if used + cost > cadence.budget {
+        if used + cost > budget {
             misses += 1;
             if misses > 16 {
                 break;

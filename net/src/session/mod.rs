@@ -9,8 +9,10 @@ use lanyard::NetId;
 use std::collections::{BTreeSet, HashMap};
 
 pub(crate) mod baseline;
+mod pace;
 
 use baseline::ClientView;
+pub(crate) use pace::Pace;
 
 /// A client the server admitted.
 pub(crate) struct ClientSession {
@@ -36,6 +38,8 @@ pub(crate) struct ClientSession {
     pub(crate) world_resent: Option<u64>,
     /// When (µs) the server last warned that this client's state goes stale.
     pub(crate) stale_warned: Option<u64>,
+    /// How much state the link to it carries.
+    pub(crate) pace: Pace,
 }
 
 impl ClientSession {
@@ -46,6 +50,7 @@ impl ClientSession {
         hello: wire::Hello,
         token: Key,
         spectator: bool,
+        ceiling: f32,
     ) -> Self {
         ClientSession {
             conn,
@@ -59,6 +64,7 @@ impl ClientSession {
             corrections: BTreeSet::new(),
             world_resent: None,
             stale_warned: None,
+            pace: Pace::new(ceiling),
         }
     }
 
