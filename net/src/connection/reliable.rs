@@ -12,8 +12,14 @@ struct Outgoing {
     bytes: Vec<u8>,
     first_sent: Option<u64>,
     last_sent: u64,
+    /// How many times it was sent.
+    sends: u32,
     acked: bool,
 }
+
+/// A message resent this many times waits the longest: each resend doubles the wait
+/// before the next, up to `2^MAX_BACKOFF` times the first.
+const MAX_BACKOFF: u32 = 3;
 
 /// The send half.
 #[derive(Default)]
@@ -31,6 +37,7 @@ impl ReliableSender {
             bytes,
             first_sent: None,
             last_sent: 0,
+            sends: 0,
             acked: false,
         });
         self.next_id = self.next_id.wrapping_add(1);
@@ -42,6 +49,7 @@ impl ReliableSender {
     pub(crate) fn rearm(&mut self) {
         for m in self.queue.iter_mut().filter(|m| !m.acked) {
             m.first_sent = None;
+            m.sends = 0;
         }
     }
 
@@ -66,7 +74,9 @@ impl ReliableSender {
     }
 
     /// The indices of messages due at `now`: never sent, or unacknowledged for
-    /// `resend_after` µs, and inside the window.
+    /// `resend_after` µs (twice that after a resend, four times after two, and so on up
+    /// to eight times: a link that queues does not get the same messages over and over),
+    /// and inside the window.
     pub(crate) fn due(&self, now: u64, resend_after: u64) -> VecDeque<usize> {
         let window_end = self
             .queue
@@ -78,7 +88,9 @@ impl ReliableSender {
             .filter(|(_, m)| {
                 !m.acked
                     && m.id.wrapping_sub(window_end) > u32::MAX / 2
-                    && (m.first_sent.is_none() || now.saturating_sub(m.last_sent) >= resend_after)
+                    && (m.first_sent.is_none()
+                        || now.saturating_sub(m.last_sent)
+                            >= resend_after << m.sends.saturating_sub(1).min(MAX_BACKOFF))
             })
             .map(|(i, _)| i)
             .collect()
@@ -95,6 +107,7 @@ impl ReliableSender {
         let resend = m.first_sent.is_some();
         m.first_sent.get_or_insert(now);
         m.last_sent = now;
+        m.sends += 1;
         (m.id, &m.bytes, resend)
     }
 
@@ -153,6 +166,11 @@ mod tests {
             "not due again before the resend time"
         );
         assert_eq!(s.due(100, 100).len(), 3);
+        for i in 0..3 {
+            s.send(i, 100);
+        }
+        assert!(s.due(250, 100).is_empty(), "a resend waits twice as long");
+        assert_eq!(s.due(300, 100), [0, 1, 2]);
         s.ack(&[0, 2]);
         assert_eq!(s.unacked(), 2, "message 1 holds the queue");
         assert!(s.delivered_through(0));
