@@ -5,6 +5,7 @@
 
 mod reliable;
 mod timer;
+mod window;
 
 pub(crate) use timer::{Timer, TimerTable};
 
@@ -15,6 +16,8 @@ use crate::wire::{self, DataHeader, DatagramKind};
 use reliable::{ReliableReceiver, ReliableSender};
 use std::collections::VecDeque;
 use std::net::SocketAddr;
+pub(crate) use window::Link;
+use window::{ReceiveWindow, SentDatagram};
 use x25519_dalek::StaticSecret;
 
 /// The deadlines a connection keeps, in microseconds.
@@ -95,84 +98,6 @@ pub(crate) struct Incoming<'a> {
     pub(crate) sections: &'a [u8],
     /// The sender's clock when it sent the datagram, milliseconds (wrapping).
     pub(crate) sent_ms: u16,
-}
-
-struct SentDatagram {
-    seq: u32,
-    at: u64,
-    messages: Vec<u32>,
-    acked: bool,
-    /// Its size on the wire.
-    bytes: u32,
-    /// An ack header written after a later datagram of ours arrived left this one out:
-    /// unless it turns up late (and a later header says so), it was lost.
-    missed: bool,
-}
-
-/// Datagram sequence bookkeeping for what we received: the newest seq and a bitmask of the
-/// 32 before it. Anything older than the window is refused as a replay.
-#[derive(Debug, Default, Clone)]
-struct ReceiveWindow {
-    latest: Option<u32>,
-    bits: u32,
-}
-
-impl ReceiveWindow {
-    /// Whether `seq` is new (not seen, not too old to tell), without recording it.
-    fn is_new(&self, seq: u32) -> bool {
-        let Some(latest) = self.latest else {
-            return true;
-        };
-        if seq == latest {
-            return false;
-        }
-        if seq.wrapping_sub(latest) < u32::MAX / 2 {
-            return true;
-        }
-        let back = latest.wrapping_sub(seq);
-        back <= 32 && self.bits & (1 << (back - 1)) == 0
-    }
-
-    /// Records a new `seq`.
-    fn record(&mut self, seq: u32) {
-        let Some(latest) = self.latest else {
-            self.latest = Some(seq);
-            return;
-        };
-        if seq.wrapping_sub(latest) < u32::MAX / 2 {
-            let shift = seq.wrapping_sub(latest);
-            self.bits = if shift > 32 {
-                0
-            } else {
-                (self.bits << 1 | 1) << (shift - 1)
-            };
-            self.latest = Some(seq);
-        } else {
-            let back = latest.wrapping_sub(seq);
-            if back <= 32 {
-                self.bits |= 1 << (back - 1);
-            }
-        }
-    }
-
-    fn header(&self) -> (u32, u32) {
-        (self.latest.unwrap_or(u32::MAX), self.bits)
-    }
-}
-
-/// What the link to a peer has shown, for a sender that paces itself.
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
-pub(crate) struct Link {
-    /// The smoothed round trip (ms); 0 before the first sample.
-    pub(crate) ping_ms: f32,
-    /// The least single round trip measured (ms): the link with nothing queued.
-    pub(crate) least_ping_ms: Option<f32>,
-    /// Datagrams of ours settled (known delivered or lost) since the connection began.
-    pub(crate) settled: u32,
-    /// Of those, the lost.
-    pub(crate) lost: u32,
-    /// Bytes of our datagrams the peer acknowledged since the connection began.
-    pub(crate) delivered: u64,
 }
 
 /// One peer's connection.
