@@ -72,6 +72,17 @@ pub trait Controller: Any + Send {
         let _ = bytes;
         Ok(())
     }
+
+    /// Takes an input handed to the entity from outside the group, through
+    /// [`EntityGroup::send_input`](crate::EntityGroup::send_input): a key press, a push a
+    /// game rule gives. Inputs that come this way are recorded, so a replay hands them
+    /// over again, and a kind that [decides alone](crate::KindOptions::decides_alone) may
+    /// take them. Parse the whole input before changing anything. The default takes none
+    /// (an error).
+    fn take_input(&mut self, input: &[u8]) -> Result<(), Error> {
+        let _ = input;
+        Err(Error::InvalidValue("this kind takes no input"))
+    }
 }
 
 /// Resolves a registered kind's name to its id (the registry implements it; the controller

@@ -47,6 +47,14 @@ pub struct KindOptions {
     /// The server adds it, scaled by the body's speed, to the entity's accumulated
     /// priority every broadcast its state is not sent.
     pub priority: f32,
+    /// Whether its server path decides from the world alone: from its entity, the world it
+    /// sees and its own saved state, never from input handed to its controller from
+    /// outside the group (keys, a `set_input`). A recording then keeps none of the sections
+    /// its own server path writes: a replay runs that server path again and loops its
+    /// section back, as the group did, so a body that moves costs a recording nothing a
+    /// tick. Off by default. A kind that takes input from outside must leave it off: its
+    /// replay would diverge at the first input (and say at which tick).
+    pub decides_alone: bool,
 }
 
 impl Default for KindOptions {
@@ -55,6 +63,7 @@ impl Default for KindOptions {
             on_owner_leave: OnOwnerLeave::default(),
             client_spawnable: false,
             priority: 1.0,
+            decides_alone: false,
         }
     }
 }
@@ -255,6 +264,12 @@ impl KindRegistry {
     /// The network options of a kind.
     pub fn options(&self, id: KindId) -> Option<KindOptions> {
         self.kinds.get(&id).map(|k| k.options)
+    }
+
+    /// Whether a kind's server path decides from the world alone
+    /// ([`KindOptions::decides_alone`]); false for a kind not registered.
+    pub fn decides_alone(&self, id: KindId) -> bool {
+        self.kinds.get(&id).is_some_and(|k| k.options.decides_alone)
     }
 
     /// Every registered kind, by id.

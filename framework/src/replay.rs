@@ -7,16 +7,19 @@ use crate::error::Error;
 use crate::group::EntityGroup;
 use crate::id::{NetId, Owner};
 use crate::pipeline::{FrameDriver, FramePass};
-use crate::record::{Op, Recording, RecordingHeader};
+use crate::record::{BodyBits, BodyFrame, Op, Recording, RecordingHeader, TickRecord};
 use crate::registry::KindRegistry;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
-/// An entity whose pose differs between the recording and the replay.
+/// An entity whose state differs between the recording and the replay.
 #[derive(Debug, Clone, PartialEq)]
 pub struct EntityDiff {
     /// The entity.
     pub net: NetId,
+    /// Which parts of its body's state differ, bit for bit: `"position"`, `"rotation"`,
+    /// `"linear velocity"`, `"angular velocity"` (empty if one side lacks it).
+    pub fields: Vec<&'static str>,
     /// Where the recording has it (position, rotation), if it has it.
     pub recorded: Option<[f32; 7]>,
     /// Where the replay has it, if it has it.
@@ -59,8 +62,12 @@ pub struct Divergence {
     pub expected: u64,
     /// The replayed hash.
     pub found: u64,
-    /// The entities that differ (by pose, or by existing on one side only). Empty if only
-    /// velocities differ.
+    /// The tick the entities were compared at: the recording's first body frame at or
+    /// after the divergence (the replay runs on to it, on a copy). `None` if the recording
+    /// has none that late (it was not stopped, but cut).
+    pub compared_at: Option<u64>,
+    /// The entities that differ there (by their body's state, or by existing on one side
+    /// only).
     pub entities: Vec<EntityDiff>,
     /// In decision mode ([`Replay::rerun_decisions`]): the entities whose server path
     /// decided otherwise than the recording says, this tick.
@@ -100,15 +107,28 @@ impl std::fmt::Display for Divergence {
                 &d.rerun[..d.rerun.len().min(16)],
             )?;
         }
-        if self.entities.is_empty() && self.decisions.is_empty() {
-            writeln!(f, "  every pose matches: velocities differ")?;
+        match self.compared_at {
+            Some(k) if k == self.tick => writeln!(f, "  against the recording's bodies here:")?,
+            Some(k) => writeln!(
+                f,
+                "  against the recording's bodies at tick {k}, its next body frame (the replay \
+                 ran on):"
+            )?,
+            None => writeln!(
+                f,
+                "  the recording has no body frame after it to say which entities differ"
+            )?,
+        }
+        if self.compared_at.is_some() && self.entities.is_empty() {
+            writeln!(f, "  every body matches there")?;
         }
         for d in &self.entities {
             match (d.recorded, d.replayed) {
                 (Some(_), Some(_)) => writeln!(
                     f,
-                    "  {}: position off by {} m, rotation by {} rad",
+                    "  {}: {} differ; position off by {} m, rotation by {} rad",
                     d.net,
+                    d.fields.join(", "),
                     small(d.distance),
                     small(d.angle)
                 )?,
@@ -122,17 +142,36 @@ impl std::fmt::Display for Divergence {
     }
 }
 
-fn diff(recorded: &[(NetId, [f32; 7])], replayed: &[(NetId, [f32; 7])]) -> Vec<EntityDiff> {
+fn diff(recorded: &[(NetId, BodyBits)], replayed: &[(NetId, BodyBits)]) -> Vec<EntityDiff> {
     let mut out = Vec::new();
-    let find = |v: &[(NetId, [f32; 7])], n: NetId| v.iter().find(|(k, _)| *k == n).map(|(_, p)| *p);
+    let find = |v: &[(NetId, BodyBits)], n: NetId| {
+        v.binary_search_by_key(&n, |(k, _)| *k).ok().map(|i| v[i].1)
+    };
+    let bits = |x: &[f32]| x.iter().map(|f| f.to_bits()).collect::<Vec<_>>();
     let mut ids: Vec<NetId> = recorded.iter().chain(replayed).map(|(n, _)| *n).collect();
     ids.sort_unstable();
     ids.dedup();
     for net in ids {
         let (a, b) = (find(recorded, net), find(replayed, net));
-        if a.map(|p| p.map(f32::to_bits)) == b.map(|p| p.map(f32::to_bits)) {
-            continue;
+        let mut fields = Vec::new();
+        if let (Some(a), Some(b)) = (a, b) {
+            let parts: [(&'static str, &[f32], &[f32]); 4] = [
+                ("position", &a[..3], &b[..3]),
+                ("rotation", &a[3..7], &b[3..7]),
+                ("linear velocity", &a[7..10], &b[7..10]),
+                ("angular velocity", &a[10..], &b[10..]),
+            ];
+            fields = parts
+                .iter()
+                .filter(|(_, x, y)| bits(x) != bits(y))
+                .map(|(name, _, _)| *name)
+                .collect();
+            if fields.is_empty() {
+                continue;
+            }
         }
+        let pose = |s: BodyBits| -> [f32; 7] { [s[0], s[1], s[2], s[3], s[4], s[5], s[6]] };
+        let (a, b) = (a.map(pose), b.map(pose));
         let (distance, angle) = match (a, b) {
             (Some(a), Some(b)) => {
                 let d = (0..3)
@@ -148,6 +187,7 @@ fn diff(recorded: &[(NetId, [f32; 7])], replayed: &[(NetId, [f32; 7])]) -> Vec<E
         };
         out.push(EntityDiff {
             net,
+            fields,
             recorded: a,
             replayed: b,
             distance,
@@ -172,10 +212,10 @@ pub struct Replay {
     recording: Recording,
     group: EntityGroup,
     next: usize,
-    /// The recorded poses as of the last replayed tick.
-    known: BTreeMap<NetId, [f32; 7]>,
     /// The last section replayed for each entity.
     sections: HashMap<NetId, Vec<u8>>,
+    /// Every body as the recording has it, as of its last body frame replayed.
+    known: BTreeMap<NetId, BodyBits>,
     /// Whether the server paths of the recording peer's entities run again.
     decisions: bool,
 }
@@ -221,12 +261,51 @@ impl Replay {
         let group = EntityGroup::restore(registry, &recording.snapshot)?;
         Ok(Replay {
             recording,
+            known: group.body_bits().into_iter().collect(),
             group,
             next: 0,
-            known: BTreeMap::new(),
             sections: HashMap::new(),
             decisions: false,
         })
+    }
+
+    /// Moves the replay to tick `tick` (between the recording's first tick and its end):
+    /// from the initial world or the last keyframe before it, whichever is nearer, and then
+    /// tick by tick, checking each. Returns the first divergence on the way, if any.
+    pub fn seek(&mut self, tick: u64) -> Result<Option<Divergence>, Error> {
+        let start = self
+            .recording
+            .ticks
+            .first()
+            .map_or(self.group.tick(), |t| t.tick);
+        let end = self.end_tick();
+        if tick < start || tick > end {
+            return Err(Error::ReplayPastEnd { asked: tick, end });
+        }
+        let registry = self.group.registry().clone();
+        let from = self.recording.ticks[..(tick - start) as usize]
+            .iter()
+            .enumerate()
+            .rev()
+            .find_map(|(i, t)| t.keyframe.as_ref().map(|k| (i, k)));
+        let behind = self.group.tick() > tick;
+        let nearer = from.is_some_and(|(i, _)| i + 1 > self.next);
+        if behind || nearer {
+            match from {
+                Some((i, k)) => {
+                    self.group = EntityGroup::restore(registry, &k.snapshot)?;
+                    self.sections = k.sections.iter().cloned().collect();
+                    self.next = i + 1;
+                }
+                None => {
+                    self.group = EntityGroup::restore(registry, &self.recording.snapshot)?;
+                    self.sections.clear();
+                    self.next = 0;
+                }
+            }
+            self.known = self.group.body_bits().into_iter().collect();
+        }
+        self.run_to(tick)
     }
 
     /// Decision mode: instead of taking the recorded sections of the recording peer's own
@@ -285,44 +364,58 @@ impl Replay {
             return Ok(Step::End);
         };
         self.next += 1;
-        let bad_config = record
-            .ops
-            .iter()
-            .any(|op| matches!(op, Op::Config(c) if !c.is_valid()));
-        if bad_config {
-            return Err(Error::RecordingCorrupted {
-                tick: Some(record.tick),
-            });
+        let decisions = run_tick(&mut self.group, record, &mut self.sections, self.decisions)?;
+        if let Some(frame) = &record.bodies {
+            fold(&mut self.known, frame);
         }
-        let mut driver = ReplayDriver {
-            ops: &record.ops,
-            next: 0,
-            sections: &mut self.sections,
-            decisions: self.decisions.then(HashMap::new),
-            diffs: Vec::new(),
-        };
-        let g = &mut self.group;
-        g.run_frame(&mut driver);
-        let decisions = std::mem::take(&mut driver.diffs);
-        g.drain_changes().for_each(drop);
-        for net in &record.gone {
-            self.known.remove(net);
-        }
-        self.known.extend(record.poses.iter().copied());
+        let g = &self.group;
         let found = g.state_hash();
         if found == record.hash && g.tick() == record.tick + 1 && decisions.is_empty() {
             return Ok(Step::Matched(record.tick));
         }
+        let (compared_at, entities) = self.explain()?;
         Ok(Step::Diverged(Box::new(Divergence {
             tick: record.tick,
             expected: record.hash,
             found,
-            entities: diff(
-                &self.known.iter().map(|(n, p)| (*n, *p)).collect::<Vec<_>>(),
-                &g.poses(),
-            ),
+            compared_at,
+            entities,
             decisions,
         })))
+    }
+
+    /// After a divergence at the tick just replayed: runs a copy of the replay on to the
+    /// recording's next body frame (this tick's, if it has one) and compares the bodies
+    /// there, entity by entity.
+    fn explain(&self) -> Result<(Option<u64>, Vec<EntityDiff>), Error> {
+        let here = self.next - 1;
+        let Some(offset) = self.recording.ticks[here..]
+            .iter()
+            .position(|t| t.bodies.is_some())
+        else {
+            return Ok((None, Vec::new()));
+        };
+        let at = here + offset;
+        let mut known = self.known.clone();
+        let replayed = if offset == 0 {
+            self.group.body_bits()
+        } else {
+            let registry = self.group.registry().clone();
+            let mut copy = EntityGroup::restore(registry, &self.group.snapshot()?)?;
+            let mut sections = self.sections.clone();
+            for record in &self.recording.ticks[here + 1..=at] {
+                run_tick(&mut copy, record, &mut sections, false)?;
+                if let Some(frame) = &record.bodies {
+                    fold(&mut known, frame);
+                }
+            }
+            copy.body_bits()
+        };
+        let recorded: Vec<(NetId, BodyBits)> = known.into_iter().collect();
+        Ok((
+            Some(self.recording.ticks[at].tick),
+            diff(&recorded, &replayed),
+        ))
     }
 
     /// Replays up to (not including) tick `tick`, checking every tick; stops at the first
@@ -367,6 +460,44 @@ impl Replay {
     }
 }
 
+/// Brings a table of bodies up to a body frame.
+fn fold(known: &mut BTreeMap<NetId, BodyBits>, frame: &BodyFrame) {
+    for net in &frame.gone {
+        known.remove(net);
+    }
+    known.extend(frame.changed.iter().copied());
+}
+
+/// Replays one recorded tick through `g`; in decision mode, returns the server paths that
+/// decided otherwise.
+fn run_tick(
+    g: &mut EntityGroup,
+    record: &TickRecord,
+    sections: &mut HashMap<NetId, Vec<u8>>,
+    decisions: bool,
+) -> Result<Vec<DecisionDiff>, Error> {
+    let bad_config = record
+        .ops
+        .iter()
+        .any(|op| matches!(op, Op::Config(c) if !c.is_valid()));
+    if bad_config {
+        return Err(Error::RecordingCorrupted {
+            tick: Some(record.tick),
+        });
+    }
+    let mut driver = ReplayDriver {
+        ops: &record.ops,
+        next: 0,
+        sections,
+        decisions: decisions.then(HashMap::new),
+        diffs: Vec::new(),
+    };
+    g.run_frame(&mut driver);
+    let diffs = std::mem::take(&mut driver.diffs);
+    g.drain_changes().for_each(drop);
+    Ok(diffs)
+}
+
 /// Drives a replayed frame from one tick's recorded ops: everything recorded before the
 /// client pass comes in as the frame's inbound pass (the recorded sections stand for the
 /// server paths and the network), everything recorded after the command pass comes in
@@ -397,8 +528,10 @@ impl ReplayDriver<'_> {
 }
 
 impl FrameDriver for ReplayDriver<'_> {
-    fn runs_server_paths(&self) -> bool {
-        self.decisions.is_some()
+    fn only_deciding_alone(&self) -> bool {
+        // In decision mode every server path of the recording peer runs again, to be
+        // compared; otherwise those whose sections were not recorded.
+        self.decisions.is_none()
     }
 
     fn outbound(&mut self, packet: &crate::codec::PacketWriter) {
@@ -432,6 +565,14 @@ impl FrameDriver for ReplayDriver<'_> {
 
     fn after_commands(&mut self, pass: &mut FramePass<'_>, requests: &mut Vec<SpawnRequest>) {
         let g = pass.group();
+        // A kind that decides alone has no recorded sections to compare with: its decisions
+        // show in the state's hash.
+        let alone = |net: NetId| {
+            g.by_net(net)
+                .is_some_and(|e| g.registry().decides_alone(e.kind()))
+        };
+        self.diffs
+            .retain(|d| !(d.recorded.is_empty() && alone(d.net)));
         for d in &mut self.diffs {
             d.kind = g
                 .by_net(d.net)
@@ -534,6 +675,10 @@ fn apply(
             g.set_lead(*ticks);
             Ok(())
         }
+        Op::Input { net, input } => match g.id_of(*net) {
+            Some(id) => g.send_input(id, input),
+            None => Ok(()),
+        },
         Op::Section { .. } | Op::Repeat { .. } | Op::ClientPass | Op::Commands => Ok(()),
     };
 }
@@ -549,10 +694,17 @@ mod tests {
         let a = Quat::from_rotation_y(0.3);
         let b = Quat::from_rotation_y(0.3 + 1e-4);
         let d = diff(
-            &[(NetId(7), [1.0, 2.0, 3.0, a.x, a.y, a.z, a.w])],
-            &[(NetId(7), [1.0, 2.0, 3.0, b.x, b.y, b.z, b.w])],
+            &[(
+                NetId(7),
+                [1.0, 2.0, 3.0, a.x, a.y, a.z, a.w, 0., 0., 0., 0., 0., 0.],
+            )],
+            &[(
+                NetId(7),
+                [1.0, 2.0, 3.0, b.x, b.y, b.z, b.w, 0., 0., 0., 0., 0., 0.],
+            )],
         );
         assert_eq!(d.len(), 1);
+        assert_eq!(d[0].fields, ["rotation"]);
         assert!((d[0].angle - 1e-4).abs() < 2e-6, "{}", d[0].angle);
         assert!(
             a.angle_between(b) == 0.0 || (f64::from(a.angle_between(b)) - 1e-4).abs() > 1e-5,
@@ -562,6 +714,7 @@ mod tests {
             tick: 5,
             expected: 1,
             found: 2,
+            compared_at: Some(5),
             entities: d,
             decisions: Vec::new(),
         }

@@ -56,9 +56,38 @@ impl Crate {
     pub fn push(&mut self, impulse: Vec3) {
         self.push = Some(self.push.unwrap_or(Vec3::ZERO) + impulse);
     }
+
+    /// A push as an input for [`EntityGroup::send_input`], which records it (so a replay,
+    /// which runs the crate's server path again, pushes it too).
+    pub fn push_input(impulse: Vec3) -> Vec<u8> {
+        input_bytes(&impulse.to_array())
+    }
+}
+
+/// An input's bytes (bincode of plain values: floats exactly).
+fn input_bytes<T: Serialize>(value: &T) -> Vec<u8> {
+    bincode::serde::encode_to_vec(value, bincode::config::standard()).unwrap_or_default()
+}
+
+/// An input read back, all of it.
+fn read_input<T: serde::de::DeserializeOwned>(bytes: &[u8]) -> Result<T, Error> {
+    match bincode::serde::decode_from_slice(bytes, bincode::config::standard()) {
+        Ok((v, used)) if used == bytes.len() => Ok(v),
+        Ok((_, used)) => Err(Error::TrailingBytes(bytes.len() - used)),
+        Err(_) => Err(Error::InvalidValue("an input that does not read")),
+    }
 }
 
 impl Controller for Crate {
+    fn take_input(&mut self, input: &[u8]) -> Result<(), Error> {
+        let push: [f32; 3] = read_input(input)?;
+        if !push.iter().all(|x| x.is_finite()) {
+            return Err(Error::InvalidValue("a push that is not finite"));
+        }
+        self.push(Vec3::from_array(push));
+        Ok(())
+    }
+
     fn server_update(
         &mut self,
         me: EntityRef<'_>,
@@ -127,6 +156,41 @@ pub struct PlayerInput {
     pub push: Option<Vec3>,
     /// Reappear at its spawn point (after a fall).
     pub respawn: bool,
+}
+
+impl PlayerInput {
+    /// The input as bytes for [`EntityGroup::send_input`], which records it (so a replay,
+    /// which runs the player's server path again, walks, jumps and throws alike).
+    pub fn to_input(&self) -> Vec<u8> {
+        input_bytes(&(
+            self.walk,
+            self.jump,
+            self.throw.map(|v| v.to_array()),
+            self.push.map(|v| v.to_array()),
+            self.respawn,
+        ))
+    }
+
+    /// Reads [`to_input`](Self::to_input)'s bytes.
+    pub fn from_input(bytes: &[u8]) -> Result<Self, Error> {
+        type Wire = ([f32; 2], bool, Option<[f32; 3]>, Option<[f32; 3]>, bool);
+        let (walk, jump, throw, push, respawn): Wire = read_input(bytes)?;
+        let finite = walk
+            .iter()
+            .chain(throw.iter().flatten())
+            .chain(push.iter().flatten())
+            .all(|x| x.is_finite());
+        if !finite {
+            return Err(Error::InvalidValue("a player input that is not finite"));
+        }
+        Ok(PlayerInput {
+            walk,
+            jump,
+            throw: throw.map(Vec3::from_array),
+            push: push.map(Vec3::from_array),
+            respawn,
+        })
+    }
 }
 
 const F_JUMP: u8 = 1;
@@ -222,6 +286,11 @@ fn put_axis(w: &mut SectionWriter<'_>, v: f32) {
 }
 
 impl Controller for Player {
+    fn take_input(&mut self, input: &[u8]) -> Result<(), Error> {
+        self.set_input(PlayerInput::from_input(input)?);
+        Ok(())
+    }
+
     fn server_update(
         &mut self,
         me: EntityRef<'_>,
@@ -511,7 +580,12 @@ pub fn judge_spawns(r: &mut KindRegistry, scene: &Scene) -> Result<(), Error> {
 
 /// Registers `crate`, `player` and `grenade`.
 pub fn register(r: &mut KindRegistry) -> Result<(), Error> {
-    r.register(CRATE, |p: &CrateParams| {
+    // A crate's server path only reads its body: a recording need not keep its sections.
+    let alone = KindOptions {
+        decides_alone: true,
+        ..KindOptions::default()
+    };
+    r.register_with(CRATE, alone, |p: &CrateParams| {
         let h = p.size / 2.0;
         Blueprint {
             body: RigidBodyBuilder::dynamic()
@@ -537,6 +611,9 @@ pub fn register(r: &mut KindRegistry) -> Result<(), Error> {
         client_spawnable: true,
         // Other people watch a player: its changes go first when a budget is tight.
         priority: 8.0,
+        // Its owner's keys come through `send_input` (recorded): a recording need not keep
+        // its sections.
+        decides_alone: true,
     };
     r.register_with(PLAYER, player_options, |p: &PlayerParams| {
         let (hh, rad) = (p.tuning.player_half_height, p.tuning.player_radius);
@@ -575,6 +652,8 @@ pub fn register(r: &mut KindRegistry) -> Result<(), Error> {
     let thrown = KindOptions {
         on_owner_leave: OnOwnerLeave::HandToServer,
         client_spawnable: true,
+        // Its fuse counts down by itself.
+        decides_alone: true,
         ..KindOptions::default()
     };
     r.register_with(GRENADE, thrown, |p: &GrenadeParams| Blueprint {

@@ -4,16 +4,109 @@
 //! Run with `cargo bench -p lanyard-tests --bench replay`. Replays each recorded fixture
 //! (`tests/fixtures/`: a dedicated server and two bots) several times, checking the hash at
 //! every tick, and reports the median.
+//!
+//! Then the cost of a replay against stepping the same world bare: it records 12 s of the
+//! cube field on a server, a bot throwing grenades into it (on 127.0.0.1), replays it
+//! (checking every tick) and times that, and times a bare rapier step of a copy of the
+//! replay's physics world before each of its ticks (the copy made outside the timing), so
+//! both step the very same states.
 
-use lanyard::replay::Replay;
+use lanyard::rapier3d::prelude::PhysicsWorld;
+use lanyard::replay::{Replay, Step};
+use lanyard_game::bot::Bot;
+use lanyard_game::game::{Game, Options, TICK_HZ};
 use lanyard_game::kinds;
+use lanyard_game::scene::Scene;
+use std::net::{Ipv4Addr, SocketAddr};
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 const RUNS: usize = 15;
 
+/// 12 s of the cube field with grenades, recorded on the server.
+fn grenade_field() -> Vec<u8> {
+    let path = format!("{}/../assets/cubes.toml", env!("CARGO_MANIFEST_DIR"));
+    let scene = Scene::load(std::path::Path::new(&path)).expect("the cube field");
+    let options = |name: &str| Options {
+        port: 0,
+        name: name.to_owned(),
+        rate: 30.0,
+        ..Options::new(scene.clone())
+    };
+    let mut server = Game::server(options("server"), None).expect("a server");
+    let addr = SocketAddr::from((Ipv4Addr::LOCALHOST, server.local_addr().port()));
+    let mut player = Game::client(options("knocker"), addr, [3; 32]).expect("a client");
+    let dt = 1.0 / TICK_HZ;
+    for _ in 0..120 {
+        server.tick(dt);
+        player.tick(dt);
+    }
+    server
+        .group
+        .start_recording("cubes", "server")
+        .expect("records");
+    let mut bytes = server.group.take_recording();
+    let mut brain = Bot::new(5, None);
+    for _ in 0..12 * TICK_HZ as usize {
+        player.set_input(brain.input(&player, dt, f32::INFINITY));
+        server.tick(dt);
+        player.tick(dt);
+    }
+    bytes.extend(server.group.stop_recording().expect("stops"));
+    bytes
+}
+
+/// A copy of a physics world (through its serialisation: rapier's worlds are not `Clone`).
+fn copy(world: &PhysicsWorld) -> PhysicsWorld {
+    let cfg = bincode::config::standard();
+    let bytes = bincode::serde::encode_to_vec(world, cfg).expect("encodes");
+    bincode::serde::decode_from_slice(&bytes, cfg)
+        .expect("decodes")
+        .0
+}
+
+fn against_bare(registry: &Arc<lanyard::KindRegistry>) {
+    let bytes = grenade_field();
+    let mut replays = Vec::new();
+    let mut ticks = 0;
+    for _ in 0..5 {
+        let mut r = Replay::open(&bytes, registry.clone()).expect("open");
+        let t = Instant::now();
+        assert_eq!(r.verify(|_, _| {}).expect("replay"), None, "diverged");
+        replays.push(t.elapsed());
+        ticks = r.len();
+    }
+    replays.sort();
+    let mut bare = Duration::ZERO;
+    let mut r = Replay::open(&bytes, registry.clone()).expect("open");
+    loop {
+        // A fresh copy's first step runs on cold memory: it warms it, and the next one (a
+        // tick on, as the replay's next) is timed.
+        let mut world = copy(r.group().physics());
+        world.step();
+        let t = Instant::now();
+        world.step();
+        bare += t.elapsed();
+        match r.step().expect("replay") {
+            Step::Matched(_) => {}
+            Step::Diverged(d) => panic!("{d}"),
+            Step::End => break,
+        }
+    }
+    let replay = replays[replays.len() / 2];
+    println!(
+        "cube field, 12 s with grenades ({ticks} ticks, {} bytes): replay {:.1} ms (median of 5), \
+         bare steps of the same states {:.1} ms: {:.3}x",
+        bytes.len(),
+        replay.as_secs_f64() * 1e3,
+        bare.as_secs_f64() * 1e3,
+        replay.as_secs_f64() / bare.as_secs_f64()
+    );
+}
+
 fn main() {
     let registry = Arc::new(kinds::registry());
+    against_bare(&registry);
     for name in ["server", "bot1", "bot2"] {
         let path = format!("{}/fixtures/{name}.lnyr", env!("CARGO_MANIFEST_DIR"));
         let bytes = std::fs::read(&path).expect("fixture");

@@ -11,14 +11,18 @@ use lanyard_net::NetConfig;
 use lanyard_tests::scenario::{DemoScenario, Scenario, crates_and_balls, player};
 use lanyard_tests::{demo_registry, mixed_scene};
 
+/// A recording taken tick by tick (so one block a tick) and stopped at the end.
 fn recorded_scene(ticks: usize) -> Vec<u8> {
     let mut g = mixed_scene(120, 3);
     g.start_recording("demo pit", "test").unwrap();
     let mut bytes = g.take_recording();
-    for _ in 0..ticks {
+    for t in 0..ticks {
         g.frame();
-        bytes.extend(g.take_recording());
+        if t + 1 < ticks {
+            bytes.extend(g.take_recording());
+        }
     }
+    bytes.extend(g.stop_recording().unwrap());
     bytes
 }
 
@@ -71,8 +75,10 @@ fn a_networked_session_replays_bit_exact_on_the_server_and_on_a_client() {
 fn a_changed_section_is_reported_at_its_tick_with_the_entity_that_moved() {
     let bytes = recorded_scene(200);
     let mut rec = Recording::from_bytes(&bytes).unwrap();
-    // Teleport one crate by 0.5 m in the section it receives at tick 120.
-    let target = rec.ticks[120]
+    // Teleport one crate by 0.5 m in the section it receives at tick 119, which carries a
+    // body frame (every 2 s of game time: ticks 119, 239, ...).
+    assert!(rec.ticks[119].bodies.is_some());
+    let target = rec.ticks[119]
         .ops
         .iter_mut()
         .find_map(|op| match op {
@@ -90,14 +96,16 @@ fn a_changed_section_is_reported_at_its_tick_with_the_entity_that_moved() {
         .verify(|_, _| {})
         .unwrap()
         .expect("the replay must diverge");
-    assert_eq!(d.tick, 120);
+    assert_eq!(d.tick, 119);
+    assert_eq!(d.compared_at, Some(119), "compared where it diverged");
     let moved = d
         .entities
         .iter()
         .find(|e| e.net == net)
         .expect("the teleported crate is named");
     assert!((moved.distance - 0.5).abs() < 0.05, "{d}");
-    assert!(d.to_string().contains("tick 120"));
+    assert!(moved.fields.contains(&"position"), "{d}");
+    assert!(d.to_string().contains("tick 119"));
 }
 
 /// A mover whose client path drives a little harder than the demo's: one changed constant.
@@ -280,13 +288,17 @@ mod bad_bytes {
     proptest! {
         #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
 
-        /// Cut anywhere, a recording is an error; damaged anywhere, it is an error or (in
-        /// the header's text) a replay that still runs. Never a panic.
+        /// Cut anywhere, a recording is an error, or (cut between two blocks, as a file
+        /// being written is) the ticks before the cut; damaged anywhere, it is an error or
+        /// (in the header's text) a replay that still runs. Never a panic.
         #[test]
         fn damaged_recordings_are_errors_not_panics(cut in any::<prop::sample::Index>(), flip in any::<prop::sample::Index>(), bit in 0u8..8) {
             let bytes = recorded_scene(20);
             let short = &bytes[..cut.index(bytes.len())];
-            prop_assert!(Recording::from_bytes(short).is_err());
+            if let Ok(r) = Recording::from_bytes(short) {
+                prop_assert!(r.ticks.len() < 20, "a cut recording holds fewer ticks");
+            }
+            prop_assert!(Recording::from_bytes(&bytes[..bytes.len() - 1]).is_err());
             let mut flipped = bytes.clone();
             let at = flip.index(flipped.len());
             flipped[at] ^= 1 << bit;
@@ -410,9 +422,19 @@ impl<const PERIOD: u32> Controller for Spinner<PERIOD> {
 }
 
 fn spinner_kinds<const PERIOD: u32>() -> std::sync::Arc<KindRegistry> {
+    spinners::<PERIOD>(false)
+}
+
+/// The spinner kind; `alone`: registered as deciding alone, so recordings keep none of
+/// its sections.
+fn spinners<const PERIOD: u32>(alone: bool) -> std::sync::Arc<KindRegistry> {
     let mut r = KindRegistry::new();
     demo::register(&mut r).unwrap();
-    r.register("test.spinner", move |seed: &u64| Blueprint {
+    let options = lanyard::KindOptions {
+        decides_alone: alone,
+        ..Default::default()
+    };
+    r.register_with("test.spinner", options, move |seed: &u64| Blueprint {
         body: RigidBodyBuilder::dynamic()
             .translation(Vec3::new(0.0, 0.5, 0.0))
             .build(),
@@ -433,10 +455,10 @@ fn spinner_kinds<const PERIOD: u32>() -> std::sync::Arc<KindRegistry> {
     std::sync::Arc::new(r)
 }
 
-#[test]
-fn decision_mode_catches_a_changed_decision_constant_that_section_replay_cannot() {
+/// Two spinners of `kinds` in a world with no gravity, recorded for `ticks` ticks.
+fn spin_recording(kinds: std::sync::Arc<KindRegistry>, ticks: usize) -> Vec<u8> {
     let mut g = EntityGroup::new(
-        spinner_kinds::<30>(),
+        kinds,
         GroupConfig {
             gravity: Vec3::ZERO,
             ..GroupConfig::default()
@@ -446,10 +468,16 @@ fn decision_mode_catches_a_changed_decision_constant_that_section_replay_cannot(
     g.spawn("test.spinner", &6u64, Owner::Server).unwrap();
     g.start_recording("spin", "server").unwrap();
     let mut bytes = g.take_recording();
-    for _ in 0..120 {
+    for _ in 0..ticks {
         g.frame();
     }
     bytes.extend(g.stop_recording().unwrap());
+    bytes
+}
+
+#[test]
+fn decision_mode_catches_a_changed_decision_constant_that_section_replay_cannot() {
+    let bytes = spin_recording(spinner_kinds::<30>(), 120);
 
     // The same code: both modes replay bit-exact.
     for decisions in [false, true] {
@@ -476,4 +504,93 @@ fn decision_mode_catches_a_changed_decision_constant_that_section_replay_cannot(
         text.contains("test.spinner") && text.contains("decided otherwise"),
         "{text}"
     );
+}
+
+#[test]
+fn a_kind_that_decides_alone_records_no_sections_and_a_changed_decision_is_still_found() {
+    let alone = spin_recording(spinners::<30>(true), 150);
+    let sectioned = spin_recording(spinners::<30>(false), 150);
+    let sections = |bytes: &[u8]| {
+        let rec = Recording::from_bytes(bytes).unwrap();
+        rec.ticks
+            .iter()
+            .flat_map(|t| &t.ops)
+            .filter(|op| matches!(op, Op::Section { .. }))
+            .count()
+    };
+    assert_eq!(sections(&alone), 0, "the replay writes them again");
+    assert!(sections(&sectioned) > 0);
+    // The same code replays bit-exact, running the server paths again.
+    let mut r = Replay::open(&alone, spinners::<30>(true)).unwrap();
+    assert_eq!(r.verify(|_, _| {}).unwrap(), None);
+    // A changed period shows at the first tick it decides otherwise, without decision
+    // mode, and the spinners are named at the next body frame (tick 119).
+    let mut r = Replay::open(&alone, spinners::<20>(true)).unwrap();
+    let d = r.verify(|_, _| {}).unwrap().expect("caught");
+    assert_eq!(d.tick, 20, "{d}");
+    assert_eq!(d.compared_at, Some(119), "{d}");
+    assert_eq!(d.entities.len(), 2, "{d}");
+    assert!(
+        d.entities
+            .iter()
+            .all(|e| e.fields.contains(&"angular velocity")),
+        "{d}"
+    );
+}
+
+#[test]
+fn seeking_starts_from_the_nearest_keyframe_and_lands_bit_exact() {
+    use demo::asteroids;
+    let mut g = EntityGroup::new(
+        demo_registry(),
+        GroupConfig {
+            gravity: Vec3::ZERO,
+            ..GroupConfig::default()
+        },
+    );
+    g.add_scenery(asteroids::planetoid());
+    for p in asteroids::field(40, 9) {
+        g.spawn(ASTEROID, &p, Owner::Server).unwrap();
+    }
+    g.start_recording("asteroids", "test").unwrap();
+    let mut bytes = g.take_recording();
+    // 35 s: a keyframe at 30 s (tick 1799).
+    for _ in 0..35 * 60 {
+        g.frame();
+    }
+    bytes.extend(g.stop_recording().unwrap());
+    let rec = Recording::from_bytes(&bytes).unwrap();
+    let keyframes: Vec<u64> = rec
+        .ticks
+        .iter()
+        .filter(|t| t.keyframe.is_some())
+        .map(|t| t.tick)
+        .collect();
+    assert_eq!(keyframes, [1799]);
+    let mut straight = Replay::from_recording(rec.clone(), demo_registry()).unwrap();
+    assert_eq!(straight.run_to(2000).unwrap(), None);
+    // From the start, a seek past the keyframe restores it and replays 200 ticks: a tick
+    // before the keyframe whose hash is wrong is not even looked at.
+    let mut wrong = rec.clone();
+    wrong.ticks[500].hash ^= 1;
+    let mut r = Replay::from_recording(wrong.clone(), demo_registry()).unwrap();
+    assert_eq!(r.seek(2000).unwrap(), None);
+    let d = Replay::from_recording(wrong, demo_registry())
+        .unwrap()
+        .run_to(2000);
+    assert_eq!(
+        d.unwrap().map(|d| d.tick),
+        Some(500),
+        "run_to checks every tick"
+    );
+    let mut r = Replay::from_recording(rec, demo_registry()).unwrap();
+    assert_eq!(r.seek(2000).unwrap(), None);
+    assert_eq!(r.tick(), 2000);
+    assert_eq!(r.group().state_hash(), straight.group().state_hash());
+    // Back, to before the keyframe: from the initial world.
+    assert_eq!(r.seek(100).unwrap(), None);
+    assert_eq!(r.tick(), 100);
+    // And on to the end, checking every tick.
+    assert_eq!(r.verify(|_, _| {}).unwrap(), None);
+    assert_eq!(r.group().state_hash(), g.state_hash());
 }

@@ -467,6 +467,7 @@ pub fn register(registry: &mut KindRegistry) -> Result<(), Error> {
 /// asteroid benchmark (`cargo bench -p lanyard-tests --bench asteroids`).
 pub mod asteroids {
     use super::{PoseCarrier, dynamic_at};
+    use lanyard::KindOptions;
     use lanyard::codec::{Section, SectionWriter};
     use lanyard::pose::PoseState;
     use lanyard::predict::{PredictedPose, Tolerance, pulled_toward_origin};
@@ -593,9 +594,15 @@ pub mod asteroids {
             .collect()
     }
 
-    /// Registers [`ASTEROID`].
+    /// Registers [`ASTEROID`]. Its server path only reads its body, so it
+    /// [decides alone](lanyard::KindOptions::decides_alone): recordings keep none of its
+    /// sections.
     pub fn register(registry: &mut KindRegistry) -> Result<(), Error> {
-        registry.register(ASTEROID, |p: &AsteroidParams| Blueprint {
+        let alone = KindOptions {
+            decides_alone: true,
+            ..KindOptions::default()
+        };
+        registry.register_with(ASTEROID, alone, |p: &AsteroidParams| Blueprint {
             body: dynamic_at(p.pos)
                 .linvel(Vec3::from_array(p.vel))
                 .angvel(Vec3::from_array(p.spin))

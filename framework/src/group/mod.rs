@@ -223,6 +223,8 @@ pub struct EntityGroup {
     journal: Vec<Change>,
     counters: Counters,
     recorder: Option<Recorder>,
+    /// Inside [`loop_back`](Self::loop_back): the sections offered are this group's own.
+    looping_back: bool,
     /// Ticks the sections from outside are behind this peer's present (see
     /// [`ClientContext::lead`]).
     lead_ticks: u32,
@@ -296,6 +298,7 @@ impl EntityGroup {
             journal: Vec::new(),
             counters: Counters::default(),
             recorder: None,
+            looping_back: false,
             lead_ticks: 0,
             observed: Vec::new(),
             faults: Vec::new(),
@@ -496,6 +499,28 @@ impl EntityGroup {
         self.get(id)?;
         let c: &dyn Controller = self.controllers.get(id.index as usize)?.as_deref()?;
         (c as &dyn std::any::Any).downcast_ref::<T>()
+    }
+
+    /// Hands `input` to an entity's controller from outside the group
+    /// ([`Controller::take_input`]), between frames. A recording keeps it with the next
+    /// tick, so a replay hands it over again at the same point. Use this, rather than
+    /// changing a controller through [`controller_mut`](Self::controller_mut), for
+    /// anything that changes what its server path writes.
+    pub fn send_input(&mut self, id: EntityId, input: &[u8]) -> Result<(), Error> {
+        let net = self.get(id).ok_or(Error::NoSuchEntity(id))?.net_id();
+        let c = self
+            .controllers
+            .get_mut(id.index as usize)
+            .and_then(|c| c.as_deref_mut())
+            .ok_or(Error::NoSuchEntity(id))?;
+        c.take_input(input)?;
+        if let Some(r) = &mut self.recorder {
+            r.op(Op::Input {
+                net,
+                input: input.to_vec(),
+            });
+        }
+        Ok(())
     }
 
     /// An entity's controller, mutably, if it is of type `T`.

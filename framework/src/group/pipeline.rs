@@ -55,6 +55,13 @@ pub trait FrameDriver {
         true
     }
 
+    /// When server paths run: whether only those of kinds that [decide
+    /// alone](crate::KindOptions::decides_alone) do. A replay runs those (their sections
+    /// were not recorded) and takes the others' sections from the recording.
+    fn only_deciding_alone(&self) -> bool {
+        false
+    }
+
     /// Pass 1: take in what arrived from outside: sections (through
     /// [`FramePass::offer_section`] or [`FramePass::receive_packet`]), spawns, despawns,
     /// owner changes, body states.
@@ -132,7 +139,7 @@ impl EntityGroup {
         driver.inbound(&mut FramePass { group: self });
         let mut sections_written = 0;
         if driver.runs_server_paths() {
-            self.write_sections();
+            self.write_sections(driver.only_deciding_alone());
             sections_written = self.last_packet().section_count();
             driver.outbound(self.last_packet());
             if self.config().loopback {
@@ -168,10 +175,10 @@ impl EntityGroup {
         self.section_errors.clear();
     }
 
-    /// Runs the server path of every entity this group has authority over, in network-id
-    /// order, into one packet (kept as [`last_packet`](Self::last_packet) until the next
-    /// call).
-    pub(crate) fn write_sections(&mut self) {
+    /// Runs the server path of every entity this group has authority over (with
+    /// `only_alone`, of those whose kind decides alone), in network-id order, into one
+    /// packet (kept as [`last_packet`](Self::last_packet) until the next call).
+    pub(crate) fn write_sections(&mut self, only_alone: bool) {
         self.outgoing.clear();
         let local = self.local_owner();
         let view = WorldView {
@@ -186,7 +193,7 @@ impl EntityGroup {
             let Some(me) = entity_ref(&self.slots[i], &self.physics) else {
                 continue;
             };
-            if me.owner() != local {
+            if me.owner() != local || (only_alone && !self.registry.decides_alone(me.kind())) {
                 continue;
             }
             let Some(ctrl) = self.controllers[i].as_deref_mut() else {
@@ -227,9 +234,11 @@ impl EntityGroup {
         let packet = std::mem::take(&mut self.outgoing);
         let local = self.local_owner();
         let mut hint = 0;
+        self.looping_back = true;
         for section in packet.sections() {
             self.offer_at(section, local, &mut hint);
         }
+        self.looping_back = false;
         self.outgoing = packet;
     }
 
@@ -316,11 +325,17 @@ impl EntityGroup {
                 return Verdict::Illegal;
             }
         }
+        let regenerated =
+            self.recorder.is_some() && self.looping_back && self.registry.decides_alone(me.kind());
         let start = self.inbox.len() as u32;
         self.inbox.extend_from_slice(section.payload);
         self.slots[i].pending = Some((start, section.payload.len() as u32));
         self.counters.sections_in += 1;
-        if let Some(r) = &mut self.recorder {
+        // A section this group's own server path wrote for a kind that decides alone is
+        // written again by the replay's.
+        if let Some(r) = &mut self.recorder
+            && !regenerated
+        {
             r.section(section.net_id, section.payload);
         }
         Verdict::Accepted
@@ -489,19 +504,22 @@ impl EntityGroup {
     pub(crate) fn step_physics(&mut self) {
         self.physics.step();
         self.tick += 1;
-        if self.recorder.is_some() {
+        if let Some(r) = &self.recorder {
             let hash = self.state_hash();
-            let now = self.poses();
             let tick = self.tick - 1;
+            let (keyframe_due, bodies_due) = r.due();
+            let keyframe = keyframe_due.then(|| self.snapshot().ok()).flatten();
+            let now = (bodies_due || keyframe_due).then(|| self.body_bits());
             if let Some(r) = &mut self.recorder {
-                let (poses, gone) = r.delta(now);
+                let keyframe = keyframe.map(|k| r.keyframe(k));
+                let bodies = now.map(|n| r.body_frame(n));
                 let ops = std::mem::take(&mut r.ops);
                 r.tick(TickRecord {
                     tick,
                     ops,
                     hash,
-                    poses,
-                    gone,
+                    bodies,
+                    keyframe,
                 });
             }
         }

@@ -25,8 +25,11 @@ impl EntityGroup {
             dt: self.config.dt,
         };
         let out = rec::preamble(&header, &self.snapshot()?)?;
+        let ticks = |seconds: f32| (seconds / self.config.dt).round().max(1.0) as u64;
         self.recorder = Some(Recorder {
             out,
+            every: (ticks(rec::KEYFRAME_SECONDS), ticks(rec::BODIES_SECONDS)),
+            bodies: self.body_bits().into_iter().collect(),
             ..Recorder::default()
         });
         Ok(())
@@ -52,22 +55,35 @@ impl EntityGroup {
 
     /// Ends the recording: the bytes recorded since the last
     /// [`take_recording`](Self::take_recording) (append them to the file, which is then
-    /// complete). An error if the group is not recording.
+    /// complete). Its last tick, unless a take already wrote it, carries a body frame
+    /// (every body as it ends), so a divergence after the last periodic one can still
+    /// name the entities that differ. An error if the group is not recording.
     pub fn stop_recording(&mut self) -> Result<Vec<u8>, Error> {
-        let bytes = self.take_recording();
-        match self.recorder.take() {
-            Some(_) => Ok(bytes),
-            None => Err(Error::NotRecording),
+        let now = self.body_bits();
+        let Some(mut r) = self.recorder.take() else {
+            return Err(Error::NotRecording);
+        };
+        if r.pending.last().is_some_and(|t| t.bodies.is_none()) {
+            let frame = r.body_frame(now);
+            if let Some(last) = r.pending.last_mut() {
+                last.bodies = Some(frame);
+            }
         }
+        r.flush();
+        Ok(std::mem::take(&mut r.out))
     }
 
-    /// Every entity's position and rotation (x y z, qx qy qz qw), in network-id order.
-    pub(crate) fn poses(&self) -> Vec<(NetId, [f32; 7])> {
+    /// Every entity's body state (position, rotation, linear and angular velocity), in
+    /// network-id order.
+    pub(crate) fn body_bits(&self) -> Vec<(NetId, rec::BodyBits)> {
         self.iter()
             .map(|e| {
-                let t = e.body().translation();
-                let r = e.body().rotation();
-                (e.net_id(), [t.x, t.y, t.z, r.x, r.y, r.z, r.w])
+                let b = e.body();
+                let (t, r, v, w) = (b.translation(), b.rotation(), b.linvel(), b.angvel());
+                let bits = [
+                    t.x, t.y, t.z, r.x, r.y, r.z, r.w, v.x, v.y, v.z, w.x, w.y, w.z,
+                ];
+                (e.net_id(), bits)
             })
             .collect()
     }

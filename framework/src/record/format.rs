@@ -11,7 +11,12 @@
 //! bytes, so a file cut short or damaged is reported at the first tick it loses. A section
 //! equal to the one its entity was last given is recorded as part of an [`Op::Repeat`]
 //! run, so a world at rest costs a few bytes per tick before compression and next to
-//! nothing after.
+//! nothing after. Sections that a kind which [decides
+//! alone](crate::KindOptions::decides_alone) wrote on the recording peer are not recorded
+//! at all: a replay writes them again. Every [`BODIES_SECONDS`] of game time, and when the
+//! recording stops, a tick carries a [`BodyFrame`]: the state of every body that changed
+//! since the last one, for naming what differs after a divergence; every
+//! [`KEYFRAME_SECONDS`], a [`Keyframe`]: the whole world, for seeking.
 
 use crate::config::GroupConfig;
 use crate::error::Error;
@@ -19,14 +24,26 @@ use crate::hash::StateHasher;
 use crate::id::{KindId, NetId, Owner};
 use crate::pose::BodyState;
 use serde::{Deserialize, Serialize};
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 
-/// The recording format version this build writes and reads.
-pub const RECORDING_VERSION: u32 = 3;
+/// The recording format version this build writes and reads. Version 4 dropped the pose of
+/// every moving body every tick and the sections of kinds that decide alone, and added
+/// keyframes.
+pub const RECORDING_VERSION: u32 = 4;
 
-/// The oldest recording format version this build still reads (version 2 lacks only
-/// [`Op::Lead`], which it never needed).
-pub const OLDEST_READABLE: u32 = 2;
+/// The oldest recording format version this build still reads.
+pub const OLDEST_READABLE: u32 = 4;
+
+/// Seconds of game time between two keyframes (the whole world, to seek to).
+pub const KEYFRAME_SECONDS: f32 = 30.0;
+
+/// Seconds of game time between two body frames (every changed body's state, to compare
+/// with).
+pub const BODIES_SECONDS: f32 = 2.0;
+
+/// A body's state as recorded: position (x y z), rotation (qx qy qz qw), linear and angular
+/// velocity.
+pub type BodyBits = [f32; 13];
 
 /// The most ticks one block of a recording holds.
 pub const BLOCK_TICKS: usize = 64;
@@ -115,6 +132,14 @@ pub enum Op {
     /// The lead of sections from outside changed (see
     /// [`Replica::set_lead`](crate::Replica::set_lead)), in ticks.
     Lead(u32),
+    /// An input was handed to an entity from outside
+    /// ([`EntityGroup::send_input`](crate::EntityGroup::send_input)).
+    Input {
+        /// The entity.
+        net: NetId,
+        /// The input.
+        input: Vec<u8>,
+    },
 }
 
 /// One recorded tick.
@@ -126,11 +151,32 @@ pub struct TickRecord {
     pub ops: Vec<Op>,
     /// [`EntityGroup::state_hash`](crate::EntityGroup::state_hash) after the step.
     pub hash: u64,
-    /// The position and rotation (x y z, qx qy qz qw) after the step of every entity whose
-    /// pose changed since the tick before (resting bodies cost nothing).
-    pub poses: Vec<(NetId, [f32; 7])>,
-    /// Entities that existed the tick before and do not now.
+    /// Every body that changed since the last body frame, now and then.
+    pub bodies: Option<BodyFrame>,
+    /// The whole world after the step, more rarely.
+    pub keyframe: Option<Keyframe>,
+}
+
+/// The bodies that changed (bit for bit) since the last body frame, or since the
+/// recording's initial world, after a tick's physics step.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct BodyFrame {
+    /// The entities whose body changed, or that appeared, with its state, in network-id
+    /// order.
+    pub changed: Vec<(NetId, BodyBits)>,
+    /// The entities that are gone.
     pub gone: Vec<NetId>,
+}
+
+/// The whole world after a tick's physics step: where a replay can start, and what it is
+/// compared with, entity by entity, after a divergence.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Keyframe {
+    /// The group, as [`EntityGroup::snapshot`](crate::EntityGroup::snapshot) bytes.
+    pub snapshot: Vec<u8>,
+    /// The last section recorded for each entity (what an [`Op::Repeat`] after this tick
+    /// repeats), in network-id order.
+    pub sections: Vec<(NetId, Vec<u8>)>,
 }
 
 /// Collects a group's ops while it records.
@@ -140,37 +186,55 @@ pub(crate) struct Recorder {
     pub(crate) ops: Vec<Op>,
     /// Inside the command pass: its changes are regenerated on replay, not recorded.
     pub(crate) quiet: bool,
-    /// The poses as of the last recorded tick.
-    pub(crate) last: BTreeMap<NetId, [f32; 7]>,
     /// The last section recorded for each entity.
     pub(crate) sections: HashMap<NetId, Vec<u8>>,
     /// Tick records not yet written as a block.
     pub(crate) pending: Vec<TickRecord>,
+    /// Ticks between keyframes, and between body frames.
+    pub(crate) every: (u64, u64),
+    /// Ticks recorded so far.
+    pub(crate) ticks: u64,
+    /// Every body's state as of the last body frame.
+    pub(crate) bodies: HashMap<NetId, BodyBits>,
 }
 
 impl Recorder {
-    /// The poses that changed and the entities that went since the last tick, remembering
-    /// the new poses.
-    pub(crate) fn delta(
-        &mut self,
-        now: Vec<(NetId, [f32; 7])>,
-    ) -> (Vec<(NetId, [f32; 7])>, Vec<NetId>) {
-        let mut changed = Vec::new();
-        let mut next = BTreeMap::new();
-        for (net, p) in now {
-            if self.last.get(&net).map(|q| q.map(f32::to_bits)) != Some(p.map(f32::to_bits)) {
-                changed.push((net, p));
+    /// Whether the tick about to be recorded carries a keyframe, and a body frame.
+    pub(crate) fn due(&self) -> (bool, bool) {
+        let next = self.ticks + 1;
+        let at = |every: u64| every > 0 && next.is_multiple_of(every);
+        (at(self.every.0), at(self.every.1))
+    }
+
+    /// The body frame of a world whose bodies are `now` (in network-id order), remembering
+    /// them.
+    pub(crate) fn body_frame(&mut self, now: Vec<(NetId, BodyBits)>) -> BodyFrame {
+        let bits = |b: &BodyBits| b.map(f32::to_bits);
+        let mut frame = BodyFrame::default();
+        let mut next = HashMap::with_capacity(now.len());
+        for (net, b) in now {
+            if self.bodies.get(&net).map(bits) != Some(bits(&b)) {
+                frame.changed.push((net, b));
             }
-            next.insert(net, p);
+            next.insert(net, b);
         }
-        let gone = self
-            .last
+        frame.gone = self
+            .bodies
             .keys()
             .filter(|k| !next.contains_key(k))
             .copied()
             .collect();
-        self.last = next;
-        (changed, gone)
+        frame.gone.sort_unstable();
+        self.bodies = next;
+        frame
+    }
+
+    /// A keyframe of a group whose snapshot is `snapshot`.
+    pub(crate) fn keyframe(&self, snapshot: Vec<u8>) -> Keyframe {
+        let mut sections: Vec<(NetId, Vec<u8>)> =
+            self.sections.iter().map(|(n, s)| (*n, s.clone())).collect();
+        sections.sort_unstable_by_key(|(n, _)| *n);
+        Keyframe { snapshot, sections }
     }
 
     pub(crate) fn op(&mut self, op: Op) {
@@ -217,6 +281,7 @@ impl Recorder {
 
     /// Ends a tick: its record waits for its block, written when full.
     pub(crate) fn tick(&mut self, record: TickRecord) {
+        self.ticks += 1;
         self.pending.push(record);
         if self.pending.len() >= BLOCK_TICKS {
             self.flush();

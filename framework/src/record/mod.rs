@@ -6,10 +6,14 @@
 //! by tick, every change that came from outside the group's own client paths, in order:
 //! the sections accepted for client paths, spawns, despawns, owner changes, renames and body
 //! states set from outside, the client pass, the command pass, and after the physics step
-//! the world's hash and the pose of every entity that moved. A replay restores the initial
-//! world and runs the same ops through the same client paths; no server path runs. Spawns
-//! and despawns that client paths asked for are not recorded: the replay's client paths ask
-//! again.
+//! the world's hash; now and then (every [`BODIES_SECONDS`] of game time, and at the end)
+//! the state of every body that changed since the last time, a [`BodyFrame`], and more
+//! rarely (every [`KEYFRAME_SECONDS`]) the whole world, a [`Keyframe`]. A replay restores the initial world and runs the
+//! same ops through the same client paths. Sections written by this peer's own server
+//! paths of kinds that [decide alone](crate::KindOptions::decides_alone) are not recorded:
+//! the replay runs those server paths again and loops their sections back, as the group
+//! did. Spawns and despawns that client paths asked for are not recorded: the replay's
+//! client paths ask again.
 //!
 //! ```text
 //! file     := "LNYR" version:u32 header_len:u32 header snapshot block*
@@ -18,9 +22,10 @@
 //! ```
 //!
 //! A recording is small: a section equal to the last one its entity got is recorded as part
-//! of a run ([`Op::Repeat`]), resting bodies record no pose, and the initial world and each
-//! block of ticks are compressed (LZ4). A world at rest grows by a few hundred bytes a
-//! second.
+//! of a run ([`Op::Repeat`]), a body that moves on its own costs nothing a tick, and the
+//! initial world and each block of ticks are compressed (LZ4). A world at rest grows by a
+//! few hundred bytes a second; one whose bodies all move, by their body frames and
+//! keyframes: a few kilobytes a second for a few hundred bodies.
 //!
 //! A file of another version, a truncated file and a file with corrupted bytes each give
 //! their own [`Error`](crate::Error); the checksum of every block catches corruption where it
@@ -28,4 +33,7 @@
 
 pub(crate) mod format;
 
-pub use format::{BLOCK_TICKS, Op, RECORDING_VERSION, Recording, RecordingHeader, TickRecord};
+pub use format::{
+    BLOCK_TICKS, BODIES_SECONDS, BodyBits, BodyFrame, KEYFRAME_SECONDS, Keyframe, Op,
+    RECORDING_VERSION, Recording, RecordingHeader, TickRecord,
+};

@@ -579,8 +579,9 @@ impl Game {
         if fallen {
             input.respawn = true;
         }
-        if let Some(p) = self.group.controller_mut::<Player>(id) {
-            p.set_input(input);
+        // Through the group, so a recording keeps it.
+        if let Err(e) = self.group.send_input(id, &input.to_input()) {
+            tracing::warn!("the player did not take its input: {e}");
         }
     }
 
@@ -719,9 +720,12 @@ impl Game {
             r.unregister();
         }
         self.pump();
-        self.flush_recording();
+        // Stopping (not only taking) ends the file with a body frame of the world as it is.
         if let Some(mut w) = self.recording.take() {
             use std::io::Write;
+            if let Ok(bytes) = self.group.stop_recording() {
+                let _ = w.write_all(&bytes);
+            }
             let _ = w.flush();
         }
     }

@@ -158,22 +158,21 @@ impl Game {
                 continue;
             };
             if kind == crate_kind
+                && self.group.send_input(id, &Crate::push_input(push)).is_ok()
                 && let Some(c) = self.group.controller_mut::<Crate>(id)
             {
-                c.push(push);
                 c.last_hit_by = Some(thrower);
             } else if kind == player {
                 if let Some(s) = &mut self.server {
                     s.player_hits.insert(net, (thrower, now));
                 }
                 // The host's own player is pushed here; clients push their own.
-                if owner == Owner::Server
-                    && let Some(p) = self.group.controller_mut::<Player>(id)
-                {
-                    p.set_input(PlayerInput {
+                if owner == Owner::Server {
+                    let input = PlayerInput {
                         push: Some(push),
                         ..PlayerInput::default()
-                    });
+                    };
+                    let _ = self.group.send_input(id, &input.to_input());
                 }
             }
         }
