@@ -48,12 +48,15 @@ pub struct KindOptions {
     /// priority every broadcast its state is not sent.
     pub priority: f32,
     /// Whether its server path decides from the world alone: from its entity, the world it
-    /// sees and its own saved state, never from input handed to its controller from
-    /// outside the group (keys, a `set_input`). A recording then keeps none of the sections
-    /// its own server path writes: a replay runs that server path again and loops its
-    /// section back, as the group did, so a body that moves costs a recording nothing a
-    /// tick. Off by default. A kind that takes input from outside must leave it off: its
-    /// replay would diverge at the first input (and say at which tick).
+    /// sees, its own saved state and the inputs handed to it through
+    /// [`EntityGroup::send_input`](crate::EntityGroup::send_input) (which are recorded),
+    /// never from anything else changed in its controller from outside the group. A
+    /// recording then keeps none of the sections its own server path writes: a replay runs
+    /// that server path again and loops its section back, as the group did, so a body that
+    /// moves costs a recording nothing a tick. Off by default. A kind whose controller game
+    /// code changes in another way (through
+    /// [`controller_mut`](crate::EntityGroup::controller_mut), say) must leave it off: its
+    /// replay would diverge at the first such change (and say at which tick).
     pub decides_alone: bool,
 }
 
