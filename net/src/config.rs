@@ -2,8 +2,9 @@
 //! come from ([`Entropy`]): plain values, below everything else in the crate.
 
 /// The protocol version this build speaks. Peers with another version are refused at the
-/// handshake.
-pub const PROTOCOL_VERSION: u16 = 7;
+/// handshake. Version 8: a refusal of another version's hello echoes its nonce (from the
+/// hello's fixed place), and a client believes no refusal that does not.
+pub const PROTOCOL_VERSION: u16 = 8;
 
 /// How a [`NetManager`](crate::NetManager) behaves. The defaults suit a LAN game.
 #[derive(Debug, Clone, PartialEq)]

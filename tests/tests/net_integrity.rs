@@ -5,7 +5,7 @@ use lanyard::prelude::*;
 use lanyard::{GroupConfig, Role};
 use lanyard_net::discovery;
 use lanyard_net::fuzzing::{CLIENT, SERVER, STRANGER, server_and_client};
-use lanyard_net::{HELLO_LEN, NetConfig, NetManager, PROTOCOL_VERSION};
+use lanyard_net::{HELLO_LEN, NetConfig, NetEvent, NetManager, PROTOCOL_VERSION};
 use lanyard_tests::demo_registry;
 use lanyard_tests::scenario::crates_and_balls;
 use std::collections::BTreeMap;
@@ -226,4 +226,85 @@ fn the_password_never_travels_and_still_admits() {
             "the password travelled"
         );
     }
+}
+
+/// Before its cookie comes back, a client can only be refused for its version, untagged.
+/// A third host on the LAN that sends it such a refusal from the server's address (a real
+/// one, made by a server of another version for another hello) is ignored: the refusal
+/// does not echo this client's hello nonce. The client then joins.
+#[test]
+fn a_forged_refusal_before_the_cookie_is_ignored_and_the_client_joins() {
+    let kinds = demo_registry;
+    let mut sg = EntityGroup::new(kinds(), GroupConfig::default());
+    crates_and_balls(&mut sg, 2);
+    let mut server = NetManager::server(NetConfig::default(), [1; 32]);
+    let mut cg = EntityGroup::new(
+        kinds(),
+        GroupConfig {
+            role: Role::Client(lanyard::ClientId(0)),
+            ..GroupConfig::default()
+        },
+    );
+    let mut client = NetManager::client(NetConfig::default(), SERVER, "ann", None, [2; 32]);
+    // The forger's material: a server of another version refusing someone else's hello.
+    let other = NetConfig {
+        version: PROTOCOL_VERSION + 1,
+        ..NetConfig::default()
+    };
+    let mut elsewhere = NetManager::server(other.clone(), [3; 32]);
+    let mut someone = NetManager::client(NetConfig::default(), SERVER, "bob", None, [4; 32]);
+    let mut scratch = EntityGroup::new(kinds(), GroupConfig::default());
+    someone.update(&mut scratch, DT);
+    for (_, d) in someone.drain_outgoing().collect::<Vec<_>>() {
+        elsewhere.receive(STRANGER, &d);
+    }
+    elsewhere.update(&mut EntityGroup::new(kinds(), GroupConfig::default()), DT);
+    let forged: Vec<Vec<u8>> = elsewhere.drain_outgoing().map(|(_, d)| d).collect();
+    assert_eq!(forged.len(), 1, "a refusal of another version");
+    let strangers = client.counters().strangers;
+    let mut joined = false;
+    for _ in 0..30 {
+        client.update(&mut cg, DT);
+        for (_, d) in client.drain_outgoing().collect::<Vec<_>>() {
+            server.receive(CLIENT, &d);
+        }
+        // The forged refusal arrives first, every frame, as if from the server.
+        client.receive(SERVER, &forged[0]);
+        server.update(&mut sg, DT);
+        for (_, d) in server.drain_outgoing().collect::<Vec<_>>() {
+            client.receive(SERVER, &d);
+        }
+        while let Some(e) = client.poll_event() {
+            assert!(!matches!(e, NetEvent::Rejected { .. }), "believed: {e:?}");
+            joined |= matches!(e, NetEvent::Joined { .. });
+        }
+    }
+    assert!(joined, "the client joined");
+    assert_eq!(server.clients().len(), 1);
+    assert!(
+        client.counters().strangers > strangers,
+        "the forgeries are counted"
+    );
+
+    // The real refusal of a client of another version echoes its nonce and is believed
+    // (`net_sessions.rs` checks its reason).
+    let mut old = NetManager::client(other, SERVER, "cat", None, [5; 32]);
+    let mut og = EntityGroup::new(kinds(), GroupConfig::default());
+    let mut refused = false;
+    for _ in 0..5 {
+        old.update(&mut og, DT);
+        for (_, d) in old.drain_outgoing().collect::<Vec<_>>() {
+            server.receive(STRANGER, &d);
+        }
+        server.update(&mut sg, DT);
+        for (to, d) in server.drain_outgoing().collect::<Vec<_>>() {
+            if to == STRANGER {
+                old.receive(SERVER, &d);
+            }
+        }
+        while let Some(e) = old.poll_event() {
+            refused |= matches!(e, NetEvent::Rejected { .. });
+        }
+    }
+    assert!(refused, "a real refusal is believed");
 }

@@ -119,29 +119,27 @@ impl ClientEndpoint {
         match kind {
             DatagramKind::Reject if handshaking => {
                 // Once the server has our cookie back it tags its refusals; before, only a
-                // version mismatch is believed (nothing else is refused then).
+                // version mismatch is believed (nothing else is refused then), and only if
+                // it echoes our hello's nonce: anyone can send an untagged refusal.
                 let r = match self.conn.open(bytes) {
                     Ok(opened) => wire::decode::<RejectBody>(&opened[wire::HEADER_LEN..]).ok(),
                     Err(_) => wire::decode::<RejectBody>(body)
                         .ok()
                         .filter(|r| matches!(r.reason, RejectReason::VersionMismatch { .. })),
                 };
-                let Some(r) = r else {
+                let Some(r) = r.filter(|r| r.nonce == self.conn.nonce()) else {
+                    // Not an answer to our hello: counted, and ignored.
                     self.refuse(core);
                     return ClientArrival::Done;
                 };
-                let ours = r.nonce == self.conn.nonce()
-                    || matches!(r.reason, RejectReason::VersionMismatch { .. });
-                if ours {
-                    self.conn.state = State::Closed;
-                    let event = match (self.ladder.take(), r.reason) {
-                        (Some(_), RejectReason::SessionExpired) => NetEvent::ConnectionLost {
-                            reason: DisconnectReason::SessionExpired,
-                        },
-                        (_, reason) => NetEvent::Rejected { reason },
-                    };
-                    core.events.push_back(event);
-                }
+                self.conn.state = State::Closed;
+                let event = match (self.ladder.take(), r.reason) {
+                    (Some(_), RejectReason::SessionExpired) => NetEvent::ConnectionLost {
+                        reason: DisconnectReason::SessionExpired,
+                    },
+                    (_, reason) => NetEvent::Rejected { reason },
+                };
+                core.events.push_back(event);
             }
             _ if version != core.config.version => self.refuse(core),
             DatagramKind::Challenge => {

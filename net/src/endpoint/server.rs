@@ -164,7 +164,11 @@ impl ServerEndpoint {
                     client: version,
                 };
                 tracing::info!("refused a hello from {from}: {reason}");
-                answer(core, from, bytes.len(), &RejectBody { reason, nonce: 0 });
+                // Echoing the nonce from the place no version moves is what tells the client
+                // this refusal answers its own hello.
+                if let Some(nonce) = wire::hello_nonce(body) {
+                    answer(core, from, bytes.len(), &RejectBody { reason, nonce });
+                }
             } else {
                 core.counters.strangers += 1;
             }

@@ -99,6 +99,14 @@ impl Physics {
     }
 }
 
+/// The nonce of a hello of any protocol version: the 8 bytes right after the header. No
+/// version may move it, so a server can echo it in a refusal of a version it does not
+/// speak, and a client can tell that refusal from a forged one.
+pub(crate) fn hello_nonce(body: &[u8]) -> Option<u64> {
+    let bytes: [u8; 8] = body.get(..8)?.try_into().ok()?;
+    Some(u64::from_le_bytes(bytes))
+}
+
 /// A hello datagram, padded to [`HELLO_LEN`].
 pub(crate) fn hello(version: u16, h: &Hello) -> Vec<u8> {
     let mut out = begin(DatagramKind::Hello, version);

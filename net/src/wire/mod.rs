@@ -4,10 +4,12 @@
 //! ```text
 //! datagram  := "LY" version:u16 kind:u8 body
 //! HELLO     (client -> server): nonce:u64 client_pub:[32] zeros to HELLO_LEN bytes in all
+//!                               (the nonce right after the header in every version)
 //! CHALLENGE (server -> client): nonce:u64 cookie:[16] server_pub:[32]       (< HELLO_LEN)
 //! CONNECT   (client -> server): nonce:u64 client_pub:[32] cookie:[16] request, tag:[16]
 //! WELCOME   (server -> client): bincode Welcome, tag:[16]
-//! REJECT    (server -> client): bincode RejectBody, tag:[16] once the cookie came back
+//! REJECT    (server -> client): bincode RejectBody (with the hello's nonce), tag:[16] once
+//!                               the cookie came back
 //! DATA      (both ways):        seq:u32 ack:u32 ack_bits:u32 broadcast:u32 count:varint
 //!                               (id:u32 len:varint message[len]){count} state, tag:[16]
 //! BYE       (both ways):        bincode Bye, tag:[16]
