@@ -122,8 +122,8 @@ pub(crate) fn same<const N: usize>(a: &[u8; N], b: &[u8; N]) -> bool {
     a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
 
-/// The server's secrets: the key of its cookies and the root of its per-handshake key
-/// pairs, both derived from the entropy its owner gives it.
+/// The server's secrets: the key of its cookies and the root of its per-epoch handshake
+/// key pairs, both derived from the entropy its owner gives it.
 pub(crate) struct ServerSecrets {
     cookie_key: Key,
     keypair_root: Key,
@@ -157,19 +157,16 @@ impl ServerSecrets {
         out
     }
 
-    /// The server's key pair for one handshake, computed again from the hello's values
-    /// when the answer comes: the server keeps no state before the cookie comes back.
-    pub(crate) fn handshake_keypair(
-        &self,
-        from: SocketAddr,
-        nonce: u64,
-        client_pub: &[u8; 32],
-    ) -> (StaticSecret, [u8; 32]) {
-        let mut h = blake3::Hasher::new_keyed(&self.keypair_root);
-        h.update(addr_bytes(from).as_slice());
-        h.update(&nonce.to_le_bytes());
-        h.update(client_pub);
-        keypair(*h.finalize().as_bytes())
+    /// The server's handshake key pair for cookie epoch `epoch`: one for every hello of
+    /// the epoch, so answering a hello costs a keyed hash (its cookie) and no key exchange.
+    /// The key agreement happens only once a good cookie comes back; the server keeps no
+    /// state for a hello.
+    pub(crate) fn epoch_keypair(&self, epoch: u64) -> (StaticSecret, [u8; 32]) {
+        keypair(derive(
+            &self.keypair_root,
+            "lanyard 8 epoch handshake key",
+            epoch,
+        ))
     }
 }
 

@@ -85,6 +85,8 @@ pub struct NetCounters {
     /// Answers to a challenge whose cookie was wrong or stale (a spoofed or replayed
     /// handshake): nothing was committed for them.
     pub bad_cookies: u64,
+    /// Hellos not answered: past the rate one address, or everyone, may ask at.
+    pub hellos_dropped: u64,
     /// Datagrams dropped because the inbox was full.
     pub inbox_overflow: u64,
     /// Spawn messages that could not be carried out.

@@ -13,6 +13,17 @@ use std::net::SocketAddr;
 
 const DT: f32 = 1.0 / 60.0;
 
+/// A client's group of the demo kinds, before it learns its id.
+fn client_group() -> EntityGroup {
+    EntityGroup::new(
+        demo_registry(),
+        GroupConfig {
+            role: Role::Client(lanyard::ClientId(0)),
+            ..GroupConfig::default()
+        },
+    )
+}
+
 /// Runs `frames` frames of a connected server and client, the client's datagrams going to
 /// the server from [`CLIENT`]; returns every datagram the client sent.
 fn exchange(
@@ -238,13 +249,7 @@ fn a_forged_refusal_before_the_cookie_is_ignored_and_the_client_joins() {
     let mut sg = EntityGroup::new(kinds(), GroupConfig::default());
     crates_and_balls(&mut sg, 2);
     let mut server = NetManager::server(NetConfig::default(), [1; 32]);
-    let mut cg = EntityGroup::new(
-        kinds(),
-        GroupConfig {
-            role: Role::Client(lanyard::ClientId(0)),
-            ..GroupConfig::default()
-        },
-    );
+    let mut cg = client_group();
     let mut client = NetManager::client(NetConfig::default(), SERVER, "ann", None, [2; 32]);
     // The forger's material: a server of another version refusing someone else's hello.
     let other = NetConfig {
@@ -307,4 +312,53 @@ fn a_forged_refusal_before_the_cookie_is_ignored_and_the_client_joins() {
         }
     }
     assert!(refused, "a real refusal is believed");
+}
+
+/// A flood of hellos draws a bounded number of challenges: at most 32 a second from one
+/// address and 1000 in all; the rest are counted and dropped, and a real client still joins.
+#[test]
+fn a_flood_of_hellos_is_answered_only_up_to_the_rate_limits() {
+    let mut sg = EntityGroup::new(demo_registry(), GroupConfig::default());
+    crates_and_balls(&mut sg, 2);
+    let mut server = NetManager::server(NetConfig::default(), [1; 32]);
+    let mut flooder = NetManager::client(NetConfig::default(), SERVER, "x", None, [6; 32]);
+    flooder.update(
+        &mut EntityGroup::new(demo_registry(), GroupConfig::default()),
+        DT,
+    );
+    let hello = flooder.drain_outgoing().next().expect("a hello").1;
+    assert_eq!(hello.len(), HELLO_LEN);
+    let challenges = |server: &mut NetManager, sg: &mut EntityGroup| {
+        server.update(sg, DT);
+        server.drain_outgoing().count()
+    };
+    // One address asking 100 times in a second.
+    for _ in 0..100 {
+        server.receive(STRANGER, &hello);
+    }
+    assert_eq!(challenges(&mut server, &mut sg), 32);
+    assert_eq!(server.counters().hellos_dropped, 68);
+    // 5000 addresses (64 ports on each of many hosts) in the same second, in frames of
+    // 1000 (the inbox takes 4096 datagrams a frame).
+    let mut answered = 0;
+    for batch in 0..5u32 {
+        for i in batch * 1_000..(batch + 1) * 1_000 {
+            let host = i / 64;
+            let ip = std::net::Ipv4Addr::new(127, 1, (host / 256) as u8, (host % 256) as u8);
+            server.receive(SocketAddr::from((ip, 10_000 + (i % 64) as u16)), &hello);
+        }
+        answered += challenges(&mut server, &mut sg);
+    }
+    assert_eq!(server.counters().inbox_overflow, 0);
+    assert_eq!(answered, 1_000 - 32);
+    assert_eq!(server.counters().hellos_dropped, 68 + 5_000 - 968);
+    // A second later, a real client joins.
+    for _ in 0..60 {
+        server.update(&mut sg, DT);
+        server.drain_outgoing().for_each(drop);
+    }
+    let mut cg = client_group();
+    let mut client = NetManager::client(NetConfig::default(), SERVER, "ann", None, [2; 32]);
+    exchange(&mut server, &mut sg, &mut client, &mut cg, 20);
+    assert_eq!(server.clients().len(), 1, "the client joined");
 }

@@ -2,10 +2,12 @@
 //!
 //! The server's endpoint maps addresses to client ids and admits new clients: it answers a
 //! padded hello with a smaller stateless challenge (a cookie bound to the address, the
-//! hello's values and a time epoch, and a key pair it can compute again from them), and
-//! only when the cookie comes back does it check the version, the password proof, the name
-//! and the room left, derive the session key, and open a [`Connection`]. Until then it keeps
-//! nothing and sends an address no more bytes than it received from it.
+//! hello's values and a time epoch, and the epoch's key pair: a hello costs a keyed hash,
+//! not a key exchange), and only when the cookie comes back does it check the version, the
+//! password proof, the name and the room left, derive the session key, and open a
+//! [`Connection`]. Until then it keeps nothing and sends an address no more bytes than it
+//! received from it. It answers a bounded number of hellos a second from one address and
+//! in all (`limit.rs`).
 //!
 //! The client's endpoint says hello, answers the challenge with its name and password
 //! proof, and checks the welcome's tag before it believes it.
@@ -23,6 +25,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::net::SocketAddr;
 
 mod client;
+mod limit;
 mod server;
 
 pub(crate) use client::{ClientArrival, ClientEndpoint};

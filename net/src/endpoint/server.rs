@@ -44,6 +44,10 @@ pub(crate) struct ServerEndpoint {
     /// Names refused for the server's lifetime, in lower case.
     pub(crate) banned: BTreeSet<String>,
     next_client: u16,
+    /// The current cookie epoch's handshake key pair, made once for the epoch.
+    epoch_key: Option<(u64, x25519_dalek::StaticSecret, [u8; 32])>,
+    /// How many hellos it answers.
+    limiter: limit::HelloLimiter,
 }
 
 impl ServerEndpoint {
@@ -56,6 +60,21 @@ impl ServerEndpoint {
             suspended_addr: HashMap::new(),
             banned: BTreeSet::new(),
             next_client: 1,
+            epoch_key: None,
+            limiter: limit::HelloLimiter::default(),
+        }
+    }
+
+    /// The handshake key pair of cookie epoch `epoch` (made once for the current one).
+    fn epoch_key(&mut self, epoch: u64) -> (x25519_dalek::StaticSecret, [u8; 32]) {
+        match &self.epoch_key {
+            Some((e, secret, public)) if *e == epoch => (secret.clone(), *public),
+            Some((e, _, _)) if *e > epoch => self.secrets.epoch_keypair(epoch),
+            _ => {
+                let (secret, public) = self.secrets.epoch_keypair(epoch);
+                self.epoch_key = Some((epoch, secret.clone(), public));
+                (secret, public)
+            }
         }
     }
 
@@ -176,11 +195,14 @@ impl ServerEndpoint {
         }
         match kind {
             DatagramKind::Hello => match wire::parse_hello(body) {
+                Ok(_) if !self.limiter.allow(from.ip(), core.now) => {
+                    core.counters.hellos_dropped += 1;
+                    Arrival::Done
+                }
                 Ok(h) => {
                     let epoch = core.now / COOKIE_EPOCH_US;
                     let cookie = self.secrets.cookie(from, h.nonce, &h.client_pub, epoch);
-                    let (_, server_pub) =
-                        self.secrets.handshake_keypair(from, h.nonce, &h.client_pub);
+                    let (_, server_pub) = self.epoch_key(epoch);
                     let c = wire::challenge(
                         version,
                         &wire::Challenge {
@@ -263,19 +285,20 @@ impl ServerEndpoint {
         cookie: [u8; crypto::COOKIE_LEN],
         datagram: &[u8],
     ) -> Arrival<'a> {
-        // A cookie from this epoch or the one before is good.
+        // A cookie from this epoch or the one before is good; that epoch's key pair made
+        // the challenge.
         let epoch = core.now / COOKIE_EPOCH_US;
         let good = [Some(epoch), epoch.checked_sub(1)]
             .into_iter()
             .flatten()
-            .any(|e| {
+            .find(|&e| {
                 let want = self.secrets.cookie(from, hello.nonce, &hello.client_pub, e);
                 crypto::same(&want, &cookie)
             });
-        if !good {
+        let Some(good) = good else {
             core.counters.bad_cookies += 1;
             return Arrival::Done;
-        }
+        };
         // The address receives what is sent to it: from here on, answers may be larger.
         let here = self.by_addr.get(&from).copied();
         if let Some(id) = here
@@ -285,9 +308,7 @@ impl ServerEndpoint {
             self.welcome(core, id);
             return Arrival::Done;
         }
-        let (secret, server_pub) =
-            self.secrets
-                .handshake_keypair(from, hello.nonce, &hello.client_pub);
+        let (secret, server_pub) = self.epoch_key(good);
         let Some(key) = crypto::session_key(
             &secret,
             &hello.client_pub,
