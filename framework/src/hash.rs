@@ -1,7 +1,8 @@
 //! Hashing world state for determinism checks.
 
-/// A 64-bit FNV-1a hasher. Fixed and platform-independent, unlike `std`'s `DefaultHasher`,
-/// so a hash recorded on one machine can be checked on another.
+/// A 64-bit FNV-1a hasher (and a faster word-at-a-time mix, [`word`](Self::word)). Fixed and
+/// platform-independent, unlike `std`'s `DefaultHasher`, so a hash recorded on one machine
+/// can be checked on another.
 #[derive(Debug, Clone, Copy)]
 pub struct StateHasher(u64);
 
@@ -35,8 +36,39 @@ impl StateHasher {
         self.u32(v.to_bits());
     }
 
+    /// Feeds 8 bytes at once, with a mix of its own (a multiply and a shift, both
+    /// invertible, so a changed word always changes the hash): eight times fewer steps
+    /// than [`bytes`](Self::bytes), for the state hash every recorded tick takes.
+    pub fn word(&mut self, w: u64) {
+        self.0 = (self.0 ^ w).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        self.0 ^= self.0 >> 29;
+    }
+
     /// The hash so far.
     pub fn finish(&self) -> u64 {
         self.0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_changed_word_anywhere_changes_the_hash() {
+        let words = [1u64, 2, 3, 4, 5];
+        let of = |ws: &[u64]| {
+            let mut h = StateHasher::new();
+            ws.iter().for_each(|w| h.word(*w));
+            h.finish()
+        };
+        let base = of(&words);
+        for i in 0..words.len() {
+            for bit in [0, 31, 63] {
+                let mut changed = words;
+                changed[i] ^= 1 << bit;
+                assert_ne!(of(&changed), base, "word {i}, bit {bit}");
+            }
+        }
     }
 }

@@ -77,14 +77,7 @@ impl EntityGroup {
     /// network-id order.
     pub(crate) fn body_bits(&self) -> Vec<(NetId, rec::BodyBits)> {
         self.iter()
-            .map(|e| {
-                let b = e.body();
-                let (t, r, v, w) = (b.translation(), b.rotation(), b.linvel(), b.angvel());
-                let bits = [
-                    t.x, t.y, t.z, r.x, r.y, r.z, r.w, v.x, v.y, v.z, w.x, w.y, w.z,
-                ];
-                (e.net_id(), bits)
-            })
+            .map(|e| (e.net_id(), body_state(e.body())))
             .collect()
     }
 
@@ -94,16 +87,10 @@ impl EntityGroup {
     pub fn state_hash(&self) -> u64 {
         let mut h = StateHasher::new();
         for e in self.iter() {
-            h.u32(e.net_id().0);
-            let b = e.body();
-            let t = b.translation();
-            let r = b.rotation();
-            let v = b.linvel();
-            let w = b.angvel();
-            for f in [
-                t.x, t.y, t.z, r.x, r.y, r.z, r.w, v.x, v.y, v.z, w.x, w.y, w.z,
-            ] {
-                h.f32(f);
+            let s = body_state(e.body()).map(f32::to_bits);
+            h.word(u64::from(e.net_id().0) | u64::from(s[0]) << 32);
+            for pair in s[1..].chunks_exact(2) {
+                h.word(u64::from(pair[0]) | u64::from(pair[1]) << 32);
             }
         }
         h.finish()
@@ -238,6 +225,14 @@ impl EntityGroup {
         }
         Ok(group)
     }
+}
+
+/// A body's position, rotation, linear and angular velocity, as floats.
+fn body_state(b: &rapier3d::prelude::RigidBody) -> rec::BodyBits {
+    let (t, r, v, w) = (b.translation(), b.rotation(), b.linvel(), b.angvel());
+    [
+        t.x, t.y, t.z, r.x, r.y, r.z, r.w, v.x, v.y, v.z, w.x, w.y, w.z,
+    ]
 }
 
 const SNAPSHOT_MAGIC: &[u8; 4] = b"LNYS";
