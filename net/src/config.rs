@@ -2,9 +2,11 @@
 //! come from ([`Entropy`]): plain values, below everything else in the crate.
 
 /// The protocol version this build speaks. Peers with another version are refused at the
-/// handshake. Version 8: a refusal of another version's hello echoes its nonce (from the
-/// hello's fixed place), and a client believes no refusal that does not.
-pub const PROTOCOL_VERSION: u16 = 8;
+/// handshake. Version 9: every datagram of a session is encrypted and authenticated with
+/// ChaCha20-Poly1305 (it was tagged with BLAKE3 and travelled in clear). Version 8: a
+/// refusal of another version's hello echoes its nonce (from the hello's fixed place), and
+/// a client believes no refusal that does not.
+pub const PROTOCOL_VERSION: u16 = 9;
 
 /// How a [`NetManager`](crate::NetManager) behaves. The defaults suit a LAN game.
 #[derive(Debug, Clone, PartialEq)]

@@ -1,71 +1,155 @@
-//! The keyed hashes of the protocol: session keys from an X25519 key agreement, datagram
-//! tags, stateless handshake cookies and password proofs. All BLAKE3 (keyed mode and key
-//! derivation); nothing here reads a clock or draws randomness: callers pass both in.
+//! The cryptography of the protocol: session keys from an X25519 key agreement, the AEAD
+//! (ChaCha20-Poly1305) that seals every datagram of a session, stateless handshake cookies
+//! and password proofs (BLAKE3 keyed hashes and key derivation). Nothing here reads a clock
+//! or draws randomness: callers pass both in.
 
+use chacha20poly1305::ChaCha20Poly1305;
+use chacha20poly1305::aead::{AeadInPlace, KeyInit};
 use std::net::SocketAddr;
 use x25519_dalek::{PublicKey, StaticSecret};
 
-/// Bytes of a datagram tag.
+/// Bytes of a sealed datagram's authentication tag (Poly1305).
 pub(crate) const TAG_LEN: usize = 16;
+/// Bytes of the nonce a control datagram carries just before its tag.
+pub(crate) const NONCE_LEN: usize = 8;
 /// Bytes of a handshake cookie.
 pub(crate) const COOKIE_LEN: usize = 16;
 
 /// A 32-byte secret.
 pub(crate) type Key = [u8; 32];
 
-/// Which way a datagram travels: part of its tag, so a datagram can never be reflected
-/// back to the peer that sent it.
+/// Which way a datagram travels: each way has its own key, so a datagram can never be
+/// reflected back to the peer that sent it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Direction {
     ToServer = 0,
     ToClient = 1,
 }
 
-/// Where a datagram's tag splits it: the first `SPLIT` bytes (the fixed header and, for
-/// DATA, its sequence fields) go into the keyed hash as they are, the rest as its BLAKE3
-/// digest. The split sits at a fixed offset, so the receiver reads no field to find it.
-pub(crate) const SPLIT: usize = 27;
-
-/// The unkeyed digest of what follows the split.
-pub(crate) fn digest(rest: &[u8]) -> [u8; 32] {
-    *blake3::hash(rest).as_bytes()
+/// Where a sealed datagram's nonce comes from. Under one key no two datagrams with
+/// different bytes may share a nonce; the two sources never meet (the nonce's first byte
+/// says which).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Nonce {
+    /// The datagram's sequence number, extended to 64 bits (DATA): its low 32 bits travel
+    /// in the clear header, so it costs no bytes.
+    Seq(u64),
+    /// A keyed hash of the datagram's clear part and plaintext (control datagrams, which a
+    /// stateless server may send again): the same datagram gets the same nonce, different
+    /// ones different nonces. It travels as [`NONCE_LEN`] bytes before the tag.
+    Synthetic,
 }
 
-/// The tag of a datagram whose first bytes are `head` and the digest of whose rest is
-/// `rest`, under the session key, going `dir`. Hash-then-MAC: BLAKE3's collision
-/// resistance makes a tag over the digest as strong as one over the bytes, and a digest
-/// of bytes that every client receives alike (a shared chunk of the world) is computed
-/// once per broadcast instead of once per client.
-pub(crate) fn tag_parts(key: &Key, dir: Direction, head: &[u8], rest: &[u8; 32]) -> [u8; TAG_LEN] {
-    let mut h = blake3::Hasher::new_keyed(key);
-    h.update(&[dir as u8]);
-    h.update(head);
-    h.update(rest);
-    let mut out = [0; TAG_LEN];
-    out.copy_from_slice(&h.finalize().as_bytes()[..TAG_LEN]);
-    out
+/// One direction of a session: its AEAD key, and the key of its synthetic nonces.
+#[derive(Clone)]
+struct Way {
+    aead: ChaCha20Poly1305,
+    siv: Key,
 }
 
-/// The tag of `bytes` under the session key, for datagrams going `dir`.
-pub(crate) fn tag(key: &Key, dir: Direction, bytes: &[u8]) -> [u8; TAG_LEN] {
-    let split = bytes.len().min(SPLIT);
-    tag_parts(key, dir, &bytes[..split], &digest(&bytes[split..]))
+/// The ciphers of one session, one per direction, both derived from the session key.
+#[derive(Clone)]
+pub(crate) struct Cipher {
+    ways: [Way; 2],
 }
 
-/// Appends the tag of everything in `datagram` so far.
-pub(crate) fn seal(key: &Key, dir: Direction, datagram: &mut Vec<u8>) {
-    let t = tag(key, dir, datagram);
-    datagram.extend_from_slice(&t);
+impl Cipher {
+    /// The ciphers of the session whose key is `session`.
+    pub(crate) fn new(session: &Key) -> Self {
+        let way = |dir: Direction| Way {
+            aead: ChaCha20Poly1305::new(&derive(session, "lanyard 9 aead key", dir as u64).into()),
+            siv: derive(session, "lanyard 9 nonce key", dir as u64),
+        };
+        Cipher {
+            ways: [way(Direction::ToServer), way(Direction::ToClient)],
+        }
+    }
+
+    /// Seals `datagram` going `dir`: its first `clear` bytes (the header, and whatever the
+    /// receiver must read before it can open the rest) stay readable and are authenticated;
+    /// the rest is encrypted in place; the tag (and a synthetic nonce) are appended.
+    pub(crate) fn seal(&self, dir: Direction, datagram: &mut Vec<u8>, clear: usize, nonce: Nonce) {
+        let way = &self.ways[dir as usize];
+        let clear = clear.min(datagram.len());
+        let (n, trailer) = match nonce {
+            Nonce::Seq(seq) => (nonce_bytes(0, seq), None),
+            Nonce::Synthetic => {
+                let mut h = blake3::Hasher::new_keyed(&way.siv);
+                h.update(&(clear as u64).to_le_bytes());
+                h.update(datagram);
+                let mut s = [0; NONCE_LEN];
+                s.copy_from_slice(&h.finalize().as_bytes()[..NONCE_LEN]);
+                (nonce_bytes(1, u64::from_le_bytes(s)), Some(s))
+            }
+        };
+        let (head, body) = datagram.split_at_mut(clear);
+        let tag = way
+            .aead
+            .encrypt_in_place_detached(&n.into(), head, body)
+            .expect("a datagram is far below the AEAD's length limit");
+        if let Some(s) = trailer {
+            datagram.extend_from_slice(&s);
+        }
+        datagram.extend_from_slice(&tag);
+    }
+
+    /// Opens a datagram sealed going `dir` with [`seal`](Self::seal) and the same `clear`:
+    /// its clear part followed by the plaintext, or `None` if it is too short, was sealed
+    /// with another key, direction or nonce, or was changed on the way. For
+    /// [`Nonce::Seq`] the caller gives the sequence number the datagram claims, extended.
+    pub(crate) fn open(
+        &self,
+        dir: Direction,
+        datagram: &[u8],
+        clear: usize,
+        nonce: Nonce,
+    ) -> Option<Vec<u8>> {
+        let way = &self.ways[dir as usize];
+        let body_end = datagram.len().checked_sub(TAG_LEN)?;
+        let (rest, tag) = datagram.split_at(body_end);
+        let (sealed, n) = match nonce {
+            Nonce::Seq(seq) => (rest, nonce_bytes(0, seq)),
+            Nonce::Synthetic => {
+                let end = rest.len().checked_sub(NONCE_LEN)?;
+                let s: [u8; NONCE_LEN] = rest[end..].try_into().ok()?;
+                (&rest[..end], nonce_bytes(1, u64::from_le_bytes(s)))
+            }
+        };
+        if sealed.len() < clear {
+            return None;
+        }
+        let mut out = sealed.to_vec();
+        let (head, body) = out.split_at_mut(clear);
+        way.aead
+            .decrypt_in_place_detached(&n.into(), head, body, tag.into())
+            .ok()?;
+        Some(out)
+    }
 }
 
-/// Checks and strips the tag of a received datagram; `None` if it is missing or wrong.
-/// Compares in constant time.
-pub(crate) fn open<'a>(key: &Key, dir: Direction, datagram: &'a [u8]) -> Option<&'a [u8]> {
-    let split = datagram.len().checked_sub(TAG_LEN)?;
-    let (body, got) = datagram.split_at(split);
-    let want = tag(key, dir, body);
-    let got: &[u8; TAG_LEN] = got.try_into().ok()?;
-    same(&want, got).then_some(body)
+/// A 96-bit AEAD nonce: which source made it, then 64 bits of it.
+fn nonce_bytes(source: u8, value: u64) -> [u8; 12] {
+    let mut n = [0; 12];
+    n[0] = source;
+    n[4..].copy_from_slice(&value.to_le_bytes());
+    n
+}
+
+/// Extends a 32-bit sequence number to the 64-bit one nearest `near` (the newest one
+/// opened): a session outlives the wrap of its 32-bit numbers without reusing a nonce.
+pub(crate) fn extend_seq(seq: u32, near: u64) -> u64 {
+    let base = near & !0xFFFF_FFFF;
+    let candidates = [
+        base.checked_sub(1 << 32),
+        Some(base),
+        base.checked_add(1 << 32),
+    ];
+    candidates
+        .into_iter()
+        .flatten()
+        .map(|b| b | u64::from(seq))
+        .min_by_key(|&c| c.abs_diff(near))
+        .unwrap_or(u64::from(seq))
 }
 
 /// An X25519 key pair made from 32 bytes of the caller's randomness.
@@ -220,22 +304,64 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_tag_opens_only_with_the_key_and_direction_it_was_sealed_with() {
-        let k = [7; 32];
-        let mut d = b"hello datagram".to_vec();
-        seal(&k, Direction::ToServer, &mut d);
-        assert_eq!(
-            open(&k, Direction::ToServer, &d),
-            Some(&b"hello datagram"[..])
-        );
-        assert_eq!(open(&k, Direction::ToClient, &d), None, "reflected");
-        assert_eq!(open(&[8; 32], Direction::ToServer, &d), None, "other key");
-        for i in 0..d.len() {
-            let mut bad = d.clone();
-            bad[i] ^= 0x01;
-            assert_eq!(open(&k, Direction::ToServer, &bad), None, "bit at {i}");
+    fn a_datagram_opens_only_with_the_key_direction_and_nonce_it_was_sealed_with() {
+        let c = Cipher::new(&[7; 32]);
+        for nonce in [Nonce::Seq(5), Nonce::Synthetic] {
+            let mut d = b"head:secret payload".to_vec();
+            c.seal(Direction::ToServer, &mut d, 5, nonce);
+            assert_eq!(&d[..5], b"head:", "the clear part stays readable");
+            assert!(
+                !d.windows(6).any(|w| w == b"secret"),
+                "the rest is encrypted"
+            );
+            let open = |c: &Cipher, dir, d: &[u8], n| c.open(dir, d, 5, n);
+            assert_eq!(
+                open(&c, Direction::ToServer, &d, nonce).as_deref(),
+                Some(&b"head:secret payload"[..])
+            );
+            assert_eq!(open(&c, Direction::ToClient, &d, nonce), None, "reflected");
+            let other = Cipher::new(&[8; 32]);
+            assert_eq!(
+                open(&other, Direction::ToServer, &d, nonce),
+                None,
+                "other key"
+            );
+            if nonce == Nonce::Seq(5) {
+                assert_eq!(open(&c, Direction::ToServer, &d, Nonce::Seq(6)), None);
+            }
+            for i in 0..d.len() {
+                let mut bad = d.clone();
+                bad[i] ^= 0x01;
+                assert_eq!(
+                    open(&c, Direction::ToServer, &bad, nonce),
+                    None,
+                    "bit at {i}"
+                );
+            }
+            assert_eq!(open(&c, Direction::ToServer, &d[..5], nonce), None);
         }
-        assert_eq!(open(&k, Direction::ToServer, &d[..5]), None);
+    }
+
+    #[test]
+    fn synthetic_nonces_differ_for_different_datagrams_and_repeat_for_the_same() {
+        let c = Cipher::new(&[7; 32]);
+        let sealed = |p: &[u8]| {
+            let mut d = p.to_vec();
+            c.seal(Direction::ToClient, &mut d, 2, Nonce::Synthetic);
+            d
+        };
+        assert_eq!(sealed(b"ab-one"), sealed(b"ab-one"));
+        let (a, b) = (sealed(b"ab-one"), sealed(b"ab-two"));
+        let nonce = |d: &[u8]| d[d.len() - TAG_LEN - NONCE_LEN..d.len() - TAG_LEN].to_vec();
+        assert_ne!(nonce(&a), nonce(&b));
+    }
+
+    #[test]
+    fn sequence_numbers_extend_across_the_wrap() {
+        assert_eq!(extend_seq(7, 0), 7);
+        assert_eq!(extend_seq(3, 0xFFFF_FFF0), 0x1_0000_0003);
+        assert_eq!(extend_seq(0xFFFF_FFF0, 0x1_0000_0003), 0xFFFF_FFF0);
+        assert_eq!(extend_seq(0xFFFF_FFF0, 2), 0xFFFF_FFF0);
     }
 
     #[test]

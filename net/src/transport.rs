@@ -41,7 +41,12 @@ struct HubInner {
     queues: HashMap<SocketAddr, VecDeque<(SocketAddr, Vec<u8>)>>,
     delivered: u64,
     undeliverable: u64,
+    /// Every datagram sent on the hub since the tap was put on: (from, to, bytes).
+    tap: Option<Vec<Tapped>>,
 }
+
+/// A datagram a [`Hub`]'s tap saw: who sent it, to whom, and its bytes.
+pub type Tapped = (SocketAddr, SocketAddr, Vec<u8>);
 
 /// An in-memory network: endpoints registered on one hub exchange datagrams instantly and
 /// in order. Combine with [`Conditioned`] for a bad network.
@@ -74,6 +79,22 @@ impl Hub {
     pub fn undeliverable(&self) -> u64 {
         self.inner.borrow().undeliverable
     }
+
+    /// Puts a tap on the hub: from now on it keeps a copy of every datagram sent on it, as
+    /// a third host on a LAN that reads every datagram would (see [`tapped`](Self::tapped)).
+    pub fn tap(&self) {
+        self.inner.borrow_mut().tap.get_or_insert_with(Vec::new);
+    }
+
+    /// What the tap saw since it was put on (or since the last call), in the order sent.
+    pub fn tapped(&self) -> Vec<Tapped> {
+        self.inner
+            .borrow_mut()
+            .tap
+            .as_mut()
+            .map(std::mem::take)
+            .unwrap_or_default()
+    }
 }
 
 /// One endpoint of a [`Hub`].
@@ -89,6 +110,9 @@ impl Transport for HubEndpoint {
 
     fn send(&mut self, to: SocketAddr, bytes: &[u8]) {
         let mut inner = self.hub.inner.borrow_mut();
+        if let Some(tap) = &mut inner.tap {
+            tap.push((self.addr, to, bytes.to_vec()));
+        }
         match inner.queues.get_mut(&to) {
             Some(q) => {
                 q.push_back((self.addr, bytes.to_vec()));

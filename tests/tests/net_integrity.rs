@@ -5,9 +5,10 @@ use lanyard::prelude::*;
 use lanyard::{GroupConfig, Role};
 use lanyard_net::discovery;
 use lanyard_net::fuzzing::{CLIENT, SERVER, STRANGER, server_and_client};
+use lanyard_net::harness::hub_addr;
 use lanyard_net::{HELLO_LEN, NetConfig, NetEvent, NetManager, PROTOCOL_VERSION};
 use lanyard_tests::demo_registry;
-use lanyard_tests::scenario::crates_and_balls;
+use lanyard_tests::scenario::{DemoScenario, Scenario, crates_and_balls, player};
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
 
@@ -361,4 +362,93 @@ fn a_flood_of_hellos_is_answered_only_up_to_the_rate_limits() {
     let mut client = NetManager::client(NetConfig::default(), SERVER, "ann", None, [2; 32]);
     exchange(&mut server, &mut sg, &mut client, &mut cg, 20);
     assert_eq!(server.clients().len(), 1, "the client joined");
+}
+
+/// Whether `needle` occurs anywhere in `hay`.
+fn contains(hay: &[u8], needle: &[u8]) -> bool {
+    hay.windows(needle.len()).any(|w| w == needle)
+}
+
+/// A third host on the hub reads every datagram of a session (the hub's tap): a join with
+/// a name, chat both ways, a player streaming its sections up and the world coming down.
+/// It finds no name, no chat text and no section bytes in any of them, although the peers
+/// got all of it.
+#[test]
+fn a_third_party_reading_every_datagram_finds_no_name_chat_or_section() {
+    let mut s = Scenario::new(NetConfig::default(), None, 60.0, |g| crates_and_balls(g, 8));
+    s.hub.tap();
+    s.add_client(NetConfig::default(), "quokka-ada", None);
+    s.add_client(NetConfig::default(), "wombat-bob", None);
+    assert!(
+        s.run_until(5.0, |s| s.all_joined()),
+        "the clients did not join"
+    );
+    s.give_player(0, &player(0.0, 5, 10 * 60));
+    s.server
+        .net
+        .send_event(b"server says: meet at the blue crate".to_vec())
+        .unwrap();
+    s.clients[1]
+        .net
+        .send_event(b"bob says: behind the ramp".to_vec())
+        .unwrap();
+    // The player's sections, as its client's group wrote them each frame.
+    let mut sections: Vec<Vec<u8>> = Vec::new();
+    for _ in 0..120 {
+        s.step();
+        let packet = s.clients[0].group.last_packet();
+        sections.extend(packet.sections().map(|sec| sec.payload.to_vec()));
+    }
+    // The peers did get everything.
+    let heard = |p: &lanyard_tests::scenario::Peer, text: &[u8]| {
+        p.events.iter().any(|e| match e {
+            NetEvent::Event { bytes, .. } => bytes == text,
+            _ => false,
+        })
+    };
+    assert!(heard(&s.clients[0], b"server says: meet at the blue crate"));
+    assert!(heard(&s.server, b"bob says: behind the ramp"));
+    assert!(
+        s.server
+            .events
+            .iter()
+            .any(|e| matches!(e, NetEvent::ClientJoined { name, .. } if name == "quokka-ada")),
+        "the server was told ann's name"
+    );
+    let sections: Vec<Vec<u8>> = sections.into_iter().filter(|b| b.len() >= 12).collect();
+    assert!(
+        sections.len() >= 60,
+        "the player streamed {} sections",
+        sections.len()
+    );
+
+    let tapped = s.hub.tapped();
+    for c in [hub_addr(1), hub_addr(2)] {
+        for (from, to) in [(c, hub_addr(0)), (hub_addr(0), c)] {
+            let n = tapped.iter().filter(|t| t.0 == from && t.1 == to).count();
+            assert!(n >= 5, "the tap saw {n} datagrams from {from} to {to}");
+        }
+    }
+    let needles: [&[u8]; 4] = [
+        b"quokka-ada",
+        b"wombat-bob",
+        b"meet at the blue",
+        b"behind the ramp",
+    ];
+    for (from, to, d) in &tapped {
+        for n in needles {
+            assert!(
+                !contains(d, n),
+                "{from} -> {to} carries {:?} in clear",
+                String::from_utf8_lossy(n)
+            );
+        }
+        // Any 12 bytes of a section (a position alone is 12).
+        for sec in &sections {
+            assert!(
+                !contains(d, &sec[..12]),
+                "{from} -> {to} carries section bytes in clear"
+            );
+        }
+    }
 }

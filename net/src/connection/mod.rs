@@ -9,7 +9,7 @@ mod window;
 
 pub(crate) use timer::{Timer, TimerTable};
 
-use crate::crypto::{self, Direction, Key, TAG_LEN};
+use crate::crypto::{self, Cipher, Direction, Key, Nonce, TAG_LEN};
 use crate::error::DisconnectReason;
 pub use crate::stats::PeerStats;
 use crate::wire::{self, DataHeader, DatagramKind};
@@ -106,11 +106,18 @@ pub(crate) struct Connection {
     pub(crate) addr: SocketAddr,
     pub(crate) state: State,
     key: Option<Key>,
+    /// The session's ciphers (made from `key`).
+    cipher: Option<Cipher>,
     /// Which way our datagrams go.
     out: Direction,
     timing: Timing,
     pub(crate) timers: TimerTable,
     next_seq: u32,
+    /// How many times `next_seq` wrapped: the high half of our datagrams' 64-bit nonces.
+    seq_wraps: u64,
+    /// The newest sequence number opened, extended to 64 bits: the peer's 32-bit numbers
+    /// are extended near it.
+    seq_in: u64,
     received: ReceiveWindow,
     sent: VecDeque<SentDatagram>,
     reliable_out: ReliableSender,
@@ -149,11 +156,14 @@ impl Connection {
         Connection {
             addr,
             state,
+            cipher: key.as_ref().map(Cipher::new),
             key,
             out,
             timing: t,
             timers: TimerTable::default(),
             next_seq: 0,
+            seq_wraps: 0,
+            seq_in: 0,
             received: ReceiveWindow::default(),
             sent: VecDeque::new(),
             reliable_out: ReliableSender::default(),
@@ -274,7 +284,7 @@ impl Connection {
         };
         let nonce = *nonce;
         let secret = secret.clone();
-        self.key = Some(key);
+        self.set_key(Some(key));
         self.state = State::Connect {
             nonce,
             datagram,
@@ -283,6 +293,12 @@ impl Connection {
         };
         self.timers.set(Timer::Retry, now);
         true
+    }
+
+    /// Sets the session key and the ciphers made from it.
+    fn set_key(&mut self, key: Option<Key>) {
+        self.cipher = key.as_ref().map(Cipher::new);
+        self.key = key;
     }
 
     /// Client: the nonce of the handshake under way, if one is.
@@ -306,7 +322,7 @@ impl Connection {
             secret: Box::new(secret),
             public,
         };
-        self.key = None;
+        self.set_key(None);
         self.timers.set(Timer::Retry, now);
     }
 
@@ -348,15 +364,29 @@ impl Connection {
             .set(Timer::Heartbeat, now + self.timing.heartbeat);
     }
 
-    /// Checks and strips the tag of a datagram from the peer's address. A wrong or missing
-    /// tag is counted and the datagram refused; nothing in it was read.
-    pub(crate) fn open<'a>(&mut self, datagram: &'a [u8]) -> Result<&'a [u8], Refused> {
-        let opened = self
-            .key
-            .as_ref()
-            .and_then(|k| crypto::open(k, self.incoming_dir(), datagram));
+    /// Opens a sealed datagram from the peer's address: checks its tag and decrypts it,
+    /// giving it back as it was before it was sealed (the header, then the plaintext). A
+    /// wrong or missing tag is counted and the datagram refused; nothing in it was read.
+    pub(crate) fn open(&mut self, datagram: &[u8]) -> Result<Vec<u8>, Refused> {
+        let dir = self.incoming_dir();
+        let (seq_in, cipher) = (self.seq_in, self.cipher.as_ref());
+        let opened = cipher
+            .zip(wire::sealed_kind(datagram))
+            .and_then(|(c, (kind, seq))| {
+                let nonce = match seq {
+                    Some(seq) => Nonce::Seq(crypto::extend_seq(seq, seq_in)),
+                    None => Nonce::Synthetic,
+                };
+                let opened = c.open(dir, datagram, wire::clear_len(kind), nonce)?;
+                Some((opened, nonce))
+            });
         match opened {
-            Some(body) => Ok(body),
+            Some((opened, nonce)) => {
+                if let Nonce::Seq(n) = nonce {
+                    self.seq_in = self.seq_in.max(n);
+                }
+                Ok(opened)
+            }
             None => {
                 self.stats.bad_tags += 1;
                 Err(Refused::BadTag)
@@ -364,12 +394,12 @@ impl Connection {
         }
     }
 
-    /// A tagged control datagram (a welcome, a goodbye).
+    /// A sealed control datagram (a welcome, a goodbye).
     pub(crate) fn sealed(&self, kind: DatagramKind, version: u16, body: &[u8]) -> Option<Vec<u8>> {
-        let key = self.key.as_ref()?;
+        let cipher = self.cipher.as_ref()?;
         let mut d = wire::begin(kind, version);
         d.extend_from_slice(body);
-        crypto::seal(key, self.out, &mut d);
+        cipher.seal(self.out, &mut d, wire::clear_len(kind), Nonce::Synthetic);
         Some(d)
     }
 
@@ -541,7 +571,7 @@ impl Connection {
         chunks: &[&[u8]],
         seqs: &mut Vec<u32>,
     ) -> Vec<Vec<u8>> {
-        let Some(key) = self.key else {
+        let Some(cipher) = self.cipher.clone() else {
             return Vec::new();
         };
         let mut due = self.reliable_out.due(now, self.resend_after_us());
@@ -556,7 +586,11 @@ impl Connection {
             }
             let (ack, ack_bits) = self.received.header();
             let seq = self.next_seq;
+            let nonce = Nonce::Seq(self.seq_wraps << 32 | u64::from(seq));
             self.next_seq = self.next_seq.wrapping_add(1);
+            if self.next_seq == 0 {
+                self.seq_wraps += 1;
+            }
             let mut d = wire::begin(DatagramKind::Data, version);
             let (echo, held) = match self.peer_time {
                 Some((t, at)) => (
@@ -614,7 +648,7 @@ impl Connection {
             if !picked.is_empty() {
                 with_messages += 1;
             }
-            crypto::seal(&key, self.out, &mut d);
+            cipher.seal(self.out, &mut d, wire::clear_len(DatagramKind::Data), nonce);
             let placed = placed > 0;
             self.sent.push_back(SentDatagram {
                 seq,

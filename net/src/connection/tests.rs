@@ -21,7 +21,7 @@ fn addr() -> SocketAddr {
 fn pair() -> (Connection, Connection) {
     let server = Connection::accepted(addr(), [5; 32], 0, timing());
     let mut client = Connection::client(addr(), 1, [6; 32], 0, timing());
-    client.key = Some([5; 32]);
+    client.set_key(Some([5; 32]));
     client.established(0);
     (server, client)
 }

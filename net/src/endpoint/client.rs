@@ -174,7 +174,13 @@ impl ClientEndpoint {
                         },
                     )
                     .ok()?;
-                    crypto::seal(key, Direction::ToServer, &mut d);
+                    let clear = wire::clear_len(DatagramKind::Connect);
+                    crypto::Cipher::new(key).seal(
+                        Direction::ToServer,
+                        &mut d,
+                        clear,
+                        Nonce::Synthetic,
+                    );
                     Some(d)
                 };
                 if !self.conn.on_challenge(&c, connect, core.now) {

@@ -15,7 +15,7 @@
 use crate::connection::{Connection, Deadline, State, Timer};
 use crate::core::Core;
 use crate::core::us;
-use crate::crypto::{self, Direction, Key, ServerSecrets, TAG_LEN};
+use crate::crypto::{self, Direction, Key, Nonce, ServerSecrets, TAG_LEN};
 use crate::error::{DisconnectReason, RejectReason};
 use crate::event::NetEvent;
 use crate::session::ClientSession;

@@ -16,17 +16,18 @@ pub(crate) struct Suspended {
 const NUDGE_US: u64 = 500_000;
 
 /// What a datagram to the server's endpoint came to.
-pub(crate) enum Arrival<'a> {
+pub(crate) enum Arrival {
     /// Nothing more to do (handshake traffic handled, or refused and counted).
     Done,
     /// A new client was admitted.
     Joined(ClientId),
     /// A suspended (or still live) session was resumed from a new handshake.
     Resumed(ClientId),
-    /// A known client's DATA body (tag checked and removed), `len` bytes on the wire.
+    /// A known client's DATA datagram, opened (the header, then the plaintext), `len`
+    /// bytes on the wire.
     Data {
         id: ClientId,
-        body: &'a [u8],
+        opened: Vec<u8>,
         len: usize,
     },
     /// A known client ends its session.
@@ -135,13 +136,13 @@ impl ServerEndpoint {
 
     /// A tagged datagram from the old address of a suspended session: a BYE ends it; DATA
     /// means the client has not noticed, so it is told (now and then) to resume.
-    fn suspended_datagram<'a>(
+    fn suspended_datagram(
         &mut self,
         core: &mut Core,
         from: SocketAddr,
         kind: DatagramKind,
         bytes: &[u8],
-    ) -> Arrival<'a> {
+    ) -> Arrival {
         let Some(&id) = self.suspended_addr.get(&from) else {
             core.counters.strangers += 1;
             return Arrival::Done;
@@ -166,12 +167,7 @@ impl ServerEndpoint {
     }
 
     /// Takes one datagram from `from`.
-    pub(crate) fn datagram<'a>(
-        &mut self,
-        core: &mut Core,
-        from: SocketAddr,
-        bytes: &'a [u8],
-    ) -> Arrival<'a> {
+    pub(crate) fn datagram(&mut self, core: &mut Core, from: SocketAddr, bytes: &[u8]) -> Arrival {
         let known = self.by_addr.get(&from).copied();
         let Ok((version, kind, body)) = wire::parse_header(bytes) else {
             return self.refuse(core, known);
@@ -241,15 +237,14 @@ impl ServerEndpoint {
                     log_refusal(id, &peer.conn.stats.bad_tags, "datagrams with a wrong tag");
                     return Arrival::Done;
                 };
-                let body = &opened[wire::HEADER_LEN..];
                 if kind == DatagramKind::Data {
                     return Arrival::Data {
                         id,
-                        body,
+                        opened,
                         len: bytes.len(),
                     };
                 }
-                match wire::decode::<Bye>(body) {
+                match wire::decode::<Bye>(&opened[wire::HEADER_LEN..]) {
                     Ok(_) => Arrival::Left(id, DisconnectReason::Left),
                     Err(_) => {
                         peer.conn.stats.bad_datagrams += 1;
@@ -266,7 +261,7 @@ impl ServerEndpoint {
     /// Counts a datagram nobody can use: a stranger's, or a known client's that is not
     /// even a well-formed header (which a forger can send from its address, so it never
     /// ends a session).
-    fn refuse<'a>(&mut self, core: &mut Core, known: Option<ClientId>) -> Arrival<'a> {
+    fn refuse(&mut self, core: &mut Core, known: Option<ClientId>) -> Arrival {
         match known.and_then(|id| self.peers.get_mut(&id)) {
             Some(p) => {
                 p.conn.stats.bad_tags += 1;
@@ -277,14 +272,14 @@ impl ServerEndpoint {
         Arrival::Done
     }
 
-    fn connect<'a>(
+    fn connect(
         &mut self,
         core: &mut Core,
         from: SocketAddr,
         hello: wire::Hello,
         cookie: [u8; crypto::COOKIE_LEN],
         datagram: &[u8],
-    ) -> Arrival<'a> {
+    ) -> Arrival {
         // A cookie from this epoch or the one before is good; that epoch's key pair made
         // the challenge.
         let epoch = core.now / COOKIE_EPOCH_US;
@@ -322,7 +317,10 @@ impl ServerEndpoint {
         // The request is read only under a tag made with the same key: a client whose
         // challenge was corrupted on the way starts again instead of being admitted with a
         // key that differs from ours.
-        let Some(opened) = crypto::open(&key, Direction::ToServer, datagram) else {
+        let cipher = crypto::Cipher::new(&key);
+        let clear = wire::clear_len(DatagramKind::Connect);
+        let Some(opened) = cipher.open(Direction::ToServer, datagram, clear, Nonce::Synthetic)
+        else {
             core.counters.bad_cookies += 1;
             return Arrival::Done;
         };
@@ -345,7 +343,8 @@ impl ServerEndpoint {
                 nonce: hello.nonce,
             };
             if let Ok(mut d) = wire::control(DatagramKind::Reject, core.config.version, &r) {
-                crypto::seal(&key, Direction::ToClient, &mut d);
+                let clear = wire::clear_len(DatagramKind::Reject);
+                cipher.seal(Direction::ToClient, &mut d, clear, Nonce::Synthetic);
                 core.outbox.push((from, d));
             }
             Arrival::Done
@@ -466,13 +465,13 @@ impl ServerEndpoint {
     /// A proven resume came from the address of another live session: that one ends (its
     /// client is gone from there), and the resuming one is put back to wait for its next
     /// try, which then finds the address free.
-    fn displace<'a>(
+    fn displace(
         &mut self,
         core: &mut Core,
         other: ClientId,
         id: ClientId,
         old: ClientSession,
-    ) -> Arrival<'a> {
+    ) -> Arrival {
         self.suspended_addr.insert(old.conn.addr, id);
         self.suspended.insert(
             id,

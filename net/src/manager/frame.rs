@@ -106,7 +106,8 @@ impl FrameDriver for ServerFrame<'_> {
                     }
                 }
                 Arrival::Left(id, reason) => s.leave(core, pass.group_mut(), id, reason),
-                Arrival::Data { id, body, len } => {
+                Arrival::Data { id, opened, len } => {
+                    let body = &opened[wire::HEADER_LEN..];
                     let Some(p) = s.endpoint.peers.get_mut(&id) else {
                         continue;
                     };

@@ -6,25 +6,31 @@
 //! HELLO     (client -> server): nonce:u64 client_pub:[32] zeros to HELLO_LEN bytes in all
 //!                               (the nonce right after the header in every version)
 //! CHALLENGE (server -> client): nonce:u64 cookie:[16] server_pub:[32]       (< HELLO_LEN)
-//! CONNECT   (client -> server): nonce:u64 client_pub:[32] cookie:[16] request, tag:[16]
-//! WELCOME   (server -> client): bincode Welcome, tag:[16]
-//! REJECT    (server -> client): bincode RejectBody (with the hello's nonce), tag:[16] once
-//!                               the cookie came back
-//! DATA      (both ways):        seq:u32 ack:u32 ack_bits:u32 broadcast:u32 count:varint
+//! CONNECT   (client -> server): nonce:u64 client_pub:[32] cookie:[16] | request,
+//!                               siv:[8] tag:[16]
+//! WELCOME   (server -> client): | bincode Welcome, siv:[8] tag:[16]
+//! REJECT    (server -> client): bincode RejectBody (with the hello's nonce); once the
+//!                               cookie came back: | bincode RejectBody, siv:[8] tag:[16]
+//! DATA      (both ways):        seq:u32 | ack:u32 ack_bits:u32 broadcast:u32
+//!                               time:u16 echo:u16 held:u16 count:varint
 //!                               (id:u32 len:varint message[len]){count} state, tag:[16]
-//! BYE       (both ways):        bincode Bye, tag:[16]
+//! BYE       (both ways):        | bincode Bye, siv:[8] tag:[16]
 //! ```
 //!
-//! All integers are little-endian. After the handshake every datagram ends in a tag: a
-//! keyed BLAKE3 hash, under the session key both sides derived from an X25519 key
-//! agreement and the direction it travels, of the datagram's first 27 bytes (header and DATA header) and the BLAKE3
-//! digest of the rest. A datagram whose tag is wrong is dropped before any field in it is used, so corruption on the wire and forgery
-//! by a third host change nothing; `seq` then refuses replays (a window of 32).
+//! All integers are little-endian. After the handshake every datagram is sealed with
+//! ChaCha20-Poly1305 (`crypto::Cipher`) under a key for its direction, both derived from
+//! the session key of an X25519 key agreement. What stands before `|` travels in the
+//! clear and is authenticated; everything after it is encrypted. A DATA datagram's nonce
+//! is its sequence number (extended to 64 bits across wraps); a control datagram's is a
+//! keyed hash of its contents (`siv`), so a stateless server that answers twice answers
+//! alike. A datagram that does not open is dropped before any field in it is used, so
+//! corruption on the wire and forgery by a third host change nothing, and nobody else on
+//! the LAN reads names, chat or state; `seq` then refuses replays (a window of 32).
 //!
 //! The handshake costs the server nothing until the client proves it receives at its
 //! address: the challenge carries a stateless cookie (a keyed hash of the address, the
 //! hello's values and a time epoch), and it is smaller than the padded hello it answers.
-//! The CONNECT is tagged with the session key the client derived, so the server admits
+//! The CONNECT is sealed with the session key the client derived, so the server admits
 //! nobody whose key differs from its own (a corrupted challenge) and reads no request that
 //! changed on the way. The password never travels: the request carries a keyed hash of
 //! the session key under a key derived from the password.
@@ -83,8 +89,9 @@ pub(crate) const DATA_HEADER_LEN: usize = 22;
 /// The size of a hello, padding included: larger than anything the server answers to an
 /// address that has not proved it receives there.
 pub const HELLO_LEN: usize = 256;
-// The tag's split is the end of a DATA datagram's sequence fields.
-const _: () = assert!(crate::crypto::SPLIT == HEADER_LEN + DATA_HEADER_LEN);
+/// Bytes of a connect body before its request: the hello's nonce and public key, and the
+/// cookie.
+pub(crate) const CONNECT_HEAD_LEN: usize = 8 + 32 + crate::crypto::COOKIE_LEN;
 
 /// Room for sections in one DATA datagram after its header, message count and tag.
 pub(crate) const DATA_ROOM: usize = MAX_DATAGRAM - HEADER_LEN - DATA_HEADER_LEN - 1 - TAG_LEN;
@@ -171,6 +178,29 @@ pub(crate) fn control<T: Serialize>(
     let mut out = begin(kind, version);
     out.extend_from_slice(&encode(body)?);
     Ok(out)
+}
+
+/// How many bytes of a sealed datagram of `kind` travel in the clear (authenticated, not
+/// encrypted): the header; for DATA its sequence number, the nonce; for a connect the
+/// hello's values and the cookie, which the server reads to find the key. The rest is
+/// encrypted.
+pub(crate) fn clear_len(kind: DatagramKind) -> usize {
+    match kind {
+        DatagramKind::Data => HEADER_LEN + 4,
+        DatagramKind::Connect => HEADER_LEN + CONNECT_HEAD_LEN,
+        _ => HEADER_LEN,
+    }
+}
+
+/// The kind of a sealed datagram and, for DATA, the sequence number it claims (its
+/// nonce's low half); `None` if the header does not read.
+pub(crate) fn sealed_kind(bytes: &[u8]) -> Option<(DatagramKind, Option<u32>)> {
+    let (_, kind, body) = parse_header(bytes).ok()?;
+    let seq = match kind {
+        DatagramKind::Data => Some(u32::from_le_bytes(body.get(..4)?.try_into().ok()?)),
+        _ => None,
+    };
+    Some((kind, seq))
 }
 
 /// Splits a datagram into its version, kind and body. Checks only the header.
