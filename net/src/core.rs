@@ -11,6 +11,7 @@ use crate::wire::{self, Bye, DatagramKind, Physics};
 use std::collections::VecDeque;
 use std::net::SocketAddr;
 
+#[derive(Clone)]
 pub(crate) struct Core {
     pub(crate) config: NetConfig,
     pub(crate) now: u64,

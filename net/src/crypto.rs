@@ -208,6 +208,7 @@ pub(crate) fn same<const N: usize>(a: &[u8; N], b: &[u8; N]) -> bool {
 
 /// The server's secrets: the key of its cookies and the root of its per-epoch handshake
 /// key pairs, both derived from the entropy its owner gives it.
+#[derive(Clone)]
 pub(crate) struct ServerSecrets {
     cookie_key: Key,
     keypair_root: Key,

@@ -1,10 +1,20 @@
-//! Shared by the property tests and the `cargo fuzz` target (feature `fuzzing`): a server
-//! with one admitted client, and a function that throws arbitrary bytes at it through the
-//! packet entry point.
+//! Shared by the property tests and the `cargo fuzz` targets (feature `fuzzing`): sessions
+//! built once and copied for every input ([`Fixture`], [`Handshake`]), and one function per
+//! target that throws arbitrary bytes at a decoder through its real entry point.
+//!
+//! Most decoders sit behind the session's seal, where raw bytes never reach them. The
+//! targets for those seal the fuzzer's bytes with the session's key, as a peer running
+//! modified code would: [`from_client`] against the server, [`from_server`] against the
+//! client, [`handshake`] for both sides' handshakes. Each function panics only if the code
+//! under test does, or breaks a promise it checks.
 
+use crate::crypto::{Cipher, Direction, Nonce};
+use crate::discovery::{self, ServerInfo};
 use crate::wire::{self, DatagramKind};
 use crate::{NetConfig, NetManager};
-use lanyard::{EntityGroup, GroupConfig, KindRegistry, Owner, Role};
+use lanyard::{
+    ClientId, EntityGroup, FrameDriver, FramePass, GroupConfig, KindRegistry, Owner, Role,
+};
 use lanyard_demo as demo;
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -25,10 +35,42 @@ pub const SERVER: SocketAddr = SocketAddr::new(
     4000,
 );
 
-fn registry() -> Arc<KindRegistry> {
+const DT: f32 = 1.0 / 60.0;
+
+/// The demo kinds.
+pub fn registry() -> Arc<KindRegistry> {
     let mut r = KindRegistry::new();
     demo::register(&mut r).expect("demo kinds");
     Arc::new(r)
+}
+
+fn client_group() -> EntityGroup {
+    EntityGroup::new(
+        registry(),
+        GroupConfig {
+            role: Role::Client(ClientId(0)),
+            ..GroupConfig::default()
+        },
+    )
+}
+
+/// Runs one frame of `client` then `server`, moving their datagrams; gives every datagram
+/// each sent to `seen` with its direction.
+fn exchange(
+    server: (&mut NetManager, &mut EntityGroup),
+    client: (&mut NetManager, &mut EntityGroup),
+    mut seen: impl FnMut(Direction, &NetManager, &[u8]),
+) {
+    client.0.update(client.1, DT);
+    for (_, d) in client.0.drain_outgoing().collect::<Vec<_>>() {
+        seen(Direction::ToServer, server.0, &d);
+        server.0.receive(CLIENT, &d);
+    }
+    server.0.update(server.1, DT);
+    for (_, d) in server.0.drain_outgoing().collect::<Vec<_>>() {
+        seen(Direction::ToClient, client.0, &d);
+        client.0.receive(SERVER, &d);
+    }
 }
 
 /// A server with a few demo entities and one client admitted through the real handshake
@@ -45,23 +87,14 @@ pub fn server_and_client() -> (NetManager, EntityGroup, NetManager, EntityGroup)
         group.spawn(demo::CRATE, &p, Owner::Server).expect("spawn");
     }
     let mut net = NetManager::server(NetConfig::default(), [1; 32]);
-    let mut cgroup = EntityGroup::new(
-        registry(),
-        GroupConfig {
-            role: Role::Client(lanyard::ClientId(0)),
-            ..GroupConfig::default()
-        },
-    );
+    let mut cgroup = client_group();
     let mut client = NetManager::client(NetConfig::default(), SERVER, "fuzz", None, [2; 32]);
     for _ in 0..20 {
-        client.update(&mut cgroup, 1.0 / 60.0);
-        for (_, d) in client.drain_outgoing().collect::<Vec<_>>() {
-            net.receive(CLIENT, &d);
-        }
-        net.update(&mut group, 1.0 / 60.0);
-        for (_, d) in net.drain_outgoing().collect::<Vec<_>>() {
-            client.receive(SERVER, &d);
-        }
+        exchange(
+            (&mut net, &mut group),
+            (&mut client, &mut cgroup),
+            |_, _, _| (),
+        );
     }
     assert_eq!(net.clients().len(), 1, "the client was not admitted");
     (net, group, client, cgroup)
@@ -73,10 +106,97 @@ pub fn server_with_client() -> (NetManager, EntityGroup) {
     (net, group)
 }
 
+/// A session built once, between frames: the server of [`server_and_client`] and its
+/// client, which owns a mover it asked for and has traded events with the server. Every
+/// input starts from a copy ([`server`](Self::server), [`client`](Self::client)): the
+/// NetManagers are cloned and the worlds restored from snapshots.
+pub struct Fixture {
+    server: NetManager,
+    server_world: Vec<u8>,
+    client: NetManager,
+    client_world: Vec<u8>,
+    registry: Arc<KindRegistry>,
+    id: ClientId,
+    /// What the client's DATA datagrams carried after their sequence numbers, opened:
+    /// seeds for [`from_client`].
+    pub seeds_to_server: Vec<Vec<u8>>,
+    /// What the server's DATA datagrams to the client carried after their sequence
+    /// numbers, opened: seeds for [`from_server`].
+    pub seeds_to_client: Vec<Vec<u8>>,
+}
+
+impl Fixture {
+    /// Builds the session (about a second of play).
+    pub fn new() -> Self {
+        let (mut net, mut group, mut client, mut cgroup) = server_and_client();
+        let id = client.client_id().expect("admitted");
+        cgroup
+            .request_spawn(demo::MOVER, &demo::MoverParams::at([0.0, 0.6, 3.0]))
+            .expect("a mover is a registered kind");
+        net.send_event(b"from the server".to_vec()).expect("server");
+        client
+            .send_event(b"from the client".to_vec())
+            .expect("client");
+        let (mut to_server, mut to_client) = (Vec::new(), Vec::new());
+        for _ in 0..60 {
+            exchange(
+                (&mut net, &mut group),
+                (&mut client, &mut cgroup),
+                |dir, receiver, d| {
+                    let Some((DatagramKind::Data, _)) = wire::sealed_kind(d) else {
+                        return;
+                    };
+                    let mut copy = receiver.clone();
+                    let Some(opened) = copy.connection_mut(id).and_then(|c| c.open(d).ok()) else {
+                        return;
+                    };
+                    let rest = opened[wire::clear_len(DatagramKind::Data)..].to_vec();
+                    match dir {
+                        Direction::ToServer => to_server.push(rest),
+                        Direction::ToClient => to_client.push(rest),
+                    }
+                },
+            );
+        }
+        assert!(
+            cgroup.iter().any(|e| e.owner() == Owner::Client(id)),
+            "the client got no mover"
+        );
+        Fixture {
+            server_world: group.snapshot().expect("snapshot"),
+            client_world: cgroup.snapshot().expect("snapshot"),
+            registry: group.registry().clone(),
+            server: net,
+            client,
+            id,
+            seeds_to_server: to_server,
+            seeds_to_client: to_client,
+        }
+    }
+
+    /// A copy of the server and its world.
+    pub fn server(&self) -> (NetManager, EntityGroup) {
+        let g = EntityGroup::restore(self.registry.clone(), &self.server_world).expect("restore");
+        (self.server.clone(), g)
+    }
+
+    /// A copy of the client and its world.
+    pub fn client(&self) -> (NetManager, EntityGroup) {
+        let g = EntityGroup::restore(self.registry.clone(), &self.client_world).expect("restore");
+        (self.client.clone(), g)
+    }
+}
+
+impl Default for Fixture {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
 /// Feeds `data` to the server as datagrams: whole from the stranger and from the client,
 /// then behind each valid header kind, then split in chunks; runs a frame after each batch.
 /// Panics only if the server does, or loses its client (garbage, forged or not, never
-/// ends a session: it carries no valid tag).
+/// ends a session: it carries no valid seal).
 pub fn throw_at_server(net: &mut NetManager, group: &mut EntityGroup, data: &[u8]) {
     let mut batches: Vec<Vec<u8>> = vec![data.to_vec()];
     for kind in [
@@ -97,8 +217,233 @@ pub fn throw_at_server(net: &mut NetManager, group: &mut EntityGroup, data: &[u8
         net.receive(STRANGER, b);
         net.receive(CLIENT, b);
     }
-    net.update(group, 1.0 / 60.0);
+    net.update(group, DT);
     net.drain_outgoing().for_each(drop);
     while net.poll_event().is_some() {}
     assert_eq!(net.clients().len(), 1, "garbage ended the client's session");
+}
+
+/// Splits fuzzer bytes into datagram bodies at each `0xFF 0xFE` pair, so one input can be
+/// several datagrams.
+fn bodies(data: &[u8]) -> Vec<&[u8]> {
+    let mut out = Vec::new();
+    let mut rest = data;
+    while let Some(i) = rest.windows(2).position(|w| w == [0xFF, 0xFE]) {
+        out.push(&rest[..i]);
+        rest = &rest[i + 2..];
+    }
+    out.push(rest);
+    out
+}
+
+/// A modified client: each body of `data` sealed as the admitted client's next DATA
+/// datagram (after its sequence number: acks, broadcast number, clock, reliable messages,
+/// sections), fed to the server with a frame after each; then the last one as a goodbye.
+/// The server may kick the client (that is its right); it may not panic.
+pub fn from_client(fx: &Fixture, data: &[u8]) {
+    let (mut net, mut group) = fx.server();
+    let mut client = fx.client.clone();
+    let version = wire::PROTOCOL_VERSION;
+    let conn = client.connection_mut(fx.id).expect("connected");
+    let parts = bodies(data);
+    for (i, body) in parts.iter().enumerate() {
+        let kind = match i + 1 == parts.len() && parts.len() > 1 {
+            true => DatagramKind::Bye,
+            false => DatagramKind::Data,
+        };
+        if let Some(d) = conn.forge(kind, version, body) {
+            net.receive(CLIENT, &d);
+        }
+        net.update(&mut group, DT);
+    }
+    net.drain_outgoing().for_each(drop);
+    while net.poll_event().is_some() {}
+}
+
+/// A modified server: each body of `data` sealed as the server's next DATA datagram to the
+/// client (acks, broadcast number, clock, reliable messages such as spawns and events, and
+/// state entries), fed to the client with a frame after each; then the last one as a
+/// goodbye. The client may give up the session; it may not panic.
+pub fn from_server(fx: &Fixture, data: &[u8]) {
+    let (mut client, mut group) = fx.client();
+    let mut server = fx.server.clone();
+    let version = wire::PROTOCOL_VERSION;
+    let conn = server.connection_mut(fx.id).expect("admitted");
+    let parts = bodies(data);
+    for (i, body) in parts.iter().enumerate() {
+        let kind = match i + 1 == parts.len() && parts.len() > 1 {
+            true => DatagramKind::Bye,
+            false => DatagramKind::Data,
+        };
+        if let Some(d) = conn.forge(kind, version, body) {
+            client.receive(SERVER, &d);
+        }
+        client.update(&mut group, DT);
+    }
+    client.drain_outgoing().for_each(drop);
+    while client.poll_event().is_some() {}
+}
+
+/// A handshake built once: a server with no client yet, a client that has said hello,
+/// and the same client once it has the server's challenge (it has sent its connect).
+pub struct Handshake {
+    server: NetManager,
+    hello: NetManager,
+    connecting: NetManager,
+}
+
+impl Handshake {
+    /// Builds it.
+    pub fn new() -> Self {
+        let mut server = NetManager::server(NetConfig::default(), [1; 32]);
+        let mut group = EntityGroup::new(registry(), GroupConfig::default());
+        let mut cgroup = client_group();
+        let mut client = NetManager::client(NetConfig::default(), SERVER, "fuzz", None, [2; 32]);
+        client.update(&mut cgroup, DT);
+        let hello = client.clone();
+        for (_, d) in client.drain_outgoing().collect::<Vec<_>>() {
+            server.receive(CLIENT, &d);
+        }
+        server.update(&mut group, DT);
+        for (_, d) in server.drain_outgoing().collect::<Vec<_>>() {
+            client.receive(SERVER, &d);
+        }
+        client.update(&mut cgroup, DT);
+        client.drain_outgoing().for_each(drop);
+        Handshake {
+            server,
+            hello,
+            connecting: client,
+        }
+    }
+}
+
+impl Default for Handshake {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// Both sides' handshakes: `data` as a challenge or refusal to a client that said hello;
+/// sealed with the handshake's key as a welcome or refusal to a client that answered the
+/// challenge; and as the request of a connect with a good cookie, sealed, to the server.
+pub fn handshake(hs: &Handshake, data: &[u8]) {
+    let version = wire::PROTOCOL_VERSION;
+    let mut group = client_group();
+    for kind in [DatagramKind::Challenge, DatagramKind::Reject] {
+        let mut client = hs.hello.clone();
+        let mut d = wire::begin(kind, version);
+        d.extend_from_slice(data);
+        client.receive(SERVER, &d);
+        client.receive(SERVER, data);
+        client.update(&mut group, DT);
+    }
+    let mut client = hs.connecting.clone();
+    let conn = client.connection_mut(ClientId(0)).expect("a client");
+    let (Some(key), crate::connection::State::Connect { datagram, .. }) =
+        (conn.key().copied(), &conn.state)
+    else {
+        panic!("the client is not answering a challenge");
+    };
+    let head = datagram[..wire::clear_len(DatagramKind::Connect)].to_vec();
+    let cipher = Cipher::new(&key);
+    for kind in [DatagramKind::Welcome, DatagramKind::Reject] {
+        let mut client = hs.connecting.clone();
+        let mut d = wire::begin(kind, version);
+        d.extend_from_slice(data);
+        cipher.seal(
+            Direction::ToClient,
+            &mut d,
+            wire::HEADER_LEN,
+            Nonce::Synthetic,
+        );
+        client.receive(SERVER, &d);
+        client.update(&mut group, DT);
+        while client.poll_event().is_some() {}
+    }
+    let mut server = hs.server.clone();
+    let mut sgroup = EntityGroup::new(registry(), GroupConfig::default());
+    let mut d = head;
+    d.extend_from_slice(data);
+    cipher.seal(
+        Direction::ToServer,
+        &mut d,
+        wire::clear_len(DatagramKind::Connect),
+        Nonce::Synthetic,
+    );
+    server.receive(CLIENT, &d);
+    server.update(&mut sgroup, DT);
+    server.drain_outgoing().for_each(drop);
+    while server.poll_event().is_some() {}
+}
+
+/// A frame driver that offers one packet of sections from one owner.
+struct Offer<'a> {
+    bytes: &'a [u8],
+    from: Owner,
+}
+
+impl FrameDriver for Offer<'_> {
+    fn inbound(&mut self, pass: &mut FramePass<'_>) {
+        pass.receive_packet(self.bytes, self.from);
+    }
+}
+
+/// `data` as a packet of sections: from the server to the fixture's client world, and from
+/// the client to the server's world (which checks what a client may say), a frame each.
+pub fn sections(fx: &Fixture, data: &[u8]) {
+    let (_, mut client) = fx.client();
+    client.run_frame(&mut Offer {
+        bytes: data,
+        from: Owner::Server,
+    });
+    let (_, mut server) = fx.server();
+    server.run_frame(&mut Offer {
+        bytes: data,
+        from: Owner::Client(fx.id),
+    });
+}
+
+/// `data` as a discovery request (the answer is never larger) and as an answer.
+pub fn discovery(data: &[u8]) {
+    let info = ServerInfo {
+        name: "yard".into(),
+        players: 1,
+        max_players: 8,
+        spectators: 0,
+        max_spectators: 8,
+        password: false,
+        version: wire::PROTOCOL_VERSION,
+        game_port: 47810,
+    };
+    if let Some(a) = discovery::answer_to(data, &info) {
+        assert!(
+            a.len() <= data.len(),
+            "amplified {} into {}",
+            data.len(),
+            a.len()
+        );
+    }
+    let _ = discovery::is_request(data);
+    let _ = discovery::parse_answer(data);
+}
+
+/// `data` as a recording of the demo kinds: opened, and replayed for up to two seconds.
+pub fn recording(data: &[u8]) {
+    let Ok(mut replay) = lanyard::replay::Replay::open(data, registry()) else {
+        return;
+    };
+    let end = replay.end_tick().min(replay.tick() + 120);
+    let _ = replay.run_to(end);
+}
+
+/// A recording of the demo kinds for a seed: a mixed scene for `ticks` ticks.
+pub fn demo_recording(ticks: u32) -> Vec<u8> {
+    let mut g = demo::mixed_scene(registry(), 6, 3).expect("scene");
+    g.start_recording("fuzz seed", "lanyard-net fuzzing")
+        .expect("recording");
+    for _ in 0..ticks {
+        g.frame();
+    }
+    g.stop_recording().expect("recording")
 }

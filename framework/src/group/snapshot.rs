@@ -186,9 +186,11 @@ impl EntityGroup {
             return Err(bad("truncated entity table"));
         }
         let (meta, world) = rest.split_at(len);
-        let cfg = bincode::config::standard();
+        // Limits on what a damaged snapshot may claim, so it cannot make us allocate more.
+        let cfg = bincode::config::standard().with_limit::<{ 1 << 28 }>();
         let (snap, _): (SnapshotMeta, usize) = bincode::serde::decode_from_slice(meta, cfg)
             .map_err(|e| Error::BadSnapshot(e.to_string()))?;
+        let cfg = bincode::config::standard().with_limit::<{ 1 << 30 }>();
         let (physics, _): (PhysicsWorld, usize) = bincode::serde::decode_from_slice(world, cfg)
             .map_err(|e| Error::BadSnapshot(e.to_string()))?;
         if !snap.config.is_valid() {

@@ -302,6 +302,17 @@ fn config() -> bincode::config::Configuration {
     bincode::config::standard()
 }
 
+/// The most a recording's header may claim to hold when read (a damaged length inside it
+/// cannot make the reader allocate more).
+const MAX_HEADER: usize = 1 << 20;
+
+/// The most one block's tick records may claim to hold when read.
+const MAX_RECORDS: usize = 1 << 28;
+
+/// The most bytes LZ4 unpacks from one packed byte (its best ratio is about 255 to 1): a
+/// damaged length that claims more is refused before anything is allocated for it.
+const LZ4_RATIO: usize = 256;
+
 /// The bytes that start a recording: magic, version, header and initial snapshot.
 pub(crate) fn preamble(header: &RecordingHeader, snapshot: &[u8]) -> Result<Vec<u8>, Error> {
     let h = bincode::serde::encode_to_vec(header, config())
@@ -335,7 +346,7 @@ pub(crate) fn write_block(out: &mut Vec<u8>, records: &[TickRecord]) -> Result<(
 fn unpack(packed: &[u8], raw_len: u64, bad: impl Fn() -> Error) -> Result<Vec<u8>, Error> {
     let raw_len = usize::try_from(raw_len)
         .ok()
-        .filter(|&n| n <= MAX_UNPACKED)
+        .filter(|&n| n <= MAX_UNPACKED && n <= packed.len().saturating_mul(LZ4_RATIO) + 64)
         .ok_or_else(&bad)?;
     match lz4_flex::block::decompress(packed, raw_len) {
         Ok(raw) if raw.len() == raw_len => Ok(raw),
@@ -382,8 +393,10 @@ impl Recording {
         let hlen =
             u32::from_le_bytes(take(&mut rest, 4, head)?.try_into().unwrap_or_default()) as usize;
         let h = take(&mut rest, hlen, head)?;
-        let (header, _): (RecordingHeader, usize) = bincode::serde::decode_from_slice(h, config())
-            .map_err(|_| Error::RecordingCorrupted { tick: None })?;
+        let limited = config().with_limit::<MAX_HEADER>();
+        let (header, _): (RecordingHeader, usize) =
+            bincode::serde::decode_from_slice(h, limited)
+                .map_err(|_| Error::RecordingCorrupted { tick: None })?;
         let u64_of = |b: &[u8]| u64::from_le_bytes(b.try_into().unwrap_or_default());
         let raw_len = u64_of(take(&mut rest, 8, head)?);
         let packed_len = u64_of(take(&mut rest, 8, head)?);
@@ -407,8 +420,9 @@ impl Recording {
                 return Err(damaged());
             }
             let body = unpack(packed, u64::from(raw_len), damaged)?;
+            let limited = config().with_limit::<MAX_RECORDS>();
             let (records, used): (Vec<TickRecord>, usize) =
-                bincode::serde::decode_from_slice(&body, config()).map_err(|_| damaged())?;
+                bincode::serde::decode_from_slice(&body, limited).map_err(|_| damaged())?;
             if used != body.len() || records.len() > BLOCK_TICKS {
                 return Err(damaged());
             }

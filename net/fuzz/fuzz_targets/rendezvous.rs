@@ -25,7 +25,11 @@ fuzz_target!(|data: &[u8]| {
             version: 4,
             game_port: 0,
         };
-        let register = Message::Register { cookie, owner: [1; 16], info };
+        let register = Message::Register {
+            cookie,
+            owner: [1; 16],
+            info,
+        };
         rv.receive(0.0, host, &encode(&register).unwrap());
     }
     rv.drain_outgoing();

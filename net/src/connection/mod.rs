@@ -3,6 +3,8 @@
 //! packetizer, and the counters. Sans-IO: every method takes the time in microseconds, and
 //! unit tests drive two of them against each other with no group and no socket.
 
+#[cfg(feature = "fuzzing")]
+mod forge;
 mod reliable;
 mod timer;
 mod window;
@@ -31,6 +33,7 @@ pub(crate) struct Timing {
 }
 
 /// Where a connection is.
+#[derive(Clone)]
 pub(crate) enum State {
     /// Client: the hello is out; waiting for the server's challenge.
     Hello {
@@ -101,6 +104,7 @@ pub(crate) struct Incoming<'a> {
 }
 
 /// One peer's connection.
+#[derive(Clone)]
 pub(crate) struct Connection {
     /// Where the peer is.
     pub(crate) addr: SocketAddr,

@@ -7,6 +7,7 @@ use std::collections::{BTreeMap, VecDeque};
 /// How many reliable messages may be in flight past the oldest unacknowledged one.
 pub(crate) const WINDOW: u32 = 4096;
 
+#[derive(Clone)]
 struct Outgoing {
     id: u32,
     bytes: Vec<u8>,
@@ -22,7 +23,7 @@ struct Outgoing {
 const MAX_BACKOFF: u32 = 3;
 
 /// The send half.
-#[derive(Default)]
+#[derive(Default, Clone)]
 pub(crate) struct ReliableSender {
     next_id: u32,
     queue: VecDeque<Outgoing>,
@@ -126,7 +127,7 @@ impl ReliableSender {
 }
 
 /// The receive half.
-#[derive(Default)]
+#[derive(Default, Clone)]
 pub(crate) struct ReliableReceiver {
     next_expected: u32,
     held: BTreeMap<u32, Vec<u8>>,

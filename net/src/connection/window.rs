@@ -2,6 +2,7 @@
 //! settle them, and the window of the ones it received, for replays and acks; and what
 //! that shows of the link.
 
+#[derive(Clone)]
 pub(super) struct SentDatagram {
     pub(super) seq: u32,
     pub(super) at: u64,

@@ -12,6 +12,7 @@ pub(crate) enum ClientArrival {
 }
 
 /// What a client keeps of its session to resume it.
+#[derive(Clone)]
 struct Session {
     token: Key,
     /// How long the server keeps it after we fall silent (µs).
@@ -20,6 +21,7 @@ struct Session {
 
 /// The reconnect ladder under way: hellos at growing intervals until the grace window
 /// the server promised has passed.
+#[derive(Clone)]
 struct Ladder {
     attempt: u32,
     /// The wait before the next hello (µs), doubled after each up to the maximum.
@@ -27,6 +29,7 @@ struct Ladder {
 }
 
 /// The client's endpoint: its one connection, to the server, and what it asks for.
+#[derive(Clone)]
 pub(crate) struct ClientEndpoint {
     pub(crate) conn: Connection,
     name: String,

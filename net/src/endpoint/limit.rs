@@ -20,7 +20,7 @@ const SOURCES: usize = 4_096;
 const WINDOW_US: u64 = 1_000_000;
 
 /// Counts the hellos of the current second.
-#[derive(Default)]
+#[derive(Default, Clone)]
 pub(crate) struct HelloLimiter {
     /// When (µs) the current window began.
     since: u64,

@@ -4,6 +4,7 @@
 use super::*;
 
 /// A session whose client fell silent: kept for the grace window, for a resume.
+#[derive(Clone)]
 pub(crate) struct Suspended {
     pub(crate) peer: ClientSession,
     /// When it fell silent (µs).
@@ -35,6 +36,7 @@ pub(crate) enum Arrival {
 }
 
 /// The server's endpoint.
+#[derive(Clone)]
 pub(crate) struct ServerEndpoint {
     secrets: ServerSecrets,
     pub(crate) peers: BTreeMap<ClientId, ClientSession>,

@@ -4,6 +4,7 @@
 
 use super::*;
 
+#[derive(Clone)]
 pub(super) struct Client {
     pub(super) endpoint: ClientEndpoint,
     pub(super) repl: ClientReplication,

@@ -50,6 +50,7 @@ pub struct SessionInfo {
     pub stats: PeerStats,
 }
 
+#[derive(Clone)]
 enum Side {
     Server(Box<Server>),
     Client(Box<Client>),
@@ -74,6 +75,11 @@ enum Side {
 /// * **Client**: take in what the server sent (spawns, despawns, corrections, events, the
 ///   other entities' sections), run the server paths of its own entities and loop them back,
 ///   run every client path, step physics, and send its own sections up at the same cap.
+///
+/// With the feature `fuzzing` it is `Clone`, so a fuzz target builds a session once and
+/// starts every input from a copy. Never clone one that sends: both copies would seal
+/// different datagrams under the same nonces.
+#[cfg_attr(feature = "fuzzing", derive(Clone))]
 pub struct NetManager {
     core: Core,
     side: Side,
@@ -144,6 +150,19 @@ impl NetManager {
     /// Whether this is the server.
     pub fn is_server(&self) -> bool {
         matches!(self.side, Side::Server(_))
+    }
+
+    /// Fuzzing only: the connection to `client` (a server), or to the server (a client,
+    /// which ignores `client`).
+    #[cfg(feature = "fuzzing")]
+    pub(crate) fn connection_mut(
+        &mut self,
+        client: ClientId,
+    ) -> Option<&mut crate::connection::Connection> {
+        match &mut self.side {
+            Side::Server(s) => s.endpoint.peers.get_mut(&client).map(|p| &mut p.conn),
+            Side::Client(c) => Some(&mut c.endpoint.conn),
+        }
     }
 
     /// A client's id once the server accepted it (kept while it reconnects).
@@ -413,12 +432,12 @@ impl NetManager {
     /// use for one: it returns [`NetError::NotConnected`].
     pub fn set_relevance(
         &mut self,
-        filter: impl Fn(ClientId, EntityRef<'_>, &WorldView<'_>) -> bool + Send + 'static,
+        filter: impl Fn(ClientId, EntityRef<'_>, &WorldView<'_>) -> bool + Send + Sync + 'static,
     ) -> Result<(), NetError> {
         let Side::Server(s) = &mut self.side else {
             return Err(NetError::NotConnected);
         };
-        let filter: Relevance = Box::new(filter);
+        let filter: Relevance = std::sync::Arc::new(filter);
         s.repl.set_relevance(Some(filter));
         Ok(())
     }

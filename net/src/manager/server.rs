@@ -3,6 +3,7 @@
 
 use super::*;
 
+#[derive(Clone)]
 pub(super) struct Server {
     pub(super) endpoint: ServerEndpoint,
     pub(super) repl: ServerReplication,

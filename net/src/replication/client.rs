@@ -6,7 +6,7 @@ use super::*;
 
 /// The sections a client received of one entity, by the server's broadcast: what the
 /// server's deltas name as baselines.
-#[derive(Default)]
+#[derive(Default, Clone)]
 struct Versions {
     /// (broadcast, the server's tick at it if it said, section), oldest first.
     versions: VecDeque<(u32, Option<u32>, Vec<u8>)>,
@@ -56,6 +56,7 @@ struct Arrived {
 }
 
 /// The client's side of replication.
+#[derive(Clone)]
 pub(crate) struct ClientReplication {
     next_provisional: u32,
     /// What was received of each entity, for deltas to name.

@@ -12,7 +12,7 @@ use std::collections::VecDeque;
 use std::ops::Range;
 
 /// Predictions of one broadcast, and the ticks of recent broadcasts.
-#[derive(Default)]
+#[derive(Default, Clone)]
 pub(super) struct Forecasts {
     /// (broadcast, tick), oldest first.
     ticks: VecDeque<(u32, u32)>,

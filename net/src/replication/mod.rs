@@ -91,7 +91,8 @@ const REFRESH_PRIORITY: f32 = 0.05;
 const OVERDUE_PRIORITY: f32 = 4.0;
 
 /// Decides whether a client needs an entity (see [`crate::NetManager::set_relevance`]).
-pub type Relevance = Box<dyn Fn(ClientId, EntityRef<'_>, &WorldView<'_>) -> bool + Send>;
+pub type Relevance =
+    std::sync::Arc<dyn Fn(ClientId, EntityRef<'_>, &WorldView<'_>) -> bool + Send + Sync>;
 
 /// Splits a packet into runs of whole sections of at most `room` bytes, by the section
 /// boundaries its writer recorded (nothing is parsed).

@@ -38,7 +38,7 @@ enum Pick {
 }
 
 /// The server's side of replication.
-#[derive(Default)]
+#[derive(Default, Clone)]
 pub(crate) struct ServerReplication {
     /// The newest accepted section of each client-owned entity, to forward.
     forward: BTreeMap<NetId, (ClientId, Vec<u8>)>,

@@ -15,7 +15,7 @@ pub(crate) const IN_FLIGHT: usize = 48;
 
 /// An entity's sections as the server sent them, by the broadcast each first went out in:
 /// what a client's acknowledged broadcast number stands for.
-#[derive(Default)]
+#[derive(Default, Clone)]
 pub(crate) struct History {
     pub(crate) versions: VecDeque<(u32, Vec<u8>)>,
 }
@@ -48,7 +48,7 @@ impl History {
 }
 
 /// What the server knows of one entity for one client.
-#[derive(Default)]
+#[derive(Default, Clone)]
 pub(crate) struct Seen {
     /// The reliable message that told the client of the entity, until it is acknowledged:
     /// no state goes before that.
@@ -63,7 +63,7 @@ pub(crate) struct Seen {
 
 /// What the server knows of a client's entities, in network-id order: a sorted vector,
 /// which a broadcast walks beside the world's entities far faster than a tree.
-#[derive(Default)]
+#[derive(Default, Clone)]
 pub(crate) struct Ents(pub(crate) Vec<(NetId, Seen)>);
 
 impl Ents {
@@ -103,7 +103,7 @@ impl Ents {
 pub(crate) type SentEntries = Vec<(NetId, u32)>;
 
 /// What the server knows of one client's copy of the world.
-#[derive(Default)]
+#[derive(Default, Clone)]
 pub(crate) struct ClientView {
     /// The entities the client was told of.
     pub(crate) ents: Ents,

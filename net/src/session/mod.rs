@@ -15,6 +15,7 @@ use baseline::ClientView;
 pub(crate) use pace::Pace;
 
 /// A client the server admitted.
+#[derive(Clone)]
 pub(crate) struct ClientSession {
     pub(crate) conn: Connection,
     pub(crate) name: String,
