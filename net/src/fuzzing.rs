@@ -263,8 +263,9 @@ pub fn from_client(fx: &Fixture, data: &[u8]) {
 /// A modified server: each body of `data` sealed as the server's next DATA datagram to the
 /// client (acks, broadcast number, clock, reliable messages such as spawns and events, and
 /// state entries), fed to the client with a frame after each; then the last one as a
-/// goodbye. The client may give up the session; it may not panic.
-pub fn from_server(fx: &Fixture, data: &[u8]) {
+/// goodbye. The client may give up the session; it may not panic. Returns the client as
+/// the input left it.
+pub fn from_server(fx: &Fixture, data: &[u8]) -> NetManager {
     let (mut client, mut group) = fx.client();
     let mut server = fx.server.clone();
     let version = wire::PROTOCOL_VERSION;
@@ -282,6 +283,7 @@ pub fn from_server(fx: &Fixture, data: &[u8]) {
     }
     client.drain_outgoing().for_each(drop);
     while client.poll_event().is_some() {}
+    client
 }
 
 /// A handshake built once: a server with no client yet, a client that has said hello,

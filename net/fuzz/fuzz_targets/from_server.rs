@@ -11,5 +11,7 @@ thread_local! {
 }
 
 fuzz_target!(|data: &[u8]| {
-    FIXTURE.with(|fx| from_server(fx, data));
+    FIXTURE.with(|fx| {
+        from_server(fx, data);
+    });
 });

@@ -121,6 +121,12 @@ impl ClientReplication {
             };
             stats.entries += 1;
             if let Body::SameAsNewest { run } = e.body {
+                // A run names consecutive entities the server sent us: one longer than our
+                // whole world is malformed (and would cost a loop over up to 2^29 ids).
+                if run as usize >= pass.group().len() {
+                    stats.bad_datagrams += 1;
+                    break;
+                }
                 for net in (0..=run).filter_map(|k| e.net.0.checked_add(k)) {
                     self.take(pass, stats, at, NetId(net), e.body, &mut out);
                     listed.push(NetId(net));
