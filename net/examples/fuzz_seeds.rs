@@ -4,8 +4,8 @@
 //!
 //! `cargo run -p lanyard-net --features fuzzing --example fuzz_seeds -- net/fuzz/corpus`
 
-use lanyard_net::discovery::{self, ServerInfo};
-use lanyard_net::fuzzing::{Fixture, demo_recording};
+use lanyard_net::discovery;
+use lanyard_net::fuzzing::{Fixture, demo_recording, server_info};
 use std::path::Path;
 
 fn write(dir: &Path, target: &str, seeds: &[Vec<u8>]) -> std::io::Result<()> {
@@ -41,16 +41,7 @@ fn main() -> std::io::Result<()> {
     write(dir, "sections", &to_server)?;
     write(dir, "datagram", &to_server)?;
     write(dir, "handshake", &[b"fuzz".to_vec(), vec![0; 64]])?;
-    let info = ServerInfo {
-        name: "yard".into(),
-        players: 1,
-        max_players: 8,
-        spectators: 0,
-        max_spectators: 8,
-        password: false,
-        version: lanyard_net::PROTOCOL_VERSION,
-        game_port: 47810,
-    };
+    let info = server_info();
     let answer = discovery::answer(&info).map_err(std::io::Error::other)?;
     write(dir, "discovery", &[discovery::request(), answer])?;
     write(dir, "rendezvous", &[b"LYRV\x01".to_vec()])?;

@@ -236,28 +236,43 @@ fn bodies(data: &[u8]) -> Vec<&[u8]> {
     out
 }
 
-/// A modified client: each body of `data` sealed as the admitted client's next DATA
-/// datagram (after its sequence number: acks, broadcast number, clock, reliable messages,
-/// sections), fed to the server with a frame after each; then the last one as a goodbye.
-/// The server may kick the client (that is its right); it may not panic.
-pub fn from_client(fx: &Fixture, data: &[u8]) {
-    let (mut net, mut group) = fx.server();
-    let mut client = fx.client.clone();
-    let version = wire::PROTOCOL_VERSION;
-    let conn = client.connection_mut(fx.id).expect("connected");
+/// Seals each body of `data` as `sender`'s next datagram on its connection to `id` (DATA,
+/// the last one a goodbye when there are several), hands it to `receiver` as if from `from`,
+/// and runs one of `receiver`'s frames after each.
+fn forged(
+    sender: &mut NetManager,
+    id: ClientId,
+    (receiver, group, from): (&mut NetManager, &mut EntityGroup, SocketAddr),
+    data: &[u8],
+) {
+    let conn = sender.connection_mut(id).expect("a session");
     let parts = bodies(data);
     for (i, body) in parts.iter().enumerate() {
         let kind = match i + 1 == parts.len() && parts.len() > 1 {
             true => DatagramKind::Bye,
             false => DatagramKind::Data,
         };
-        if let Some(d) = conn.forge(kind, version, body) {
-            net.receive(CLIENT, &d);
+        if let Some(d) = conn.forge(kind, wire::PROTOCOL_VERSION, body) {
+            receiver.receive(from, &d);
         }
-        net.update(&mut group, DT);
+        receiver.update(group, DT);
     }
-    net.drain_outgoing().for_each(drop);
-    while net.poll_event().is_some() {}
+    receiver.drain_outgoing().for_each(drop);
+    while receiver.poll_event().is_some() {}
+}
+
+/// A modified client: each body of `data` sealed as the admitted client's next DATA
+/// datagram (after its sequence number: acks, broadcast number, clock, reliable messages,
+/// sections), fed to the server with a frame after each; then the last one as a goodbye.
+/// The server may kick the client (that is its right); it may not panic.
+pub fn from_client(fx: &Fixture, data: &[u8]) {
+    let (mut net, mut group) = fx.server();
+    forged(
+        &mut fx.client.clone(),
+        fx.id,
+        (&mut net, &mut group, CLIENT),
+        data,
+    );
 }
 
 /// A modified server: each body of `data` sealed as the server's next DATA datagram to the
@@ -267,22 +282,12 @@ pub fn from_client(fx: &Fixture, data: &[u8]) {
 /// the input left it.
 pub fn from_server(fx: &Fixture, data: &[u8]) -> NetManager {
     let (mut client, mut group) = fx.client();
-    let mut server = fx.server.clone();
-    let version = wire::PROTOCOL_VERSION;
-    let conn = server.connection_mut(fx.id).expect("admitted");
-    let parts = bodies(data);
-    for (i, body) in parts.iter().enumerate() {
-        let kind = match i + 1 == parts.len() && parts.len() > 1 {
-            true => DatagramKind::Bye,
-            false => DatagramKind::Data,
-        };
-        if let Some(d) = conn.forge(kind, version, body) {
-            client.receive(SERVER, &d);
-        }
-        client.update(&mut group, DT);
-    }
-    client.drain_outgoing().for_each(drop);
-    while client.poll_event().is_some() {}
+    forged(
+        &mut fx.server.clone(),
+        fx.id,
+        (&mut client, &mut group, SERVER),
+        data,
+    );
     client
 }
 
@@ -406,9 +411,9 @@ pub fn sections(fx: &Fixture, data: &[u8]) {
     });
 }
 
-/// `data` as a discovery request (the answer is never larger) and as an answer.
-pub fn discovery(data: &[u8]) {
-    let info = ServerInfo {
+/// What a server of the fuzz targets says about itself (discovery, rendezvous).
+pub fn server_info() -> ServerInfo {
+    ServerInfo {
         name: "yard".into(),
         players: 1,
         max_players: 8,
@@ -417,7 +422,12 @@ pub fn discovery(data: &[u8]) {
         password: false,
         version: wire::PROTOCOL_VERSION,
         game_port: 47810,
-    };
+    }
+}
+
+/// `data` as a discovery request (the answer is never larger) and as an answer.
+pub fn discovery(data: &[u8]) {
+    let info = server_info();
     if let Some(a) = discovery::answer_to(data, &info) {
         assert!(
             a.len() <= data.len(),

@@ -2,7 +2,6 @@
 //! behind a valid rendezvous header, after one game registered.
 #![no_main]
 
-use lanyard_net::discovery::ServerInfo;
 use lanyard_net::rendezvous::{Message, RendezvousConfig, RendezvousServer, decode, encode};
 use libfuzzer_sys::fuzz_target;
 use std::net::SocketAddr;
@@ -15,16 +14,7 @@ fuzz_target!(|data: &[u8]| {
     if let Some((_, c)) = rv.drain_outgoing().pop()
         && let Ok(Message::Challenge { cookie, .. }) = decode(&c)
     {
-        let info = ServerInfo {
-            name: "yard".into(),
-            players: 1,
-            max_players: 8,
-            spectators: 0,
-            max_spectators: 8,
-            password: false,
-            version: 4,
-            game_port: 0,
-        };
+        let info = lanyard_net::fuzzing::server_info();
         let register = Message::Register {
             cookie,
             owner: [1; 16],
