@@ -43,6 +43,11 @@
 //!   entities a client needs. An entity that stops being relevant is despawned on that
 //!   client (a reliable despawn) and spawned there again, where it is then, once it is
 //!   relevant again; a client's own entities are always relevant to it.
+//! * **In proportion to change.** A broadcast looks, per client, only at the entities that
+//!   changed, are still pending (changed and not yet acknowledged, predicted, or not yet
+//!   announced) or whose refresh may be due (a timer wheel), by flat arrays indexed by
+//!   each entity's slot (`select`, `slots`): a world at rest costs a client next to
+//!   nothing between refreshes, however many entities it holds.
 //! * **Encode once.** The server's sections are written once per broadcast (the frame's
 //!   packet); a delta against a given baseline is computed once for every client that
 //!   holds that baseline. Per client only the selection, the entry headers and the
@@ -75,7 +80,9 @@ mod age;
 mod client;
 mod forecast;
 mod requests;
+mod select;
 mod server;
+mod slots;
 
 pub(crate) use client::ClientReplication;
 pub(crate) use server::ServerReplication;

@@ -72,7 +72,7 @@ impl ServerReplication {
                         let msg =
                             core.push(&mut peer.conn, &Msg::SpawnConfirmed { provisional, net });
                         if let Some(v) = peer.view.as_mut() {
-                            v.introduce(net, msg);
+                            v.ents.insert(self.slots.of(net), net, msg);
                         }
                     }
                     Err(why) => {
@@ -103,9 +103,11 @@ impl ServerReplication {
                 .events
                 .push_back(NetEvent::Event { from: owner, bytes }),
             Msg::Resync { net } => {
-                if let Some(seen) = peer.view.as_mut().and_then(|v| v.ents.get_mut(&net)) {
-                    seen.baseline = None;
-                    seen.last_sent = None;
+                if let (Some(v), Some(slot)) = (peer.view.as_mut(), self.slots.get(net)) {
+                    v.ents.set_baseline(slot, None, true);
+                    if let Some(seen) = v.ents.get_mut(slot, net) {
+                        seen.last_sent = None;
+                    }
                 }
             }
             Msg::ResendWorld => {

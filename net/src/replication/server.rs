@@ -4,6 +4,8 @@
 
 use super::age::Ages;
 use super::forecast::Forecasts;
+use super::select::{Cadence, Selection, candidates};
+use super::slots::Slots;
 use super::*;
 use crate::connection::Connection;
 use crate::idmap::IdMap;
@@ -11,17 +13,19 @@ use crate::session::Pace;
 use crate::session::baseline::{ClientView, History, Seen, SentEntries};
 
 /// One entity's state this broadcast, as the server has it.
-struct Current<'a> {
-    net: NetId,
-    bytes: &'a [u8],
+pub(super) struct Current<'a> {
+    pub(super) net: NetId,
+    /// Its slot in the flat per-client arrays.
+    pub(super) slot: u32,
+    pub(super) bytes: &'a [u8],
     /// The broadcast since which `bytes` are current.
-    version: u32,
-    owner: Owner,
+    pub(super) version: u32,
+    pub(super) owner: Owner,
     /// What it gains in priority this broadcast if it changed.
-    urgency: f32,
-    codec: &'a dyn lanyard::delta::DeltaCodec,
+    pub(super) urgency: f32,
+    pub(super) codec: &'a dyn lanyard::delta::DeltaCodec,
     /// Whether clients predict it: the server's, of a kind whose codec predicts.
-    predicts: bool,
+    pub(super) predicts: bool,
 }
 
 /// How one selected entry is sent.
@@ -42,18 +46,23 @@ enum Pick {
 pub(crate) struct ServerReplication {
     /// The newest accepted section of each client-owned entity, to forward.
     forward: BTreeMap<NetId, (ClientId, Vec<u8>)>,
-    /// Each entity's recent sections, by broadcast.
-    history: IdMap<NetId, History>,
+    /// Each entity's recent sections, by broadcast, by slot.
+    history: Vec<History>,
     /// The number of the last broadcast.
     number: u32,
-    /// Each entity's linear velocity at the last broadcast (a sudden change is a hit).
-    last_vel: IdMap<NetId, Vec3>,
+    /// Each entity's linear velocity at the last broadcast (a sudden change is a hit), by
+    /// slot.
+    last_vel: Vec<Option<Vec3>>,
     /// Which entities each client needs; all, without one.
     relevance: Option<Relevance>,
     /// Spawns the requesting client learns of by confirmation, not by a spawn message.
     pub(super) withhold: HashMap<NetId, ClientId>,
     /// The broadcast's predictions.
     forecasts: Forecasts,
+    /// Each entity's slot in the flat arrays.
+    pub(super) slots: Slots,
+    /// The broadcast's world by slot, and what each client looks at.
+    selection: Selection,
 }
 
 fn spawn_msg(group: &EntityGroup, net: NetId) -> Option<Msg> {
@@ -105,7 +114,7 @@ impl ServerReplication {
             }
             if let Some(m) = spawn_msg(group, net) {
                 let msg = core.push(&mut peer.conn, &m);
-                view.introduce(net, msg);
+                view.ents.insert(self.slots.of(net), net, msg);
             }
         }
         peer.view = Some(view);
@@ -148,34 +157,43 @@ impl ServerReplication {
                     };
                     // The client that asked for it learned of it by its confirmation.
                     let skip = self.withhold.remove(&net);
+                    let slot = self.slots.of(net);
                     for (id, p) in peers.iter_mut() {
                         if Some(*id) == skip || !self.relevant(*id, group, net) {
                             continue;
                         }
                         let msg = core.push(&mut p.conn, &m);
                         if let Some(v) = p.view.as_mut() {
-                            v.introduce(net, msg);
+                            v.ents.insert(slot, net, msg);
                         }
                     }
                 }
                 Change::Despawned { net, .. } => {
                     self.forward.remove(&net);
                     self.withhold.remove(&net);
-                    self.history.remove(&net);
-                    self.last_vel.remove(&net);
+                    let slot = self.slots.get(net);
+                    if let Some(s) = slot.map(|s| s as usize) {
+                        self.history.get_mut(s).map(std::mem::take);
+                        self.last_vel.get_mut(s).map(Option::take);
+                    }
                     for p in peers.values_mut() {
                         p.spawned.retain(|_, v| *v != net);
-                        if p.view
-                            .as_mut()
-                            .is_some_and(|v| v.ents.remove(&net).is_some())
+                        if let (Some(v), Some(slot)) = (p.view.as_mut(), slot)
+                            && v.ents.remove(slot, net).is_some()
                         {
                             core.push(&mut p.conn, &Msg::Despawn { net });
                         }
                     }
+                    self.slots.release(net);
                 }
                 Change::OwnerChanged { net, owner } => {
+                    let slot = self.slots.of(net);
                     for p in peers.values_mut() {
-                        if p.view.as_ref().is_some_and(|v| v.ents.contains_key(&net)) {
+                        // An entity a client owned was never sent to it: look at it now.
+                        if let Some(v) = p.view.as_mut() {
+                            v.ents.pend(slot);
+                        }
+                        if p.view.as_ref().is_some_and(|v| v.ents.holds(slot, net)) {
                             core.push(&mut p.conn, &Msg::SetOwner { net, owner });
                         }
                     }
@@ -203,14 +221,15 @@ impl ServerReplication {
                 let Some(view) = p.view.as_mut() else {
                     break;
                 };
-                let known = view.ents.contains_key(&net);
+                let slot = self.slots.of(net);
+                let known = view.ents.holds(slot, net);
                 if relevant && !known {
                     if let Some(m) = spawn_msg(group, net) {
                         let msg = core.push(&mut p.conn, &m);
-                        view.introduce(net, msg);
+                        view.ents.insert(slot, net, msg);
                     }
                 } else if !relevant && known {
-                    view.ents.remove(&net);
+                    view.ents.remove(slot, net);
                     core.push(&mut p.conn, &Msg::Despawn { net });
                 }
             }
@@ -299,10 +318,16 @@ impl ServerReplication {
             group,
             packet,
             &self.forward,
-            (&mut self.last_vel, &mut self.history),
+            (&mut self.last_vel, &mut self.history, &mut self.slots),
             number,
         );
         let cadence = Cadence::of(&core.config, number);
+        let wheel = self.selection.begin(&world, self.slots.len(), &cadence);
+        if let Some(len) = wheel {
+            for v in peers.values_mut().filter_map(|p| p.view.as_mut()) {
+                v.ents.wake_all(len);
+            }
+        }
         // Whether any entity predicts: only then do datagrams say which tick they are of.
         let predicting = world.iter().any(|c| c.predicts);
         let mut deltas = Deltas::default();
@@ -320,9 +345,9 @@ impl ServerReplication {
             };
             view.acked(&p.conn.take_acked(), &self.history);
             ages.clear();
-            let fc = (&mut self.forecasts, &self.history);
-            let (cands, predicted) =
-                candidates(*id, view, &p.conn, &world, &cadence, &mut ages, fc);
+            let fc = (&mut self.forecasts, &self.history[..]);
+            let sel = (&mut self.selection, &world[..]);
+            let (cands, predicted) = candidates(*id, view, &p.conn, sel, &cadence, &mut ages, fc);
             let (stats, warned) = (&mut p.conn.stats, &mut p.stale_warned);
             ages.note(stats, (warned, &p.name), cadence.rate, core.now);
             let changed = cands.iter().filter(|c| c.1).count();
@@ -402,10 +427,14 @@ fn world_state<'a>(
     group: &'a EntityGroup,
     packet: &'a PacketWriter,
     forward: &'a BTreeMap<NetId, (ClientId, Vec<u8>)>,
-    (last_vel, history): (&mut IdMap<NetId, Vec3>, &mut IdMap<NetId, History>),
+    (last_vel, history, slots): (&mut Vec<Option<Vec3>>, &mut Vec<History>, &mut Slots),
     number: u32,
 ) -> Vec<Current<'a>> {
     let registry = group.registry();
+    // Most entities share a kind with the one before: look its options up once.
+    let mut kind = None;
+    let (mut weight, mut codec): (f32, &dyn lanyard::delta::DeltaCodec) =
+        (1.0, &lanyard::delta::ByteDelta);
     let mut world: Vec<Current<'_>> = Vec::with_capacity(packet.section_count());
     let own = packet
         .sections()
@@ -413,17 +442,34 @@ fn world_state<'a>(
     let forwarded = forward
         .iter()
         .map(|(net, (from, b))| (*net, b.as_slice(), Owner::Client(*from)));
+    // The packet and the group are both in network-id order: walk them together.
+    let mut entities = group.iter().peekable();
     for (net, bytes, owner) in own.chain(forwarded) {
-        let Some(e) = group.by_net(net) else {
-            continue;
+        while entities.next_if(|e| e.net_id() < net).is_some() {}
+        let e = match entities.next_if(|e| e.net_id() == net) {
+            Some(e) => e,
+            None => match group.by_net(net) {
+                Some(e) => e,
+                None => continue,
+            },
         };
+        let slot = slots.of(net);
+        let s = slot as usize;
+        if s >= last_vel.len() {
+            last_vel.resize(s + 1, None);
+            history.resize_with(s + 1, History::default);
+        }
         let v = e.body().linvel();
-        let hit = last_vel.insert(net, v).map_or(0.0, |u| (v - u).length());
+        let hit = last_vel[s].replace(v).map_or(0.0, |u| (v - u).length());
         let speed = v.length() + 0.25 * e.body().angvel().length();
-        let weight = registry.options(e.kind()).map_or(1.0, |o| o.priority);
-        let codec = registry.delta_codec(e.kind());
+        if kind != Some(e.kind()) {
+            kind = Some(e.kind());
+            weight = registry.options(e.kind()).map_or(1.0, |o| o.priority);
+            codec = registry.delta_codec(e.kind());
+        }
         world.push(Current {
             net,
+            slot,
             bytes,
             version: 0,
             owner,
@@ -434,67 +480,11 @@ fn world_state<'a>(
     }
     world.sort_by_key(|c| c.net);
     for c in &mut world {
-        let h = history.entry(c.net).or_default();
+        let h = &mut history[c.slot as usize];
         h.update(number, c.bytes);
         c.version = h.versions.back().map_or(number, |v| v.0);
     }
     world
-}
-
-/// When things go, in broadcasts, from the configuration.
-struct Cadence {
-    /// This broadcast's number.
-    number: u32,
-    /// Broadcasts a second.
-    rate: f32,
-    /// The most bytes of state per client and broadcast (the configured budget's share).
-    budget: usize,
-    /// The configured most bytes a second per client in all: a client's pace's ceiling.
-    ceiling: f32,
-    /// Broadcasts after which an unchanged entity is sent again.
-    refresh: u32,
-    /// Refreshes alone go out every this many broadcasts, so a resting world sends few
-    /// datagrams; they also ride along whenever changed state goes.
-    batch: u32,
-    /// Whether this broadcast is a refresh round (every half refresh).
-    at_round: bool,
-}
-
-impl Cadence {
-    /// Whether an unchanged entity the client acknowledged `age` broadcasts ago is sent
-    /// again now: once it is a whole refresh old, or at a refresh round (every half
-    /// refresh) once it is more than half a refresh old. What comes to rest together is
-    /// then refreshed together (a client's copy of a stack is put back whole, not one
-    /// crate at a time into the others' wrong places), and a steady refresh still comes
-    /// once a refresh: half a refresh after a round, its age is not past the half.
-    fn refresh_due(&self, age: u32) -> bool {
-        age >= self.refresh || (self.at_round && age > self.refresh / 2)
-    }
-
-    /// Seconds between broadcasts.
-    fn interval(&self) -> f32 {
-        1.0 / self.rate
-    }
-
-    /// The least and the most a client's pace may be, bytes a second: at least a small
-    /// datagram a broadcast.
-    fn bounds(&self) -> (f32, f32) {
-        (2.0 * MIN_BUDGET as f32 * self.rate, self.ceiling)
-    }
-
-    fn of(config: &crate::config::NetConfig, number: u32) -> Self {
-        let rate = config.rate.max(0.001);
-        let refresh = ((config.refresh * rate).round() as u32).max(1);
-        Cadence {
-            number,
-            rate,
-            budget: ((config.budget as f32 / rate) as usize).max(MIN_BUDGET),
-            ceiling: config.link_ceiling as f32,
-            refresh,
-            batch: ((0.25 * rate).round() as u32).max(1),
-            at_round: number.is_multiple_of((refresh / 2).max(1)),
-        }
-    }
 }
 
 /// The deltas of one broadcast, computed once per (entity, baseline) for every client: the
@@ -503,92 +493,6 @@ impl Cadence {
 struct Deltas {
     bytes: Vec<u8>,
     at: IdMap<(NetId, u32), (Range<usize>, bool)>,
-}
-
-/// What client `id` could be sent (whose view is `view`, on `conn`): (index into the
-/// world, whether it changed, priority), each entity's priority grown by its urgency (a
-/// change) or by how overdue its refresh is. Not its own entities, and none whose spawn
-/// message it has not acknowledged yet. An entity whose prediction from what the client
-/// holds stands for its state counts as unchanged. Also whether there were any such: the
-/// client then needs a datagram even with no entries, to predict them.
-fn candidates(
-    id: ClientId,
-    view: &mut ClientView,
-    conn: &Connection,
-    world: &[Current<'_>],
-    cadence: &Cadence,
-    ages: &mut Ages,
-    (forecasts, history): (&mut Forecasts, &IdMap<NetId, History>),
-) -> (Vec<(usize, bool, f32)>, bool) {
-    let mut predicted = false;
-    let number = cadence.number;
-    let mut cands = Vec::new();
-    // The world and the client's view are both in network-id order: walk them together.
-    let mut ents = view.ents.iter_mut().peekable();
-    for (i, c) in world.iter().enumerate() {
-        while ents.next_if(|(n, _)| **n < c.net).is_some() {}
-        let Some((_, seen)) = ents.next_if(|(n, _)| **n == c.net) else {
-            continue;
-        };
-        if c.owner == Owner::Client(id) {
-            continue;
-        }
-        if let Some(m) = seen.announced {
-            if !conn.delivered(m) {
-                continue;
-            }
-            seen.announced = None;
-        }
-        ages.held += 1;
-        // Unchanged if the client acknowledged a broadcast at which the current bytes were
-        // already current (or, rarely, if they came back to what it holds).
-        let same = seen
-            .baseline
-            .as_ref()
-            .is_some_and(|(f, b)| *f >= c.version || b.as_slice() == c.bytes);
-        let foreseen = !same && c.predicts && follows_prediction(c, seen, forecasts, history);
-        predicted |= foreseen;
-        if same || foreseen {
-            let age = seen.baseline.as_ref().map_or(0, |(f, _)| number - f);
-            let resend_ok = seen.last_sent.is_none_or(|s| number - s >= cadence.batch);
-            if !cadence.refresh_due(age) || !resend_ok {
-                continue;
-            }
-            let overdue = age.saturating_sub(cadence.refresh) as f32 / cadence.rate;
-            seen.priority += REFRESH_PRIORITY + OVERDUE_PRIORITY * overdue;
-            cands.push((i, false, seen.priority));
-        } else {
-            if let Some((b, _)) = &seen.baseline {
-                ages.stale.push(number - b);
-            }
-            seen.priority += c.urgency;
-            cands.push((i, true, seen.priority));
-        }
-    }
-    (cands, predicted)
-}
-
-/// Whether the client's prediction of `c` stands for its state now, whichever section the
-/// client predicts from: its baseline, or the newer one in flight if that arrived.
-fn follows_prediction(
-    c: &Current<'_>,
-    seen: &Seen,
-    forecasts: &mut Forecasts,
-    history: &IdMap<NetId, History>,
-) -> bool {
-    let Some((bf, base)) = &seen.baseline else {
-        return false;
-    };
-    if !forecasts.agrees(c.net, c.codec, (*bf, base), c.bytes) {
-        return false;
-    }
-    match seen.last_sent.filter(|s| s > bf) {
-        None => true,
-        Some(s) => history
-            .get(&c.net)
-            .and_then(|h| h.at(s))
-            .is_some_and(|b| forecasts.agrees(c.net, c.codec, (s, b), c.bytes)),
-    }
 }
 
 /// Fills the client's budget from `cands`, highest priority first (after 16 that do not
@@ -607,7 +511,7 @@ fn fill_budget(
     let mut misses = 0;
     for (i, _, _) in cands {
         let c = &world[i];
-        let Some(seen) = view.ents.get(&c.net) else {
+        let Some(seen) = view.ents.get(c.slot, c.net) else {
             continue;
         };
         let pick = choose(c, seen, cadence.number, (deltas, forecasts));
@@ -625,7 +529,8 @@ fn fill_budget(
     }
     picks.sort_by_key(|(i, _)| *i);
     for (i, _) in &picks {
-        if let Some(seen) = view.ents.get_mut(&world[*i].net) {
+        let c = &world[*i];
+        if let Some(seen) = view.ents.get_mut(c.slot, c.net) {
             seen.priority = 0.0;
             seen.last_sent = Some(cadence.number);
         }
@@ -676,13 +581,15 @@ fn packetize(
             starts.push(c.net);
             prev = None;
         }
-        let last = match pick {
-            Pick::SameAsNewest(run) => NetId(c.net.0 + run),
-            _ => c.net,
+        // A run's entities have consecutive ids, so they are consecutive in the world.
+        let run = match pick {
+            Pick::SameAsNewest(run) => *run as usize,
+            _ => 0,
         };
+        let last = world[*i + run].net;
         if let Some((bytes, sent)) = chunks.last_mut() {
             wire::put_entry(bytes, prev, &e);
-            sent.extend((c.net.0..=last.0).map(|n| (NetId(n), number)));
+            sent.extend(world[*i..=*i + run].iter().map(|c| (c.slot, c.net, number)));
         }
         prev = Some(last);
     }
@@ -713,26 +620,26 @@ fn choose(
     number: u32,
     (deltas, forecasts): (&mut Deltas, &mut Forecasts),
 ) -> Pick {
-    let Some((bf, base)) = &seen.baseline else {
+    let Some((bf, base)) = seen.baseline() else {
         return Pick::Full;
     };
-    let last = seen.last_sent == Some(*bf);
+    let last = seen.last_sent == Some(bf);
     // Unchanged since the baseline: whatever went after it carried the same bytes, so the
     // client's newest section is these, whichever of them arrived.
-    let steady = *bf >= c.version;
-    if base.as_slice() == c.bytes && (last || steady) {
+    let steady = bf >= c.version;
+    if base == c.bytes && (last || steady) {
         return Pick::SameAsNewest(0);
     }
     // The client keeps every section of its last CLIENT_KEEP broadcasts, and its newest.
     if !last && number - bf > SERVER_WINDOW {
         return Pick::Full;
     }
-    if base.as_slice() == c.bytes {
+    if base == c.bytes {
         return Pick::Same(number - bf);
     }
     let forecast = c
         .predicts
-        .then(|| forecasts.of(c.net, c.codec, *bf, base))
+        .then(|| forecasts.of(c.net, c.codec, bf, base))
         .flatten()
         .map(|r| &forecasts.bytes[r]);
     // Sent at all, it goes exactly: a refresh puts the client back on the server's state,
@@ -742,7 +649,7 @@ fn choose(
     }
     let Deltas { bytes, at } = deltas;
     let (range, predicted) = at
-        .entry((c.net, *bf))
+        .entry((c.net, bf))
         .or_insert_with(|| {
             let start = bytes.len();
             c.codec.encode(forecast.unwrap_or(base), c.bytes, bytes);

@@ -2,9 +2,9 @@
 //! broadcast ([`History`]), and per client the newest section it acknowledged of each
 //! entity (its baseline) and what it has in flight ([`ClientView`]).
 
-use crate::idmap::IdMap;
 use lanyard::NetId;
 use std::collections::VecDeque;
+use std::sync::Arc;
 
 /// Broadcasts back the server names a baseline it did not send last (a client keeps the
 /// sections of `CLIENT_KEEP` broadcasts, and always its newest of each entity).
@@ -17,18 +17,14 @@ pub(crate) const IN_FLIGHT: usize = 48;
 /// what a client's acknowledged broadcast number stands for.
 #[derive(Default, Clone)]
 pub(crate) struct History {
-    pub(crate) versions: VecDeque<(u32, Vec<u8>)>,
+    pub(crate) versions: VecDeque<(u32, Arc<[u8]>)>,
 }
 
 impl History {
     /// Notes the section current at `number`.
     pub(crate) fn update(&mut self, number: u32, cur: &[u8]) {
-        if self
-            .versions
-            .back()
-            .is_none_or(|(_, b)| b.as_slice() != cur)
-        {
-            self.versions.push_back((number, cur.to_vec()));
+        if self.versions.back().is_none_or(|(_, b)| &b[..] != cur) {
+            self.versions.push_back((number, cur.into()));
         }
         // Keep the newest version at or before the window's start, and all after it.
         let cutoff = number.saturating_sub(SERVER_WINDOW + IN_FLIGHT as u32);
@@ -39,11 +35,16 @@ impl History {
 
     /// The section that was current at `number`, if still known.
     pub(crate) fn at(&self, number: u32) -> Option<&[u8]> {
+        self.shared_at(number).map(|b| &b[..])
+    }
+
+    /// The same, shared (a baseline holds it without a copy).
+    pub(crate) fn shared_at(&self, number: u32) -> Option<&Arc<[u8]>> {
         self.versions
             .iter()
             .rev()
             .find(|(f, _)| *f <= number)
-            .map(|(_, b)| b.as_slice())
+            .map(|(_, b)| b)
     }
 }
 
@@ -52,79 +53,224 @@ impl History {
 pub(crate) struct Seen {
     /// The reliable message that told the client of the entity, until it is acknowledged:
     /// no state goes before that.
-    pub(crate) announced: Option<u32>,
+    announced: Option<u32>,
     /// The newest section the client acknowledged, and its broadcast.
-    pub(crate) baseline: Option<(u32, Vec<u8>)>,
+    baseline: Option<(u32, Arc<[u8]>)>,
     /// The broadcast the entity's state last went out in.
     pub(crate) last_sent: Option<u32>,
     /// The accumulated priority.
     pub(crate) priority: f32,
 }
 
-/// What the server knows of a client's entities, in network-id order: a sorted vector,
-/// which a broadcast walks beside the world's entities far faster than a tree.
-#[derive(Default, Clone)]
-pub(crate) struct Ents(pub(crate) Vec<(NetId, Seen)>);
-
-impl Ents {
-    pub(crate) fn find(&self, net: &NetId) -> Result<usize, usize> {
-        self.0.binary_search_by_key(net, |(n, _)| *n)
+impl Seen {
+    /// The newest section the client acknowledged, and its broadcast.
+    pub(crate) fn baseline(&self) -> Option<(u32, &[u8])> {
+        self.baseline.as_ref().map(|(f, b)| (*f, &b[..]))
     }
 
-    pub(crate) fn insert(&mut self, net: NetId, seen: Seen) {
-        match self.find(&net) {
-            Ok(i) => self.0[i].1 = seen,
-            Err(i) => self.0.insert(i, (net, seen)),
-        }
-    }
-
-    pub(crate) fn remove(&mut self, net: &NetId) -> Option<Seen> {
-        self.find(net).ok().map(|i| self.0.remove(i).1)
-    }
-
-    pub(crate) fn contains_key(&self, net: &NetId) -> bool {
-        self.find(net).is_ok()
-    }
-
-    pub(crate) fn get(&self, net: &NetId) -> Option<&Seen> {
-        self.find(net).ok().map(|i| &self.0[i].1)
-    }
-
-    pub(crate) fn get_mut(&mut self, net: &NetId) -> Option<&mut Seen> {
-        self.find(net).ok().map(|i| &mut self.0[i].1)
-    }
-
-    pub(crate) fn iter_mut(&mut self) -> impl Iterator<Item = (&NetId, &mut Seen)> {
-        self.0.iter_mut().map(|(n, s)| (&*n, s))
+    /// The reliable message that announces the entity, until it is acknowledged.
+    pub(crate) fn announced(&self) -> Option<u32> {
+        self.announced
     }
 }
 
-/// The entries of one datagram: (entity, broadcast).
-pub(crate) type SentEntries = Vec<(NetId, u32)>;
+/// What the server knows of a client's entities, by the server's slot numbers
+/// (`replication::Slots`), laid out so that a broadcast looks only at what may need
+/// sending: the entities that changed this broadcast (the world's change log), those still
+/// pending from the last (changed and not yet acknowledged, or predicted), and those whose
+/// refresh may come due now (a timer wheel). Never at the whole world.
+#[derive(Default, Clone)]
+pub(crate) struct Ents {
+    /// The entity held at each slot.
+    nets: Vec<Option<NetId>>,
+    /// The broadcast at which each slot's wheel entry is meant to wake it (an entry whose
+    /// slot was given a later wake since is stale, and passed over).
+    wake: Vec<u32>,
+    /// The broadcast each slot was last looked at, so it is looked at once per broadcast.
+    looked: Vec<u32>,
+    seen: Vec<Seen>,
+    /// Slots to look at next broadcast whatever happens.
+    pending: Vec<u32>,
+    /// Slots to look at by the broadcast they wake at, modulo the wheel's length.
+    wheel: Vec<Vec<u32>>,
+    /// How many held entities' announcements the client acknowledged.
+    settled: usize,
+}
+
+impl Ents {
+    fn grow(&mut self, slot: usize) {
+        if slot >= self.nets.len() {
+            let len = slot + 1;
+            self.nets.resize(len, None);
+            self.wake.resize(len, 0);
+            self.looked.resize(len, 0);
+            self.seen.resize(len, Seen::default());
+        }
+    }
+
+    /// Whether entity `net` is held at `slot`.
+    pub(crate) fn holds(&self, slot: u32, net: NetId) -> bool {
+        self.nets.get(slot as usize) == Some(&Some(net))
+    }
+
+    fn held(&self, slot: u32) -> bool {
+        self.nets.get(slot as usize).is_some_and(Option::is_some)
+    }
+
+    /// Holds entity `net` at `slot`, announced by reliable message `announced` (none: known
+    /// already), with no baseline.
+    pub(crate) fn insert(&mut self, slot: u32, net: NetId, announced: Option<u32>) {
+        let s = slot as usize;
+        if let Some(Some(held)) = self.nets.get(s).copied() {
+            self.remove(slot, held);
+        }
+        self.grow(s);
+        self.nets[s] = Some(net);
+        self.seen[s] = Seen {
+            announced,
+            ..Seen::default()
+        };
+        if announced.is_none() {
+            self.settled += 1;
+        }
+        self.pending.push(slot);
+    }
+
+    /// Forgets entity `net` at `slot`; what was known of it, if it was held.
+    pub(crate) fn remove(&mut self, slot: u32, net: NetId) -> Option<Seen> {
+        if !self.holds(slot, net) {
+            return None;
+        }
+        let s = slot as usize;
+        self.nets[s] = None;
+        let seen = std::mem::take(&mut self.seen[s]);
+        if seen.announced.is_none() {
+            self.settled -= 1;
+        }
+        Some(seen)
+    }
+
+    /// What is known of entity `net` at `slot`, if it is held.
+    pub(crate) fn get(&self, slot: u32, net: NetId) -> Option<&Seen> {
+        self.holds(slot, net).then(|| &self.seen[slot as usize])
+    }
+
+    /// The same, to change its priority and when it was last sent.
+    pub(crate) fn get_mut(&mut self, slot: u32, net: NetId) -> Option<&mut Seen> {
+        self.holds(slot, net).then(|| &mut self.seen[slot as usize])
+    }
+
+    /// The client acknowledged the message that announced the entity at `slot`.
+    pub(crate) fn settle(&mut self, slot: u32) {
+        if let Some(seen) = self.seen.get_mut(slot as usize)
+            && seen.announced.take().is_some()
+        {
+            self.settled += 1;
+        }
+    }
+
+    /// How many entities the client holds whose announcement it acknowledged.
+    pub(crate) fn settled(&self) -> usize {
+        self.settled
+    }
+
+    /// Sets the baseline of the held entity at `slot` (none: send it whole next). With
+    /// `look`, the entity is looked at next broadcast: a state that came back to an older
+    /// baseline's bytes differs from a newer one's.
+    pub(crate) fn set_baseline(
+        &mut self,
+        slot: u32,
+        baseline: Option<(u32, Arc<[u8]>)>,
+        look: bool,
+    ) {
+        if !self.held(slot) {
+            return;
+        }
+        if look || baseline.is_none() {
+            self.pending.push(slot);
+        }
+        self.seen[slot as usize].baseline = baseline;
+    }
+
+    /// Looks at the held entity at `slot` again next broadcast.
+    pub(crate) fn pend(&mut self, slot: u32) {
+        if self.held(slot) {
+            self.pending.push(slot);
+        }
+    }
+
+    /// Looks at the held entity at `slot` again at broadcast `wake` (which must be within
+    /// the wheel's length of now), unless it changes first.
+    pub(crate) fn sleep_until(&mut self, slot: u32, wake: u32) {
+        if !self.held(slot) {
+            return;
+        }
+        if self.wheel.is_empty() {
+            self.pending.push(slot);
+            return;
+        }
+        self.wake[slot as usize] = wake;
+        let len = self.wheel.len();
+        self.wheel[wake as usize % len].push(slot);
+    }
+
+    /// Sets the wheel to `len` broadcasts (more than the farthest wake) and looks at every
+    /// held entity next broadcast: the refresh schedule changed.
+    pub(crate) fn wake_all(&mut self, len: usize) {
+        self.wheel = vec![Vec::new(); len.max(1)];
+        self.pending.clear();
+        for (s, n) in self.nets.iter().enumerate() {
+            if n.is_some() {
+                self.pending.push(s as u32);
+            }
+        }
+    }
+
+    /// Adds to `out`, once each, the held slots to look at in broadcast `number`: those
+    /// pending, those in `changed` (the slots whose state changed this broadcast), and
+    /// those whose wake is now. `wheel` is how many broadcasts the wheel must span (a new
+    /// view gets its wheel here, and looks at everything once).
+    pub(crate) fn due(&mut self, number: u32, changed: &[u32], wheel: usize, out: &mut Vec<u32>) {
+        if self.wheel.len() != wheel.max(1) {
+            self.wake_all(wheel);
+        }
+        let at = number as usize % self.wheel.len();
+        let bucket = std::mem::take(&mut self.wheel[at]);
+        let pending = std::mem::take(&mut self.pending);
+        let woken = bucket
+            .iter()
+            .filter(|s| self.wake.get(**s as usize) == Some(&number));
+        for &slot in pending.iter().chain(changed).chain(woken) {
+            let s = slot as usize;
+            if self.held(slot) && self.looked[s] != number {
+                self.looked[s] = number;
+                out.push(slot);
+            }
+        }
+        // The buffers go back, emptied, to be filled again without allocating.
+        self.pending = pending;
+        self.pending.clear();
+        self.wheel[at] = bucket;
+        self.wheel[at].clear();
+    }
+}
+
+/// The entries of one datagram: (slot, entity, broadcast).
+pub(crate) type SentEntries = Vec<(u32, NetId, u32)>;
 
 /// What the server knows of one client's copy of the world.
 #[derive(Default, Clone)]
 pub(crate) struct ClientView {
     /// The entities the client was told of.
     pub(crate) ents: Ents,
-    /// The entries of datagrams not yet acknowledged: (sequence number, [(entity, broadcast)]).
+    /// The entries of datagrams not yet acknowledged: (sequence number, [(slot, entity,
+    /// broadcast)]).
     pub(crate) in_flight: VecDeque<(u32, SentEntries)>,
 }
 
 impl ClientView {
-    /// Registers an entity the client is being told of by reliable message `msg`.
-    pub(crate) fn introduce(&mut self, net: NetId, msg: Option<u32>) {
-        self.ents.insert(
-            net,
-            Seen {
-                announced: msg,
-                ..Seen::default()
-            },
-        );
-    }
-
     /// The peer acknowledged datagrams `acked`: their entries become baselines.
-    pub(crate) fn acked(&mut self, acked: &[u32], history: &IdMap<NetId, History>) {
+    pub(crate) fn acked(&mut self, acked: &[u32], history: &[History]) {
         for seq in acked {
             let Some(pos) = self.in_flight.iter().position(|(s, _)| s == seq) else {
                 continue;
@@ -132,15 +278,20 @@ impl ClientView {
             let Some((_, entries)) = self.in_flight.remove(pos) else {
                 continue;
             };
-            for (net, number) in entries {
-                let (Some(seen), Some(h)) = (self.ents.get_mut(&net), history.get(&net)) else {
+            for (slot, net, number) in entries {
+                let (Some(seen), Some(h)) = (self.ents.get(slot, net), history.get(slot as usize))
+                else {
                     continue;
                 };
                 if seen.baseline.as_ref().is_some_and(|(f, _)| *f >= number) {
                     continue;
                 }
-                if let Some(bytes) = h.at(number) {
-                    seen.baseline = Some((number, bytes.to_vec()));
+                // Unchanged since: it stays unchanged against the newer baseline, and its
+                // refresh only comes later. Changed since: look at it again.
+                let changed = h.versions.back().is_some_and(|(v, _)| *v > number);
+                if let Some(bytes) = h.shared_at(number) {
+                    let baseline = Some((number, bytes.clone()));
+                    self.ents.set_baseline(slot, baseline, changed);
                 }
             }
         }

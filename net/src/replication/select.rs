@@ -1,0 +1,355 @@
+//! Which entities a client could be sent this broadcast, and with what priority: found
+//! in proportion to what changed, not to the size of the world.
+//!
+//! Every entity has a slot ([`Slots`](super::slots::Slots)). Per broadcast the
+//! [`Selection`] lays the world out by slot and notes which slots' sections changed. Per
+//! client, [`Ents::due`] gives the slots to look at: those that changed, those left
+//! pending by the last broadcast (changed and not yet acknowledged, not yet announced, or
+//! predicted, whose prediction moves on), and those whose refresh may be due. After a look
+//! at an unchanged entity, it sleeps until the first broadcast at which its refresh can be
+//! due ([`Cadence::next_look`]); a newer baseline only makes that early, which costs a look
+//! and nothing else. So a world at rest costs a client next to nothing between refreshes.
+//!
+//! [`Ents::due`]: crate::session::baseline::Ents::due
+
+use super::age::Ages;
+use super::forecast::Forecasts;
+use super::server::Current;
+use super::*;
+use crate::connection::Connection;
+use crate::session::baseline::{ClientView, History, Seen};
+
+/// Marks a slot with no state this broadcast.
+const ABSENT: u32 = u32::MAX;
+
+/// When things go, in broadcasts, from the configuration.
+pub(super) struct Cadence {
+    /// This broadcast's number.
+    pub(super) number: u32,
+    /// Broadcasts a second.
+    pub(super) rate: f32,
+    /// The most bytes of state per client and broadcast (the configured budget's share).
+    pub(super) budget: usize,
+    /// The configured most bytes a second per client in all: a client's pace's ceiling.
+    pub(super) ceiling: f32,
+    /// Broadcasts after which an unchanged entity is sent again.
+    pub(super) refresh: u32,
+    /// Refreshes alone go out every this many broadcasts, so a resting world sends few
+    /// datagrams; they also ride along whenever changed state goes.
+    pub(super) batch: u32,
+    /// Whether this broadcast is a refresh round (every half refresh).
+    pub(super) at_round: bool,
+}
+
+impl Cadence {
+    /// Whether an unchanged entity the client acknowledged `age` broadcasts ago is sent
+    /// again now: once it is a whole refresh old, or at a refresh round (every half
+    /// refresh) once it is more than half a refresh old. What comes to rest together is
+    /// then refreshed together (a client's copy of a stack is put back whole, not one
+    /// crate at a time into the others' wrong places), and a steady refresh still comes
+    /// once a refresh: half a refresh after a round, its age is not past the half.
+    pub(super) fn refresh_due(&self, age: u32) -> bool {
+        age >= self.refresh || (self.at_round && age > self.refresh / 2)
+    }
+
+    /// The first broadcast after this one at which an unchanged entity the client
+    /// acknowledged at broadcast `f`, last sent at `last_sent`, may be due for its refresh:
+    /// never later than it is (a whole refresh after `f`, or the next refresh round past
+    /// half a refresh, and not before a batch after it was last sent).
+    pub(super) fn next_look(&self, f: u32, last_sent: Option<u32>) -> u32 {
+        let half = self.refresh / 2;
+        let step = half.max(1);
+        let after = f.saturating_add(half).max(self.number);
+        let round = (after / step).saturating_add(1).saturating_mul(step);
+        let whole = f
+            .saturating_add(self.refresh)
+            .max(self.number.saturating_add(1));
+        let resend = last_sent.map_or(0, |s| s.saturating_add(self.batch));
+        round
+            .min(whole)
+            .max(resend)
+            .max(self.number.saturating_add(1))
+    }
+
+    /// How many broadcasts a client's wheel of wakes spans: more than the farthest wake.
+    fn wheel_len(&self) -> usize {
+        (self.refresh.max(self.batch) as usize + 2).next_power_of_two()
+    }
+
+    /// Seconds between broadcasts.
+    pub(super) fn interval(&self) -> f32 {
+        1.0 / self.rate
+    }
+
+    /// The least and the most a client's pace may be, bytes a second: at least a small
+    /// datagram a broadcast.
+    pub(super) fn bounds(&self) -> (f32, f32) {
+        (2.0 * MIN_BUDGET as f32 * self.rate, self.ceiling)
+    }
+
+    pub(super) fn of(config: &crate::config::NetConfig, number: u32) -> Self {
+        let rate = config.rate.max(0.001);
+        let refresh = ((config.refresh * rate).round() as u32).max(1);
+        Cadence {
+            number,
+            rate,
+            budget: ((config.budget as f32 / rate) as usize).max(MIN_BUDGET),
+            ceiling: config.link_ceiling as f32,
+            refresh,
+            batch: ((0.25 * rate).round() as u32).max(1),
+            at_round: number.is_multiple_of((refresh / 2).max(1)),
+        }
+    }
+}
+
+/// The world of one broadcast laid out by slot, and a buffer for what one client looks at.
+#[derive(Default, Clone)]
+pub(super) struct Selection {
+    /// Each slot's index in the broadcast's world; [`ABSENT`] where it has no state.
+    at: Vec<u32>,
+    /// The slots whose section changed at this broadcast.
+    changed: Vec<u32>,
+    /// How many of the world's entities each client owns.
+    owned: BTreeMap<ClientId, usize>,
+    /// The last broadcast's refresh schedule: (refresh, batch).
+    schedule: Option<(u32, u32)>,
+    /// The slots one client looks at.
+    due: Vec<u32>,
+}
+
+impl Selection {
+    /// A broadcast begins with `world` (each entity's slot below `slots`). Returns the
+    /// length of the clients' wheels if the refresh schedule changed, when every client
+    /// must look at everything again.
+    pub(super) fn begin(
+        &mut self,
+        world: &[Current<'_>],
+        slots: usize,
+        cadence: &Cadence,
+    ) -> Option<usize> {
+        self.at.clear();
+        self.at.resize(slots, ABSENT);
+        self.changed.clear();
+        self.owned.clear();
+        for (i, c) in world.iter().enumerate() {
+            self.at[c.slot as usize] = i as u32;
+            if c.version == cadence.number {
+                self.changed.push(c.slot);
+            }
+            if let Owner::Client(o) = c.owner {
+                *self.owned.entry(o).or_default() += 1;
+            }
+        }
+        let schedule = Some((cadence.refresh, cadence.batch));
+        (std::mem::replace(&mut self.schedule, schedule) != schedule).then(|| cadence.wheel_len())
+    }
+}
+
+/// What client `id` could be sent (whose view is `view`, on `conn`): (index into the
+/// world, whether it changed, priority), each entity's priority grown by its urgency (a
+/// change) or by how overdue its refresh is. Not its own entities, and none whose spawn
+/// message it has not acknowledged yet. An entity whose prediction from what the client
+/// holds stands for its state counts as unchanged. Also whether there were any such: the
+/// client then needs a datagram even with no entries, to predict them. Notes in `ages`
+/// how many entities the client holds (its own aside) and how old the changed ones are.
+pub(super) fn candidates(
+    id: ClientId,
+    view: &mut ClientView,
+    conn: &Connection,
+    (sel, world): (&mut Selection, &[Current<'_>]),
+    cadence: &Cadence,
+    ages: &mut Ages,
+    (forecasts, history): (&mut Forecasts, &[History]),
+) -> (Vec<(usize, bool, f32)>, bool) {
+    let mut predicted = false;
+    let number = cadence.number;
+    let mut cands = Vec::new();
+    let own = sel.owned.get(&id).copied().unwrap_or(0);
+    let mut due = std::mem::take(&mut sel.due);
+    due.clear();
+    view.ents
+        .due(number, &sel.changed, cadence.wheel_len(), &mut due);
+    for &slot in &due {
+        let Some(i) = sel.at.get(slot as usize).filter(|i| **i != ABSENT) else {
+            // No state to send yet: look again next broadcast.
+            view.ents.pend(slot);
+            continue;
+        };
+        let i = *i as usize;
+        let c = &world[i];
+        if c.owner == Owner::Client(id) {
+            continue;
+        }
+        let Some(announced) = view.ents.get(slot, c.net).map(Seen::announced) else {
+            continue;
+        };
+        if let Some(m) = announced {
+            if !conn.delivered(m) {
+                view.ents.pend(slot);
+                continue;
+            }
+            view.ents.settle(slot);
+        }
+        let Some(seen) = view.ents.get_mut(slot, c.net) else {
+            continue;
+        };
+        // Unchanged if the client acknowledged a broadcast at which the current bytes were
+        // already current (or, rarely, if they came back to what it holds).
+        let base = seen.baseline();
+        let same = base.is_some_and(|(f, b)| f >= c.version || b == c.bytes);
+        let foreseen = !same && c.predicts && follows_prediction(c, seen, forecasts, history);
+        predicted |= foreseen;
+        if same || foreseen {
+            let f = base.map_or(0, |(f, _)| f);
+            let age = number - f;
+            let resend_ok = seen.last_sent.is_none_or(|s| number - s >= cadence.batch);
+            if !cadence.refresh_due(age) || !resend_ok {
+                if same {
+                    let wake = cadence.next_look(f, seen.last_sent);
+                    view.ents.sleep_until(slot, wake);
+                } else {
+                    // A prediction moves on: it may stop standing for the state.
+                    view.ents.pend(slot);
+                }
+                continue;
+            }
+            let overdue = age.saturating_sub(cadence.refresh) as f32 / cadence.rate;
+            seen.priority += REFRESH_PRIORITY + OVERDUE_PRIORITY * overdue;
+            cands.push((i, false, seen.priority));
+        } else {
+            if let Some((b, _)) = base {
+                ages.stale.push(number - b);
+            }
+            seen.priority += c.urgency;
+            cands.push((i, true, seen.priority));
+        }
+        // Sent or not, a candidate is looked at again next broadcast.
+        view.ents.pend(slot);
+    }
+    sel.due = due;
+    ages.held = view.ents.settled().saturating_sub(own);
+    (cands, predicted)
+}
+
+/// Whether the client's prediction of `c` stands for its state now, whichever section the
+/// client predicts from: its baseline, or the newer one in flight if that arrived.
+fn follows_prediction(
+    c: &Current<'_>,
+    seen: &Seen,
+    forecasts: &mut Forecasts,
+    history: &[History],
+) -> bool {
+    let Some((bf, base)) = seen.baseline() else {
+        return false;
+    };
+    if !forecasts.agrees(c.net, c.codec, (bf, base), c.bytes) {
+        return false;
+    }
+    match seen.last_sent.filter(|s| *s > bf) {
+        None => true,
+        Some(s) => history
+            .get(c.slot as usize)
+            .and_then(|h| h.at(s))
+            .is_some_and(|b| forecasts.agrees(c.net, c.codec, (s, b), c.bytes)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::session::baseline::Ents;
+
+    fn cadence(refresh: u32, batch: u32, number: u32) -> Cadence {
+        let step = (refresh / 2).max(1);
+        Cadence {
+            number,
+            rate: 20.0,
+            budget: 600,
+            ceiling: 1e6,
+            refresh,
+            batch,
+            at_round: number.is_multiple_of(step),
+        }
+    }
+
+    /// Whether the original rule (every entity looked at every broadcast) finds an
+    /// unchanged entity due at `n`.
+    fn due_at(refresh: u32, batch: u32, n: u32, f: u32, last_sent: Option<u32>) -> bool {
+        let c = cadence(refresh, batch, n);
+        c.refresh_due(n - f) && last_sent.is_none_or(|s| n - s >= batch)
+    }
+
+    #[test]
+    fn an_unchanged_entity_wakes_no_later_than_its_refresh_comes_due() {
+        for (refresh, batch) in [(80, 5), (1, 1), (7, 3), (2, 9), (40, 1)] {
+            for number in 1..200u32 {
+                for f in number.saturating_sub(90).max(1)..=number {
+                    for last_sent in [None, Some(f), Some(number), Some(number.saturating_sub(2))] {
+                        if last_sent.is_some_and(|s| s < f) {
+                            continue;
+                        }
+                        let wake = cadence(refresh, batch, number).next_look(f, last_sent);
+                        assert!(wake > number, "a wake is in the future");
+                        let first = (number + 1..number + 400)
+                            .find(|n| due_at(refresh, batch, *n, f, last_sent))
+                            .expect("an unchanged entity comes due");
+                        assert!(
+                            wake <= first,
+                            "refresh {refresh} batch {batch} now {number} baseline {f} \
+                             sent {last_sent:?}: wakes at {wake}, due at {first}"
+                        );
+                        let len = cadence(refresh, batch, number).wheel_len();
+                        assert!(((wake - number) as usize) < len, "the wheel spans the wake");
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_client_looks_at_what_changed_what_is_pending_and_what_wakes_and_nothing_else() {
+        let mut ents = Ents::default();
+        for s in 0..10u32 {
+            ents.insert(s, NetId(100 + s), None);
+        }
+        let mut out = Vec::new();
+        ents.due(1, &[], 8, &mut out);
+        assert_eq!(out.len(), 10, "new entities are looked at once");
+        for s in 0..10 {
+            ents.sleep_until(s, 5);
+        }
+        ents.sleep_until(3, 2);
+        ents.pend(4);
+        out.clear();
+        ents.due(2, &[7, 7, 11], 8, &mut out);
+        out.sort_unstable();
+        assert_eq!(
+            out,
+            [3, 4, 7],
+            "the woken, the pending and the changed, once each"
+        );
+        // A look ends with a new wake (or pending again): here, unchanged.
+        for s in [3, 4, 7] {
+            ents.sleep_until(s, 9);
+        }
+        out.clear();
+        ents.due(3, &[], 8, &mut out);
+        assert!(
+            out.is_empty(),
+            "a world at rest costs nothing between wakes"
+        );
+        ents.remove(6, NetId(106));
+        out.clear();
+        ents.due(5, &[], 8, &mut out);
+        out.sort_unstable();
+        assert_eq!(
+            out,
+            [0, 1, 2, 5, 8, 9],
+            "what sleeps wakes, what is gone does not"
+        );
+        out.clear();
+        ents.due(9, &[], 8, &mut out);
+        out.sort_unstable();
+        assert_eq!(out, [3, 4, 7]);
+    }
+}
