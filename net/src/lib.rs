@@ -54,7 +54,7 @@ pub mod discovery;
 mod endpoint;
 pub mod error;
 mod event;
-#[cfg(any(test, feature = "fuzzing"))]
+#[cfg(feature = "fuzzing")]
 pub mod fuzzing;
 pub mod guide;
 pub mod harness;
