@@ -6,6 +6,7 @@
 //! the same trajectory (checked bit for bit at the end) and the ratio is the cost of the
 //! frame's controller passes, packet encoding and decoding alone.
 
+use lanyard::pose::PoseState;
 use lanyard::prelude::*;
 use lanyard::rapier3d::prelude::PhysicsWorld;
 use lanyard::{KindId, encode_params};
@@ -70,6 +71,27 @@ fn median(v: &mut [f64]) -> f64 {
     v[v.len() / 2]
 }
 
+/// The pose codec alone, per body: `PoseState::of` and `write`, then `read`, over the
+/// group's bodies as they are (medians of 200 passes).
+fn pose_codec_ns(group: &EntityGroup) -> (f64, f64) {
+    let poses: Vec<PoseState> = group.iter().map(|e| PoseState::of(e.body())).collect();
+    let mut buf = Vec::with_capacity(poses.len() * 32);
+    let (mut enc, mut dec) = (Vec::new(), Vec::new());
+    for _ in 0..200 {
+        buf.clear();
+        enc.push(per_frame_ns(poses.len(), {
+            let mut it = poses.iter();
+            let mut w = SectionWriter::new(&mut buf);
+            move || it.next().expect("a pose").write(&mut w)
+        }));
+        let mut r = SectionReader::new(&buf);
+        dec.push(per_frame_ns(poses.len(), || {
+            black_box(PoseState::read(&mut r).expect("a pose"));
+        }));
+    }
+    (median(&mut enc), median(&mut dec))
+}
+
 fn main() {
     let (mut group, mut bare) = build();
     for _ in 0..WARMUP {
@@ -97,6 +119,7 @@ fn main() {
         b.translation() == e.body().translation() && b.rotation() == e.body().rotation()
     });
     let (g, b) = (median(&mut g_ns), median(&mut b_ns));
+    let (encode, decode) = pose_codec_ns(&group);
     println!("bodies: {BODIES}, awake: bare {awake_bare}, group {awake_group}");
     println!(
         "bare rapier3d step:  {:>8.1} us/frame (median of {ROUNDS} rounds x {FRAMES_PER_ROUND})",
@@ -112,6 +135,7 @@ fn main() {
         "packet: {bytes} bytes, {:.1} bytes per entity",
         bytes as f64 / BODIES as f64
     );
+    println!("pose codec alone: encode {encode:.1} ns, decode {decode:.1} ns per body");
     println!("identical trajectories: {same}");
     println!("ratio frame / bare step: {:.3}", g / b);
 }
