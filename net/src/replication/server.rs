@@ -453,7 +453,7 @@ fn world_state<'a>(
                 None => continue,
             },
         };
-        let slot = slots.of(net);
+        let slot = slots.of_entity(e.id().index(), net);
         let s = slot as usize;
         if s >= last_vel.len() {
             last_vel.resize(s + 1, None);
@@ -478,11 +478,14 @@ fn world_state<'a>(
             predicts: owner == Owner::Server && codec.predicts(),
         });
     }
-    world.sort_by_key(|c| c.net);
+    // Only entities forwarded for clients can be out of order (they come after the rest).
+    if !world.is_sorted_by_key(|c| c.net) {
+        world.sort_by_key(|c| c.net);
+    }
     for c in &mut world {
         let h = &mut history[c.slot as usize];
         h.update(number, c.bytes);
-        c.version = h.versions.back().map_or(number, |v| v.0);
+        c.version = h.newest().unwrap_or(number);
     }
     world
 }

@@ -9,6 +9,10 @@ use lanyard::NetId;
 #[derive(Default, Clone)]
 pub(super) struct Slots {
     of: IdMap<NetId, u32>,
+    /// By the server group's own index of an entity: its network id and slot, as last
+    /// looked up. The group walks its entities in an order close to their indices, so a
+    /// broadcast reads this front to back instead of probing the map a thousand times.
+    by_index: Vec<Option<(NetId, u32)>>,
     free: Vec<u32>,
     /// How many slots were ever handed out (the arrays' length).
     len: u32,
@@ -28,6 +32,25 @@ impl Slots {
         s
     }
 
+    /// The slot of entity `net`, whose index in the server's group is `index`
+    /// ([`EntityId::index`](lanyard::EntityId::index)): [`of`](Self::of), remembered by
+    /// that index. A remembered slot is used only for the same network id, and network ids
+    /// are never reused, so a stale one is never taken.
+    pub(super) fn of_entity(&mut self, index: u32, net: NetId) -> u32 {
+        let i = index as usize;
+        if let Some(&Some((n, s))) = self.by_index.get(i)
+            && n == net
+        {
+            return s;
+        }
+        let s = self.of(net);
+        if i >= self.by_index.len() {
+            self.by_index.resize(i + 1, None);
+        }
+        self.by_index[i] = Some((net, s));
+        s
+    }
+
     /// Entity `net`'s slot, if it has one.
     pub(super) fn get(&self, net: NetId) -> Option<u32> {
         self.of.get(&net).copied()
@@ -38,6 +61,13 @@ impl Slots {
     pub(super) fn release(&mut self, net: NetId) {
         if let Some(s) = self.of.remove(&net) {
             self.free.push(s);
+            if let Some(e) = self
+                .by_index
+                .iter_mut()
+                .find(|e| e.is_some_and(|(n, _)| n == net))
+            {
+                *e = None;
+            }
         }
     }
 
@@ -62,5 +92,23 @@ mod tests {
         assert_eq!(s.get(NetId(40)), None);
         assert_eq!(s.of(NetId(9)), 0, "the released slot comes back");
         assert_eq!(s.len(), 2);
+    }
+
+    #[test]
+    fn a_slot_remembered_by_group_index_is_the_same_slot_and_never_a_stale_one() {
+        let mut s = Slots::default();
+        assert_eq!(s.of_entity(3, NetId(40)), 0);
+        assert_eq!(s.of_entity(0, NetId(41)), 1);
+        assert_eq!(s.of_entity(3, NetId(40)), 0);
+        assert_eq!(s.of(NetId(41)), 1, "the map and the index agree");
+        // Entity 40 goes; its group index is reused by entity 50, which gets the freed slot
+        // through the map, not the remembered one.
+        s.release(NetId(40));
+        assert_eq!(s.of_entity(3, NetId(50)), 0);
+        assert_eq!(s.get(NetId(50)), Some(0));
+        assert_eq!(s.get(NetId(40)), None);
+        // Index 0 now names entity 50 too (a group index can move): still by network id.
+        assert_eq!(s.of_entity(0, NetId(50)), 0);
+        assert_eq!(s.of_entity(0, NetId(41)), 1);
     }
 }

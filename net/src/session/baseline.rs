@@ -17,20 +17,74 @@ pub(crate) const IN_FLIGHT: usize = 48;
 /// what a client's acknowledged broadcast number stands for.
 #[derive(Default, Clone)]
 pub(crate) struct History {
-    pub(crate) versions: VecDeque<(u32, Arc<[u8]>)>,
+    versions: VecDeque<(u32, Arc<[u8]>)>,
+    /// The newest version's broadcast, and its bytes when they are short: every broadcast
+    /// compares every entity's section with its newest, and the histories of a thousand
+    /// entities read front to back cost far less than a thousand pointers followed.
+    tip: Tip,
+}
+
+/// The newest section of a [`History`], kept inline when it is at most [`Tip::INLINE`]
+/// bytes long (a pose and a few bytes more).
+#[derive(Clone)]
+struct Tip {
+    number: Option<u32>,
+    len: u8,
+    bytes: [u8; Tip::INLINE],
+}
+
+impl Default for Tip {
+    fn default() -> Self {
+        Tip {
+            number: None,
+            len: u8::MAX,
+            bytes: [0; Tip::INLINE],
+        }
+    }
+}
+
+impl Tip {
+    const INLINE: usize = 46;
+
+    /// Whether `cur` is the tip's bytes, if the tip holds them inline.
+    fn holds(&self, cur: &[u8]) -> Option<bool> {
+        let len = usize::from(self.len);
+        (len <= Self::INLINE).then(|| cur.len() == len && self.bytes[..len] == *cur)
+    }
+
+    fn set(&mut self, number: u32, cur: &[u8]) {
+        self.number = Some(number);
+        match u8::try_from(cur.len()) {
+            Ok(len) if cur.len() <= Self::INLINE => {
+                self.len = len;
+                self.bytes[..cur.len()].copy_from_slice(cur);
+            }
+            _ => self.len = u8::MAX,
+        }
+    }
 }
 
 impl History {
     /// Notes the section current at `number`.
     pub(crate) fn update(&mut self, number: u32, cur: &[u8]) {
-        if self.versions.back().is_none_or(|(_, b)| &b[..] != cur) {
+        let same = match self.tip.holds(cur) {
+            Some(same) => same,
+            None => self.versions.back().is_some_and(|(_, b)| &b[..] == cur),
+        };
+        if !same {
             self.versions.push_back((number, cur.into()));
+            self.tip.set(number, cur);
         }
         // Keep the newest version at or before the window's start, and all after it.
         let cutoff = number.saturating_sub(SERVER_WINDOW + IN_FLIGHT as u32);
         while self.versions.len() > 1 && self.versions[1].0 <= cutoff {
             self.versions.pop_front();
         }
+    }
+
+    /// The broadcast the newest section first went out in.
+    pub(crate) fn newest(&self) -> Option<u32> {
+        self.tip.number
     }
 
     /// The section that was current at `number`, if still known.
@@ -288,12 +342,47 @@ impl ClientView {
                 }
                 // Unchanged since: it stays unchanged against the newer baseline, and its
                 // refresh only comes later. Changed since: look at it again.
-                let changed = h.versions.back().is_some_and(|(v, _)| *v > number);
+                let changed = h.newest().is_some_and(|v| v > number);
                 if let Some(bytes) = h.shared_at(number) {
                     let baseline = Some((number, bytes.clone()));
                     self.ents.set_baseline(slot, baseline, changed);
                 }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_history_finds_its_versions_short_and_long_alike() {
+        let short = |b: u8| vec![b; 31];
+        let long = |b: u8| vec![b; 200];
+        let mut h = History::default();
+        assert_eq!(h.newest(), None);
+        h.update(1, &short(1));
+        h.update(2, &short(1));
+        assert_eq!(h.newest(), Some(1), "the same bytes are no new version");
+        h.update(3, &short(2));
+        h.update(4, &long(3));
+        h.update(5, &long(3));
+        assert_eq!(h.newest(), Some(4), "long bytes are compared too");
+        h.update(6, &long(4));
+        h.update(7, &short(2));
+        assert_eq!(h.newest(), Some(7), "back to old bytes is a new version");
+        assert_eq!(h.at(2), Some(&short(1)[..]));
+        assert_eq!(h.at(3), Some(&short(2)[..]));
+        assert_eq!(h.at(5), Some(&long(3)[..]));
+        assert_eq!(h.at(6), Some(&long(4)[..]));
+        assert_eq!(h.at(9), Some(&short(2)[..]));
+        // Lengths differ at the inline limit: never the same.
+        let mut h = History::default();
+        h.update(1, &[7; Tip::INLINE]);
+        h.update(2, &[7; Tip::INLINE + 1]);
+        h.update(3, &[7; Tip::INLINE - 1]);
+        assert_eq!(h.newest(), Some(3));
+        assert_eq!(h.at(2), Some(&[7; Tip::INLINE + 1][..]));
     }
 }
