@@ -31,15 +31,12 @@ impl Server {
             core,
             server: self,
             inbox,
-            broadcast,
-            packet: PacketWriter::new(),
             heartbeats: BTreeSet::new(),
         };
         let frame = group.run_frame(&mut driver);
         let ServerFrame {
             core,
             server,
-            packet,
             heartbeats,
             ..
         } = driver;
@@ -50,10 +47,13 @@ impl Server {
         if broadcast {
             core.last_send = Some(core.now);
             core.counters.broadcasts += 1;
+            // The packet the frame's server paths wrote is the broadcast's: the group keeps
+            // it until its next frame.
+            let group: &EntityGroup = group;
             sent = server.repl.broadcast(
                 core,
                 group,
-                (&packet, frame.tick as u32),
+                (group.last_packet(), frame.tick as u32),
                 &mut server.endpoint.peers,
             );
         }
@@ -82,9 +82,6 @@ struct ServerFrame<'a> {
     core: &'a mut Core,
     server: &'a mut Server,
     inbox: Vec<(SocketAddr, Vec<u8>)>,
-    broadcast: bool,
-    /// This broadcast's packet, written once for every client.
-    packet: PacketWriter,
     heartbeats: BTreeSet<ClientId>,
 }
 
@@ -156,12 +153,6 @@ impl FrameDriver for ServerFrame<'_> {
             }
         }
         s.expire(core, pass.group_mut());
-    }
-
-    fn outbound(&mut self, packet: &PacketWriter) {
-        if self.broadcast {
-            self.packet.clone_from(packet);
-        }
     }
 }
 
