@@ -371,8 +371,19 @@ impl<'a> SectionReader<'a> {
     /// A position written by [`SectionWriter::pos_mm`].
     pub fn pos_mm(&mut self) -> Result<Vec3, Error> {
         let mut c = [0.0f32; 3];
-        for v in &mut c {
-            *v = i32::from_le_bytes(self.take()?) as f32 / 1000.0;
+        // All three at once when they are there (one bounds check); component by component
+        // otherwise, for the error to say how far it got.
+        match self.take::<12>() {
+            Ok(b) => {
+                for (v, b) in c.iter_mut().zip(b.chunks_exact(4)) {
+                    *v = i32::from_le_bytes([b[0], b[1], b[2], b[3]]) as f32 / 1000.0;
+                }
+            }
+            Err(_) => {
+                for v in &mut c {
+                    *v = i32::from_le_bytes(self.take()?) as f32 / 1000.0;
+                }
+            }
         }
         Ok(Vec3::new(c[0], c[1], c[2]))
     }
@@ -398,8 +409,18 @@ impl<'a> SectionReader<'a> {
     /// A vector written by [`SectionWriter::vec3_bounded`] with the same `max`.
     pub fn vec3_bounded(&mut self, max: f32) -> Result<Vec3, Error> {
         let mut c = [0.0f32; 3];
-        for v in &mut c {
-            *v = f32::from(i16::from_le_bytes(self.take()?)) / f32::from(i16::MAX) * max;
+        // As in `pos_mm`: at once when all three are there.
+        match self.take::<6>() {
+            Ok(b) => {
+                for (v, b) in c.iter_mut().zip(b.chunks_exact(2)) {
+                    *v = f32::from(i16::from_le_bytes([b[0], b[1]])) / f32::from(i16::MAX) * max;
+                }
+            }
+            Err(_) => {
+                for v in &mut c {
+                    *v = f32::from(i16::from_le_bytes(self.take()?)) / f32::from(i16::MAX) * max;
+                }
+            }
         }
         Ok(Vec3::new(c[0], c[1], c[2]))
     }
@@ -710,6 +731,36 @@ mod tests {
         let vb = r.vec3_bounded(50.0).unwrap();
         assert!((vb - Vec3::new(3.0, -49.0, 50.0)).abs().max_element() < 0.002);
         r.finish().unwrap();
+    }
+
+    #[test]
+    fn a_cut_quantized_value_says_how_far_it_got() {
+        // The whole value is read at once; a cut one component by component, so the error
+        // names the first component missing, not the whole value.
+        let (pos, vel) = ([1u8; 12], [1u8; 6]);
+        let cut = |n: usize| SectionReader::new(&pos[..n]).pos_mm();
+        assert_eq!(
+            cut(9),
+            Err(Error::Truncated {
+                needed: 4,
+                remaining: 1
+            })
+        );
+        assert!(cut(12).is_ok());
+        assert_eq!(
+            SectionReader::new(&vel[..5]).vec3_bounded(8.0),
+            Err(Error::Truncated {
+                needed: 2,
+                remaining: 1
+            })
+        );
+        assert_eq!(
+            SectionReader::new(&[3, 0, 0, 0]).quat(),
+            Err(Error::Truncated {
+                needed: 2,
+                remaining: 1
+            })
+        );
     }
 
     #[test]
