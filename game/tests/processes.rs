@@ -50,6 +50,7 @@ fn a_server_and_two_bots_play_together_for_twenty_seconds() {
             "bytes_in",
             "bytes_out",
             "loss",
+            "ping_ms",
         ] {
             assert!(r.get(key).is_some(), "bot {i} report lacks '{key}'");
         }

@@ -81,8 +81,8 @@ pub use lanyard;
 /// Moves every datagram `transport` has received into `net`, and every datagram `net` wants
 /// to send out through `transport`. Call it around [`NetManager::update`].
 pub fn pump(net: &mut NetManager, transport: &mut dyn Transport) {
-    while let Some((from, bytes)) = transport.recv() {
-        net.receive(from, &bytes);
+    while let Some((from, bytes, age)) = transport.recv_aged() {
+        net.receive_aged(from, &bytes, age);
     }
     for (to, bytes) in net.drain_outgoing() {
         transport.send(to, &bytes);

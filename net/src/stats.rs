@@ -47,7 +47,9 @@ pub struct PeerStats {
     /// resends wait on. It includes the time the peer waits before it next sends.
     pub rtt_ms: f32,
     /// The round trip on the wire in milliseconds, from clock stamps each side echoes with
-    /// how long it held them (0 until the first echo): the ping a player should see.
+    /// how long it held them (0 until the first echo): the ping a player should see. A
+    /// datagram given with its age ([`NetManager::receive_aged`](crate::NetManager::receive_aged))
+    /// is timed from its arrival, so neither side's wait for its next frame counts.
     pub ping_ms: f32,
     /// Milliseconds since a datagram from the peer was last taken (filled in when the
     /// stats are read).

@@ -12,6 +12,7 @@ use std::cell::RefCell;
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::net::SocketAddr;
 use std::rc::Rc;
+use std::time::Duration;
 
 /// Something that sends and receives datagrams.
 pub trait Transport {
@@ -21,6 +22,15 @@ pub trait Transport {
     fn send(&mut self, to: SocketAddr, bytes: &[u8]);
     /// The next received datagram, if any. Never blocks.
     fn recv(&mut self) -> Option<(SocketAddr, Vec<u8>)>;
+    /// The next received datagram and how long ago it arrived, for a round trip measured
+    /// on the wire rather than from one frame to another (see
+    /// [`NetManager::receive_aged`](crate::NetManager::receive_aged)). Transports that do
+    /// not know say it arrived just now: so do the hub's endpoints, whose peers step in
+    /// turn.
+    fn recv_aged(&mut self) -> Option<(SocketAddr, Vec<u8>, Duration)> {
+        self.recv()
+            .map(|(from, bytes)| (from, bytes, Duration::ZERO))
+    }
     /// Lets `dt` seconds pass, for transports that hold datagrams back. Real sockets ignore it.
     fn advance(&mut self, dt: f32) {
         let _ = dt;
@@ -322,6 +332,10 @@ impl<T: Transport> Transport for Conditioned<T> {
 
     fn recv(&mut self) -> Option<(SocketAddr, Vec<u8>)> {
         self.inner.recv()
+    }
+
+    fn recv_aged(&mut self) -> Option<(SocketAddr, Vec<u8>, Duration)> {
+        self.inner.recv_aged()
     }
 
     fn advance(&mut self, dt: f32) {

@@ -9,7 +9,7 @@ use message_io::network::{
 use std::collections::VecDeque;
 use std::io;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// A UDP socket bound to one address, used both to receive and to send to any peer. It is
 /// polled, never blocks, and runs no thread.
@@ -18,7 +18,8 @@ pub struct UdpTransport {
     processor: NetworkProcessor,
     listener: ResourceId,
     local: SocketAddr,
-    queue: VecDeque<(SocketAddr, Vec<u8>)>,
+    /// What arrived, with when it was taken off the socket.
+    queue: VecDeque<(SocketAddr, Vec<u8>, Instant)>,
 }
 
 /// The local address to bind, on any free port, for a socket that talks to `peer`: the
@@ -74,11 +75,13 @@ impl UdpTransport {
     }
 
     /// Waits up to `timeout` for datagrams to arrive (for loops with nothing else to do).
+    /// Each is stamped with the moment it was taken off the socket: a loop that waits here
+    /// between its ticks learns when its datagrams came, not only which tick took them.
     pub fn wait(&mut self, timeout: Duration) {
         let queue = &mut self.queue;
         self.processor.process_poll_event(Some(timeout), |e| {
             if let NetEvent::Message(ep, data) = e {
-                queue.push_back((ep.addr(), data.to_vec()));
+                queue.push_back((ep.addr(), data.to_vec(), Instant::now()));
             }
         });
     }
@@ -101,9 +104,14 @@ impl Transport for UdpTransport {
     }
 
     fn recv(&mut self) -> Option<(SocketAddr, Vec<u8>)> {
+        self.recv_aged().map(|(from, bytes, _)| (from, bytes))
+    }
+
+    fn recv_aged(&mut self) -> Option<(SocketAddr, Vec<u8>, Duration)> {
         if self.queue.is_empty() {
             self.wait(Duration::ZERO);
         }
-        self.queue.pop_front()
+        let (from, bytes, at) = self.queue.pop_front()?;
+        Some((from, bytes, at.elapsed()))
     }
 }

@@ -115,10 +115,9 @@ pub(crate) fn server(
                     .iter()
                     .map(|s| {
                         format!(
-                            " | {} {:.0} ms {:.0}% {} link {:.0} kbit/s state {:.0} ms",
+                            " | {} {} {} link {:.0} kbit/s state {:.0} ms",
                             s.name,
-                            s.stats.ping_ms,
-                            s.stats.loss * 100.0,
+                            lanyard_game::game::link_text(&s.stats).replace(" loss", ""),
                             g.score_of(&s.name),
                             s.stats.send_rate * 8.0 / 1000.0,
                             s.stats.state_age_p95_ms,

@@ -255,6 +255,22 @@ pub fn count(n: usize, thing: &str) -> String {
     }
 }
 
+/// A peer silent this long (seconds) shows as silent, not by its ping and loss: a live
+/// one is heard at least every heartbeat (half a second when idle).
+pub const SILENT_AFTER: f32 = 1.0;
+
+/// How a link reads in lists and status lines: "17 ms 0% loss", or "silent 4 s" for a
+/// peer not heard for [`SILENT_AFTER`] or more (frozen, or gone and not yet timed out):
+/// its old ping and loss would say it is fine.
+pub fn link_text(stats: &lanyard_net::PeerStats) -> String {
+    let silent = stats.silence_ms / 1000.0;
+    if silent >= SILENT_AFTER {
+        format!("silent {silent:.0} s")
+    } else {
+        format!("{:.0} ms {:.0}% loss", stats.ping_ms, stats.loss * 100.0)
+    }
+}
+
 /// A line fit to show: control characters removed, at most 200 characters.
 pub fn clean_line(s: &str) -> String {
     s.chars().filter(|c| !c.is_control()).take(200).collect()
@@ -491,7 +507,7 @@ impl Game {
     /// socket, the address players reach).
     fn pump(&mut self) {
         let now = self.clock();
-        while let Some((from, bytes)) = self.socket.recv() {
+        while let Some((from, bytes, age)) = self.socket.recv_aged() {
             if rendezvous::is_rendezvous(&bytes) {
                 // A server's registrar takes them; a client drops late punches.
                 if let Some(r) = &mut self.registrar {
@@ -499,7 +515,7 @@ impl Game {
                 }
                 continue;
             }
-            self.net.receive(from, &bytes);
+            self.net.receive_aged(from, &bytes, age);
         }
         for (to, bytes) in self.net.drain_outgoing() {
             self.socket.send(to, &bytes);

@@ -42,13 +42,20 @@ impl Game {
         Some(if s.ping_ms > 0.0 { s.ping_ms } else { s.rtt_ms })
     }
 
-    /// Estimated loss towards the server (clients), 0 to 1. It rises when the server
-    /// falls silent: from a quarter second of silence to all lost two seconds later.
+    /// Estimated loss towards the server (clients), 0 to 1: of the datagrams we sent, the
+    /// share the server's acks left out. A silent server is not loss (nothing was sent and
+    /// lost): [`silence`](Self::silence) says how long it has been silent.
     pub fn loss(&self) -> f32 {
-        self.net.server_stats().map_or(0.0, |s| {
-            let silent = ((s.silence_ms - 250.0) / 2000.0).clamp(0.0, 1.0);
-            s.loss.max(silent)
-        })
+        self.net.server_stats().map_or(0.0, |s| s.loss)
+    }
+
+    /// Clients: seconds since the server was last heard, once that is
+    /// [`SILENT_AFTER`](super::SILENT_AFTER) or more (a live server is heard at least
+    /// every heartbeat).
+    pub fn silence(&self) -> Option<f32> {
+        let s = self.net.server_stats()?;
+        let secs = s.silence_ms / 1000.0;
+        (secs >= super::SILENT_AFTER).then_some(secs)
     }
 
     /// The entities in the machine-readable shape: net id -> kind and position; on a
@@ -149,6 +156,7 @@ impl Game {
             "bytes_in": bytes_in,
             "bytes_out": bytes_out,
             "loss": self.loss(),
+            "ping_ms": self.ping_ms(),
             "network": self.network_json(),
         })
     }

@@ -110,11 +110,10 @@ pub(crate) fn roster(game: &mut Game, r: &mut Roster) {
             (false, false) => "playing",
         };
         let line = format!(
-            "[{}] {:<16} {:>4.0} ms  {:>2.0}% loss  {what}",
+            "[{}] {:<16} {:>16}  {what}",
             i + 1,
             s.name,
-            s.stats.ping_ms,
-            s.stats.loss * 100.0
+            link_text(&s.stats)
         );
         let c = if r.selected == Some(i) {
             mq::YELLOW
@@ -139,6 +138,10 @@ pub(crate) fn draw_hud(game: &Game) {
     let net = match game.ping_ms() {
         None if game.net.is_reconnecting() => "reconnecting to the server...".to_owned(),
         None if !game.is_server() => "connecting...".to_owned(),
+        Some(_) if let Some(secs) = game.silence() => format!(
+            "no data for {secs:.0} s  in {:.0} kbit/s  out {:.0} kbit/s",
+            game.traffic.kbps_in, game.traffic.kbps_out
+        ),
         Some(p) => format!(
             "ping {:.0} ms  in {:.0} kbit/s  out {:.0} kbit/s  loss {:.0}%",
             p,

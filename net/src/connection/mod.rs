@@ -407,14 +407,18 @@ impl Connection {
         Some(d)
     }
 
-    /// Takes in an opened DATA body (`len` bytes on the wire): the replay window first,
-    /// then acks, the reliable channel and the broadcast number.
+    /// Takes in an opened DATA body (`len` bytes on the wire) at `now`, which arrived at
+    /// `arrived` (no later than `now`: a frame takes in what came since the last one): the
+    /// replay window first, then acks, the reliable channel and the broadcast number.
+    /// Round trips are measured from the arrival, and the time until our reply is sent
+    /// counts as held, so neither side's wait for its next frame reads as wire time.
     pub(crate) fn on_data<'a>(
         &mut self,
         body: &'a [u8],
         len: usize,
-        now: u64,
+        (now, arrived): (u64, u64),
     ) -> Result<Incoming<'a>, Refused> {
+        let arrived = arrived.min(now);
         let malformed = |c: &mut Connection| {
             c.stats.bad_datagrams += 1;
             c.bad_streak += 1;
@@ -434,12 +438,12 @@ impl Connection {
         self.received.record(header.seq);
         self.last_heard = now;
         if newest {
-            self.peer_time = Some((header.time, now));
+            self.peer_time = Some((header.time, arrived));
         }
         if header.held != wire::NO_ECHO {
-            // Our clock now, less what we stamped, less what the peer held it: the wire's
-            // round trip (wrapping milliseconds; a stale or absurd one is ignored).
-            let sample = ((now / 1000) as u16)
+            // Our clock when it came, less what we stamped, less what the peer held it: the
+            // wire's round trip (wrapping milliseconds; a stale or absurd one is ignored).
+            let sample = ((arrived / 1000) as u16)
                 .wrapping_sub(header.echo)
                 .wrapping_sub(header.held);
             if sample < 10_000 {

@@ -31,7 +31,7 @@ fn deliver(to: &mut Connection, datagrams: &[Vec<u8>], now: u64) -> Vec<Vec<u8>>
     let mut got = Vec::new();
     for d in datagrams {
         let Ok(opened) = to.open(d) else { continue };
-        if let Ok(inc) = to.on_data(&opened[HEADER_LEN..], d.len(), now) {
+        if let Ok(inc) = to.on_data(&opened[HEADER_LEN..], d.len(), (now, now)) {
             got.extend(inc.delivered);
         }
     }
@@ -87,7 +87,7 @@ fn a_replayed_datagram_is_refused_and_counted() {
     assert_eq!(deliver(&mut b, &d, 0).len(), 1);
     let opened = b.open(&d[0]).unwrap();
     assert_eq!(
-        b.on_data(&opened[HEADER_LEN..], d[0].len(), 1).err(),
+        b.on_data(&opened[HEADER_LEN..], d[0].len(), (1, 1)).err(),
         Some(Refused::Replayed)
     );
     assert_eq!(b.stats.duplicates, 1);
@@ -110,7 +110,7 @@ fn sections_are_placed_in_whole_chunks_across_datagrams() {
     for d in &dgs {
         assert!(d.len() <= wire::MAX_DATAGRAM);
         let opened = b.open(d).unwrap();
-        let inc = b.on_data(&opened[HEADER_LEN..], d.len(), 0).unwrap();
+        let inc = b.on_data(&opened[HEADER_LEN..], d.len(), (0, 0)).unwrap();
         assert!(inc.fresh, "one broadcast, one number");
         assert_eq!(inc.sections.len(), 700);
     }
@@ -186,4 +186,49 @@ fn datagrams_sent_while_the_peer_was_silent_are_not_counted_lost() {
     deliver(&mut a, &b.build_data(2_000, PROTOCOL_VERSION, &[]), 2_000);
     assert_eq!(a.link().lost, 0);
     assert_eq!(a.stats.loss, 0.0);
+}
+
+/// Delivers `datagrams` that arrived at `arrived` to `to`, in its frame at `now`.
+fn deliver_late(to: &mut Connection, datagrams: &[Vec<u8>], (now, arrived): (u64, u64)) {
+    for d in datagrams {
+        let opened = to.open(d).expect("a sealed datagram");
+        to.on_data(&opened[HEADER_LEN..], d.len(), (now, arrived))
+            .expect("taken");
+    }
+}
+
+#[test]
+fn the_ping_is_the_wire_round_trip_not_the_waits_for_the_next_frame() {
+    // Frames every 16 ms on each side; the wire takes 1 ms each way. a sends at 0; it
+    // arrives at 1 ms and waits for b's frame at 16; b answers in that frame; the answer
+    // arrives at 17 ms and waits for a's frame at 32.
+    let (mut a, mut b) = pair();
+    for round in 0..3u64 {
+        let t = round * 32_000;
+        let out = a.build_data(t, PROTOCOL_VERSION, &[]);
+        deliver_late(&mut b, &out, (t + 16_000, t + 1_000));
+        let back = b.build_data(t + 16_000, PROTOCOL_VERSION, &[]);
+        deliver_late(&mut a, &back, (t + 32_000, t + 17_000));
+    }
+    // Every answer echoes a's stamp of the same round: each is a sample of 2 ms.
+    assert_eq!(
+        a.link().ping_ms,
+        2.0,
+        "the wire's round trip: {:?}",
+        a.link()
+    );
+    // The same exchange with no arrival times (each taken as its frame's): two waits more.
+    let (mut a, mut b) = pair();
+    let out = a.build_data(0, PROTOCOL_VERSION, &[]);
+    deliver_late(&mut b, &out, (16_000, 16_000));
+    let back = b.build_data(16_000, PROTOCOL_VERSION, &[]);
+    deliver_late(&mut a, &back, (32_000, 32_000));
+    assert_eq!(a.link().ping_ms, 32.0);
+    // An arrival given as later than its frame is taken as the frame's.
+    let (mut a, mut b) = pair();
+    let out = a.build_data(0, PROTOCOL_VERSION, &[]);
+    deliver_late(&mut b, &out, (16_000, 16_000));
+    let back = b.build_data(16_000, PROTOCOL_VERSION, &[]);
+    deliver_late(&mut a, &back, (32_000, 90_000));
+    assert_eq!(a.link().ping_ms, 32.0);
 }

@@ -15,7 +15,7 @@ impl Server {
         &mut self,
         core: &mut Core,
         group: &mut EntityGroup,
-        inbox: Vec<(SocketAddr, Vec<u8>)>,
+        inbox: Vec<Inbound>,
     ) -> NetFrame {
         group.replica().set_role(Role::Server);
         group.replica().set_clients(
@@ -77,11 +77,15 @@ impl Server {
     }
 }
 
+/// A datagram for a frame: its sender, its bytes, and when it arrived (µs, the core's
+/// clock).
+pub(super) type Inbound = (SocketAddr, Vec<u8>, u64);
+
 /// The server's side of one frame.
 struct ServerFrame<'a> {
     core: &'a mut Core,
     server: &'a mut Server,
-    inbox: Vec<(SocketAddr, Vec<u8>)>,
+    inbox: Vec<Inbound>,
     heartbeats: BTreeSet<ClientId>,
 }
 
@@ -89,7 +93,7 @@ impl FrameDriver for ServerFrame<'_> {
     fn inbound(&mut self, pass: &mut FramePass<'_>) {
         let core = &mut *self.core;
         let s = &mut *self.server;
-        for (from, bytes) in std::mem::take(&mut self.inbox) {
+        for (from, bytes, arrived) in std::mem::take(&mut self.inbox) {
             match s.endpoint.datagram(core, from, &bytes) {
                 Arrival::Done => {}
                 Arrival::Joined(id) => {
@@ -108,7 +112,8 @@ impl FrameDriver for ServerFrame<'_> {
                     let Some(p) = s.endpoint.peers.get_mut(&id) else {
                         continue;
                     };
-                    let Some((incoming, messages)) = take_data(core, &mut p.conn, body, len) else {
+                    let taken = take_data(core, &mut p.conn, body, (len, arrived));
+                    let Some((incoming, messages)) = taken else {
                         if p.conn.bad_streak > core.config.bad_packet_limit {
                             let reason = DisconnectReason::TooManyBadPackets;
                             s.leave(core, pass.group_mut(), id, reason);
@@ -163,11 +168,11 @@ impl Client {
         &mut self,
         core: &mut Core,
         group: &mut EntityGroup,
-        inbox: impl IntoIterator<Item = (SocketAddr, Vec<u8>)>,
+        inbox: impl IntoIterator<Item = Inbound>,
     ) -> NetFrame {
         let server = self.endpoint.conn.addr;
         let mut data = Vec::new();
-        for (from, bytes) in inbox {
+        for (from, bytes, arrived) in inbox {
             if from != server {
                 core.counters.strangers += 1;
                 continue;
@@ -177,7 +182,7 @@ impl Client {
                 Ok((v, wire::DatagramKind::Data, _)) if v == core.config.version);
             if was_connected && is_data {
                 // Opened and read inside the frame, where its sections can be applied.
-                data.push(bytes);
+                data.push((bytes, arrived));
                 continue;
             }
             if let ClientArrival::Resumed = self.endpoint.datagram(core, &bytes) {
@@ -242,7 +247,8 @@ impl Client {
 struct ClientFrame<'a> {
     core: &'a mut Core,
     client: &'a mut Client,
-    data: Vec<Vec<u8>>,
+    /// The server's DATA datagrams, with when each arrived.
+    data: Vec<(Vec<u8>, u64)>,
     me: Owner,
     /// Our own sections, to send up.
     own: PacketWriter,
@@ -257,14 +263,15 @@ impl FrameDriver for ClientFrame<'_> {
             c.lead = c.lead_for(ping, pass.group().config().dt);
             pass.group_mut().replica().set_lead(c.lead);
         }
-        for bytes in std::mem::take(&mut self.data) {
+        for (bytes, arrived) in std::mem::take(&mut self.data) {
             let conn = &mut c.endpoint.conn;
             let Ok(opened) = conn.open(&bytes) else {
                 core.counters.bad_tags += 1;
                 continue;
             };
             let body = &opened[wire::HEADER_LEN..];
-            let Some((incoming, messages)) = take_data(core, conn, body, bytes.len()) else {
+            let taken = take_data(core, conn, body, (bytes.len(), arrived));
+            let Some((incoming, messages)) = taken else {
                 continue;
             };
             // A resent message we already have still needs an ack, or it is resent forever.
@@ -316,9 +323,9 @@ fn take_data<'a>(
     core: &mut Core,
     conn: &mut Connection,
     body: &'a [u8],
-    len: usize,
+    (len, arrived): (usize, u64),
 ) -> Option<(Incoming<'a>, Vec<Msg>)> {
-    let mut incoming = match conn.on_data(body, len, core.now) {
+    let mut incoming = match conn.on_data(body, len, (core.now, arrived)) {
         Ok(i) => i,
         Err(why) => {
             if why == Refused::Replayed {

@@ -83,7 +83,9 @@ enum Side {
 pub struct NetManager {
     core: Core,
     side: Side,
-    inbox: VecDeque<(SocketAddr, Vec<u8>)>,
+    /// Datagrams waiting for the next update: sender, bytes, and how long before it
+    /// (microseconds) each arrived.
+    inbox: VecDeque<(SocketAddr, Vec<u8>, u64)>,
 }
 
 impl std::fmt::Debug for NetManager {
@@ -363,6 +365,15 @@ impl NetManager {
     /// Queues a datagram that arrived from `from`. Nothing is decoded until
     /// [`update`](Self::update). Past the inbox limit, datagrams are dropped and counted.
     pub fn receive(&mut self, from: SocketAddr, bytes: &[u8]) {
+        self.receive_aged(from, bytes, std::time::Duration::ZERO);
+    }
+
+    /// The same, for a datagram that arrived `age` before the next
+    /// [`update`](Self::update) (as [`Transport::recv_aged`](crate::Transport::recv_aged)
+    /// says). The ping is then measured from when datagrams came and went, not from the
+    /// frames that took them: on loopback it reads the wire's fraction of a millisecond,
+    /// not the tick each side waited for.
+    pub fn receive_aged(&mut self, from: SocketAddr, bytes: &[u8], age: std::time::Duration) {
         self.core.counters.bytes_in += bytes.len() as u64;
         let largest = &mut self.core.counters.largest_in;
         *largest = (*largest).max(bytes.len() as u64);
@@ -370,7 +381,8 @@ impl NetManager {
             self.core.counters.inbox_overflow += 1;
             return;
         }
-        self.inbox.push_back((from, bytes.to_vec()));
+        let age = u64::try_from(age.as_micros()).unwrap_or(u64::MAX);
+        self.inbox.push_back((from, bytes.to_vec(), age));
     }
 
     /// The datagrams to send, with their destinations.
@@ -504,7 +516,12 @@ impl NetManager {
         self.core.now += us(dt);
         self.core.know_kinds(group.registry());
         self.core.physics = wire::Physics::of(group.config());
-        let inbox: Vec<_> = self.inbox.drain(..).collect();
+        let now = self.core.now;
+        let inbox: Vec<_> = self
+            .inbox
+            .drain(..)
+            .map(|(from, bytes, age)| (from, bytes, now.saturating_sub(age)))
+            .collect();
         let frame = match &mut self.side {
             Side::Server(s) => s.update(&mut self.core, group, inbox),
             Side::Client(c) => c.update(&mut self.core, group, inbox),
