@@ -21,7 +21,9 @@ pub enum RejectReason {
         /// How many players the server takes.
         max: u16,
     },
-    /// Someone already plays under that name.
+    /// Someone already plays under that name. Servers of protocol 10 and later no longer
+    /// refuse for this: they offer the first free "name (N)" instead (see
+    /// [`NetEvent::Joined`](crate::NetEvent::Joined)).
     NameTaken,
     /// The name is empty or too long.
     BadName,

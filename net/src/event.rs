@@ -46,6 +46,9 @@ pub enum NetEvent {
         client: ClientId,
         /// The server's name.
         server_name: String,
+        /// The name we play under: the one we asked for, or, if another session had it,
+        /// the one the server offered instead ("ada (2)").
+        name: String,
     },
     /// Client: the server refused us.
     Rejected {

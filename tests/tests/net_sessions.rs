@@ -62,27 +62,51 @@ fn a_bad_password_is_refused_and_the_right_one_admitted() {
     assert_eq!(s.server.net.clients().len(), 1);
 }
 
+/// The name a client was told it plays under, once it joined.
+fn joined_as(events: &[NetEvent]) -> Option<String> {
+    events.iter().find_map(|e| match e {
+        NetEvent::Joined { name, .. } => Some(name.clone()),
+        _ => None,
+    })
+}
+
 #[test]
-fn a_full_server_and_a_taken_name_are_refused() {
-    let two = NetConfig {
-        max_clients: 2,
+fn a_taken_name_is_offered_another_and_a_full_server_refuses() {
+    let three = NetConfig {
+        max_clients: 3,
         ..NetConfig::default()
     };
-    let mut s = Scenario::new(two, None, 60.0, |g| crates_and_balls(g, 2));
+    let mut s = Scenario::new(three, None, 60.0, |g| crates_and_balls(g, 2));
     s.add_client(NetConfig::default(), "ann", None);
+    s.run_for(0.5);
     s.add_client(NetConfig::default(), "ANN", None);
+    s.run_for(0.5);
+    s.add_client(NetConfig::default(), "ann", None);
     s.run_for(1.0);
+    let names: Vec<_> = s.clients.iter().map(|c| joined_as(&c.events)).collect();
     assert_eq!(
-        rejection(&s.clients[1].events),
-        Some(RejectReason::NameTaken)
+        names,
+        [
+            Some("ann".into()),
+            Some("ANN (2)".into()),
+            Some("ann (3)".into())
+        ],
+        "the second and third are offered the first free name, not refused"
     );
+    let mut on_server: Vec<_> = s
+        .server
+        .net
+        .sessions()
+        .into_iter()
+        .map(|i| i.name)
+        .collect();
+    on_server.sort();
+    assert_eq!(on_server, ["ANN (2)", "ann", "ann (3)"]);
     s.add_client(NetConfig::default(), "bob", None);
-    s.add_client(NetConfig::default(), "cat", None);
     s.run_for(1.0);
-    assert!(s.clients[2].net.is_connected());
     assert_eq!(
         rejection(&s.clients[3].events),
-        Some(RejectReason::ServerFull { max: 2 })
+        Some(RejectReason::ServerFull { max: 3 })
     );
 }
 

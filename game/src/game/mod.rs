@@ -607,9 +607,17 @@ impl Game {
                 NetEvent::Joined {
                     client,
                     server_name,
+                    name,
                 } => {
                     self.joined = true;
                     self.client_id = Some(client);
+                    if self.my_name.as_ref().is_some_and(|asked| *asked != name) {
+                        self.messages.push(format!(
+                            "the name {} is taken there: you play as {name}",
+                            self.my_name.as_deref().unwrap_or_default()
+                        ));
+                        self.my_name = Some(name);
+                    }
                     if self.options.spectate {
                         self.messages.push(format!("watching {server_name}"));
                     } else {

@@ -216,9 +216,13 @@ impl ClientEndpoint {
                         grace: u64::from(ms) * 1000,
                     }),
                 };
+                if w.name != self.name {
+                    tracing::info!("the name {} is taken: playing as {}", self.name, w.name);
+                }
                 core.events.push_back(NetEvent::Joined {
                     client: w.client,
                     server_name: w.server_name,
+                    name: w.name,
                 });
             }
             DatagramKind::Bye if self.conn.is_connected() => {

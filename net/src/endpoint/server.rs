@@ -418,16 +418,16 @@ impl ServerEndpoint {
             let max = core.config.max_clients;
             return reject(core, RejectReason::ServerFull { max });
         }
-        // A suspended session keeps its name until it expires.
-        let mut taken = self
+        // A suspended session keeps its name until it expires. A taken name is not refused:
+        // the newcomer plays as the first free "name (2)", "name (3)"...
+        let taken: Vec<&str> = self
             .peers
             .values()
             .chain(self.suspended.values().map(|s| &s.peer))
             .map(|p| p.name.as_str())
-            .chain(core.config.reserved_names.iter().map(String::as_str));
-        if taken.any(|n: &str| n.eq_ignore_ascii_case(name)) {
-            return reject(core, RejectReason::NameTaken);
-        }
+            .chain(core.config.reserved_names.iter().map(String::as_str))
+            .collect();
+        let name = free_name(name, &taken);
         let id = loop {
             let id = ClientId(self.next_client);
             self.next_client = self.next_client.wrapping_add(1).max(1);
@@ -437,7 +437,7 @@ impl ServerEndpoint {
         };
         let peer = ClientSession::new(
             Connection::accepted(from, key, core.now, core.timing()),
-            name.to_owned(),
+            name.clone(),
             hello,
             crypto::session_token(&key),
             request.spectator,
@@ -453,7 +453,7 @@ impl ServerEndpoint {
         tracing::info!("{name} joined as {id} {what}");
         core.events.push_back(NetEvent::ClientJoined {
             client: id,
-            name: name.to_owned(),
+            name,
             spectator: request.spectator,
         });
         Arrival::Joined(id)
@@ -497,6 +497,7 @@ impl ServerEndpoint {
                 as u32,
             resumed: p.resumed,
             physics: core.physics,
+            name: p.name.clone(),
         };
         if let Ok(body) = wire::encode(&w)
             && let Some(d) = p
@@ -506,6 +507,25 @@ impl ServerEndpoint {
             core.outbox.push((p.conn.addr, d));
         }
     }
+}
+
+/// `name` if no name in `taken` is it (ignoring ASCII case), else the first free
+/// "name (N)" from N = 2, the name shortened to keep it within the 32 characters a name
+/// may have.
+pub(crate) fn free_name(name: &str, taken: &[&str]) -> String {
+    let free = |n: &str| !taken.iter().any(|t| t.eq_ignore_ascii_case(n));
+    if free(name) {
+        return name.to_owned();
+    }
+    (2u32..)
+        .map(|n| {
+            let tail = format!(" ({n})");
+            let keep = 32usize.saturating_sub(tail.chars().count());
+            let base: String = name.chars().take(keep).collect();
+            format!("{}{tail}", base.trim_end())
+        })
+        .find(|n| free(n))
+        .unwrap_or_else(|| name.to_owned())
 }
 
 /// The first kind that differs between the server's sorted names and the client's.
@@ -526,5 +546,25 @@ fn kind_mismatch(server: &[String], client: &[String]) -> RejectReason {
             kind: client.first().cloned().unwrap_or_default(),
             server_has_it: false,
         },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::free_name;
+
+    #[test]
+    fn a_taken_name_becomes_the_first_free_numbered_one_within_32_characters() {
+        assert_eq!(free_name("ada", &["bob"]), "ada");
+        assert_eq!(free_name("ada", &["ADA"]), "ada (2)");
+        assert_eq!(free_name("ada", &["ada", "Ada (2)", "ada (3)"]), "ada (4)");
+        let long = "a name of exactly thirty-two ch.";
+        assert_eq!(long.chars().count(), 32);
+        let other = free_name(long, &[long]);
+        assert_eq!(other, "a name of exactly thirty-two (2)");
+        assert!(other.chars().count() <= 32);
+        // A cut that ends in spaces does not leave them before the number.
+        let spaced = format!("abc{}wxyz", " ".repeat(25));
+        assert_eq!(free_name(&spaced, &[&spaced]), "abc (2)");
     }
 }

@@ -68,6 +68,9 @@ pub(crate) struct Welcome {
     pub(crate) resumed: bool,
     /// How the server's world moves: every client simulates with it.
     pub(crate) physics: Physics,
+    /// The name the session plays under: the one asked for, or, when that was taken,
+    /// the first free "name (N)".
+    pub(crate) name: String,
 }
 
 /// The settings of a world that change how its bodies move, which a client takes from the
