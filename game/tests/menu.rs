@@ -8,6 +8,8 @@
 mod common;
 
 use common::*;
+use std::io::Write;
+use std::process::Stdio;
 use std::time::Duration;
 
 #[test]
@@ -36,6 +38,53 @@ fn a_name_typed_and_a_password_at_the_prompt_take_the_player_into_a_locked_game(
         text.contains("zed joined"),
         "the server never saw zed:\n{text}"
     );
+}
+
+/// A name typed on the start screen holds for the whole run: kicked back to the start
+/// screen, the player joins again under it, not under the name the program started with.
+#[test]
+fn a_name_set_on_the_start_screen_survives_a_kick_and_a_rejoin() {
+    let Some((_one, dir)) = window_test("menu-kick") else {
+        return;
+    };
+    let disc = discovery(free_port());
+    let port = free_port().to_string();
+    let mut cmd = game(&[
+        "server",
+        "--port",
+        &port,
+        "--seconds",
+        "32",
+        "--discovery-addr",
+        &disc,
+    ]);
+    cmd.stdin(Stdio::piped());
+    let mut server = Running::start(cmd);
+    let mut console = server.stdin().unwrap();
+    // The name at once, the game at frame 150; once kicked, back on the start screen, a
+    // digit joins again (pressed every 50 frames: in play a digit does nothing).
+    let mut script = "10 n\n12 text zed\n14 enter\n150 1\n".to_owned();
+    for frame in (400..=850).step_by(50) {
+        script.push_str(&format!("{frame} 1\n"));
+    }
+    let flags = format!("--discovery-addr {disc} --frames 900");
+    let mut window = menu_window(&dir, &script, &flags);
+    window.env("HOME", dir.join("home"));
+    let window = Running::start(window);
+    server.wait_for("zed joined", Duration::from_secs(60));
+    writeln!(console, "kick zed see you").unwrap();
+    server.wait_for("kicked zed", Duration::from_secs(20));
+    let out = window.finish(Duration::from_secs(120));
+    succeeded(&out, "the window");
+    drop(console);
+    let log = server.finish(Duration::from_secs(60));
+    let text = String::from_utf8_lossy(&log.stdout);
+    assert_eq!(
+        text.matches("zed joined").count(),
+        2,
+        "zed joined once, was kicked, and joined again as zed:\n{text}"
+    );
+    assert!(!text.contains("player joined"), "{text}");
 }
 
 /// With a rendezvous server configured, the start screen lists its games under the LAN
@@ -68,13 +117,19 @@ fn the_start_screen_lists_rendezvous_games_and_joins_one_by_its_digit() {
 }
 
 /// The start screen at 30 frames a second with `flags`, pressing what `script` says, for
-/// 330 frames and a screenshot; no configuration folder but the one a test gives as HOME.
+/// 330 frames (or `--frames` among the flags) and a screenshot; no configuration folder
+/// but the one a test gives as HOME.
 fn menu_window(dir: &std::path::Path, script: &str, flags: &str) -> std::process::Command {
     let script_path = dir.join("script.txt");
     std::fs::write(&script_path, script).unwrap();
     let shot = dir.join("menu.png");
+    let frames = if flags.contains("--frames") {
+        ""
+    } else {
+        " --frames 330"
+    };
     let line = format!(
-        "{flags} --fps 30 --input-script '{}' --screenshot '{}' --frames 330",
+        "{flags} --fps 30 --input-script '{}' --screenshot '{}'{frames}",
         script_path.display(),
         shot.display()
     );

@@ -3,7 +3,7 @@
 
 use super::*;
 
-pub(crate) async fn run(mut screen: Screen, plan: Plan) -> Result<(), String> {
+pub(crate) async fn run(mut screen: Screen, mut plan: Plan) -> Result<(), String> {
     let dt = 1.0 / TICK_HZ;
     let mut steps = lanyard_game::runner::FixedStep::new(dt);
     let mut frames = 0u32;
@@ -44,6 +44,11 @@ pub(crate) async fn run(mut screen: Screen, plan: Plan) -> Result<(), String> {
         match &mut screen {
             Screen::Menu(m) => {
                 if let Some(r) = m.frame(&plan.window.script, frames) {
+                    // The start screen comes back after the game with the name the player
+                    // chose on it, not the one the program started with.
+                    if let Some((o, _, _)) = &mut plan.menu {
+                        o.name.clone_from(&m.options.name);
+                    }
                     next = Some(match r {
                         Ok(g) => Screen::Playing(Box::new(g)),
                         Err(e) => Screen::Ended(e),
