@@ -123,6 +123,23 @@ pub(crate) fn draw_world(game: &mut Game, view: &mut Viewer) {
     );
 }
 
+/// Turns the camera with Q and E and switches the overview with C, unless a line is being
+/// typed (then those keys are letters of it).
+pub(crate) fn camera_keys(view: &mut Viewer, typing: bool) {
+    if typing {
+        return;
+    }
+    if mq::is_key_down(KeyCode::Q) {
+        view.yaw -= 2.0 * mq::get_frame_time();
+    }
+    if mq::is_key_down(KeyCode::E) {
+        view.yaw += 2.0 * mq::get_frame_time();
+    }
+    if mq::is_key_pressed(KeyCode::C) {
+        view.overview = !view.overview;
+    }
+}
+
 /// Draws the yard, its entities and explosions, from the view's camera.
 pub(crate) fn draw_scene(
     scene: &Scene,
@@ -133,16 +150,7 @@ pub(crate) fn draw_scene(
     view: &mut Viewer,
 ) {
     mq::clear_background(Color::from_rgba(150, 192, 230, 255));
-    if mq::is_key_down(KeyCode::Q) {
-        view.yaw -= 2.0 * mq::get_frame_time();
-    }
-    if mq::is_key_down(KeyCode::E) {
-        view.yaw += 2.0 * mq::get_frame_time();
-    }
     let focus = focus.map(mq3).unwrap_or(vec3(0.0, 0.0, 0.0));
-    if mq::is_key_pressed(KeyCode::C) {
-        view.overview = !view.overview;
-    }
     let (s, c) = view.yaw.sin_cos();
     let back = vec3(s, 0.0, c);
     let (position, target) = if view.overview {

@@ -69,8 +69,10 @@ pub(crate) fn draw_banner(text: &str) {
 }
 
 /// The host's player list: Tab shows it, a digit selects a player, K kicks the selected.
-pub(crate) fn roster(game: &mut Game, r: &mut Roster) {
-    if mq::is_key_pressed(KeyCode::Tab) {
+pub(crate) fn roster(game: &mut Game, r: &mut Roster, typing: bool) {
+    // While a chat line is typed, its keys are letters of it: no digit selects, no K kicks.
+    let pressed = |k: KeyCode| !typing && mq::is_key_pressed(k);
+    if pressed(KeyCode::Tab) {
         r.open = !r.open;
         r.selected = None;
     }
@@ -79,11 +81,11 @@ pub(crate) fn roster(game: &mut Game, r: &mut Roster) {
     }
     let sessions = game.net.sessions();
     for (i, k) in DIGITS.iter().enumerate() {
-        if mq::is_key_pressed(*k) && i < sessions.len() {
+        if pressed(*k) && i < sessions.len() {
             r.selected = Some(i);
         }
     }
-    if mq::is_key_pressed(KeyCode::K)
+    if pressed(KeyCode::K)
         && let Some(s) = r.selected.and_then(|i| sessions.get(i))
     {
         let lines = game.kick(&s.name, "kicked by the host", false);

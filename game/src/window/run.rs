@@ -73,6 +73,7 @@ pub(crate) async fn run(mut screen: Screen, mut plan: Plan) -> Result<(), String
                         .after_frame(&game.group, game.net.remote_time());
                 }
                 view.alpha = steps.alpha();
+                camera_keys(&mut view, typing);
                 draw_world(game, &mut view);
                 draw_hud(game);
                 if !typing
@@ -85,7 +86,7 @@ pub(crate) async fn run(mut screen: Screen, mut plan: Plan) -> Result<(), String
                     draw_net_graph(game);
                 }
                 if game.is_server() {
-                    roster(game, &mut roster_state);
+                    roster(game, &mut roster_state, typing);
                 }
                 if game.net.is_reconnecting() {
                     draw_banner("reconnecting...");
@@ -121,6 +122,7 @@ pub(crate) async fn run(mut screen: Screen, mut plan: Plan) -> Result<(), String
                     view.smoother.after_frame(r.replay.group(), None);
                 }
                 view.alpha = steps.alpha();
+                camera_keys(&mut view, false);
                 draw_scene(&r.scene, r.replay.group(), None, None, &[], &mut view);
                 mq::draw_text(
                     "REPLAY",
