@@ -4,7 +4,9 @@ use clap::Parser;
 use lanyard::replay::Replay;
 use lanyard_game::agones::Agones;
 use lanyard_game::bot::Bot;
-use lanyard_game::game::{Console, DEFAULT_PORT, Game, Options, rendezvous_addr, server_addr};
+use lanyard_game::game::{
+    Console, DEFAULT_PORT, Game, Options, count, rendezvous_addr, server_addr,
+};
 use lanyard_game::runner;
 use lanyard_game::scene::{DEFAULT_SCENE, Scene};
 use lanyard_net::discovery;

@@ -80,10 +80,10 @@ impl Hosting {
 
 #[derive(Args, Debug, Clone, Default)]
 pub(crate) struct Ident {
-    /// Your player name (the server's name for `server`).
+    /// Your player name.
     #[arg(long, env = "LANYARD_NAME")]
     pub(crate) name: Option<String>,
-    /// The password to give when joining (the one to ask for `host` and `server`).
+    /// The password to give when joining.
     #[arg(long, env = "LANYARD_PASSWORD", hide_env_values = true)]
     pub(crate) password: Option<String>,
 }
@@ -197,6 +197,10 @@ impl Common {
 #[derive(Subcommand, Debug)]
 pub(crate) enum Command {
     /// Host a game in a window: a listen-server where you play too.
+    #[command(
+        mut_arg("name", |a| a.help("Your player name, which also names the game in lists")),
+        mut_arg("password", |a| a.help("The password players must give to join"))
+    )]
     Host {
         #[command(flatten)]
         hosting: Hosting,
@@ -227,6 +231,14 @@ pub(crate) enum Command {
     /// `kick NAME [REASON]`, `ban NAME [REASON]`, `say TEXT`, `quit`. Ctrl-C, SIGTERM,
     /// `quit` and `--seconds` all end it gracefully: clients are told, the summary and the
     /// recording are written, and it exits with status 0.
+    #[command(
+        mut_arg("name", |a| a.help("The server's name, as browse and the start screen list it")),
+        mut_arg("password", |a| a.help("The password players must give to join")),
+        mut_arg("max_players", |a| a.help("Players the server takes (spectators aside)")),
+        mut_arg("seconds", |a| a.help(
+            "Shut down gracefully after this many seconds [default: serve until Ctrl-C, SIGTERM or `quit`]"
+        ))
+    )]
     Server {
         #[command(flatten)]
         hosting: Hosting,
@@ -263,8 +275,9 @@ pub(crate) enum Command {
     Replay {
         /// The recording.
         file: PathBuf,
-        /// Check the world hash at every tick (the default); exit non-zero at the first
-        /// divergence, naming the tick and the entities that differ.
+        /// Check the world hash at every tick, and exit non-zero at the first divergence,
+        /// naming the tick and the entities that differ. This is what `replay` does without
+        /// `--view`: the flag only says so.
         #[arg(long)]
         verify: bool,
         /// Show the replay in a window instead.
@@ -274,6 +287,9 @@ pub(crate) enum Command {
         shot: Screenshot,
     },
     /// Join a game as a scripted player with no window; print a JSON report at the end.
+    #[command(mut_arg("seconds", |a| a.help(
+        "Leave after this many seconds [default: play until the session ends]"
+    )))]
     Bot {
         /// The server: HOST[:PORT] (with --rendezvous: the name it registered under).
         addr: String,

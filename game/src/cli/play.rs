@@ -109,11 +109,17 @@ pub(crate) fn browse(c: &Common, wait: f32, meet: &Meet) -> Result<(), String> {
     }
     if let Some(g) = games.first() {
         println!(
-            "join one with: lanyard-game join --rendezvous {rv} '{}'",
-            g.name
+            "join one with: lanyard-game join --rendezvous {rv} {}",
+            shell_quoted(&g.name)
         );
     }
     Ok(())
+}
+
+/// `text` as one word for a POSIX shell, to paste: in single quotes, each single quote in
+/// it closed, escaped and reopened (`'ada'\''s yard'`).
+fn shell_quoted(text: &str) -> String {
+    format!("'{}'", text.replace('\'', r"'\''"))
 }
 
 pub(crate) fn replay_verify(file: &Path) -> Result<(), String> {
@@ -147,5 +153,14 @@ pub(crate) fn replay_verify(file: &Path) -> Result<(), String> {
             Ok(())
         }
         Some(d) => Err(format!("{}: {d}", file.display()).trim_end().to_owned()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_name_with_a_quote_is_pasted_as_one_word() {
+        assert_eq!(super::shell_quoted("Far Yard"), "'Far Yard'");
+        assert_eq!(super::shell_quoted("ada's yard"), r"'ada'\''s yard'");
     }
 }

@@ -62,15 +62,15 @@ pub(crate) fn server(
         game.record_to(r)?;
     }
     println!(
-        "{name}: serving '{}' on UDP port {} (discovery on {}{}), up to {} players and {} spectators; type 'help' for the console",
+        "{name}: serving '{}' on UDP port {} (discovery on {}{}), up to {} and {}; type 'help' for the console",
         game.scene.name,
         game.local_addr().port(),
         c.discovery_addr,
         c.rendezvous
             .map(|r| format!(", registering at the rendezvous server {r}"))
             .unwrap_or_default(),
-        c.max_players,
-        flags.max_spectators,
+        count(usize::from(c.max_players), "player"),
+        count(usize::from(flags.max_spectators), "spectator"),
     );
     let mut agones = Agones::from_env()?;
     if let Some(a) = &mut agones {
@@ -138,8 +138,8 @@ pub(crate) fn server(
         },
     );
     println!(
-        "shutting down ({why}): telling {} clients",
-        game.net.sessions().len()
+        "shutting down ({why}): telling {}",
+        count(game.net.sessions().len(), "client")
     );
     // The summary is the world as it ended, before the players' sessions are closed.
     let written = summary.map_or(Ok(()), |p| game.write_summary(p));
