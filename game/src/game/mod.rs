@@ -337,6 +337,11 @@ impl Game {
         self.server.is_some()
     }
 
+    /// Whether this peer watches without a player of its own.
+    pub fn is_spectator(&self) -> bool {
+        self.options.spectate
+    }
+
     /// Whether a client is in a session (always true for a server).
     pub fn is_joined(&self) -> bool {
         self.joined && self.ended.is_none()
@@ -665,7 +670,11 @@ impl Game {
                     client,
                 } => {
                     self.send_arena(client);
-                    self.messages.push(format!("{name} joined to watch"))
+                    self.messages.push(format!("{name} joined to watch"));
+                    // The table goes out again, so the newcomer has it before any change.
+                    if let Some(s) = &mut self.server {
+                        s.scores_dirty = true;
+                    }
                 }
                 NetEvent::ClientJoined { client, name, .. } => {
                     self.send_arena(client);

@@ -78,8 +78,7 @@ impl Game {
             let _ = self.group.despawn(id);
             let _ = self.group.spawn_encoded(crate_kind, params, Owner::Server);
             if let Some(by) = by {
-                let name = self.name_of(by);
-                self.add_point(name);
+                self.add_point(by);
             }
         }
         // Players off the yard score for whoever blew them off in the last 8 seconds.
@@ -106,18 +105,36 @@ impl Game {
             }
         }
         for by in points {
-            let name = self.name_of(by);
-            self.add_point(name);
+            self.add_point(by);
         }
         if self.server.as_ref().is_some_and(|s| s.scores_dirty) {
             self.publish_scores();
         }
     }
 
-    pub(super) fn add_point(&mut self, name: String) {
+    /// A point for `by`, if they are still in the game: a grenade of a player who left
+    /// scores for nobody (it would bring back a row under a made-up name).
+    pub(super) fn add_point(&mut self, by: Owner) {
+        let Some(name) = self.player_in_game(by) else {
+            return;
+        };
         if let Some(s) = &mut self.server {
             *s.scores.entry(name).or_insert(0) += 1;
             s.scores_dirty = true;
+        }
+    }
+
+    /// The name of `owner` if they play in this game now: the host, or a client with a
+    /// session that is not a spectator's.
+    fn player_in_game(&self, owner: Owner) -> Option<String> {
+        match owner {
+            Owner::Server => self.server.as_ref()?.host_name.clone(),
+            Owner::Client(c) => self
+                .net
+                .sessions()
+                .into_iter()
+                .find(|s| s.client == c && !s.spectator)
+                .map(|s| s.name),
         }
     }
 

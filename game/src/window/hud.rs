@@ -167,7 +167,13 @@ pub(crate) fn draw_hud(game: &Game) {
         mq::draw_text(format!("{points:>3}  {name}"), 20.0, y, 22.0, mq::WHITE);
         y += 24.0;
     }
-    let help = "WASD walk  Space jump  click/F throw  Q/E turn  C overview  N net graph  Enter chat  Esc quit";
+    let help = if game.is_spectator() {
+        "watching  Q/E turn  C overview  N net graph  Enter chat  Esc quit"
+    } else if game.is_server() {
+        "WASD walk  Space jump  click/F throw  Q/E turn  C overview  Tab players  N net graph  Enter chat  Esc quit"
+    } else {
+        "WASD walk  Space jump  click/F throw  Q/E turn  C overview  N net graph  Enter chat  Esc quit"
+    };
     mq::draw_text(help, 14.0, mq::screen_height() - 14.0, 20.0, mq::WHITE);
     if !game.is_joined() {
         mq::draw_text(

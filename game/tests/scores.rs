@@ -1,0 +1,81 @@
+//! The score table is everyone's: a spectator who joins after the players has it at once,
+//! and a player who left scores no more (no row comes back under a made-up name); in one
+//! process on the in-memory hub.
+
+mod common;
+
+use common::{hub_addr, hub_games, local_options, tick_together};
+use lanyard::KindId;
+use lanyard::pose::BodyState;
+use lanyard::prelude::*;
+use lanyard_game::game::Game;
+use lanyard_game::kinds::{CRATE, Crate};
+
+/// Puts one of the host's crates below the yard, last pushed by `by`: the next tick's
+/// rules score it.
+fn knock_off(host: &mut Game, by: Owner) {
+    let kind = KindId::of_name(CRATE);
+    let id = host
+        .group
+        .iter()
+        .find(|e| e.kind() == kind)
+        .map(|e| e.id())
+        .expect("a crate");
+    host.group
+        .controller_mut::<Crate>(id)
+        .expect("a crate's controller")
+        .last_hit_by = Some(by);
+    let below = BodyState {
+        pos: [0.0, host.scene.kill_y - 1.0, 0.0],
+        rot: [0.0, 0.0, 0.0, 1.0],
+        linvel: [0.0; 3],
+        angvel: [0.0; 3],
+    };
+    host.group.set_body_state(id, &below).expect("placed");
+}
+
+fn names(g: &Game) -> Vec<&str> {
+    g.scores.iter().map(|(n, _)| n.as_str()).collect()
+}
+
+#[test]
+fn a_late_spectator_has_the_table_and_a_departed_player_scores_no_more() {
+    let hub = lanyard_net::Hub::new();
+    let (mut host, mut clients) = hub_games(&hub, "hostess", &["ada"]);
+    let mut ada = clients.remove(0);
+    tick_together(&mut [&mut host, &mut ada], 2.0);
+    let ada_owner = Owner::Client(ada.net.client_id().expect("ada joined"));
+    knock_off(&mut host, ada_owner);
+    tick_together(&mut [&mut host, &mut ada], 1.0);
+    assert_eq!(
+        host.scores,
+        [("ada".to_owned(), 1), ("hostess".to_owned(), 0)]
+    );
+
+    // eve comes to watch once nothing changes any more.
+    let mut eve = Game::client_on(
+        lanyard_game::game::Options {
+            spectate: true,
+            ..local_options("eve")
+        },
+        hub.endpoint(hub_addr(9)),
+        hub_addr(1),
+        [9; 32],
+    )
+    .unwrap();
+    tick_together(&mut [&mut host, &mut ada, &mut eve], 2.0);
+    assert!(eve.is_joined());
+    assert_eq!(
+        eve.scores, host.scores,
+        "the spectator's table is everyone's"
+    );
+    assert_eq!(ada.scores, host.scores);
+
+    // ada leaves; a crate she pushed before falls off afterwards.
+    ada.shutdown();
+    tick_together(&mut [&mut host, &mut eve], 1.0);
+    knock_off(&mut host, ada_owner);
+    tick_together(&mut [&mut host, &mut eve], 1.0);
+    assert_eq!(names(&host), ["hostess"], "no row for a player who left");
+    assert_eq!(names(&eve), ["hostess"]);
+}
