@@ -22,8 +22,10 @@ pub(crate) struct Menu {
     pub(crate) opened: std::time::Instant,
     pub(crate) note: String,
     pub(crate) allow_host: bool,
-    /// Why the last session ended, if one did.
+    /// Why the last session ended (or the last try failed), until a new game appears.
     pub(crate) last_end: Option<String>,
+    /// Whether a LAN list came since the screen opened.
+    pub(crate) listed_once: bool,
     /// The line being typed, and what it is for.
     pub(crate) editing: Option<(Field, String)>,
 }
@@ -107,6 +109,7 @@ impl Menu {
             note: String::new(),
             allow_host,
             last_end: None,
+            listed_once: false,
             editing: None,
         };
         m.refresh();
@@ -252,6 +255,17 @@ impl Menu {
                         lanyard_game::game::count(g.len(), "game"),
                         self.discovery
                     );
+                    // A game that was not there before makes the last error old news (the
+                    // first list after the screen opens is what was there all along).
+                    let known = |f: &discovery::Found| {
+                        self.games
+                            .iter()
+                            .any(|k| k.addr == f.addr && k.info.name == f.info.name)
+                    };
+                    if self.listed_once && g.iter().any(|f| !known(f)) {
+                        self.last_end = None;
+                    }
+                    self.listed_once = true;
                     self.games = g;
                 }
                 Err(e) => self.note = format!("cannot browse: {e}"),
