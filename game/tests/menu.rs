@@ -40,6 +40,34 @@ fn a_name_typed_and_a_password_at_the_prompt_take_the_player_into_a_locked_game(
     );
 }
 
+/// `join ADDR` to a locked game, with no password given: the refusal opens the password
+/// prompt, and the password typed there takes the player in.
+#[test]
+fn a_password_is_asked_for_on_join_by_address() {
+    let Some((_one, dir)) = window_test("menu-join-addr") else {
+        return;
+    };
+    let (server, addr) = server("--seconds 15 --password 'open sesame'");
+    let script_path = dir.join("script.txt");
+    // Refused within a second or two; the prompt waits for the password.
+    std::fs::write(&script_path, "90 text open sesame\n92 enter\n").unwrap();
+    let line = format!(
+        "join {addr} --name yan --fps 30 --input-script '{}' --screenshot '{}' --frames 300",
+        script_path.display(),
+        dir.join("join.png").display()
+    );
+    let mut window = windowed("1100x700", &line);
+    window.env("HOME", dir.join("home"));
+    let out = Running::start(window).finish(Duration::from_secs(120));
+    succeeded(&out, "the window");
+    let log = server.finish(Duration::from_secs(60));
+    let text = String::from_utf8_lossy(&log.stdout);
+    assert!(
+        text.contains("yan joined"),
+        "yan never got in with the password typed at the prompt:\n{text}"
+    );
+}
+
 /// A name typed on the start screen holds for the whole run: kicked back to the start
 /// screen, the player joins again under it, not under the name the program started with.
 #[test]

@@ -175,6 +175,8 @@ pub struct Game {
     /// down"`, `"kicked: REASON"`, `"session expired"`, `"connection lost"`, or
     /// `"refused: REASON"` and `"no server answered"` for a session that never started.
     pub end_reason: Option<String>,
+    /// Why the server refused us, if it did.
+    pub refused: Option<lanyard_net::RejectReason>,
     /// Byte rates.
     pub traffic: Traffic,
     /// Server: chat lines dropped by the rate limit.
@@ -335,6 +337,15 @@ impl Game {
     /// Whether this peer is the server (dedicated or host).
     pub fn is_server(&self) -> bool {
         self.server.is_some()
+    }
+
+    /// Clients: the server's address, if it refused us for the password (none given, or
+    /// a wrong one): where to ask for it and try again.
+    pub fn wants_password(&self) -> Option<std::net::SocketAddr> {
+        match self.refused {
+            Some(lanyard_net::RejectReason::BadPassword) => self.net.server_addr(),
+            _ => None,
+        }
     }
 
     /// Whether this peer watches without a player of its own.
@@ -634,6 +645,7 @@ impl Game {
                 NetEvent::Rejected { reason } => {
                     self.ended = Some(format!("the server refused us: {reason}"));
                     self.end_reason = Some(format!("refused: {reason}"));
+                    self.refused = Some(reason);
                 }
                 NetEvent::ConnectFailed => {
                     let server = self

@@ -199,6 +199,7 @@ impl Game {
             messages: Vec::new(),
             ended: None,
             end_reason: None,
+            refused: None,
             chat_dropped: 0,
             graph: std::collections::VecDeque::new(),
             traffic: Traffic::default(),

@@ -95,6 +95,12 @@ impl Menu {
         m
     }
 
+    /// Opens the password prompt for the game at `target`, shown as `name`.
+    pub(crate) fn ask_password(&mut self, target: Target, name: String) {
+        self.editing = Some((Field::Password(target, name), String::new()));
+        while mq::get_char_pressed().is_some() {}
+    }
+
     pub(crate) fn new(options: Options, discovery: SocketAddr, allow_host: bool) -> Self {
         let mut m = Menu {
             options,
@@ -347,8 +353,7 @@ impl Menu {
                     continue;
                 }
                 if info.password && self.options.password.is_none() {
-                    self.editing = Some((Field::Password(target, info.name), String::new()));
-                    while mq::get_char_pressed().is_some() {}
+                    self.ask_password(target, info.name);
                     return None;
                 }
                 let password = self.options.password.clone();

@@ -100,7 +100,13 @@ pub(crate) async fn run(mut screen: Screen, mut plan: Plan) -> Result<(), String
                     next = Some(match &plan.menu {
                         Some((o, d, host)) => {
                             game.shutdown();
-                            Screen::Menu(Box::new(Menu::with_note(o.clone(), *d, *host, &why)))
+                            let mut menu = Menu::with_note(o.clone(), *d, *host, &why);
+                            // Refused for the password (joined by address, where no list
+                            // said the game is locked): ask for it, and try again.
+                            if let Some(addr) = game.wants_password() {
+                                menu.ask_password(Target::Addr(addr), "the game".into());
+                            }
+                            Screen::Menu(Box::new(menu))
                         }
                         None => Screen::Ended(why),
                     });
