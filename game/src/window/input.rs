@@ -4,7 +4,7 @@
 use super::*;
 
 /// Scripted key presses: lines of `FRAME KEY`, KEY one of `f` (throw), `space` (jump), `n`
-/// (the net graph; on the start screen, the name), `a` (a typed address), `enter`, a digit
+/// (the net graph; on the start screen, the name), `a` (a typed address), `enter`, `esc`, a digit
 /// `1` to `9`; or `FRAME text WORDS` to type WORDS.
 #[derive(Debug, Clone, Default)]
 pub struct InputScript {
@@ -35,6 +35,7 @@ impl InputScript {
                 "n" => KeyCode::N,
                 "a" => KeyCode::A,
                 "enter" => KeyCode::Enter,
+                "esc" => KeyCode::Escape,
                 "1" => KeyCode::Key1,
                 "2" => KeyCode::Key2,
                 "3" => KeyCode::Key3,

@@ -3,6 +3,9 @@
 
 use super::*;
 
+/// How long a host's first Esc waits for the second that confirms ending the game.
+const QUIT_CONFIRM_SECONDS: f32 = 3.0;
+
 pub(crate) async fn run(mut screen: Screen, mut plan: Plan) -> Result<(), String> {
     let dt = 1.0 / TICK_HZ;
     let mut steps = lanyard_game::runner::FixedStep::new(dt);
@@ -20,6 +23,8 @@ pub(crate) async fn run(mut screen: Screen, mut plan: Plan) -> Result<(), String
     // The chat line being typed, while one is open (Enter opens and sends, Esc drops it).
     let mut chat: Option<String> = None;
     let mut net_graph = false;
+    // When (seconds into the run) a host pressed Esc with players in its game.
+    let mut quit_asked: Option<f32> = None;
     // A screenshot advances one tick per frame, so the picture does not depend on how fast
     // the machine draws.
     let fixed = match &plan.window {
@@ -32,7 +37,18 @@ pub(crate) async fn run(mut screen: Screen, mut plan: Plan) -> Result<(), String
         let frame_time = fixed.unwrap_or_else(|| mq::get_frame_time().min(0.25));
         elapsed += frame_time;
         let typing_in_menu = matches!(&screen, Screen::Menu(m) if m.editing.is_some());
-        if (mq::is_key_pressed(KeyCode::Escape) && chat.is_none() && !typing_in_menu)
+        let esc = (mq::is_key_pressed(KeyCode::Escape)
+            || plan.window.script.pressed(frames, KeyCode::Escape))
+            && chat.is_none()
+            && !typing_in_menu;
+        // A host with players ends the game for all of them: Esc asks first, and a second
+        // Esc within a few seconds confirms.
+        let hosting_others =
+            matches!(&screen, Screen::Playing(g) if g.is_server() && !g.net.sessions().is_empty());
+        let confirmed = quit_asked.is_some_and(|t| elapsed - t <= QUIT_CONFIRM_SECONDS);
+        if esc && hosting_others && !confirmed {
+            quit_asked = Some(elapsed);
+        } else if esc
             || plan
                 .stop
                 .as_ref()
@@ -87,6 +103,9 @@ pub(crate) async fn run(mut screen: Screen, mut plan: Plan) -> Result<(), String
                 }
                 if game.is_server() {
                     roster(game, &mut roster_state, typing);
+                }
+                if quit_asked.is_some_and(|t| elapsed - t <= QUIT_CONFIRM_SECONDS) {
+                    draw_banner("Esc again ends the game for everyone");
                 }
                 if game.net.is_reconnecting() {
                     draw_banner("reconnecting...");
