@@ -348,6 +348,11 @@ impl Game {
         }
     }
 
+    /// Servers: whether joining this game takes a password.
+    pub fn is_locked(&self) -> bool {
+        self.options.password.is_some()
+    }
+
     /// Whether this peer watches without a player of its own.
     pub fn is_spectator(&self) -> bool {
         self.options.spectate

@@ -129,7 +129,10 @@ pub(crate) fn roster(game: &mut Game, r: &mut Roster, typing: bool) {
 pub(crate) fn draw_hud(game: &Game) {
     let panel = Color::new(0.0, 0.0, 0.0, 0.45);
     let rows = game.scores.len().max(1) as f32;
-    mq::draw_rectangle(10.0, 10.0, 420.0, 78.0 + rows * 24.0, panel);
+    let net = net_line(game);
+    // As wide as the link's line needs, and never narrower than the title's.
+    let width = (mq::measure_text(&net, None, 18, 1.0).width + 30.0).max(420.0);
+    mq::draw_rectangle(10.0, 10.0, width, 78.0 + rows * 24.0, panel);
     mq::draw_text(
         format!("TUMBLEYARD  {}", game.scene.name),
         20.0,
@@ -137,27 +140,6 @@ pub(crate) fn draw_hud(game: &Game) {
         26.0,
         Color::from_rgba(240, 190, 80, 255),
     );
-    let net = match game.ping_ms() {
-        None if game.net.is_reconnecting() => "reconnecting to the server...".to_owned(),
-        None if !game.is_server() => "connecting...".to_owned(),
-        Some(_) if let Some(secs) = game.silence() => format!(
-            "no data for {secs:.0} s  in {:.0} kbit/s  out {:.0} kbit/s",
-            game.traffic.kbps_in, game.traffic.kbps_out
-        ),
-        Some(p) => format!(
-            "ping {:.0} ms  in {:.0} kbit/s  out {:.0} kbit/s  loss {:.0}%",
-            p,
-            game.traffic.kbps_in,
-            game.traffic.kbps_out,
-            game.loss() * 100.0
-        ),
-        None => format!(
-            "hosting: {}  in {:.0} kbit/s  out {:.0} kbit/s",
-            count(game.player_names().len(), "player"),
-            game.traffic.kbps_in,
-            game.traffic.kbps_out
-        ),
-    };
     mq::draw_text(&net, 20.0, 60.0, 18.0, mq::LIGHTGRAY);
     let mut y = 86.0;
     if game.scores.is_empty() {
@@ -192,5 +174,33 @@ pub(crate) fn draw_hud(game: &Game) {
             20.0,
             mq::WHITE,
         );
+    }
+}
+
+/// The HUD's line about the link: the ping, the rates and the loss; or that the server is
+/// silent, or that this peer hosts.
+fn net_line(game: &Game) -> String {
+    match game.ping_ms() {
+        None if game.net.is_reconnecting() => "reconnecting to the server...".to_owned(),
+        None if !game.is_server() => "connecting...".to_owned(),
+        Some(_) if let Some(secs) = game.silence() => format!(
+            "no data for {secs:.0} s  in {:.0} kbit/s  out {:.0} kbit/s",
+            game.traffic.kbps_in, game.traffic.kbps_out
+        ),
+        Some(p) => format!(
+            "ping {:.0} ms  in {:.0} kbit/s  out {:.0} kbit/s  loss {:.0}%",
+            p,
+            game.traffic.kbps_in,
+            game.traffic.kbps_out,
+            game.loss() * 100.0
+        ),
+        None => format!(
+            "hosting on UDP port {}{}: {}  in {:.0} kbit/s  out {:.0} kbit/s",
+            game.local_addr().port(),
+            if game.is_locked() { ", locked" } else { "" },
+            count(game.player_names().len(), "player"),
+            game.traffic.kbps_in,
+            game.traffic.kbps_out
+        ),
     }
 }
