@@ -229,6 +229,11 @@ pub struct Player {
 }
 
 impl Player {
+    /// Ticks until it may throw again (0: now).
+    pub fn cooldown_ticks(&self) -> u32 {
+        self.cooldown
+    }
+
     /// Sets what the player does next frame (the owner's game code calls this; elsewhere it
     /// has no effect, since only the owner runs the server path).
     pub fn set_input(&mut self, input: PlayerInput) {

@@ -27,6 +27,9 @@ mod console;
 mod report;
 mod rules;
 mod start;
+mod text;
+
+pub use text::{SILENT_AFTER, clean_line, count, link_text, wrap};
 
 /// The game's UDP port when none is given.
 pub const DEFAULT_PORT: u16 = 47810;
@@ -249,35 +252,6 @@ fn addr_or_default(text: &str, default_port: u16) -> Result<SocketAddr, String> 
         .ok_or_else(|| format!("'{host}' has no IPv4 address"))
 }
 
-/// `n` things, with the right plural.
-pub fn count(n: usize, thing: &str) -> String {
-    match n {
-        1 => format!("1 {thing}"),
-        _ => format!("{n} {thing}s"),
-    }
-}
-
-/// A peer silent this long (seconds) shows as silent, not by its ping and loss: a live
-/// one is heard at least every heartbeat (half a second when idle).
-pub const SILENT_AFTER: f32 = 1.0;
-
-/// How a link reads in lists and status lines: "17 ms 0% loss", or "silent 4 s" for a
-/// peer not heard for [`SILENT_AFTER`] or more (frozen, or gone and not yet timed out):
-/// its old ping and loss would say it is fine.
-pub fn link_text(stats: &lanyard_net::PeerStats) -> String {
-    let silent = stats.silence_ms / 1000.0;
-    if silent >= SILENT_AFTER {
-        format!("silent {silent:.0} s")
-    } else {
-        format!("{:.0} ms {:.0}% loss", stats.ping_ms, stats.loss * 100.0)
-    }
-}
-
-/// A line fit to show: control characters removed, at most 200 characters.
-pub fn clean_line(s: &str) -> String {
-    s.chars().filter(|c| !c.is_control()).take(200).collect()
-}
-
 /// The colour of player number `n`.
 pub fn player_color(n: u32) -> [u8; 4] {
     const C: [[u8; 4]; 6] = [
@@ -346,6 +320,14 @@ impl Game {
             Some(lanyard_net::RejectReason::BadPassword) => self.net.server_addr(),
             _ => None,
         }
+    }
+
+    /// Seconds until this peer's player may throw again (0 when it may now); none without
+    /// a player.
+    pub fn throw_cooldown(&self) -> Option<f32> {
+        let id = self.my_player()?;
+        let ticks = self.group.controller::<Player>(id)?.cooldown_ticks();
+        Some(ticks as f32 * self.group.config().dt)
     }
 
     /// Servers: whether joining this game takes a password.

@@ -72,3 +72,27 @@ fn a_crate_off_the_yard_scores_for_whoever_blew_it_off_and_comes_back_home() {
     assert!(back, "no crate back at its home");
     assert_eq!(g.scores.first(), Some(&("hostess".to_string(), 1)));
 }
+
+#[test]
+fn the_throw_cooldown_counts_down_from_a_throw_to_ready() {
+    let mut g = host();
+    for _ in 0..30 {
+        g.tick(1.0 / TICK_HZ);
+    }
+    assert_eq!(g.throw_cooldown(), Some(0.0), "ready before any throw");
+    g.set_input(PlayerInput {
+        throw: Some(Vec3::new(1.0, 0.5, 0.0)),
+        ..PlayerInput::default()
+    });
+    g.tick(1.0 / TICK_HZ);
+    let just_after = g.throw_cooldown().expect("a player");
+    let tuning = g.scene.tuning.throw_cooldown;
+    assert!(
+        just_after > tuning - 0.05 && just_after <= tuning,
+        "{just_after} s after a throw, the cooldown being {tuning} s"
+    );
+    for _ in 0..(tuning * TICK_HZ) as usize + 1 {
+        g.tick(1.0 / TICK_HZ);
+    }
+    assert_eq!(g.throw_cooldown(), Some(0.0), "ready again");
+}

@@ -166,14 +166,27 @@ pub(crate) fn draw_hud(game: &Game) {
             mq::WHITE,
         );
     }
-    for (i, m) in game.messages.iter().rev().take(4).enumerate() {
-        mq::draw_text(
-            m,
-            mq::screen_width() - 360.0,
-            30.0 + i as f32 * 22.0,
-            20.0,
-            mq::WHITE,
-        );
+    // The newest four events, each cut into lines that fit their column.
+    let x = mq::screen_width() - 360.0;
+    let width = ((mq::screen_width() - x - 10.0) / mq::measure_text("m", None, 20, 1.0).width)
+        .max(8.0) as usize;
+    let lines = game
+        .messages
+        .iter()
+        .rev()
+        .take(4)
+        .flat_map(|m| wrap(m, width));
+    for (i, line) in lines.take(8).enumerate() {
+        mq::draw_text(&line, x, 30.0 + i as f32 * 22.0, 20.0, mq::WHITE);
+    }
+    // Throwing waits for its cooldown: say so, or a press in it looks lost.
+    if let Some(wait) = game.throw_cooldown() {
+        let (text, colour) = if wait > 0.0 {
+            (format!("next grenade in {wait:.1} s"), mq::GRAY)
+        } else {
+            ("grenade ready".to_owned(), mq::WHITE)
+        };
+        mq::draw_text(&text, 14.0, mq::screen_height() - 40.0, 20.0, colour);
     }
 }
 

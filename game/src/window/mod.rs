@@ -7,7 +7,7 @@ use lanyard::interp::Smoother;
 use lanyard::replay::{Replay, Step};
 use lanyard::{EntityGroup, Owner, Shape};
 use lanyard_game::game::{
-    Blast, GRAPH_SAMPLES, Game, GraphSample, Options, TICK_HZ, count, link_text,
+    Blast, GRAPH_SAMPLES, Game, GraphSample, Options, TICK_HZ, count, link_text, wrap,
 };
 use lanyard_game::kinds::{self, Player, PlayerInput};
 use lanyard_game::scene::Scene;

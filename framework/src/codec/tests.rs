@@ -1,0 +1,193 @@
+//! The codec's tests: rounding, quantizers, readers' refusals, packets.
+
+use super::*;
+
+#[test]
+fn rounding_matches_the_standard_library_for_every_kind_of_f32() {
+    let mut specials = vec![
+        0.0f32,
+        -0.0,
+        0.5,
+        -0.5,
+        1.5,
+        -1.5,
+        2.5,
+        -2.5,
+        0.499_999_97,
+        -0.499_999_97,
+        8_388_607.5,
+        -8_388_607.5,
+        8_388_608.0,
+        16_777_217.0,
+        32_767.5,
+        -32_768.5,
+        32_768.0,
+        -32_769.0,
+        2_147_483_520.0,
+        3e9,
+        -3e9,
+        f32::MAX,
+        f32::MIN,
+        f32::INFINITY,
+        f32::NEG_INFINITY,
+        f32::NAN,
+        f32::MIN_POSITIVE,
+        -f32::EPSILON,
+    ];
+    // A stride through every bit pattern reaches all exponents, signs and NaNs.
+    specials.extend((0..=u32::MAX).step_by(997).map(f32::from_bits));
+    // And every half-way value and its neighbours in the ranges the codec uses.
+    for i in -70_000i32..70_000 {
+        let h = i as f32 + 0.5;
+        specials.extend([h, h.next_up(), h.next_down()]);
+    }
+    for x in specials {
+        assert_eq!(round_i32(x), x.round() as i32, "{x:e} ({:#x})", x.to_bits());
+        assert_eq!(round_i16(x), x.round() as i16, "{x:e} ({:#x})", x.to_bits());
+    }
+}
+
+#[test]
+fn parse_reads_a_whole_section_and_serde_fields_round_trip() {
+    let mut buf = Vec::new();
+    let mut w = SectionWriter::new(&mut buf);
+    w.u8(7);
+    w.serde(&("spin", 2.5f32, vec![1u16, 2]));
+    let s = Section {
+        net_id: NetId(1),
+        payload: &buf,
+    };
+    let got = s
+        .parse(|r| Ok((r.u8()?, r.serde::<(String, f32, Vec<u16>)>()?)))
+        .unwrap();
+    assert_eq!(got, (7, ("spin".to_owned(), 2.5, vec![1, 2])));
+    // Reading less than the section holds is refused.
+    assert_eq!(
+        s.parse(|r| r.u8()).unwrap_err(),
+        Error::TrailingBytes(buf.len() - 1)
+    );
+    // Garbage where a serde value should be is an error, not a panic.
+    let junk = [0xffu8; 9];
+    let s = Section {
+        net_id: NetId(1),
+        payload: &junk,
+    };
+    assert!(s.parse(|r| r.serde::<Vec<String>>()).is_err());
+}
+
+#[test]
+fn varint_roundtrip_and_limits() {
+    for v in [0u64, 1, 127, 128, 300, u32::MAX as u64, u64::MAX] {
+        let mut b = Vec::new();
+        put_varint(&mut b, v);
+        assert_eq!(get_varint(&b, 10).unwrap(), (v, b.len()));
+    }
+    // Six continuation bytes cannot be a u32.
+    assert_eq!(get_varint_u32(&[0x80; 6]), Err(Error::BadVarint));
+    // A value over u32::MAX in five bytes is refused too.
+    assert_eq!(
+        get_varint_u32(&[0xff, 0xff, 0xff, 0xff, 0x7f]),
+        Err(Error::BadVarint)
+    );
+    assert!(matches!(
+        get_varint_u32(&[0x80]),
+        Err(Error::Truncated { .. })
+    ));
+}
+
+#[test]
+fn quantizers_roundtrip_within_their_precision() {
+    let mut buf = Vec::new();
+    let mut w = SectionWriter::new(&mut buf);
+    let p = Vec3::new(1.23456, -9.8765, 1000.0004);
+    let q = Quat::from_euler(crate::glam::EulerRot::XYZ, 0.3, -2.1, 1.4);
+    let v = Vec3::new(3.0, -49.0, 100.0);
+    w.pos_mm(p);
+    w.quat(q);
+    w.quat(-q);
+    w.vec3_bounded(v, 50.0);
+    assert_eq!(buf.len(), 12 + 7 + 7 + 6);
+    let mut r = SectionReader::new(&buf);
+    assert!((r.pos_mm().unwrap() - p).abs().max_element() <= 0.0005);
+    for _ in 0..2 {
+        let back = r.quat().unwrap();
+        assert!(back.dot(q).abs() > 0.99999, "{back:?} vs {q:?}");
+    }
+    let vb = r.vec3_bounded(50.0).unwrap();
+    assert!((vb - Vec3::new(3.0, -49.0, 50.0)).abs().max_element() < 0.002);
+    r.finish().unwrap();
+}
+
+#[test]
+fn a_cut_quantized_value_says_how_far_it_got() {
+    // The whole value is read at once; a cut one component by component, so the error
+    // names the first component missing, not the whole value.
+    let (pos, vel) = ([1u8; 12], [1u8; 6]);
+    let cut = |n: usize| SectionReader::new(&pos[..n]).pos_mm();
+    assert_eq!(
+        cut(9),
+        Err(Error::Truncated {
+            needed: 4,
+            remaining: 1
+        })
+    );
+    assert!(cut(12).is_ok());
+    assert_eq!(
+        SectionReader::new(&vel[..5]).vec3_bounded(8.0),
+        Err(Error::Truncated {
+            needed: 2,
+            remaining: 1
+        })
+    );
+    assert_eq!(
+        SectionReader::new(&[3, 0, 0, 0]).quat(),
+        Err(Error::Truncated {
+            needed: 2,
+            remaining: 1
+        })
+    );
+}
+
+#[test]
+fn reader_refuses_non_finite_floats_and_bad_bools() {
+    let mut r = SectionReader::new(&[0, 0, 0xc0, 0x7f]);
+    assert_eq!(r.f32(), Err(Error::InvalidValue("non-finite float")));
+    assert!(SectionReader::new(&[2]).bool().is_err());
+    assert!(SectionReader::new(&[9, 0, 0, 0, 0, 0, 0]).quat().is_err());
+}
+
+#[test]
+fn packet_roundtrip_skips_empty_sections() {
+    let mut p = PacketWriter::new();
+    p.section(NetId(1), |w| w.u32(7)).unwrap();
+    p.section(NetId(2), |_| {}).unwrap();
+    p.section(NetId(300), |w| w.bytes(b"hey")).unwrap();
+    assert_eq!(p.section_count(), 2);
+    let got: Vec<_> = PacketReader::new(p.as_bytes())
+        .collect::<Result<_, _>>()
+        .unwrap();
+    assert_eq!(got.len(), 2);
+    assert_eq!(got[0].net_id, NetId(1));
+    assert_eq!(got[0].reader().u32().unwrap(), 7);
+    assert_eq!(got[1].net_id, NetId(300));
+    assert_eq!(got[1].reader().bytes().unwrap(), b"hey");
+}
+
+#[test]
+fn oversized_sections_are_refused_on_both_sides() {
+    let mut p = PacketWriter::new();
+    let r = p.section(NetId(1), |w| {
+        for _ in 0..=MAX_SECTION_LEN {
+            w.u8(0)
+        }
+    });
+    assert!(matches!(r, Err(Error::SectionTooLong { .. })));
+    assert!(p.as_bytes().is_empty());
+    let mut forged = Vec::new();
+    put_varint(&mut forged, 1);
+    put_varint(&mut forged, 5000);
+    forged.resize(forged.len() + 5000, 0);
+    let mut it = PacketReader::new(&forged);
+    assert!(matches!(it.next(), Some(Err(Error::SectionTooLong { .. }))));
+    assert!(it.next().is_none());
+}
