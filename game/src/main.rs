@@ -43,13 +43,25 @@ fn check_display() -> Result<(), String> {
     Ok(())
 }
 
-/// Without `--name`, a window plays under the name remembered from the start screen.
+/// Without `--name`, a window plays under the name remembered from the start screen; on a
+/// first run (nothing remembered) under the OS user's name, and the start screen asks
+/// first. Returns whether this is such a first run.
 #[cfg(feature = "client")]
-fn remembered(o: &mut Options, ident: &Ident) {
-    if ident.name.is_none()
-        && let Some(name) = window::remembered_name()
-    {
-        o.name = name;
+fn remembered(o: &mut Options, ident: &Ident) -> bool {
+    if ident.name.is_some() {
+        return false;
+    }
+    match window::remembered_name() {
+        Some(name) => {
+            o.name = name;
+            false
+        }
+        None => {
+            if let Some(user) = window::os_user_name() {
+                o.name = user;
+            }
+            true
+        }
     }
 }
 
@@ -124,7 +136,7 @@ fn main() -> ExitCode {
             check_display()?;
             let c = h.common()?;
             let mut o = options(&c, "host")?;
-            remembered(&mut o, &h.ident);
+            let _ = remembered(&mut o, &h.ident);
             h.serve.session.apply(&mut o);
             let stop = stop_flag()?;
             window::host(
@@ -152,7 +164,7 @@ fn main() -> ExitCode {
                 .disc(disc)
                 .run(&Timed::default(), rec);
             let mut o = options(&c, "player")?;
-            remembered(&mut o, ident);
+            let first_run = remembered(&mut o, ident);
             o.spectate = *spectate;
             let rv = by_name
                 .rendezvous
@@ -174,6 +186,7 @@ fn main() -> ExitCode {
                 c.discovery_addr,
                 shot.window()?,
                 c.record.clone(),
+                first_run,
             )
         })(),
         #[cfg(feature = "client")]
@@ -182,8 +195,8 @@ fn main() -> ExitCode {
             let mut c = Common::new(&cli.ident, Some(&cli.arena)).disc(&cli.disc);
             c.rendezvous = cli.meet.addr()?;
             let mut o = options(&c, "player")?;
-            remembered(&mut o, &cli.ident);
-            window::menu(o, c.discovery_addr, cli.shot.window()?)
+            let first_run = remembered(&mut o, &cli.ident);
+            window::menu(o, c.discovery_addr, cli.shot.window()?, first_run)
         })(),
         #[cfg(not(feature = "client"))]
         Some(Command::Host { .. }) | Some(Command::Join { .. }) | None => {

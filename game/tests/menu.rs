@@ -40,6 +40,32 @@ fn a_name_typed_and_a_password_at_the_prompt_take_the_player_into_a_locked_game(
     );
 }
 
+/// The first run asks for a name before anything else, offering the OS user's: Enter
+/// takes it, and it is remembered and played under.
+#[test]
+fn the_first_run_asks_for_a_name_and_offers_the_users() {
+    let Some((_one, dir)) = window_test("menu-first-run") else {
+        return;
+    };
+    let home = dir.join("home");
+    std::fs::create_dir_all(&home).unwrap();
+    let disc = discovery(free_port());
+    let (server, _) = server(&format!("--seconds 15 --discovery-addr {disc}"));
+    let mut window = menu_window(
+        &dir,
+        "30 enter\n150 1\n",
+        &format!("--discovery-addr {disc}"),
+    );
+    window.env("HOME", &home).env("USER", "quinn");
+    let out = Running::start(window).finish(Duration::from_secs(120));
+    succeeded(&out, "the window");
+    let remembered = std::fs::read_to_string(home.join(".config/tumbleyard/name")).unwrap();
+    assert_eq!(remembered, "quinn");
+    let log = server.finish(Duration::from_secs(60));
+    let text = String::from_utf8_lossy(&log.stdout);
+    assert!(text.contains("quinn joined"), "{text}");
+}
+
 /// `join ADDR` to a locked game, with no password given: the refusal opens the password
 /// prompt, and the password typed there takes the player in.
 #[test]

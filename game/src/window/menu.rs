@@ -67,6 +67,21 @@ pub(crate) fn name_file() -> Option<PathBuf> {
     Some(base.join("tumbleyard").join("name"))
 }
 
+/// The name of the user running the program (`USER`, `LOGNAME` or `USERNAME`), cleaned
+/// and fit for a player name, if there is one: the first run's default name.
+pub fn os_user_name() -> Option<String> {
+    ["USER", "LOGNAME", "USERNAME"]
+        .iter()
+        .filter_map(|v| std::env::var(v).ok())
+        .map(|n| {
+            lanyard_game::game::clean_line(n.trim())
+                .chars()
+                .take(32)
+                .collect::<String>()
+        })
+        .find(|n| !n.is_empty())
+}
+
 /// The name remembered from an earlier run, if any.
 pub fn remembered_name() -> Option<String> {
     let text = std::fs::read_to_string(name_file()?).ok()?;
@@ -99,6 +114,21 @@ impl Menu {
     pub(crate) fn ask_password(&mut self, target: Target, name: String) {
         self.editing = Some((Field::Password(target, name), String::new()));
         while mq::get_char_pressed().is_some() {}
+    }
+
+    /// The start screen; on a `first_run` with the name prompt open, its default the
+    /// name the options carry (Enter keeps it).
+    pub(crate) fn first(
+        options: Options,
+        discovery: SocketAddr,
+        allow_host: bool,
+        first_run: bool,
+    ) -> Self {
+        let mut m = Self::new(options, discovery, allow_host);
+        if first_run {
+            m.editing = Some((Field::Name, String::new()));
+        }
+        m
     }
 
     pub(crate) fn new(options: Options, discovery: SocketAddr, allow_host: bool) -> Self {
@@ -304,7 +334,12 @@ impl Menu {
             let (field, text) = self.type_line(script, frame)?;
             return match field {
                 Field::Name => {
-                    let name = text.trim();
+                    // Enter with nothing typed keeps the name shown.
+                    let name = match text.trim() {
+                        "" => self.options.name.clone(),
+                        typed => typed.to_owned(),
+                    };
+                    let name = name.as_str();
                     if name.is_empty() || name.chars().count() > 32 {
                         self.last_end = Some("names are 1 to 32 characters".into());
                     } else {
@@ -474,7 +509,10 @@ impl Menu {
         }
         if let Some((field, text)) = &self.editing {
             let (label, shown) = match field {
-                Field::Name => ("your name".to_owned(), text.clone()),
+                Field::Name => (
+                    format!("your name (Enter keeps {})", self.options.name),
+                    text.clone(),
+                ),
                 Field::Password(target, name) => (
                     match target {
                         Target::Addr(addr) => format!("password for {name} ({addr})"),

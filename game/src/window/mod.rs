@@ -34,8 +34,8 @@ use draw::*;
 use hud::*;
 pub use input::InputScript;
 use input::*;
-pub use menu::remembered_name;
 use menu::*;
+pub use menu::{os_user_name, remembered_name};
 use run::*;
 
 fn mq3(v: lanyard::Vec3) -> mq::Vec3 {
@@ -152,6 +152,7 @@ pub fn join(
     discovery: SocketAddr,
     window: WindowOpts,
     record: Option<PathBuf>,
+    first_run: bool,
 ) -> Result<(), String> {
     let menu = Some((options.clone(), discovery, false));
     let entropy = lanyard_game::game::entropy();
@@ -169,7 +170,7 @@ pub fn join(
             }
             Screen::Playing(Box::new(game))
         }
-        None => Screen::Menu(Box::new(Menu::new(options, discovery, false))),
+        None => Screen::Menu(Box::new(Menu::first(options, discovery, false, first_run))),
     };
     let plan = Plan {
         seconds: None,
@@ -181,8 +182,14 @@ pub fn join(
     open("Tumbleyard", screen, plan)
 }
 
-/// The start screen: host a game or join one.
-pub fn menu(options: Options, discovery: SocketAddr, window: WindowOpts) -> Result<(), String> {
+/// The start screen: host a game or join one. On a `first_run` it asks for the player's
+/// name before anything else.
+pub fn menu(
+    options: Options,
+    discovery: SocketAddr,
+    window: WindowOpts,
+    first_run: bool,
+) -> Result<(), String> {
     let plan = Plan {
         seconds: None,
         summary: None,
@@ -192,7 +199,7 @@ pub fn menu(options: Options, discovery: SocketAddr, window: WindowOpts) -> Resu
     };
     open(
         "Tumbleyard",
-        Screen::Menu(Box::new(Menu::new(options, discovery, true))),
+        Screen::Menu(Box::new(Menu::first(options, discovery, true, first_run))),
         plan,
     )
 }
