@@ -13,11 +13,10 @@ pub(crate) struct Roster {
 /// The net graph (N): the last ten seconds of ping, kilobits per second in and out, and
 /// loss, each scaled to its own peak.
 pub(crate) fn draw_net_graph(game: &Game) {
+    // At the right edge, under the event lines: the yard's middle, where the players are,
+    // stays clear.
     let (w, h) = (340.0, 200.0);
-    let (x, y) = (
-        mq::screen_width() - w - 10.0,
-        mq::screen_height() - h - 34.0,
-    );
+    let (x, y) = (mq::screen_width() - w - 10.0, 30.0 + 8.0 * 22.0 + 10.0);
     mq::draw_rectangle(x, y, w, h, Color::new(0.0, 0.0, 0.0, 0.6));
     let samples: Vec<GraphSample> = game.graph.iter().copied().collect();
     let last = samples.last().copied().unwrap_or_default();
@@ -44,8 +43,12 @@ pub(crate) fn draw_net_graph(game: &Game) {
     let row_h = h / 3.0;
     for (i, (label, series, colors)) in rows.iter().enumerate() {
         let top = y + i as f32 * row_h;
-        mq::draw_text(label, x + 8.0, top + 16.0, 18.0, mq::WHITE);
+        // The label is the legend: each line's words in its colour.
+        legend(label, colors, x + 8.0, top + 16.0);
         let peak = series.iter().flatten().fold(1.0f32, |m, v| m.max(*v));
+        let scale = format!("peak {peak:.0}");
+        let sw = mq::measure_text(&scale, None, 14, 1.0).width;
+        mq::draw_text(&scale, x + w - sw - 8.0, top + 16.0, 14.0, mq::GRAY);
         let (gx, gy, gw, gh) = (x + 8.0, top + 22.0, w - 16.0, row_h - 28.0);
         mq::draw_line(gx, gy + gh, gx + gw, gy + gh, 1.0, mq::GRAY);
         let step = gw / (GRAPH_SAMPLES - 1) as f32;
@@ -66,6 +69,22 @@ pub(crate) fn draw_banner(text: &str) {
     mq::draw_rectangle(0.0, h / 2.0 - 40.0, w, 64.0, Color::new(0.0, 0.0, 0.0, 0.6));
     let size = mq::measure_text(text, None, 40, 1.0);
     mq::draw_text(text, (w - size.width) / 2.0, h / 2.0, 40.0, mq::WHITE);
+}
+
+/// A graph row's label in its lines' colours: "in 12 / out 30 kbit/s" with "in 12" in the
+/// first colour and "out 30" in the second; a one-line row all in its colour.
+fn legend(label: &str, colors: &[Color; 2], x: f32, y: f32) {
+    let parts: Vec<&str> = label.splitn(2, " / ").collect();
+    let mut at = x;
+    for (k, part) in parts.iter().enumerate() {
+        let text = if k + 1 < parts.len() {
+            format!("{part} / ")
+        } else {
+            (*part).to_owned()
+        };
+        mq::draw_text(&text, at, y, 18.0, colors[k.min(1)]);
+        at += mq::measure_text(&text, None, 18, 1.0).width;
+    }
 }
 
 /// The host's player list: Tab shows it, a digit selects a player, K kicks the selected.
