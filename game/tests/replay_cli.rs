@@ -1,4 +1,5 @@
-//! `lanyard-game replay FILE --verify` on the recorded fixtures: exit codes and messages.
+//! `lanyard-game replay FILE --verify` on the recorded fixtures: exit codes and messages;
+//! and `replay --view` under Xvfb, driven by its keys.
 
 mod common;
 
@@ -101,4 +102,43 @@ fn wrong_version_truncated_and_corrupted_files_each_say_so() {
         assert!(err.contains(says), "{name}: {err}");
         assert!(!err.contains("panicked"), "{name}: {err}");
     }
+}
+
+/// `replay --view` under Xvfb, driven by an input script: the tick it stopped at, as it
+/// prints at the end, after `frames` frames of one tick each.
+fn view_stops_at(script: &str, frames: u32) -> u64 {
+    let Some((_one, dir)) = common::window_test("replay-view") else {
+        return u64::MAX;
+    };
+    let script_path = dir.join("script.txt");
+    std::fs::write(&script_path, script).unwrap();
+    let fixture = concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/fixtures/server.lnyr");
+    let line = format!(
+        "replay {fixture} --view --input-script '{}' --screenshot '{}' --frames {frames}",
+        script_path.display(),
+        dir.join("replay.png").display()
+    );
+    let out = common::Running::start(common::windowed("1100x700", &line))
+        .finish(std::time::Duration::from_secs(120));
+    let text = common::succeeded(&out, "the viewer");
+    let stopped = text
+        .lines()
+        .find_map(|l| l.strip_prefix("the replay stopped at tick "))
+        .unwrap_or_else(|| panic!("no stop line:\n{text}"));
+    stopped.split(' ').next().unwrap().parse().unwrap()
+}
+
+#[test]
+fn the_viewer_pauses_steps_and_jumps_as_its_keys_say() {
+    if !common::xvfb_or_skip() {
+        return;
+    }
+    // Played alone, a tick a frame.
+    assert_eq!(view_stops_at("", 60), 60);
+    // Paused at frame 30, then two ticks on by hand.
+    assert_eq!(view_stops_at("30 space\n40 right\n41 right\n", 60), 32);
+    // Right while playing jumps 5 s (300 ticks) on: past the end, it stops there.
+    assert_eq!(view_stops_at("10 right\n", 60), 299);
+    // Up twice plays at 4x: frame 0 at 2x (the first press), then 4x.
+    assert_eq!(view_stops_at("0 up\n1 up\n", 40), 2 + 39 * 4);
 }

@@ -4,7 +4,8 @@
 use super::*;
 
 /// Scripted key presses: lines of `FRAME KEY`, KEY one of `f` (throw), `space` (jump), `n`
-/// (the net graph; on the start screen, the name), `a` (a typed address), `enter`, `esc`, a digit
+/// (the net graph; on the start screen, the name), `a` (a typed address), `enter`, `esc`,
+/// `tab`, `left`, `right`, `up`, `down`, `home`, a digit
 /// `1` to `9`; or `FRAME text WORDS` to type WORDS.
 #[derive(Debug, Clone, Default)]
 pub struct InputScript {
@@ -36,6 +37,12 @@ impl InputScript {
                 "a" => KeyCode::A,
                 "enter" => KeyCode::Enter,
                 "esc" => KeyCode::Escape,
+                "tab" => KeyCode::Tab,
+                "left" => KeyCode::Left,
+                "right" => KeyCode::Right,
+                "up" => KeyCode::Up,
+                "down" => KeyCode::Down,
+                "home" => KeyCode::Home,
                 "1" => KeyCode::Key1,
                 "2" => KeyCode::Key2,
                 "3" => KeyCode::Key3,

@@ -28,6 +28,7 @@ mod draw;
 mod hud;
 mod input;
 mod menu;
+mod replay_view;
 mod run;
 
 use draw::*;
@@ -36,6 +37,7 @@ pub use input::InputScript;
 use input::*;
 use menu::*;
 pub use menu::{os_user_name, remembered_name};
+use replay_view::ReplayView;
 use run::*;
 
 fn mq3(v: lanyard::Vec3) -> mq::Vec3 {
@@ -81,12 +83,6 @@ enum Screen {
     Ended(String),
 }
 
-struct ReplayView {
-    replay: Replay,
-    scene: Scene,
-    status: String,
-}
-
 /// Watch a recording in a window, at the speed it was recorded.
 pub fn replay(file: &std::path::Path, window: WindowOpts) -> Result<(), String> {
     let bytes = std::fs::read(file).map_err(|e| format!("cannot read {}: {e}", file.display()))?;
@@ -94,11 +90,7 @@ pub fn replay(file: &std::path::Path, window: WindowOpts) -> Result<(), String> 
         .map_err(|e| format!("{}: {e}", file.display()))?;
     let scene =
         Scene::parse(&replay.header().scene).map_err(|e| format!("the recording's arena: {e}"))?;
-    let view = ReplayView {
-        replay,
-        scene,
-        status: String::new(),
-    };
+    let view = ReplayView::new(replay, scene);
     let plan = Plan {
         seconds: None,
         summary: None,

@@ -131,35 +131,7 @@ pub(crate) async fn run(mut screen: Screen, mut plan: Plan) -> Result<(), String
                     });
                 }
             }
-            Screen::Replaying(r) => {
-                for _ in 0..steps.advance(frame_time) {
-                    match r.replay.step() {
-                        Ok(Step::Matched(t)) => {
-                            r.status =
-                                format!("tick {t} of {}: matches the recording", r.replay.len())
-                        }
-                        Ok(Step::Diverged(d)) => r.status = d.to_string(),
-                        Ok(Step::End) => {
-                            r.status = format!("end of the recording ({} ticks)", r.replay.len())
-                        }
-                        Err(e) => r.status = e.to_string(),
-                    }
-                    view.smoother.after_frame(r.replay.group(), None);
-                }
-                view.alpha = steps.alpha();
-                camera_keys(&mut view, false);
-                draw_scene(&r.scene, r.replay.group(), None, None, &[], &mut view);
-                mq::draw_text(
-                    "REPLAY",
-                    20.0,
-                    36.0,
-                    30.0,
-                    Color::from_rgba(240, 190, 80, 255),
-                );
-                for (i, line) in r.status.lines().take(6).enumerate() {
-                    mq::draw_text(line, 20.0, 64.0 + i as f32 * 22.0, 20.0, mq::WHITE);
-                }
-            }
+            Screen::Replaying(r) => r.frame(&mut view, (&plan.window.script, frames), frame_time),
             Screen::Ended(why) => {
                 mq::clear_background(Color::from_rgba(34, 40, 52, 255));
                 mq::draw_text(why, 40.0, 120.0, 30.0, mq::WHITE);
@@ -191,6 +163,13 @@ pub(crate) async fn run(mut screen: Screen, mut plan: Plan) -> Result<(), String
             game.write_summary(path)?;
         }
         game.shutdown();
+    }
+    if let Screen::Replaying(r) = &screen {
+        println!(
+            "the replay stopped at tick {} (the recording ends at {})",
+            r.replay.tick(),
+            r.replay.end_tick()
+        );
     }
     if let Screen::Ended(why) = screen {
         return Err(why);
