@@ -82,9 +82,12 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     init_logs();
     let result = match &cli.command {
-        Some(Command::Server { hosting: h }) => h
+        Some(Command::Server {
+            hosting: h,
+            metrics,
+        }) => h
             .common()
-            .and_then(|c| server(&c, h.summary.as_deref(), &h.serve.session)),
+            .and_then(|c| server(&c, h.summary.as_deref(), &h.serve.session, *metrics)),
         Some(Command::Bot {
             addr,
             by_name,

@@ -242,6 +242,11 @@ pub(crate) enum Command {
     Server {
         #[command(flatten)]
         hosting: Hosting,
+        /// Serve the server's figures (players, frame time, kbit/s, state age, sessions
+        /// lost, refused hellos) in the Prometheus text format over HTTP on this address:
+        /// PORT (on 127.0.0.1) or IP:PORT.
+        #[arg(long, env = "LANYARD_METRICS", value_name = "ADDR", value_parser = crate::cli::metrics::parse_metrics_addr)]
+        metrics: Option<std::net::SocketAddr>,
     },
     /// List the LAN games that answer (and those registered at a rendezvous server, with
     /// --rendezvous), then exit.

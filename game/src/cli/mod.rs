@@ -3,5 +3,6 @@
 //! commands are in `window`.
 
 pub(crate) mod args;
+pub(crate) mod metrics;
 pub(crate) mod play;
 pub(crate) mod serve;

@@ -1,6 +1,7 @@
 //! The serving commands: `server` (with its console, signals, summary and Agones) and
 //! `rendezvous`; and what every command builds a game's options from.
 
+use crate::cli::metrics::Metrics;
 use crate::*;
 
 /// A flag that SIGINT (Ctrl-C) and SIGTERM raise instead of killing the process, so it
@@ -52,6 +53,7 @@ pub(crate) fn server(
     c: &Common,
     summary: Option<&Path>,
     flags: &SessionFlags,
+    metrics: Option<SocketAddr>,
 ) -> Result<(), String> {
     let mut o = options(c, "Tumbleyard server")?;
     flags.apply(&mut o);
@@ -76,6 +78,10 @@ pub(crate) fn server(
     if let Some(a) = &mut agones {
         a.ready()?;
         println!("told the Agones SDK the server is ready");
+    }
+    let metrics = metrics.map(Metrics::serve).transpose()?;
+    if let Some(addr) = metrics.as_ref().map(|m| m.addr()) {
+        println!("serving the server's figures on http://{addr}/metrics");
     }
     let console = console_lines();
     let mut why = "time up";
@@ -105,6 +111,9 @@ pub(crate) fn server(
         |g, ms| {
             for m in g.messages.drain(..) {
                 println!("{m}");
+            }
+            if let Some(m) = &metrics {
+                m.set(g, ms);
             }
             since += 1;
             if since >= 5 {

@@ -178,6 +178,9 @@ pub struct Game {
     /// down"`, `"kicked: REASON"`, `"session expired"`, `"connection lost"`, or
     /// `"refused: REASON"` and `"no server answered"` for a session that never started.
     pub end_reason: Option<String>,
+    /// Server: sessions that ended without the player leaving or being sent away (timed
+    /// out, expired, undeliverable, too many bad datagrams).
+    pub sessions_lost: u64,
     /// Why the server refused us, if it did.
     pub refused: Option<lanyard_net::RejectReason>,
     /// Byte rates.
@@ -692,6 +695,15 @@ impl Game {
                 }
                 NetEvent::ClientLeft { name, reason, .. } => {
                     self.messages.push(format!("{name} left ({reason})"));
+                    if !matches!(
+                        reason,
+                        DisconnectReason::Left
+                            | DisconnectReason::Kicked { .. }
+                            | DisconnectReason::ServerShutdown
+                            | DisconnectReason::Replaced
+                    ) {
+                        self.sessions_lost += 1;
+                    }
                     if let Some(s) = &mut self.server {
                         s.scores.remove(&name);
                         s.scores_dirty = true;

@@ -200,6 +200,7 @@ impl Game {
             ended: None,
             end_reason: None,
             refused: None,
+            sessions_lost: 0,
             chat_dropped: 0,
             graph: std::collections::VecDeque::new(),
             traffic: Traffic::default(),

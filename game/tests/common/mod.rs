@@ -109,6 +109,15 @@ pub fn free_port() -> u16 {
         .port()
 }
 
+/// A TCP port that was free a moment ago on 127.0.0.1.
+pub fn free_port_tcp() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
 /// The loopback broadcast address on `port`: discovery never leaves this machine.
 pub fn discovery(port: u16) -> String {
     format!("127.255.255.255:{port}")
