@@ -2,20 +2,26 @@
 //! sets it in a game server's pod), the dedicated server tells the Agones SDK sidecar's
 //! local REST endpoints that it is ready once it listens, that it is healthy from its tick
 //! loop (so a hung simulation stops the pings and fails the health check), and that it is
-//! shutting down at the end. Plain HTTP/1.1 on 127.0.0.1, nothing else.
+//! shutting down at the end. Plain HTTP/1.1 on 127.0.0.1 (through `ureq`, addressed by IP:
+//! nothing is looked up), nothing else.
 
-use std::io::{Read, Write};
-use std::net::{Ipv4Addr, SocketAddr, TcpStream};
+use std::net::{Ipv4Addr, SocketAddr};
 use std::time::{Duration, Instant};
 
 /// How often the tick loop says it is healthy.
 pub const HEALTH_EVERY: Duration = Duration::from_secs(2);
 
 /// The Agones SDK sidecar, over its REST port.
-#[derive(Debug)]
 pub struct Agones {
     addr: SocketAddr,
+    agent: ureq::Agent,
     last_health: Option<Instant>,
+}
+
+impl std::fmt::Debug for Agones {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Agones").field("addr", &self.addr).finish()
+    }
 }
 
 impl Agones {
@@ -35,8 +41,14 @@ impl Agones {
 
     /// The sidecar on 127.0.0.1:`port`.
     pub fn at(port: u16) -> Agones {
+        // A call that takes longer than this is a failed one: the tick loop waits on it.
+        let agent = ureq::Agent::config_builder()
+            .timeout_global(Some(Duration::from_secs(2)))
+            .build()
+            .into();
         Agones {
             addr: SocketAddr::from((Ipv4Addr::LOCALHOST, port)),
+            agent,
             last_health: None,
         }
     }
@@ -64,24 +76,18 @@ impl Agones {
     }
 
     fn post(&self, path: &str) -> Result<(), String> {
-        let fail = |e: std::io::Error| format!("POST {path} to {}: {e}", self.addr);
-        let mut s = TcpStream::connect_timeout(&self.addr, Duration::from_secs(1)).map_err(fail)?;
-        s.set_read_timeout(Some(Duration::from_secs(2)))
-            .map_err(fail)?;
-        let request = format!(
-            "POST {path} HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{{}}"
-        );
-        s.write_all(request.as_bytes()).map_err(fail)?;
-        let mut head = [0u8; 64];
-        let n = s.read(&mut head).map_err(fail)?;
-        let line = String::from_utf8_lossy(&head[..n]);
-        match line.split_whitespace().nth(1) {
-            Some("200") => Ok(()),
-            other => Err(format!(
-                "POST {path} to {}: answered {}",
-                self.addr,
-                other.unwrap_or("nothing")
-            )),
+        let url = format!("http://{}{path}", self.addr);
+        match self
+            .agent
+            .post(&url)
+            .header("Content-Type", "application/json")
+            .send("{}")
+        {
+            Ok(_) => Ok(()),
+            Err(ureq::Error::StatusCode(code)) => {
+                Err(format!("POST {path} to {}: answered {code}", self.addr))
+            }
+            Err(e) => Err(format!("POST {path} to {}: {e}", self.addr)),
         }
     }
 }
