@@ -9,7 +9,10 @@ use std::time::Duration;
 
 fn scrape(addr: &str) -> String {
     let mut s = std::net::TcpStream::connect(addr).expect("the metrics answer");
-    write!(s, "GET /metrics HTTP/1.1\r\nHost: {addr}\r\n\r\n").unwrap();
+    // As a scraper does: the request in pieces (a format writes each part on its own).
+    write!(s, "GET /metrics HTTP/1.1\r\nHost: {addr}\r\n").unwrap();
+    s.flush().unwrap();
+    write!(s, "Accept: text/plain\r\n\r\n").unwrap();
     let mut text = String::new();
     s.read_to_string(&mut text).unwrap();
     text

@@ -147,8 +147,16 @@ impl Metrics {
 /// `/metrics`; nothing else is served).
 fn answer(mut stream: TcpStream, registry: &Mutex<Registry>) {
     let _ = stream.set_read_timeout(Some(Duration::from_secs(2)));
-    let mut request = [0u8; 1024];
-    let _ = stream.read(&mut request);
+    // The whole request first (up to its blank line): answering and closing while the
+    // scraper still sends would reset its connection.
+    let mut request = Vec::new();
+    let mut chunk = [0u8; 1024];
+    while !request.windows(4).any(|w| w == b"\r\n\r\n") && request.len() < 16 * 1024 {
+        match stream.read(&mut chunk) {
+            Ok(0) | Err(_) => break,
+            Ok(n) => request.extend_from_slice(&chunk[..n]),
+        }
+    }
     let mut body = String::new();
     if let Ok(r) = registry.lock() {
         let _ = encode(&mut body, &r);
