@@ -139,6 +139,13 @@ pub enum Error {
     /// A group was asked to stop recording while it does not record.
     #[error("the group is not recording (EntityGroup::start_recording starts it)")]
     NotRecording,
+    /// The entity's owner sent a section its kind's validation judged illegal: the section
+    /// was dropped (and the entity waits for a legal one, or the server's correction).
+    #[error("a section from its owner {from:?} was judged illegal and dropped")]
+    IllegalSection {
+        /// Who sent it.
+        from: crate::Owner,
+    },
     /// A record's checksum does not match its bytes.
     #[error("the recording is corrupted{}", tick.map(|t| format!(" at tick {t}")).unwrap_or_else(|| " in its header".into()))]
     RecordingCorrupted {

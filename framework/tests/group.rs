@@ -507,7 +507,17 @@ fn the_validation_hook_refuses_an_owners_illegal_section() {
     // The server itself is not judged.
     feed.sections.push((net, fast, Owner::Server));
     feed.sections.push((net, fine, alice));
-    g.run_frame(&mut feed);
+    let report = g.run_frame(&mut feed);
+    // The refusal is in the frame's report, with the kind and the entity, not only counted.
+    assert_eq!(
+        report.section_errors.len(),
+        1,
+        "{:?}",
+        report.section_errors
+    );
+    let refused = &report.section_errors[0];
+    assert_eq!((refused.net, refused.kind.as_str()), (net, demo::MOVER));
+    assert_eq!(refused.error, Error::IllegalSection { from: alice });
     assert_eq!(
         feed.verdicts,
         vec![

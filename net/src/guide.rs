@@ -178,7 +178,7 @@
 //! let mut world = EntityGroup::new(kinds(), GroupConfig { gravity: Vec3::ZERO, ..GroupConfig::default() });
 //! world.spawn("spinner", &7u64, Owner::Server).unwrap();
 //! world.start_recording("an empty yard", "server").unwrap();
-//! let mut file = world.take_recording();
+//! let mut file = world.take_recording().unwrap();
 //! for _ in 0..120 { world.frame(); }
 //! file.extend(world.stop_recording().unwrap());
 //!

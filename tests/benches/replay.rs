@@ -45,7 +45,7 @@ fn grenade_field() -> Vec<u8> {
         .group
         .start_recording("cubes", "server")
         .expect("records");
-    let mut bytes = server.group.take_recording();
+    let mut bytes = server.group.take_recording().expect("recording");
     let mut brain = Bot::new(5, None);
     for _ in 0..12 * TICK_HZ as usize {
         player.set_input(brain.input(&player, dt, f32::INFINITY));

@@ -44,16 +44,16 @@ fn a_resting_world_grows_by_well_under_a_kilobyte_a_second() {
     }
     assert!(g.iter().all(|e| e.body().is_sleeping()), "the crates rest");
     g.start_recording("400 crates", "test").unwrap();
-    let mut bytes = g.take_recording();
+    let mut bytes = g.take_recording().expect("recording");
     let start = bytes.len();
     let seconds = 20;
     for _ in 0..seconds * 60 {
         g.frame();
         if g.tick().is_multiple_of(60) {
-            bytes.extend(g.take_recording());
+            bytes.extend(g.take_recording().expect("recording"));
         }
     }
-    bytes.extend(g.take_recording());
+    bytes.extend(g.take_recording().expect("recording"));
     let per_second = (bytes.len() - start) as f64 / f64::from(seconds);
     eprintln!(
         "initial world {start} bytes for 400 crates; {per_second:.0} bytes per second at rest"
@@ -86,7 +86,7 @@ fn twelve_grenade_heavy_seconds_of_the_cube_field_fit_in_1_mb_and_replay_exactly
     }
     assert!(player.my_player().is_some(), "the player joined");
     server.group.start_recording("cubes", "server").unwrap();
-    let mut bytes = server.group.take_recording();
+    let mut bytes = server.group.take_recording().expect("recording");
     let mut brain = Bot::new(5, None);
     let ticks = 12 * TICK_HZ as usize;
     let mut throws = 0;
@@ -97,7 +97,7 @@ fn twelve_grenade_heavy_seconds_of_the_cube_field_fit_in_1_mb_and_replay_exactly
         server.tick(dt);
         player.tick(dt);
         if t % 60 == 59 && t + 1 < ticks {
-            bytes.extend(server.group.take_recording());
+            bytes.extend(server.group.take_recording().expect("recording"));
         }
     }
     bytes.extend(server.group.stop_recording().unwrap());
@@ -166,11 +166,11 @@ fn the_asteroid_scene_records_under_20_kb_a_second() {
         .group
         .start_recording("asteroids", "server")
         .unwrap();
-    let mut bytes = s.server.group.take_recording();
+    let mut bytes = s.server.group.take_recording().expect("recording");
     let seconds = 10;
     for _ in 0..seconds {
         s.run_for(1.0);
-        bytes.extend(s.server.group.take_recording());
+        bytes.extend(s.server.group.take_recording().expect("recording"));
     }
     bytes.extend(s.server.group.stop_recording().unwrap());
     let initial = Recording::from_bytes(&bytes).unwrap().snapshot.len();

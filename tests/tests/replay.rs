@@ -15,11 +15,11 @@ use lanyard_tests::{demo_registry, mixed_scene};
 fn recorded_scene(ticks: usize) -> Vec<u8> {
     let mut g = mixed_scene(120, 3);
     g.start_recording("demo pit", "test").unwrap();
-    let mut bytes = g.take_recording();
+    let mut bytes = g.take_recording().expect("recording");
     for t in 0..ticks {
         g.frame();
         if t + 1 < ticks {
-            bytes.extend(g.take_recording());
+            bytes.extend(g.take_recording().expect("recording"));
         }
     }
     bytes.extend(g.stop_recording().unwrap());
@@ -52,7 +52,7 @@ fn a_networked_session_replays_bit_exact_on_the_server_and_on_a_client() {
         ("server", &mut s.server.group),
         ("bob", &mut s.clients[1].group),
     ] {
-        let bytes = g.take_recording();
+        let bytes = g.take_recording().expect("recording");
         // Re-running the recording peer's own server paths on the recorded inputs decides
         // exactly what was recorded.
         let mut d = Replay::open(&bytes, demo_registry()).unwrap();
@@ -146,14 +146,14 @@ fn a_changed_controller_constant_is_reported_at_the_first_tick_it_matters() {
     let mut g = EntityGroup::new(demo_registry(), GroupConfig::default());
     crates_and_balls(&mut g, 20);
     g.start_recording("pit", "test").unwrap();
-    let mut bytes = g.take_recording();
+    let mut bytes = g.take_recording().expect("recording");
     for t in 0..150 {
         if t == 60 {
             g.spawn(demo::MOVER, &player(0.0, 2, 0), Owner::Server)
                 .unwrap();
         }
         g.frame();
-        bytes.extend(g.take_recording());
+        bytes.extend(g.take_recording().expect("recording"));
     }
     // The first tick whose ops hand the mover a section: where its client path first runs
     // with a target, so where a changed driving constant first shows.
@@ -361,7 +361,7 @@ fn recording_starts_and_stops_explicitly_and_refuses_misuse() {
     let mut g = mixed_scene(20, 2);
     assert_eq!(g.stop_recording().unwrap_err(), Error::NotRecording);
     g.start_recording("demo pit", "test").unwrap();
-    let mut bytes = g.take_recording();
+    let mut bytes = g.take_recording().expect("recording");
     for _ in 0..50 {
         g.frame();
     }
@@ -467,7 +467,7 @@ fn spin_recording(kinds: std::sync::Arc<KindRegistry>, ticks: usize) -> Vec<u8> 
     g.spawn("test.spinner", &5u64, Owner::Server).unwrap();
     g.spawn("test.spinner", &6u64, Owner::Server).unwrap();
     g.start_recording("spin", "server").unwrap();
-    let mut bytes = g.take_recording();
+    let mut bytes = g.take_recording().expect("recording");
     for _ in 0..ticks {
         g.frame();
     }
@@ -553,7 +553,7 @@ fn seeking_starts_from_the_nearest_keyframe_and_lands_bit_exact() {
         g.spawn(ASTEROID, &p, Owner::Server).unwrap();
     }
     g.start_recording("asteroids", "test").unwrap();
-    let mut bytes = g.take_recording();
+    let mut bytes = g.take_recording().expect("recording");
     // 35 s: a keyframe at 30 s (tick 1799).
     for _ in 0..35 * 60 {
         g.frame();

@@ -106,7 +106,7 @@ fn a_client_that_brings_states_forward_replays_bit_exact() {
         "an 80 ms link leads by about 5 ticks: {}",
         g.lead_ticks()
     );
-    let bytes = g.take_recording();
+    let bytes = g.take_recording().expect("recording");
     let mut r = Replay::open(&bytes, demo_registry()).unwrap();
     assert_eq!(r.verify(|_, _| {}).unwrap(), None, "the replay diverged");
     assert_eq!(r.group().state_hash(), g.state_hash());

@@ -39,8 +39,10 @@ pub struct FrameReport {
     pub despawned: usize,
     /// Errors from carrying out commands (failed spawns).
     pub errors: Vec<Error>,
-    /// Sections client paths refused, with the error, the kind by name and the network
-    /// id (counted in `bad_sections` too).
+    /// Sections that came to nothing, with the error, the kind by name and the network
+    /// id: those client paths refused (counted in `bad_sections` too), those an owner sent
+    /// that its kind judged illegal ([`Error::IllegalSection`]), and those a server path
+    /// wrote too long to send ([`Error::SectionTooLong`]).
     pub section_errors: Vec<SectionError>,
     /// Controller hooks that panicked, caught (see [`Fault`]).
     pub faults: Vec<Fault>,
@@ -205,7 +207,15 @@ impl EntityGroup {
             }));
             match written {
                 Ok(Ok(_)) => {}
-                Ok(Err(_)) => self.counters.oversized_sections += 1,
+                Ok(Err(error)) => {
+                    // Too long to send: dropped, and said so, with the kind and the entity.
+                    self.counters.oversized_sections += 1;
+                    self.section_errors.push(SectionError {
+                        net,
+                        kind: kind_label(&self.registry, me.kind()),
+                        error,
+                    });
+                }
                 Err(payload) => {
                     // The half-written section is dropped with the panic's unwinding
                     // (`section` only commits what returned).
@@ -322,6 +332,11 @@ impl EntityGroup {
             };
             if !legal {
                 self.counters.illegal += 1;
+                self.section_errors.push(SectionError {
+                    net: section.net_id,
+                    kind: kind_label(&self.registry, me.kind()),
+                    error: Error::IllegalSection { from },
+                });
                 return Verdict::Illegal;
             }
         }

@@ -43,14 +43,13 @@ impl EntityGroup {
     /// The recorded bytes since the last call (append them to the recording's file). Ticks
     /// are packed in blocks of up to [`BLOCK_TICKS`](crate::record::BLOCK_TICKS): taking
     /// often makes small blocks that compress less; once a second is plenty.
-    pub fn take_recording(&mut self) -> Vec<u8> {
-        self.recorder
-            .as_mut()
-            .map(|r| {
-                r.flush();
-                std::mem::take(&mut r.out)
-            })
-            .unwrap_or_default()
+    ///
+    /// An error ([`Error::NotRecording`]) if the group is not recording: an empty take
+    /// would look like a recording that had nothing in it.
+    pub fn take_recording(&mut self) -> Result<Vec<u8>, Error> {
+        let r = self.recorder.as_mut().ok_or(Error::NotRecording)?;
+        r.flush();
+        Ok(std::mem::take(&mut r.out))
     }
 
     /// Ends the recording: the bytes recorded since the last

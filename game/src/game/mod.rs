@@ -303,8 +303,12 @@ impl Game {
     fn flush_recording(&mut self) {
         use std::io::Write;
         if let Some(w) = &mut self.recording {
-            let bytes = self.group.take_recording();
-            if let Err(e) = w.write_all(&bytes) {
+            let written = self
+                .group
+                .take_recording()
+                .map_err(|e| e.to_string())
+                .and_then(|bytes| w.write_all(&bytes).map_err(|e| e.to_string()));
+            if let Err(e) = written {
                 self.messages.push(format!("recording stopped: {e}"));
                 self.recording = None;
             }
