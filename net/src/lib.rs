@@ -74,6 +74,7 @@ pub use event::NetEvent;
 pub use manager::{NetFrame, NetManager, SessionInfo};
 pub use stats::{NetCounters, PeerStats};
 pub use transport::{Conditioned, ConditionerStats, Conditions, Hub, HubEndpoint, Transport};
+pub use udp::os_entropy;
 pub use wire::{HELLO_LEN, MAX_DATAGRAM, PROTOCOL_VERSION};
 
 pub use lanyard;

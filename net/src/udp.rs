@@ -22,6 +22,17 @@ pub struct UdpTransport {
     queue: VecDeque<(SocketAddr, Vec<u8>, Instant)>,
 }
 
+/// 32 bytes from the operating system's random source: the [`Entropy`](crate::Entropy) a
+/// [`NetManager`](crate::NetManager) makes its session secrets from
+/// (`NetManager::server(config, os_entropy()?)`). Like the sockets, this is the edge's
+/// work: the core never draws randomness itself, so tests give it fixed bytes.
+pub fn os_entropy() -> Result<crate::Entropy, crate::NetError> {
+    let mut e = [0u8; 32];
+    getrandom::fill(&mut e)
+        .map_err(|err| crate::NetError::Io(format!("no OS randomness: {err}")))?;
+    Ok(e)
+}
+
 /// The local address to bind, on any free port, for a socket that talks to `peer`: the
 /// loopback address when `peer` is on loopback (so nothing of it leaves the machine), every
 /// interface otherwise.
@@ -113,5 +124,15 @@ impl Transport for UdpTransport {
         }
         let (from, bytes, at) = self.queue.pop_front()?;
         Some((from, bytes, at.elapsed()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn os_entropy_draws_fresh_bytes_each_time() {
+        let (a, b) = (super::os_entropy().unwrap(), super::os_entropy().unwrap());
+        assert_ne!(a, b);
+        assert_ne!(a, [0; 32]);
     }
 }

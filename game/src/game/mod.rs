@@ -272,15 +272,15 @@ pub fn player_color(n: u32) -> [u8; 4] {
 /// core draws none itself). Falls back to the clock and process id if the system has none,
 /// which only weakens the secrets, never breaks a session.
 pub fn entropy() -> Entropy {
-    let mut e = [0u8; 32];
-    if getrandom::fill(&mut e).is_err() {
+    lanyard_net::os_entropy().unwrap_or_else(|_| {
+        let mut e = [0u8; 32];
         let t = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .unwrap_or_default();
         e[..16].copy_from_slice(&t.as_nanos().to_le_bytes());
         e[16..20].copy_from_slice(&std::process::id().to_le_bytes());
-    }
-    e
+        e
+    })
 }
 
 impl Game {
