@@ -146,6 +146,17 @@ pub enum Error {
         /// Who sent it.
         from: crate::Owner,
     },
+    /// The group ran frames its network layer did not drive (both `EntityGroup::frame` and
+    /// `NetManager::update` on one group): its world ran that many ticks ahead of what the
+    /// network layer sent and took in.
+    #[error(
+        "the group ran {frames} frame(s) outside NetManager::update: drive a networked group \
+         with NetManager::update alone"
+    )]
+    FramesElsewhere {
+        /// How many.
+        frames: u64,
+    },
     /// A record's checksum does not match its bytes.
     #[error("the recording is corrupted{}", tick.map(|t| format!(" at tick {t}")).unwrap_or_else(|| " in its header".into()))]
     RecordingCorrupted {

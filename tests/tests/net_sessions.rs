@@ -362,3 +362,34 @@ fn correcting_an_owner_does_not_advance_the_servers_rng() {
     // The RNG state is the first 8 bytes of the mover's saved state.
     assert_eq!(saved(&s)[..8], before[..8], "the server's RNG moved");
 }
+
+#[test]
+fn a_group_driven_outside_its_net_manager_is_reported_in_the_next_frame() {
+    let mut s = quiet_world(2);
+    s.add_client(NetConfig::default(), "ann", None);
+    s.run_for(2.0);
+    let elsewhere = |p: &lanyard_net::harness::Peer| {
+        p.frames
+            .iter()
+            .flat_map(|f| &f.frame.errors)
+            .filter(|e| matches!(e, Error::FramesElsewhere { .. }))
+            .count()
+    };
+    assert_eq!(
+        elsewhere(&s.server),
+        0,
+        "joins and play drive nothing twice"
+    );
+    assert_eq!(elsewhere(&s.clients[0]), 0);
+    // The game loop also calls frame() on the server's group: one frame too many.
+    s.server.group.frame();
+    s.step();
+    let last = &s.server.frames.last().unwrap().frame.errors;
+    assert_eq!(last, &[Error::FramesElsewhere { frames: 1 }]);
+    s.step();
+    assert_eq!(
+        elsewhere(&s.server),
+        1,
+        "said once, for the frame it happened"
+    );
+}

@@ -86,6 +86,9 @@ pub struct NetManager {
     /// Datagrams waiting for the next update: sender, bytes, and how long before it
     /// (microseconds) each arrived.
     inbox: VecDeque<(SocketAddr, Vec<u8>, u64)>,
+    /// The group's tick after the last update: a group that ticked since ran frames
+    /// something else drove.
+    group_tick: Option<u64>,
 }
 
 impl std::fmt::Debug for NetManager {
@@ -109,6 +112,7 @@ impl NetManager {
                 repl: ServerReplication::default(),
             })),
             inbox: VecDeque::new(),
+            group_tick: None,
         }
     }
 
@@ -135,6 +139,7 @@ impl NetManager {
                 lead: 0,
             })),
             inbox: VecDeque::new(),
+            group_tick: None,
         }
     }
 
@@ -516,6 +521,9 @@ impl NetManager {
         self.core.now += us(dt);
         self.core.know_kinds(group.registry());
         self.core.physics = wire::Physics::of(group.config());
+        let elsewhere = self
+            .group_tick
+            .map_or(0, |t| group.tick().saturating_sub(t));
         let now = self.core.now;
         let inbox: Vec<_> = self
             .inbox
@@ -527,6 +535,13 @@ impl NetManager {
             Side::Client(c) => c.update(&mut self.core, group, inbox),
         };
         self.after_faults(group, &frame.frame);
+        self.group_tick = Some(group.tick());
+        let mut frame = frame;
+        if elsewhere > 0 {
+            let e = lanyard::Error::FramesElsewhere { frames: elsewhere };
+            tracing::warn!("{e}");
+            frame.frame.errors.push(e);
+        }
         frame
     }
 
