@@ -307,6 +307,27 @@ impl<'a> SectionReader<'a> {
         }
     }
 
+    /// `N` values of `S` bytes each: all at once when they are there (one bounds check),
+    /// else one by one, so a cut fails where reading them one by one would.
+    #[inline(always)]
+    fn take_each<const S: usize, const N: usize>(&mut self) -> Result<[[u8; S]; N], Error> {
+        let mut out = [[0u8; S]; N];
+        match self.rest.split_at_checked(S * N) {
+            Some((head, tail)) => {
+                for (o, b) in out.iter_mut().zip(head.chunks_exact(S)) {
+                    o.copy_from_slice(b);
+                }
+                self.rest = tail;
+            }
+            None => {
+                for o in &mut out {
+                    *o = self.take()?;
+                }
+            }
+        }
+        Ok(out)
+    }
+
     /// One byte.
     pub fn u8(&mut self) -> Result<u8, Error> {
         Ok(self.take::<1>()?[0])
@@ -370,22 +391,8 @@ impl<'a> SectionReader<'a> {
 
     /// A position written by [`SectionWriter::pos_mm`].
     pub fn pos_mm(&mut self) -> Result<Vec3, Error> {
-        let mut c = [0.0f32; 3];
-        // All three at once when they are there (one bounds check); component by component
-        // otherwise, for the error to say how far it got.
-        match self.take::<12>() {
-            Ok(b) => {
-                for (v, b) in c.iter_mut().zip(b.chunks_exact(4)) {
-                    *v = i32::from_le_bytes([b[0], b[1], b[2], b[3]]) as f32 / 1000.0;
-                }
-            }
-            Err(_) => {
-                for v in &mut c {
-                    *v = i32::from_le_bytes(self.take()?) as f32 / 1000.0;
-                }
-            }
-        }
-        Ok(Vec3::new(c[0], c[1], c[2]))
+        let c = self.take_each::<4, 3>()?.map(|b| i32::from_le_bytes(b) as f32 / 1000.0);
+        Ok(Vec3::from_array(c))
     }
 
     /// A rotation written by [`SectionWriter::quat`].
@@ -408,21 +415,10 @@ impl<'a> SectionReader<'a> {
 
     /// A vector written by [`SectionWriter::vec3_bounded`] with the same `max`.
     pub fn vec3_bounded(&mut self, max: f32) -> Result<Vec3, Error> {
-        let mut c = [0.0f32; 3];
-        // As in `pos_mm`: at once when all three are there.
-        match self.take::<6>() {
-            Ok(b) => {
-                for (v, b) in c.iter_mut().zip(b.chunks_exact(2)) {
-                    *v = f32::from(i16::from_le_bytes([b[0], b[1]])) / f32::from(i16::MAX) * max;
-                }
-            }
-            Err(_) => {
-                for v in &mut c {
-                    *v = f32::from(i16::from_le_bytes(self.take()?)) / f32::from(i16::MAX) * max;
-                }
-            }
-        }
-        Ok(Vec3::new(c[0], c[1], c[2]))
+        let c = self
+            .take_each::<2, 3>()?
+            .map(|b| f32::from(i16::from_le_bytes(b)) / f32::from(i16::MAX) * max);
+        Ok(Vec3::from_array(c))
     }
 
     /// Bytes written by [`SectionWriter::bytes`], borrowed from the input.
