@@ -391,7 +391,9 @@ impl<'a> SectionReader<'a> {
 
     /// A position written by [`SectionWriter::pos_mm`].
     pub fn pos_mm(&mut self) -> Result<Vec3, Error> {
-        let c = self.take_each::<4, 3>()?.map(|b| i32::from_le_bytes(b) as f32 / 1000.0);
+        let c = self
+            .take_each::<4, 3>()?
+            .map(|b| i32::from_le_bytes(b) as f32 / 1000.0);
         Ok(Vec3::from_array(c))
     }
 

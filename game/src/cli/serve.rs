@@ -123,10 +123,15 @@ pub(crate) fn server(
                 let each: String = sessions
                     .iter()
                     .map(|s| {
+                        let link = match lanyard_game::game::silent_for(&s.stats) {
+                            Some(_) => lanyard_game::game::link_text(&s.stats),
+                            None => {
+                                format!("{:.0} ms {:.0}%", s.stats.ping_ms, s.stats.loss * 100.0)
+                            }
+                        };
                         format!(
-                            " | {} {} {} link {:.0} kbit/s state {:.0} ms",
+                            " | {} {link} {} link {:.0} kbit/s state {:.0} ms",
                             s.name,
-                            lanyard_game::game::link_text(&s.stats).replace(" loss", ""),
                             g.score_of(&s.name),
                             s.stats.send_rate * 8.0 / 1000.0,
                             s.stats.state_age_p95_ms,

@@ -64,14 +64,13 @@ impl Game {
                 (true, false) => "spectator",
                 (false, false) => "player",
             };
-            let link = if s.stats.silence_ms / 1000.0 >= super::SILENT_AFTER {
-                format!("{:<22}", super::link_text(&s.stats))
-            } else {
-                format!(
+            let link = match super::silent_for(&s.stats) {
+                Some(_) => format!("{:<22}", super::link_text(&s.stats)),
+                None => format!(
                     "ping {:>4.0} ms  loss {:>2.0}%",
                     s.stats.ping_ms,
                     s.stats.loss * 100.0
-                )
+                ),
             };
             out.push(format!(
                 "{:>4}  {:<16} {link}  score {score:>3}  {what}",

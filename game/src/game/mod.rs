@@ -29,7 +29,7 @@ mod rules;
 mod start;
 mod text;
 
-pub use text::{SILENT_AFTER, clean_line, count, link_text, wrap};
+pub use text::{SILENT_AFTER, clean_line, count, link_text, silent_for, wrap};
 
 /// The game's UDP port when none is given.
 pub const DEFAULT_PORT: u16 = 47810;

@@ -53,9 +53,7 @@ impl Game {
     /// [`SILENT_AFTER`](super::SILENT_AFTER) or more (a live server is heard at least
     /// every heartbeat).
     pub fn silence(&self) -> Option<f32> {
-        let s = self.net.server_stats()?;
-        let secs = s.silence_ms / 1000.0;
-        (secs >= super::SILENT_AFTER).then_some(secs)
+        super::silent_for(&self.net.server_stats()?)
     }
 
     /// The entities in the machine-readable shape: net id -> kind and position; on a

@@ -16,12 +16,16 @@ pub const SILENT_AFTER: f32 = 1.0;
 /// peer not heard for [`SILENT_AFTER`] or more (frozen, or gone and not yet timed out):
 /// its old ping and loss would say it is fine.
 pub fn link_text(stats: &lanyard_net::PeerStats) -> String {
-    let silent = stats.silence_ms / 1000.0;
-    if silent >= SILENT_AFTER {
-        format!("silent {silent:.0} s")
-    } else {
-        format!("{:.0} ms {:.0}% loss", stats.ping_ms, stats.loss * 100.0)
+    match silent_for(stats) {
+        Some(secs) => format!("silent {secs:.0} s"),
+        None => format!("{:.0} ms {:.0}% loss", stats.ping_ms, stats.loss * 100.0),
     }
+}
+
+/// Seconds since the peer was last heard, once that is [`SILENT_AFTER`] or more.
+pub fn silent_for(stats: &lanyard_net::PeerStats) -> Option<f32> {
+    let secs = stats.silence_ms / 1000.0;
+    (secs >= SILENT_AFTER).then_some(secs)
 }
 
 /// `text` cut into lines of at most `width` characters, at spaces where it can (a word
