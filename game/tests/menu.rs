@@ -9,7 +9,6 @@ mod common;
 
 use common::*;
 use std::io::Write;
-use std::process::Stdio;
 use std::time::Duration;
 
 #[test]
@@ -74,15 +73,10 @@ fn a_password_is_asked_for_on_join_by_address() {
         return;
     };
     let (server, addr) = server("--seconds 15 --password 'open sesame'");
-    let script_path = dir.join("script.txt");
     // Refused within a second or two; the prompt waits for the password.
-    std::fs::write(&script_path, "90 text open sesame\n92 enter\n").unwrap();
-    let line = format!(
-        "join {addr} --name yan --fps 30 --input-script '{}' --screenshot '{}' --frames 300",
-        script_path.display(),
-        dir.join("join.png").display()
-    );
-    let mut window = windowed("1100x700", &line);
+    let script = "90 text open sesame\n92 enter\n";
+    let flags = format!("join {addr} --name yan --frames 300");
+    let mut window = menu_window(&dir, script, &flags);
     window.env("HOME", dir.join("home"));
     let out = Running::start(window).finish(Duration::from_secs(120));
     succeeded(&out, "the window");
@@ -102,19 +96,8 @@ fn a_name_set_on_the_start_screen_survives_a_kick_and_a_rejoin() {
         return;
     };
     let disc = discovery(free_port());
-    let port = free_port().to_string();
-    let mut cmd = game(&[
-        "server",
-        "--port",
-        &port,
-        "--seconds",
-        "32",
-        "--discovery-addr",
-        &disc,
-    ]);
-    cmd.stdin(Stdio::piped());
-    let mut server = Running::start(cmd);
-    let mut console = server.stdin().unwrap();
+    let (server, mut console, _) =
+        server_with_console(&format!("--seconds 32 --discovery-addr {disc}"));
     // The name at once, the game at frame 150; once kicked, back on the start screen, a
     // digit joins again (pressed every 50 frames: in play a digit does nothing).
     let mut script = "10 n\n12 text zed\n14 enter\n150 1\n".to_owned();
@@ -170,7 +153,8 @@ fn the_start_screen_lists_rendezvous_games_and_joins_one_by_its_digit() {
     drop(rendezvous);
 }
 
-/// The start screen at 30 frames a second with `flags`, pressing what `script` says, for
+/// The window at 30 frames a second with `flags` (the start screen, unless they begin with
+/// a command such as `join ADDR`), pressing what `script` says, for
 /// 330 frames (or `--frames` among the flags) and a screenshot; no configuration folder
 /// but the one a test gives as HOME.
 fn menu_window(dir: &std::path::Path, script: &str, flags: &str) -> std::process::Command {

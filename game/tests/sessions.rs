@@ -7,7 +7,7 @@ mod common;
 use common::*;
 use serde_json::Value;
 use std::io::Write;
-use std::process::{Output, Stdio};
+use std::process::Output;
 use std::time::Duration;
 
 fn stdout(out: &Output) -> String {
@@ -90,20 +90,8 @@ fn the_console_kicks_a_player_and_lists_a_spectator_who_sees_everyone() {
     let _one = one_at_a_time();
     let dir = scratch("console");
     let summary = dir.join("summary.json");
-    let port = free_port().to_string();
-    let mut cmd = game(&[
-        "server",
-        "--port",
-        &port,
-        "--seconds",
-        "23",
-        "--summary",
-        summary.to_str().unwrap(),
-    ]);
-    cmd.stdin(Stdio::piped());
-    let mut server = Running::start(cmd);
-    let mut console = server.stdin().unwrap();
-    let addr = format!("127.0.0.1:{port}");
+    let (server, mut console, addr) =
+        server_with_console(&format!("--seconds 23 --summary '{}'", summary.display()));
     let start = |args: &[&str]| {
         let mut all = vec!["bot", addr.as_str()];
         all.extend_from_slice(args);

@@ -195,6 +195,19 @@ pub fn server(line: &str) -> (Running, String) {
     (Running::start(game(&args)), format!("127.0.0.1:{port}"))
 }
 
+/// The same, with its console (its standard input) to write commands to.
+pub fn server_with_console(line: &str) -> (Running, std::process::ChildStdin, String) {
+    let port = free_port().to_string();
+    let mut args = vec!["server".to_owned(), "--port".to_owned(), port.clone()];
+    args.extend(words(line));
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let mut cmd = game(&args);
+    cmd.stdin(Stdio::piped());
+    let mut server = Running::start(cmd);
+    let console = server.stdin().expect("a piped console");
+    (server, console, format!("127.0.0.1:{port}"))
+}
+
 /// The bytes a rendezvous server's `stats` say it carried, in and out.
 pub fn carried(stats: &Value) -> u64 {
     let count = |k: &str| stats[k].as_u64().expect("the stats count bytes");
