@@ -43,8 +43,9 @@ pub(crate) async fn run(mut screen: Screen, mut plan: Plan) -> Result<(), String
             && !typing_in_menu;
         // A host with players ends the game for all of them: Esc asks first, and a second
         // Esc within a few seconds confirms.
-        let hosting_others =
-            matches!(&screen, Screen::Playing(g) if g.is_server() && !g.net.sessions().is_empty());
+        // (Only asked on an Esc: listing the sessions every drawn frame would be waste.)
+        let hosting_others = esc
+            && matches!(&screen, Screen::Playing(g) if g.is_server() && !g.net.sessions().is_empty());
         let confirmed = quit_asked.is_some_and(|t| elapsed - t <= QUIT_CONFIRM_SECONDS);
         if esc && hosting_others && !confirmed {
             quit_asked = Some(elapsed);
