@@ -70,6 +70,13 @@ pub struct NetConfig {
     pub reconnect_backoff: f32,
     /// Client: the longest wait between two hellos of the reconnect ladder.
     pub reconnect_backoff_max: f32,
+    /// Client: seconds the reconnect ladder waits for any answer from the server's address
+    /// before the session is lost (the host is gone:
+    /// [`DisconnectReason::TimedOut`](crate::DisconnectReason::TimedOut)). Once the server
+    /// answers a hello, the ladder runs to the end of the grace window. 0 waits the whole
+    /// window even for a server that never answers, which keeps a session through a long
+    /// outage of the client's own link but leaves a player watching a dead host that long.
+    pub reconnect_unanswered: f32,
     /// Client: bring the server's state forward to our present before applying it (half
     /// the measured round trip, in whole ticks: see [`lanyard::ClientContext::lead`]).
     pub bring_forward: bool,
@@ -98,6 +105,7 @@ impl Default for NetConfig {
             grace: 30.0,
             max_spectators: 8,
             spectator: false,
+            reconnect_unanswered: 5.0,
             reconnect_backoff: 0.25,
             reconnect_backoff_max: 4.0,
             bring_forward: true,

@@ -11,13 +11,21 @@ use lanyard_tests::scenario::{DemoScenario, Scenario, crates_and_balls, player};
 /// A server with `grace` seconds of grace and a few resting crates and balls; ann and bob
 /// joined, and ann owns a mover (despawned when its owner leaves) and a ball (handed to
 /// the server). Returns their network ids.
+///
+/// ann's ladder waits the whole grace window for an answer
+/// (`reconnect_unanswered: 0`): these tests cut her link for longer than a client waits
+/// for a host that says nothing.
 fn with_ann_and_bob(grace: f32) -> (Scenario, NetId, NetId) {
     let config = NetConfig {
         grace,
         ..NetConfig::default()
     };
     let mut s = Scenario::new(config, None, 60.0, |g| crates_and_balls(g, 6));
-    s.add_client(NetConfig::default(), "ann", None);
+    let patient = NetConfig {
+        reconnect_unanswered: 0.0,
+        ..NetConfig::default()
+    };
+    s.add_client(patient, "ann", None);
     s.add_client(NetConfig::default(), "bob", None);
     s.join_within(2.0);
     let ann = &mut s.clients[0];
@@ -272,6 +280,73 @@ fn the_reconnect_ladder_backs_off_and_gives_up_after_the_grace_window() {
     assert!(
         (lost_at - end).abs() <= tick,
         "gave up at {lost_at:.2} s, not {end:.2} s"
+    );
+}
+
+/// When the client lost the link, at what time (seconds from now) and why, stepping at most
+/// `seconds`.
+fn lost_within(s: &mut Scenario, client: usize, seconds: f64) -> Option<(DisconnectReason, f64)> {
+    let mut seen = s.clients[client].events.len();
+    let mut t = 0.0f64;
+    while t < seconds {
+        s.step();
+        t += f64::from(s.dt);
+        for e in &s.clients[client].events[seen..] {
+            if let NetEvent::ConnectionLost { reason } = e {
+                return Some((reason.clone(), t));
+            }
+        }
+        seen = s.clients[client].events.len();
+    }
+    None
+}
+
+#[test]
+fn a_host_that_answers_nothing_is_given_up_five_seconds_after_the_timeout() {
+    let mut s = Scenario::new(NetConfig::default(), None, 60.0, |g| crates_and_balls(g, 2));
+    s.add_client(NetConfig::default(), "ann", None);
+    s.join_within(2.0);
+    // The host's process is gone: nothing comes from it, nothing it is sent is read.
+    s.server.alive = false;
+    let (reason, at) = lost_within(&mut s, 0, 40.0).expect("the client never gave up");
+    assert_eq!(reason, DisconnectReason::TimedOut);
+    let config = NetConfig::default();
+    let want = f64::from(config.timeout + config.reconnect_unanswered);
+    // The silence began at most a broadcast interval before the host died.
+    let tick = f64::from(s.dt) + 1e-6;
+    assert!(
+        at <= want + tick && at > want - 1.0 / f64::from(config.rate) - tick,
+        "gave up {at:.2} s after the host died, not {want:.2} s (the grace window is {} s)",
+        config.grace
+    );
+}
+
+#[test]
+fn a_host_that_answered_a_hello_is_waited_for_through_the_grace_window() {
+    let mut s = Scenario::new(NetConfig::default(), None, 60.0, |g| crates_and_balls(g, 2));
+    s.add_client(NetConfig::default(), "ann", None);
+    s.join_within(2.0);
+    let ann = s.clients[0].net.client_id().unwrap();
+    s.clients[0].cut = true;
+    // The ladder starts at the 5 s timeout; the link comes back before the 10 s give-up.
+    s.run_for(8.0);
+    assert!(s.clients[0].net.is_reconnecting());
+    s.clients[0].cut = false;
+    // The first hello that gets through is answered with a challenge; from then on the
+    // server hears nothing more (its answers still go out), so the resume cannot finish.
+    let heard = s.server.net.counters().bytes_in;
+    assert!(s.run_until(3.0, |s| s.server.net.counters().bytes_in > heard));
+    s.server.deaf = true;
+    // Past the give-up time for a host that never answered, ann still tries...
+    assert_eq!(lost_within(&mut s, 0, 6.0), None, "gave up on a live host");
+    assert!(s.clients[0].net.is_reconnecting());
+    // ...and resumes as herself when the server hears again.
+    s.server.deaf = false;
+    assert!(s.run_until(5.0, |s| s.clients[0].net.is_connected()));
+    assert!(
+        s.clients[0]
+            .events
+            .contains(&NetEvent::Resumed { client: ann })
     );
 }
 

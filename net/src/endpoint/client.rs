@@ -26,6 +26,11 @@ struct Ladder {
     attempt: u32,
     /// The wait before the next hello (µs), doubled after each up to the maximum.
     delay: u64,
+    /// When the grace window (and a timeout) ends (µs): the give-up time once the server
+    /// has answered.
+    until: u64,
+    /// Whether the server answered a hello of the ladder (it is alive).
+    answered: bool,
 }
 
 /// The client's endpoint: its one connection, to the server, and what it asks for.
@@ -101,11 +106,20 @@ impl ClientEndpoint {
         // The server starts its grace window when it notices our silence, about when we
         // did: a timeout more of trying lets a late try hear "session expired".
         let until = core.now + grace + us(core.config.timeout);
-        conn.timers.set(Timer::GiveUp, until);
+        // A server that answers nothing for a while is gone (a host that quit or crashed):
+        // the player hears so then, not a whole grace window later.
+        let unanswered = us(core.config.reconnect_unanswered);
+        let give_up = match unanswered {
+            0 => until,
+            u => until.min(core.now + u),
+        };
+        conn.timers.set(Timer::GiveUp, give_up);
         self.conn = conn;
         self.ladder = Some(Ladder {
             attempt: 0,
             delay: us(core.config.reconnect_backoff),
+            until,
+            answered: false,
         });
         tracing::info!("lost the link to {}: reconnecting", self.conn.addr);
         true
@@ -188,6 +202,10 @@ impl ClientEndpoint {
                 };
                 if !self.conn.on_challenge(&c, connect, core.now) {
                     self.refuse(core);
+                } else if let Some(l) = self.ladder.as_mut().filter(|l| !l.answered) {
+                    // The server is alive: the resume may take the whole grace window.
+                    l.answered = true;
+                    self.conn.timers.set(Timer::GiveUp, l.until);
                 }
             }
             DatagramKind::Welcome if matches!(self.conn.state, State::Connect { .. }) => {
