@@ -6,6 +6,7 @@
 //! peer. So a recorded session replays exactly, and the server can validate what a client
 //! claims.
 
+use crate::aim;
 use crate::scene::{Scene, Tuning};
 use lanyard::codec::{Section, SectionReader, SectionWriter};
 use lanyard::delta::PoseDelta;
@@ -150,7 +151,9 @@ pub struct PlayerInput {
     pub walk: [f32; 2],
     /// Jump (if on the ground).
     pub jump: bool,
-    /// Throw a grenade in this direction (if the cooldown allows).
+    /// Throw a grenade (if the cooldown allows): the direction on the ground is where to,
+    /// the length (0 to 1) the share of the full throw speed. [`crate::aim::aim`] gives
+    /// the throw that lands on a point.
     pub throw: Option<Vec3>,
     /// A push to take (an explosion's impulse, per kg).
     pub push: Option<Vec3>,
@@ -327,7 +330,7 @@ impl Controller for Player {
         put_axis(out, input.walk[1]);
         out.u8(flags);
         if let Some(t) = throw {
-            out.vec3_bounded(t.normalize_or_zero(), 1.0);
+            out.vec3_bounded(Vec3::new(t.x, 0.0, t.z).clamp_length_max(1.0), 1.0);
         }
         if let Some(p) = input.push {
             out.vec3_bounded(p, 64.0);
@@ -366,10 +369,12 @@ impl Controller for Player {
                 self.throws += 1;
                 // Only the owner spawns: everyone else learns of the grenade from the server.
                 if ctx.is_authority() {
-                    let from = ctx.body().translation() + Vec3::Y * 0.9 + st.throw * 0.6;
-                    let vel = st.throw * self.tuning.throw_speed
-                        + Vec3::Y * 3.0
-                        + ctx.body().linvel() * 0.5;
+                    let (from, vel) = crate::aim::launch(
+                        st.throw,
+                        ctx.body().translation(),
+                        ctx.body().linvel(),
+                        &self.tuning,
+                    );
                     let fuse_ticks = (self.tuning.fuse / ctx.dt()).ceil() as u32;
                     let thrower = ctx.owner();
                     ctx.spawn(
@@ -564,11 +569,13 @@ pub fn judge_spawns(r: &mut KindRegistry, scene: &Scene) -> Result<(), Error> {
         let Some(thrower) = player_of(claim) else {
             return Legality::Illegal;
         };
-        let hand = thrower.body().translation() + Vec3::Y * 0.9;
-        // What the player's own throw gives: its aim at the throw speed, a lift, and half
-        // the player's own velocity (taken generously: the server's copy lags a little).
-        let fastest =
-            t.throw_speed + 3.0 + 0.5 * (thrower.body().linvel().length() + t.move_speed) + 1.0;
+        let hand = thrower.body().translation() + Vec3::Y * aim::HAND_HEIGHT;
+        // What the player's own throw gives at most: the full throw speed, the lift, and a
+        // share of the player's own velocity (taken generously: the server's copy lags).
+        let fastest = t.throw_speed
+            + aim::THROW_LIFT
+            + aim::CARRY * (thrower.body().linvel().length() + t.move_speed)
+            + 1.0;
         let fuse = (t.fuse / claim.world.dt()).ceil() as u32;
         let vel = Vec3::from_array(g.vel);
         legal(

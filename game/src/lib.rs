@@ -12,6 +12,7 @@
 #![warn(missing_docs)]
 
 pub mod agones;
+pub mod aim;
 pub mod bot;
 pub mod events;
 pub mod game;

@@ -150,16 +150,26 @@ pub(crate) fn read_input(
         && let Some(me) = game.my_player().and_then(|id| game.group.get(id))
     {
         let p = me.body().translation();
-        let target =
-            cursor_on_ground(&view.camera).unwrap_or(vec3(p.x - s * 5.0, 0.0, p.z - c * 5.0));
-        let d = lanyard::Vec3::new(target.x - p.x, 0.0, target.z - p.z);
-        input.throw = Some(d.normalize_or(lanyard::Vec3::X));
+        let target = cursor_target(&view.camera, game, me.id()).unwrap_or(vec3(
+            p.x - s * 5.0,
+            0.0,
+            p.z - c * 5.0,
+        ));
+        let gravity = -game.group.config().gravity.y;
+        let target = lanyard::Vec3::new(target.x, target.y, target.z);
+        input.throw = Some(lanyard_game::aim::aim(
+            p,
+            target,
+            &game.scene.tuning,
+            gravity,
+        ));
     }
     input
 }
 
-/// Where the ray through the mouse cursor meets the ground plane.
-pub(crate) fn cursor_on_ground(camera: &mq::Camera3D) -> Option<mq::Vec3> {
+/// The point under the mouse cursor: the first entity (other than `me`) or block the ray
+/// through it meets, else the ground plane.
+pub(crate) fn cursor_target(camera: &mq::Camera3D, game: &Game, me: EntityId) -> Option<mq::Vec3> {
     use mq::Camera;
     let (mx, my) = mq::mouse_position();
     let ndc = vec2(
@@ -170,9 +180,94 @@ pub(crate) fn cursor_on_ground(camera: &mq::Camera3D) -> Option<mq::Vec3> {
     let near = inv.project_point3(vec3(ndc.x, ndc.y, -1.0));
     let far = inv.project_point3(vec3(ndc.x, ndc.y, 1.0));
     let dir = far - near;
-    if dir.y.abs() < 1e-6 {
-        return None;
+    let mut nearest = (dir.y.abs() > 1e-6)
+        .then(|| -near.y / dir.y)
+        .filter(|t| *t > 0.0);
+    let mut closer = |t: Option<f32>| {
+        if let Some(t) = t
+            && nearest.is_none_or(|n| t < n)
+        {
+            nearest = Some(t);
+        }
+    };
+    for e in game.group.iter().filter(|e| e.id() != me) {
+        let half = match e.visual.shape {
+            Shape::Cuboid { half_extents } => {
+                vec3(half_extents[0], half_extents[1], half_extents[2])
+            }
+            Shape::Ball { radius } => mq::Vec3::splat(radius),
+            Shape::Capsule {
+                half_height,
+                radius,
+            } => vec3(radius, half_height + radius, radius),
+        };
+        let r = e.body().rotation();
+        let rot = mq::Quat::from_xyzw(r.x, r.y, r.z, r.w);
+        closer(ray_box(near, dir, mq3(e.body().translation()), rot, half));
     }
-    let t = -near.y / dir.y;
-    (t > 0.0).then(|| near + dir * t)
+    for b in &game.scene.blocks {
+        let center = vec3(b.center[0], b.center[1], b.center[2]);
+        let half = vec3(b.half_extents[0], b.half_extents[1], b.half_extents[2]);
+        closer(ray_box(near, dir, center, mq::Quat::IDENTITY, half));
+    }
+    nearest.map(|t| near + dir * t)
+}
+
+/// Where (as a multiple of `dir`, at least 0) the ray from `from` along `dir` enters the
+/// box at `center` turned by `rot` with half extents `half`, if it does.
+pub(crate) fn ray_box(
+    from: mq::Vec3,
+    dir: mq::Vec3,
+    center: mq::Vec3,
+    rot: mq::Quat,
+    half: mq::Vec3,
+) -> Option<f32> {
+    // In the box's own frame the box is axis-aligned: the slab test.
+    let back = rot.inverse();
+    let o = back * (from - center);
+    let d = back * dir;
+    let (mut enter, mut leave) = (0.0f32, f32::INFINITY);
+    for k in 0..3 {
+        if d[k].abs() < 1e-9 {
+            if o[k].abs() > half[k] {
+                return None;
+            }
+            continue;
+        }
+        let a = (-half[k] - o[k]) / d[k];
+        let b = (half[k] - o[k]) / d[k];
+        enter = enter.max(a.min(b));
+        leave = leave.min(a.max(b));
+    }
+    (enter <= leave).then_some(enter)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_ray_enters_a_turned_box_on_its_near_face_and_misses_beside_it() {
+        let turned = mq::Quat::from_rotation_y(std::f32::consts::FRAC_PI_4);
+        let half = vec3(1.0, 1.0, 1.0);
+        let down = vec3(0.0, -1.0, 0.0);
+        // Straight down onto the top face, 4 m below.
+        let t = ray_box(vec3(0.0, 5.0, 0.0), down, vec3(0.0, 0.0, 0.0), turned, half);
+        assert!((t.unwrap() - 4.0).abs() < 1e-5);
+        // Just inside a corner of the turned box (the diagonal reaches 1.41 m)...
+        let corner = ray_box(vec3(1.3, 5.0, 0.0), down, mq::Vec3::ZERO, turned, half);
+        assert!(corner.is_some());
+        // ...and the same point beside the unturned one misses.
+        let beside = ray_box(
+            vec3(1.3, 5.0, 0.0),
+            down,
+            mq::Vec3::ZERO,
+            mq::Quat::IDENTITY,
+            half,
+        );
+        assert_eq!(beside, None);
+        // A box behind the ray's start is not hit.
+        let up = ray_box(vec3(0.0, 5.0, 0.0), -down, mq::Vec3::ZERO, turned, half);
+        assert_eq!(up, None);
+    }
 }

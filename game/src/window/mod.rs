@@ -5,7 +5,7 @@
 
 use lanyard::interp::Smoother;
 use lanyard::replay::{Replay, Step};
-use lanyard::{EntityGroup, Owner, Shape};
+use lanyard::{EntityGroup, EntityId, Owner, Shape};
 use lanyard_game::game::{
     Blast, GRAPH_SAMPLES, Game, GraphSample, Options, TICK_HZ, count, link_text, wrap,
 };
