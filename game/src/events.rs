@@ -20,6 +20,14 @@ pub enum GameEvent {
         /// Player names and points.
         table: Vec<(String, u32)>,
     },
+    /// A point: `name` put a crate (or a player) off the yard at `at`. Sent with the
+    /// score table that counts it, for a popup.
+    Point {
+        /// Who scored.
+        name: String,
+        /// Where the body was when it went.
+        at: [f32; 3],
+    },
     /// Part of the server's arena (its scene, bincode-encoded, split in parts that each fit
     /// a reliable message), sent to each client as it joins.
     Arena {

@@ -79,3 +79,20 @@ fn a_late_spectator_has_the_table_and_a_departed_player_scores_no_more() {
     assert_eq!(names(&host), ["hostess"], "no row for a player who left");
     assert_eq!(names(&eve), ["hostess"]);
 }
+
+#[test]
+fn a_point_pops_up_on_every_screen_with_who_scored() {
+    let hub = lanyard_net::Hub::new();
+    let (mut host, mut clients) = hub_games(&hub, "hostess", &["ada"]);
+    let mut ada = clients.remove(0);
+    tick_together(&mut [&mut host, &mut ada], 2.0);
+    assert!(host.popups.is_empty() && ada.popups.is_empty());
+    let ada_owner = Owner::Client(ada.net.client_id().expect("ada joined"));
+    knock_off(&mut host, ada_owner);
+    tick_together(&mut [&mut host, &mut ada], 0.5);
+    for g in [&host, &ada] {
+        let who: Vec<&str> = g.popups.iter().map(|p| p.name.as_str()).collect();
+        assert_eq!(who, ["ada"], "{:?}'s popups", g.my_name);
+    }
+    assert_eq!(host.popups[0].at, ada.popups[0].at, "the same place");
+}

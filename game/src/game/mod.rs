@@ -24,11 +24,13 @@ use std::time::Duration;
 mod arena;
 mod chat;
 mod console;
+mod effects;
 mod report;
 mod rules;
 mod start;
 mod text;
 
+pub use effects::{BLAST_SECONDS, Blast, POPUP_SECONDS, Popup};
 pub use text::{SILENT_AFTER, clean_line, count, link_text, silent_for, wrap};
 
 /// The game's UDP port when none is given.
@@ -93,17 +95,6 @@ pub enum Console {
     Quit,
 }
 
-/// An explosion as a peer saw it.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Blast {
-    /// Where.
-    pub at: Vec3,
-    /// Who threw the grenade.
-    pub thrower: Owner,
-    /// Seconds since it went off.
-    pub age: f32,
-}
-
 /// One point of the net graph.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct GraphSample {
@@ -166,6 +157,8 @@ pub struct Game {
     pub scores: Vec<(String, u32)>,
     /// Recent explosions (for drawing).
     pub blasts: Vec<Blast>,
+    /// Recent points (for drawing).
+    pub popups: Vec<Popup>,
     /// Explosions of grenades thrown by other players.
     pub explosions_by_others: u32,
     /// Every other player this peer has seen.
@@ -486,10 +479,7 @@ impl Game {
         if self.group.tick().is_multiple_of(TICK_HZ as u64) {
             self.flush_recording();
         }
-        for b in &mut self.blasts {
-            b.age += dt;
-        }
-        self.blasts.retain(|b| b.age < 1.5);
+        self.age_effects(dt);
         self.measure(dt);
     }
 
@@ -721,6 +711,9 @@ impl Game {
                         self.on_blast(Vec3::from_array(at), thrower)
                     }
                     Some(GameEvent::Scores { table }) => self.scores = table,
+                    Some(GameEvent::Point { name, at }) => {
+                        self.on_point(name, Vec3::from_array(at))
+                    }
                     Some(GameEvent::Arena { part, parts, bytes }) => {
                         self.arena_part(part, parts, bytes)
                     }

@@ -58,7 +58,7 @@ impl Game {
         }
         let kill_y = self.scene.kill_y;
         // Crates off the yard score for whoever last blew them about, and come back home.
-        let off: Vec<(EntityId, Option<Owner>, Vec<u8>)> = self
+        let off: Vec<(EntityId, Option<Owner>, Vec<u8>, Vec3)> = self
             .group
             .iter()
             .filter(|e| e.kind() == crate_kind && e.body().translation().y < kill_y)
@@ -71,27 +71,28 @@ impl Game {
                     e.id(),
                     by,
                     self.group.spawn_params(e.id()).unwrap_or_default().to_vec(),
+                    e.body().translation(),
                 )
             })
             .collect();
-        for (id, by, params) in off {
+        for (id, by, params, at) in off {
             let _ = self.group.despawn(id);
             let _ = self.group.spawn_encoded(crate_kind, params, Owner::Server);
             if let Some(by) = by {
-                self.add_point(by);
+                self.add_point(by, at);
             }
         }
         // Players off the yard score for whoever blew them off in the last 8 seconds.
-        let falling: Vec<(NetId, Owner, bool)> = self
+        let falling: Vec<(NetId, Owner, Vec3)> = self
             .group
             .iter()
             .filter(|e| e.kind() == player)
-            .map(|e| (e.net_id(), e.owner(), e.body().translation().y < kill_y))
+            .map(|e| (e.net_id(), e.owner(), e.body().translation()))
             .collect();
         let mut points = Vec::new();
         if let Some(s) = &mut self.server {
-            for (net, owner, below) in falling {
-                if !below {
+            for (net, owner, at) in falling {
+                if at.y >= kill_y {
                     s.fallen.remove(&net);
                     continue;
                 }
@@ -100,12 +101,12 @@ impl Game {
                     && by != owner
                     && now - when < 8.0
                 {
-                    points.push(by);
+                    points.push((by, at));
                 }
             }
         }
-        for by in points {
-            self.add_point(by);
+        for (by, at) in points {
+            self.add_point(by, at);
         }
         if self.server.as_ref().is_some_and(|s| s.scores_dirty) {
             self.publish_scores();
@@ -113,15 +114,23 @@ impl Game {
     }
 
     /// A point for `by`, if they are still in the game: a grenade of a player who left
-    /// scores for nobody (it would bring back a row under a made-up name).
-    pub(super) fn add_point(&mut self, by: Owner) {
+    /// scores for nobody (it would bring back a row under a made-up name). Everyone is
+    /// told where, for a popup.
+    pub(super) fn add_point(&mut self, by: Owner, at: Vec3) {
         let Some(name) = self.player_in_game(by) else {
             return;
         };
-        if let Some(s) = &mut self.server {
-            *s.scores.entry(name).or_insert(0) += 1;
-            s.scores_dirty = true;
-        }
+        let Some(s) = &mut self.server else {
+            return;
+        };
+        *s.scores.entry(name.clone()).or_insert(0) += 1;
+        s.scores_dirty = true;
+        let point = GameEvent::Point {
+            name: name.clone(),
+            at: at.to_array(),
+        };
+        let _ = self.net.send_event(point.encode());
+        self.on_point(name, at);
     }
 
     /// The name of `owner` if they play in this game now: the host, or a client with a

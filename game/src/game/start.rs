@@ -194,6 +194,7 @@ impl Game {
             input: PlayerInput::default(),
             scores: Vec::new(),
             blasts: Vec::new(),
+            popups: Vec::new(),
             explosions_by_others: 0,
             remote_players: BTreeSet::new(),
             messages: Vec::new(),

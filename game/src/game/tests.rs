@@ -71,6 +71,16 @@ fn a_crate_off_the_yard_scores_for_whoever_blew_it_off_and_comes_back_home() {
         .any(|e| (e.body().translation() - home).length() < 0.1);
     assert!(back, "no crate back at its home");
     assert_eq!(g.scores.first(), Some(&("hostess".to_string(), 1)));
+    // A popup says who scored, on the yard's edge where the crate went over.
+    let edge = g.scene.floor.half_extents[0];
+    assert_eq!(g.popups.len(), 1);
+    assert_eq!(g.popups[0].name, "hostess");
+    assert_eq!([g.popups[0].at.x, g.popups[0].at.z], [edge, 0.0]);
+    // And it goes after a while.
+    for _ in 0..(POPUP_SECONDS * TICK_HZ) as usize + 1 {
+        g.tick(1.0 / TICK_HZ);
+    }
+    assert!(g.popups.is_empty());
 }
 
 #[test]

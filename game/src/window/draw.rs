@@ -2,9 +2,111 @@
 
 use super::*;
 
+/// Towards the sun: the one directional light, which shades faces and casts shadows.
+fn sun() -> mq::Vec3 {
+    vec3(0.4, 1.0, 0.3).normalize()
+}
+
 pub(crate) fn light(n: mq::Vec3) -> f32 {
-    let l = vec3(0.4, 1.0, 0.3).normalize();
-    0.45 + 0.55 * n.dot(l).max(0.0)
+    0.45 + 0.55 * n.dot(sun()).max(0.0)
+}
+
+/// The height shadows are drawn at: just above the yard's top (at 0), far enough for the
+/// depth buffer to keep them apart at the camera's distance.
+const SHADOW_Y: f32 = 0.02;
+
+/// Points on a shape's outline as the sun sees it: a box's corners, a ball's (or a
+/// capsule end's) rim across the sun's direction.
+fn outline(pos: mq::Vec3, rot: mq::Quat, shape: &Shape) -> Vec<mq::Vec3> {
+    let rim = |c: mq::Vec3, r: f32, out: &mut Vec<mq::Vec3>| {
+        let l = sun();
+        let u = l.cross(mq::Vec3::X).normalize();
+        let v = l.cross(u);
+        for k in 0..16 {
+            let a = k as f32 / 16.0 * std::f32::consts::TAU;
+            out.push(c + (u * a.cos() + v * a.sin()) * r);
+        }
+    };
+    let mut out = Vec::new();
+    match *shape {
+        Shape::Cuboid { half_extents: h } => {
+            for k in 0..8 {
+                let sign = |bit: i32| if k & bit == 0 { -1.0 } else { 1.0 };
+                out.push(pos + rot * vec3(h[0] * sign(1), h[1] * sign(2), h[2] * sign(4)));
+            }
+        }
+        Shape::Ball { radius } => rim(pos, radius, &mut out),
+        Shape::Capsule {
+            half_height,
+            radius,
+        } => {
+            let axis = rot * vec3(0.0, half_height, 0.0);
+            rim(pos + axis, radius, &mut out);
+            rim(pos - axis, radius, &mut out);
+        }
+    }
+    out
+}
+
+/// The shadow of a body whose outline is `points` on the yard's top: the points slid along
+/// the sunlight onto it, and their convex hull filled with `shade`. Nothing for a body
+/// below the top.
+fn draw_shadow(points: &[mq::Vec3], shade: Color) {
+    let l = sun();
+    let mut flat: Vec<mq::Vec2> = points
+        .iter()
+        .filter(|p| p.y > 0.0)
+        .map(|p| {
+            let s = p.y / l.y;
+            vec2(p.x - l.x * s, p.z - l.z * s)
+        })
+        .collect();
+    let hull = convex_hull(&mut flat);
+    if hull.len() < 3 {
+        return;
+    }
+    let vertices = hull
+        .iter()
+        .map(|p| Vertex {
+            position: vec3(p.x, SHADOW_Y, p.y),
+            uv: vec2(0.0, 0.0),
+            color: shade.into(),
+            normal: vec4(0.0, 1.0, 0.0, 0.0),
+        })
+        .collect();
+    let indices = (1..hull.len() as u16 - 1)
+        .flat_map(|k| [0, k, k + 1])
+        .collect();
+    mq::draw_mesh(&Mesh {
+        vertices,
+        indices,
+        texture: None,
+    });
+}
+
+/// The convex hull of `points`, counter-clockwise (Andrew's monotone chain).
+pub(crate) fn convex_hull(points: &mut [mq::Vec2]) -> Vec<mq::Vec2> {
+    points.sort_by(|a, b| a.x.total_cmp(&b.x).then(a.y.total_cmp(&b.y)));
+    let cross = |o: mq::Vec2, a: mq::Vec2, b: mq::Vec2| (a - o).perp_dot(b - o);
+    let mut hull: Vec<mq::Vec2> = Vec::with_capacity(points.len() + 1);
+    for pass in 0..2 {
+        let start = hull.len();
+        let side = |p: mq::Vec2, hull: &mut Vec<mq::Vec2>| {
+            while hull.len() >= start + 2
+                && cross(hull[hull.len() - 2], hull[hull.len() - 1], p) <= 0.0
+            {
+                hull.pop();
+            }
+            hull.push(p);
+        };
+        if pass == 0 {
+            points.iter().for_each(|p| side(*p, &mut hull));
+        } else {
+            points.iter().rev().for_each(|p| side(*p, &mut hull));
+        }
+        hull.pop();
+    }
+    hull
 }
 
 /// A box as a mesh with one shade per face, so its rotation shows.
@@ -119,6 +221,7 @@ pub(crate) fn draw_world(game: &mut Game, view: &mut Viewer) {
         game.me(),
         focus,
         &game.blasts,
+        &game.popups,
         view,
     );
 }
@@ -147,6 +250,7 @@ pub(crate) fn draw_scene(
     me: Option<Owner>,
     focus: Option<lanyard::Vec3>,
     blasts: &[Blast],
+    popups: &[Popup],
     view: &mut Viewer,
 ) {
     mq::clear_background(Color::from_rgba(150, 192, 230, 255));
@@ -192,13 +296,33 @@ pub(crate) fn draw_scene(
     // The entities: each where the smoother says, at the world's time plus the fraction of
     // a tick this frame is into the next.
     view.smoother.advance(group, view.alpha);
+    let posed: Vec<_> = group
+        .iter()
+        .map(|e| {
+            let (p, r) = view
+                .smoother
+                .pose(group, e.id(), me.unwrap_or(Owner::Server))
+                .unwrap_or((e.body().translation(), *e.body().rotation()));
+            (e, mq3(p), mq::Quat::from_xyzw(r.x, r.y, r.z, r.w))
+        })
+        .collect();
+    // Their shadows and the blocks', on the yard (under everything drawn after).
+    let shade = {
+        let c = color(f.color);
+        Color::new(c.r * 0.6, c.g * 0.6, c.b * 0.6, 1.0)
+    };
+    for b in &scene.blocks {
+        let box_shape = Shape::Cuboid {
+            half_extents: b.half_extents,
+        };
+        let center = vec3(b.center[0], b.center[1], b.center[2]);
+        draw_shadow(&outline(center, mq::Quat::IDENTITY, &box_shape), shade);
+    }
+    for (e, pos, rot) in &posed {
+        draw_shadow(&outline(*pos, *rot, &e.visual.shape), shade);
+    }
     let mut labels = Vec::new();
-    for e in group.iter() {
-        let (p, r) = view
-            .smoother
-            .pose(group, e.id(), me.unwrap_or(Owner::Server))
-            .unwrap_or((e.body().translation(), *e.body().rotation()));
-        let (pos, rot) = (mq3(p), mq::Quat::from_xyzw(r.x, r.y, r.z, r.w));
+    for (e, pos, rot) in posed {
         let base = color(e.visual.color);
         match e.visual.shape {
             Shape::Cuboid { half_extents } => draw_box(
@@ -238,13 +362,31 @@ pub(crate) fn draw_scene(
     mq::set_default_camera();
     use mq::Camera;
     let m = view.camera.matrix();
-    for (p, name) in labels {
+    let on_screen = |p: mq::Vec3| {
         let ndc = m.project_point3(p);
-        if ndc.z < 1.0 {
-            let x = (ndc.x + 1.0) / 2.0 * mq::screen_width();
-            let y = (1.0 - ndc.y) / 2.0 * mq::screen_height();
+        (ndc.z < 1.0).then(|| {
+            vec2(
+                (ndc.x + 1.0) / 2.0 * mq::screen_width(),
+                (1.0 - ndc.y) / 2.0 * mq::screen_height(),
+            )
+        })
+    };
+    for (p, name) in labels {
+        if let Some(at) = on_screen(p) {
             let w = mq::measure_text(&name, None, 22, 1.0).width;
-            mq::draw_text(&name, x - w / 2.0, y, 22.0, mq::WHITE);
+            mq::draw_text(&name, at.x - w / 2.0, at.y, 22.0, mq::WHITE);
+        }
+    }
+    // Points rise from where they were scored and fade.
+    for p in popups {
+        let k = (p.age / POPUP_SECONDS).clamp(0.0, 1.0);
+        if let Some(at) = on_screen(mq3(p.at) + vec3(0.0, 0.5 + 2.0 * k, 0.0)) {
+            let text = format!("+1 {}", p.name);
+            let w = mq::measure_text(&text, None, 34, 1.0).width;
+            let outline = Color::new(0.1, 0.05, 0.0, 1.0 - k);
+            mq::draw_text(&text, at.x - w / 2.0 + 2.0, at.y + 2.0, 34.0, outline);
+            let gold = Color::new(1.0, 0.85, 0.25, 1.0 - k);
+            mq::draw_text(&text, at.x - w / 2.0, at.y, 34.0, gold);
         }
     }
 }
@@ -280,5 +422,49 @@ pub(crate) fn draw_blast(b: &Blast) {
         let start = at + d * (b.age * 6.0) - vec3(0.0, 4.9 * b.age * b.age, 0.0);
         let end = start + (d - vec3(0.0, b.age * 1.6, 0.0)).normalize() * 0.35;
         mq::draw_line_3d(start, end, Color::new(1.0, 0.7 - 0.5 * k, 0.2, 1.0 - k));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_hull_of_a_square_with_a_point_inside_is_its_four_corners() {
+        let mut points = [
+            vec2(1.0, 1.0),
+            vec2(0.0, 0.0),
+            vec2(0.5, 0.4),
+            vec2(1.0, 0.0),
+            vec2(0.0, 1.0),
+            vec2(0.5, 0.0),
+        ];
+        let hull = convex_hull(&mut points);
+        assert_eq!(
+            hull,
+            [
+                vec2(0.0, 0.0),
+                vec2(1.0, 0.0),
+                vec2(1.0, 1.0),
+                vec2(0.0, 1.0)
+            ]
+        );
+    }
+
+    #[test]
+    fn a_box_shadow_falls_away_from_the_sun() {
+        let shape = Shape::Cuboid {
+            half_extents: [0.5, 0.5, 0.5],
+        };
+        let corners = outline(vec3(0.0, 0.5, 0.0), mq::Quat::IDENTITY, &shape);
+        assert_eq!(corners.len(), 8);
+        // The top corners slide away from the sun (which is up, towards +x and +z).
+        let l = sun();
+        let slid: Vec<mq::Vec2> = corners
+            .iter()
+            .map(|p| vec2(p.x - l.x * p.y / l.y, p.z - l.z * p.y / l.y))
+            .collect();
+        let mean = slid.iter().copied().sum::<mq::Vec2>() / slid.len() as f32;
+        assert!(mean.x < 0.0 && mean.y < 0.0, "{mean}");
     }
 }

@@ -7,7 +7,8 @@ use lanyard::interp::Smoother;
 use lanyard::replay::{Replay, Step};
 use lanyard::{EntityGroup, EntityId, Owner, Shape};
 use lanyard_game::game::{
-    Blast, GRAPH_SAMPLES, Game, GraphSample, Options, TICK_HZ, count, link_text, wrap,
+    Blast, GRAPH_SAMPLES, Game, GraphSample, Options, POPUP_SECONDS, Popup, TICK_HZ, count,
+    link_text, wrap,
 };
 use lanyard_game::kinds::{self, Player, PlayerInput};
 use lanyard_game::scene::Scene;

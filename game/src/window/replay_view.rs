@@ -227,7 +227,15 @@ impl ReplayView {
             None => Some(self.focus),
         };
         camera_keys(view, false);
-        draw_scene(&self.scene, self.replay.group(), None, focus, &[], view);
+        draw_scene(
+            &self.scene,
+            self.replay.group(),
+            None,
+            focus,
+            &[],
+            &[],
+            view,
+        );
         self.draw_text();
     }
 
