@@ -19,4 +19,5 @@ pub mod game;
 pub mod kinds;
 pub mod runner;
 pub mod scene;
+pub mod sound;
 pub mod witness;

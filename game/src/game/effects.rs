@@ -19,6 +19,16 @@ pub const BLAST_SECONDS: f32 = 1.5;
 /// How long a score popup is drawn, seconds.
 pub const POPUP_SECONDS: f32 = 2.0;
 
+/// How many explosions and points this peer has seen since it started: a sound (or any
+/// other one-off reaction) plays when a count goes up, however many frames are drawn.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Seen {
+    /// Explosions.
+    pub blasts: u64,
+    /// Points (crates and players off the yard).
+    pub points: u64,
+}
+
 /// "+1 ada" where a crate (or a player) went off the yard.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Popup {
@@ -40,6 +50,7 @@ impl Game {
             at: edge,
             age: 0.0,
         });
+        self.seen.points += 1;
     }
 
     /// Ages the explosions and popups by `dt` and forgets the old ones.

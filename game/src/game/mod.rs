@@ -30,7 +30,7 @@ mod rules;
 mod start;
 mod text;
 
-pub use effects::{BLAST_SECONDS, Blast, POPUP_SECONDS, Popup};
+pub use effects::{BLAST_SECONDS, Blast, POPUP_SECONDS, Popup, Seen};
 pub use text::{SILENT_AFTER, clean_line, count, link_text, silent_for, wrap};
 
 /// The game's UDP port when none is given.
@@ -159,6 +159,8 @@ pub struct Game {
     pub blasts: Vec<Blast>,
     /// Recent points (for drawing).
     pub popups: Vec<Popup>,
+    /// Explosions and points seen so far (for sounds).
+    pub seen: Seen,
     /// Explosions of grenades thrown by other players.
     pub explosions_by_others: u32,
     /// Every other player this peer has seen.

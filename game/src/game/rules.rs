@@ -11,6 +11,7 @@ impl Game {
             thrower,
             age: 0.0,
         });
+        self.seen.blasts += 1;
         if Some(thrower) != self.me() {
             self.explosions_by_others += 1;
         }

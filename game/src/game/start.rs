@@ -195,6 +195,7 @@ impl Game {
             scores: Vec::new(),
             blasts: Vec::new(),
             popups: Vec::new(),
+            seen: Seen::default(),
             explosions_by_others: 0,
             remote_players: BTreeSet::new(),
             messages: Vec::new(),

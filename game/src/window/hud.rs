@@ -175,7 +175,8 @@ pub(crate) fn draw_hud(game: &Game) {
     } else {
         "WASD walk  Space jump  click/F throw  Q/E turn  C overview  N net graph  Enter chat  Esc quit"
     };
-    mq::draw_text(help, 14.0, mq::screen_height() - 14.0, 20.0, mq::WHITE);
+    let help = format!("{help}{SOUND_HELP}");
+    mq::draw_text(&help, 14.0, mq::screen_height() - 14.0, 20.0, mq::WHITE);
     if !game.is_joined() {
         mq::draw_text(
             "joining ...",

@@ -31,6 +31,7 @@ mod input;
 mod menu;
 mod replay_view;
 mod run;
+mod sound;
 
 use draw::*;
 use hud::*;
@@ -40,6 +41,7 @@ use menu::*;
 pub use menu::{os_user_name, remembered_name};
 use replay_view::ReplayView;
 use run::*;
+use sound::{SOUND_HELP, Sounds};
 
 fn mq3(v: lanyard::Vec3) -> mq::Vec3 {
     vec3(v.x, v.y, v.z)

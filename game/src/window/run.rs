@@ -23,6 +23,7 @@ pub(crate) async fn run(mut screen: Screen, mut plan: Plan) -> Result<(), String
     // The chat line being typed, while one is open (Enter opens and sends, Esc drops it).
     let mut chat: Option<String> = None;
     let mut net_graph = false;
+    let mut sounds = Sounds::load().await;
     // When (seconds into the run) a host pressed Esc with players in its game.
     let mut quit_asked: Option<f32> = None;
     // A screenshot advances one tick per frame, so the picture does not depend on how fast
@@ -90,6 +91,7 @@ pub(crate) async fn run(mut screen: Screen, mut plan: Plan) -> Result<(), String
                         .after_frame(&game.group, game.net.remote_time());
                 }
                 view.alpha = steps.alpha();
+                sounds.frame(game, typing);
                 camera_keys(&mut view, typing);
                 draw_world(game, &mut view);
                 draw_hud(game);
