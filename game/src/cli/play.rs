@@ -132,10 +132,7 @@ pub(crate) fn replay_verify(file: &Path) -> Result<(), String> {
     let outcome = replay
         .verify(|done, total| {
             if long && done < total {
-                eprint!(
-                    "\rreplaying {done}/{total} ticks ({:.0}%)",
-                    done as f64 * 100.0 / total as f64
-                );
+                eprint!("\r{}", progress_bar(done, total));
             }
         })
         .map_err(|e| format!("{}: {e}", file.display()))?;
@@ -156,8 +153,31 @@ pub(crate) fn replay_verify(file: &Path) -> Result<(), String> {
     }
 }
 
+/// `[######------------------------] replaying 400/2000 ticks (20%)`.
+fn progress_bar(done: usize, total: usize) -> String {
+    const WIDTH: usize = 30;
+    let filled = (done.min(total) * WIDTH)
+        .checked_div(total)
+        .unwrap_or(WIDTH);
+    let bar: String = (0..WIDTH)
+        .map(|k| if k < filled { '#' } else { '-' })
+        .collect();
+    let percent = (done.min(total) * 100).checked_div(total).unwrap_or(100);
+    format!("[{bar}] replaying {done}/{total} ticks ({percent}%)")
+}
+
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn the_progress_bar_fills_with_the_ticks_replayed() {
+        assert_eq!(
+            super::progress_bar(400, 2000),
+            "[######------------------------] replaying 400/2000 ticks (20%)"
+        );
+        assert!(super::progress_bar(0, 2000).starts_with(&format!("[{}]", "-".repeat(30))));
+        assert!(super::progress_bar(2000, 2000).starts_with(&format!("[{}]", "#".repeat(30))));
+    }
+
     #[test]
     fn a_name_with_a_quote_is_pasted_as_one_word() {
         assert_eq!(super::shell_quoted("Far Yard"), "'Far Yard'");
