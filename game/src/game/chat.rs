@@ -14,10 +14,7 @@ impl Game {
         }
         if self.is_server() {
             let from = self.my_name.clone().unwrap_or_else(|| "server".into());
-            self.messages.push(format!("{from}: {text}"));
-            let _ = self
-                .net
-                .send_event(GameEvent::ChatLine { from, text }.encode());
+            self.pass_on(from, text);
         } else if let Err(e) = self.net.send_event(GameEvent::Chat { text }.encode()) {
             self.messages.push(format!("cannot chat: {e}"));
         }
@@ -43,6 +40,12 @@ impl Game {
             return;
         }
         let from = self.name_of(Owner::Client(client));
+        self.pass_on(from, text);
+    }
+
+    /// Server: shows a clean chat line, logs it, and sends it to everyone.
+    fn pass_on(&mut self, from: String, text: String) {
+        tracing::info!("chat {from}: {text}");
         self.messages.push(format!("{from}: {text}"));
         let _ = self
             .net

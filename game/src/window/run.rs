@@ -161,6 +161,11 @@ pub(crate) async fn run(mut screen: Screen, mut plan: Plan) -> Result<(), String
         }
         mq::next_frame().await;
     }
+    // For tests that press real keys: where the camera ended up facing.
+    tracing::debug!(
+        "the window closed with the camera turned {:.3} rad",
+        view.yaw
+    );
     if let Screen::Playing(game) = &mut screen {
         if let Some(path) = &plan.summary {
             game.write_summary(path)?;
