@@ -65,6 +65,39 @@ fn the_first_run_asks_for_a_name_and_offers_the_users() {
     assert!(text.contains("quinn joined"), "{text}");
 }
 
+/// Two first-time players on machines with the same user name: each takes the offered
+/// name, both pick the same LAN game, and both get in, the second as "quinn (2)".
+#[test]
+fn two_first_time_players_both_get_in_under_names_of_their_own() {
+    let Some((_one, dir)) = window_test("menu-two-first") else {
+        return;
+    };
+    let disc = discovery(free_port());
+    let (server, _) = server(&format!("--seconds 20 --discovery-addr {disc}"));
+    let windows: Vec<Running> = ["a", "b"]
+        .iter()
+        .map(|who| {
+            let own = dir.join(who);
+            std::fs::create_dir_all(own.join("home")).unwrap();
+            let mut w = menu_window(
+                &own,
+                "30 enter\n150 1\n",
+                &format!("--discovery-addr {disc}"),
+            );
+            w.env("HOME", own.join("home")).env("USER", "quinn");
+            Running::start(w)
+        })
+        .collect();
+    for w in windows {
+        succeeded(&w.finish(Duration::from_secs(120)), "a window");
+    }
+    let log = server.finish(Duration::from_secs(60));
+    let text = String::from_utf8_lossy(&log.stdout);
+    assert!(text.contains("quinn joined"), "{text}");
+    assert!(text.contains("quinn (2) joined"), "{text}");
+    assert!(!text.contains("taken"), "{text}");
+}
+
 /// `join ADDR` to a locked game, with no password given: the refusal opens the password
 /// prompt, and the password typed there takes the player in.
 #[test]
