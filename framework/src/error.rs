@@ -108,6 +108,41 @@ pub enum Error {
     /// The file is not a Lanyard recording.
     #[error("not a Lanyard recording (no LNYR header)")]
     NotARecording,
+    /// A recording (or snapshot) holds the saved state of a kind at another version than
+    /// this build's, and no migration covers it.
+    #[error(
+        "the recording's '{kind}' saved its state as version {recorded}; this build's '{kind}' \
+         is version {current} and has no migration from it (KindRegistry::migrate_state), so \
+         re-record it"
+    )]
+    KindStateVersion {
+        /// The kind, by name.
+        kind: String,
+        /// The version in the recording.
+        recorded: u16,
+        /// This build's version.
+        current: u16,
+    },
+    /// A kind's migration of its saved state failed.
+    #[error("migrating the saved state of '{kind}' from version {from}: {reason}")]
+    KindStateMigration {
+        /// The kind, by name.
+        kind: String,
+        /// The version it started from.
+        from: u16,
+        /// What the migration said.
+        reason: String,
+    },
+    /// A controller could not load its saved state.
+    #[error("'{kind}' {net} cannot load its saved state: {reason}")]
+    BadState {
+        /// The kind, by name.
+        kind: String,
+        /// The entity.
+        net: crate::NetId,
+        /// What `load_state` said.
+        reason: String,
+    },
     /// The recording was written in another format version.
     #[error("recording format version {found}; this build reads version {supported}")]
     RecordingVersion {

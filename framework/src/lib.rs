@@ -61,6 +61,7 @@ pub mod codec;
 mod config;
 mod controller;
 pub mod delta;
+pub mod describe;
 mod entity;
 mod error;
 mod group;
@@ -70,6 +71,7 @@ pub mod interp;
 mod params;
 pub mod pipeline;
 pub mod pose;
+mod posed;
 pub mod predict;
 pub mod record;
 mod registry;
@@ -91,6 +93,7 @@ pub use hash::StateHasher;
 pub use id::{ClientId, EntityId, KindId, NetId, Owner};
 pub use params::{MAX_PARAMS_LEN, decode_params, encode_params};
 pub use pipeline::{FrameDriver, FramePass, FrameReport};
+pub use posed::{PoseKind, Posed};
 pub use registry::{Blueprint, KindOptions, KindRegistry, OnOwnerLeave, SpawnClaim, SpawnRefusal};
 pub use rng::SeededRng;
 
@@ -107,8 +110,8 @@ pub mod prelude {
     pub use crate::codec::{Section, SectionReader, SectionWriter};
     pub use crate::{
         Blueprint, ClientContext, ClientId, Controller, Entity, EntityGroup, EntityId, EntityRef,
-        Error, GroupConfig, KindRegistry, NetId, Owner, Quat, Role, SeededRng, Shape, Vec3, Visual,
-        WorldView,
+        Error, GroupConfig, KindRegistry, NetId, Owner, PoseKind, Posed, Quat, Role, SeededRng,
+        Shape, Vec3, Visual, WorldView,
     };
     pub use rapier3d::prelude::{ColliderBuilder, RigidBodyBuilder};
 }

@@ -72,6 +72,35 @@ impl PoseState {
         section.parse(|r| Ok((PoseState::read(r)?, r.serde()?)))
     }
 
+    /// The named fields of a section [`write_with`](Self::write_with) wrote with an extra
+    /// of type `E`: the pose's (`position`, `rotation`, `linear velocity`, `angular
+    /// velocity`) and the extra's, flattened under `extra` (see
+    /// [`describe::serde_fields`](crate::describe::serde_fields)). Register it with
+    /// [`KindRegistry::describe_sections`](crate::KindRegistry::describe_sections).
+    pub fn fields_with<E: serde::de::DeserializeOwned + serde::Serialize>(
+        section: &crate::codec::Section<'_>,
+    ) -> Result<crate::describe::Fields, Error> {
+        let (pose, extra): (PoseState, E) = PoseState::read_with(section)?;
+        let mut fields = pose.fields();
+        fields.extend(crate::describe::serde_fields("extra", &extra));
+        Ok(fields)
+    }
+
+    /// The pose as named fields (`position`, `rotation`, `linear velocity`, `angular
+    /// velocity`).
+    pub fn fields(&self) -> crate::describe::Fields {
+        let v = |x: &[f32]| {
+            let parts: Vec<String> = x.iter().map(f32::to_string).collect();
+            format!("[{}]", parts.join(", "))
+        };
+        vec![
+            ("position".into(), v(&self.pos.to_array())),
+            ("rotation".into(), v(&self.rot.to_array())),
+            ("linear velocity".into(), v(&self.linvel.to_array())),
+            ("angular velocity".into(), v(&self.angvel.to_array())),
+        ]
+    }
+
     /// Reads what [`write`](Self::write) wrote.
     pub fn read(r: &mut SectionReader<'_>) -> Result<Self, Error> {
         Ok(PoseState {

@@ -1,8 +1,10 @@
 //! The controller-kind registry: stable names and ids, and factories that build an entity
 //! and its controller from serialisable spawn parameters.
 
+use crate::codec::Section;
 use crate::controller::{Controller, KindLookup, Legality, WorldView};
 use crate::delta::{ByteDelta, DeltaCodec};
+use crate::describe::{Describer, Fields};
 use crate::entity::Visual;
 use crate::error::Error;
 use crate::id::{ClientId, KindId};
@@ -23,6 +25,30 @@ pub struct Blueprint {
     pub visual: Visual,
     /// What it does.
     pub controller: Box<dyn Controller>,
+}
+
+impl Blueprint {
+    /// A dynamic box: its body at `pos`, a cuboid collider of `half_extents`, drawn in
+    /// `color`, driven by `controller`.
+    pub fn dynamic_box(
+        pos: [f32; 3],
+        half_extents: [f32; 3],
+        color: [u8; 4],
+        controller: impl Controller,
+    ) -> Blueprint {
+        let [x, y, z] = half_extents;
+        Blueprint {
+            body: rapier3d::prelude::RigidBodyBuilder::dynamic()
+                .translation(crate::Vec3::from_array(pos))
+                .build(),
+            colliders: vec![rapier3d::prelude::ColliderBuilder::cuboid(x, y, z).build()],
+            visual: Visual {
+                shape: crate::entity::Shape::Cuboid { half_extents },
+                color,
+            },
+            controller: Box::new(controller),
+        }
+    }
 }
 
 /// What happens to a client's entities of a kind when that client leaves.
@@ -58,6 +84,11 @@ pub struct KindOptions {
     /// [`controller_mut`](crate::EntityGroup::controller_mut), say) must leave it off: its
     /// replay would diverge at the first such change (and say at which tick).
     pub decides_alone: bool,
+    /// The version of the state its controller saves (`save_state`). Raise it when that
+    /// state's layout changes: a recording made with another version then says so by the
+    /// kind's name and both versions when opened, unless the kind supplies a migration
+    /// ([`KindRegistry::migrate_state`]). 0 by default.
+    pub state_version: u16,
 }
 
 impl Default for KindOptions {
@@ -67,9 +98,13 @@ impl Default for KindOptions {
             client_spawnable: false,
             priority: 1.0,
             decides_alone: false,
+            state_version: 0,
         }
     }
 }
+
+/// Turns a controller's saved state of one version into the next one's.
+type Migration = Box<dyn Fn(&[u8]) -> Result<Vec<u8>, Error> + Send + Sync>;
 
 type Factory = Box<dyn Fn(KindId, &[u8]) -> Result<Blueprint, Error> + Send + Sync>;
 type Judge = Box<dyn Fn(KindId, &[u8], &SpawnClaim<'_>) -> Result<(), SpawnRefusal> + Send + Sync>;
@@ -80,6 +115,9 @@ struct Kind {
     factory: Factory,
     judge: Option<Judge>,
     delta: Arc<dyn DeltaCodec>,
+    describe: Option<Box<Describer>>,
+    /// Migrations of its saved state, by the version they start from (to the next).
+    migrations: BTreeMap<u16, Migration>,
 }
 
 /// What the server knows when it judges a client's request to spawn an entity it will own:
@@ -175,6 +213,8 @@ impl KindRegistry {
                 factory,
                 judge: None,
                 delta: Arc::new(ByteDelta),
+                describe: None,
+                migrations: BTreeMap::new(),
             },
         );
         Ok(id)
@@ -222,6 +262,88 @@ impl KindRegistry {
         let kind = self.kinds.get_mut(&id).ok_or(Error::UnknownKind(id))?;
         kind.delta = Arc::new(codec);
         Ok(())
+    }
+
+    /// Sets how sections of the kind registered as `name` read as named fields, for the
+    /// reports of a decision replay: a server path that decided otherwise is reported by
+    /// the fields that changed, with both values, not only by its bytes. For a section
+    /// [`PoseState::write_with`](crate::pose::PoseState::write_with) wrote, pass
+    /// `PoseState::fields_with::<E>` with its extra type.
+    pub fn describe_sections<F>(&mut self, name: &str, describe: F) -> Result<(), Error>
+    where
+        F: Fn(&Section<'_>) -> Result<Fields, Error> + Send + Sync + 'static,
+    {
+        let id = self
+            .id_of(name)
+            .ok_or_else(|| Error::UnknownKindName(name.to_owned()))?;
+        let kind = self.kinds.get_mut(&id).ok_or(Error::UnknownKind(id))?;
+        kind.describe = Some(Box::new(describe));
+        Ok(())
+    }
+
+    /// A section of `kind` as named fields, if the kind describes its sections (see
+    /// [`describe_sections`](Self::describe_sections)).
+    pub fn describe_section(
+        &self,
+        kind: KindId,
+        section: &Section<'_>,
+    ) -> Option<Result<Fields, Error>> {
+        let describe = self.kinds.get(&kind)?.describe.as_ref()?;
+        Some(describe(section))
+    }
+
+    /// Sets how the saved state of the kind registered as `name` moves from version `from`
+    /// to `from + 1` (see [`KindOptions::state_version`]): a recording made with an older
+    /// version is brought up to this one, step by step, as it is opened.
+    pub fn migrate_state<F>(&mut self, name: &str, from: u16, migrate: F) -> Result<(), Error>
+    where
+        F: Fn(&[u8]) -> Result<Vec<u8>, Error> + Send + Sync + 'static,
+    {
+        let id = self
+            .id_of(name)
+            .ok_or_else(|| Error::UnknownKindName(name.to_owned()))?;
+        let kind = self.kinds.get_mut(&id).ok_or(Error::UnknownKind(id))?;
+        kind.migrations.insert(from, Box::new(migrate));
+        Ok(())
+    }
+
+    /// Whether a saved state of `kind` at version `from` can be brought to this build's
+    /// version: it is that version, or a migration covers every step. An error naming the
+    /// kind and both versions if not.
+    pub(crate) fn check_state_version(&self, kind: KindId, from: u16) -> Result<(), Error> {
+        let Some(k) = self.kinds.get(&kind) else {
+            return Ok(());
+        };
+        let current = k.options.state_version;
+        if from == current
+            || (from < current && (from..current).all(|v| k.migrations.contains_key(&v)))
+        {
+            return Ok(());
+        }
+        Err(Error::KindStateVersion {
+            kind: k.name.clone(),
+            recorded: from,
+            current,
+        })
+    }
+
+    /// A saved state of `kind` at version `from`, brought to this build's version.
+    pub(crate) fn migrate(&self, kind: KindId, from: u16, state: &[u8]) -> Result<Vec<u8>, Error> {
+        self.check_state_version(kind, from)?;
+        let Some(k) = self.kinds.get(&kind) else {
+            return Ok(state.to_vec());
+        };
+        let mut state = state.to_vec();
+        for v in from..k.options.state_version {
+            if let Some(m) = k.migrations.get(&v) {
+                state = m(&state).map_err(|e| Error::KindStateMigration {
+                    kind: k.name.clone(),
+                    from: v,
+                    reason: e.to_string(),
+                })?;
+            }
+        }
+        Ok(state)
     }
 
     /// The delta codec of a kind ([`ByteDelta`] for a kind this registry does not know).

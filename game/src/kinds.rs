@@ -626,6 +626,7 @@ pub fn register(r: &mut KindRegistry) -> Result<(), Error> {
         // Its owner's keys come through `send_input` (recorded): a recording need not keep
         // its sections.
         decides_alone: true,
+        ..KindOptions::default()
     };
     r.register_with(PLAYER, player_options, |p: &PlayerParams| {
         let (hh, rad) = (p.tuning.player_half_height, p.tuning.player_radius);

@@ -23,6 +23,14 @@ impl EntityGroup {
                 .map(|(id, n)| (n.to_owned(), id))
                 .collect(),
             dt: self.config.dt,
+            kind_states: self
+                .registry
+                .kinds()
+                .filter_map(|(id, n)| {
+                    let v = self.registry.options(id)?.state_version;
+                    (v != 0).then(|| (n.to_owned(), v))
+                })
+                .collect(),
         };
         let out = rec::preamble(&header, &self.snapshot()?)?;
         let ticks = |seconds: f32| (seconds / self.config.dt).round().max(1.0) as u64;
@@ -154,6 +162,16 @@ impl EntityGroup {
     /// checksum does not match) are each refused with their own [`Error::BadSnapshot`]
     /// message.
     pub fn restore(registry: Arc<KindRegistry>, bytes: &[u8]) -> Result<Self, Error> {
+        Self::restore_versions(registry, bytes, &|_| None)
+    }
+
+    /// [`restore`](Self::restore) a snapshot whose kinds saved their state at the versions
+    /// `version_of` says (`None`: this build's), migrating each to this build's version.
+    pub(crate) fn restore_versions(
+        registry: Arc<KindRegistry>,
+        bytes: &[u8],
+        version_of: &dyn Fn(KindId) -> Option<u16>,
+    ) -> Result<Self, Error> {
         let bad = |m: &str| Error::BadSnapshot(m.to_owned());
         let rest = bytes
             .strip_prefix(SNAPSHOT_MAGIC)
@@ -208,7 +226,15 @@ impl EntityGroup {
                     return Err(bad("an entity's body is missing from the physics world"));
                 }
                 let mut c = group.registry.build(e.kind, &s.params)?.controller;
-                c.load_state(&s.state)?;
+                let state = match version_of(e.kind) {
+                    Some(v) => group.registry.migrate(e.kind, v, &s.state)?,
+                    None => s.state.clone(),
+                };
+                c.load_state(&state).map_err(|err| Error::BadState {
+                    kind: kind_label(&group.registry, e.kind),
+                    net: e.net_id,
+                    reason: err.to_string(),
+                })?;
                 controller = Some(c);
                 group.order.push((e.net_id, index as u32));
             }

@@ -2,7 +2,7 @@
 //! nothing of groups; the replay module runs a recording through one.
 //!
 //! ```text
-//! file     := "LNYR" version:u32 header_len:u32 header snapshot block*
+//! file     := "LNYR" version:u32 header_len:u32 header [kind_states] snapshot block*
 //! snapshot := raw_len:u64 packed_len:u64 lz4(snapshot bytes)
 //! block    := packed_len:u32 raw_len:u32 lz4(bincode Vec<TickRecord>) checksum:u64
 //! ```
@@ -66,6 +66,22 @@ pub struct RecordingHeader {
     pub kinds: Vec<(String, KindId)>,
     /// The fixed timestep.
     pub dt: f32,
+    /// The kinds whose saved state was not version 0 when the recording started, with
+    /// their [`state_version`](crate::KindOptions::state_version). It follows the header's
+    /// other fields inside the header's bytes, where readers of older builds skip it, and a
+    /// recording without it had every kind at version 0.
+    #[serde(skip)]
+    pub kind_states: Vec<(String, u16)>,
+}
+
+impl RecordingHeader {
+    /// The state version the recording has for `kind` (0 unless listed).
+    pub fn state_version(&self, kind: &str) -> u16 {
+        self.kind_states
+            .iter()
+            .find(|(k, _)| k == kind)
+            .map_or(0, |(_, v)| *v)
+    }
 }
 
 /// One change to the group, as recorded.
@@ -315,8 +331,12 @@ const LZ4_RATIO: usize = 256;
 
 /// The bytes that start a recording: magic, version, header and initial snapshot.
 pub(crate) fn preamble(header: &RecordingHeader, snapshot: &[u8]) -> Result<Vec<u8>, Error> {
-    let h = bincode::serde::encode_to_vec(header, config())
+    let mut h = bincode::serde::encode_to_vec(header, config())
         .map_err(|e| Error::BadRecording(e.to_string()))?;
+    if !header.kind_states.is_empty() {
+        bincode::serde::encode_into_std_write(&header.kind_states, &mut h, config())
+            .map_err(|e| Error::BadRecording(e.to_string()))?;
+    }
     let mut out = MAGIC.to_vec();
     out.extend_from_slice(&RECORDING_VERSION.to_le_bytes());
     out.extend_from_slice(&(h.len() as u32).to_le_bytes());
@@ -394,9 +414,14 @@ impl Recording {
             u32::from_le_bytes(take(&mut rest, 4, head)?.try_into().unwrap_or_default()) as usize;
         let h = take(&mut rest, hlen, head)?;
         let limited = config().with_limit::<MAX_HEADER>();
-        let (header, _): (RecordingHeader, usize) =
+        let (mut header, used): (RecordingHeader, usize) =
             bincode::serde::decode_from_slice(h, limited)
                 .map_err(|_| Error::RecordingCorrupted { tick: None })?;
+        if used < h.len() {
+            header.kind_states = bincode::serde::decode_from_slice(&h[used..], limited)
+                .map_err(|_| Error::RecordingCorrupted { tick: None })?
+                .0;
+        }
         let u64_of = |b: &[u8]| u64::from_le_bytes(b.try_into().unwrap_or_default());
         let raw_len = u64_of(take(&mut rest, 8, head)?);
         let packed_len = u64_of(take(&mut rest, 8, head)?);

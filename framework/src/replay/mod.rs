@@ -1,6 +1,8 @@
 //! Replaying a recording headless, bit for bit, through the group's one frame pipeline
 //! (the format it reads is [`record`](crate::record)'s).
 
+mod report;
+
 use crate::codec::Section;
 use crate::controller::SpawnRequest;
 use crate::error::Error;
@@ -9,193 +11,10 @@ use crate::id::{NetId, Owner};
 use crate::pipeline::{FrameDriver, FramePass};
 use crate::record::{BodyBits, BodyFrame, Op, Recording, RecordingHeader, TickRecord};
 use crate::registry::KindRegistry;
+pub use report::{DecisionDiff, Divergence, EntityDiff, FieldDiff, FrameNote};
+use report::{diff, note};
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
-
-/// An entity whose state differs between the recording and the replay.
-#[derive(Debug, Clone, PartialEq)]
-pub struct EntityDiff {
-    /// The entity.
-    pub net: NetId,
-    /// Which parts of its body's state differ, bit for bit: `"position"`, `"rotation"`,
-    /// `"linear velocity"`, `"angular velocity"` (empty if one side lacks it).
-    pub fields: Vec<&'static str>,
-    /// Where the recording has it (position, rotation), if it has it.
-    pub recorded: Option<[f32; 7]>,
-    /// Where the replay has it, if it has it.
-    pub replayed: Option<[f32; 7]>,
-    /// Distance between the two positions, metres (infinite if one side lacks it),
-    /// computed in double precision.
-    pub distance: f64,
-    /// Angle between the two rotations, radians, computed in double precision (a
-    /// difference of 1e-4 rad is 1e-4, not rounded to zero as single precision does).
-    pub angle: f64,
-}
-
-/// A small number as people read it: fixed point, or scientific when it would show as 0.
-fn small(x: f64) -> String {
-    if x == 0.0 || x >= 1e-3 {
-        format!("{x:.6}")
-    } else {
-        format!("{x:.3e}")
-    }
-}
-
-/// The angle between two rotations (x y z w), in double precision.
-fn angle_between(a: [f32; 4], b: [f32; 4]) -> f64 {
-    let [ax, ay, az, aw] = a.map(f64::from);
-    let [bx, by, bz, bw] = b.map(f64::from);
-    // The relative rotation conj(a) * b.
-    let w = aw * bw + ax * bx + ay * by + az * bz;
-    let x = aw * bx - ax * bw - ay * bz + az * by;
-    let y = aw * by + ax * bz - ay * bw - az * bx;
-    let z = aw * bz - ax * by + ay * bx - az * bw;
-    2.0 * (x * x + y * y + z * z).sqrt().atan2(w.abs())
-}
-
-/// Where a replay stopped agreeing with its recording.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Divergence {
-    /// The first tick whose state differs.
-    pub tick: u64,
-    /// The recorded hash.
-    pub expected: u64,
-    /// The replayed hash.
-    pub found: u64,
-    /// The tick the entities were compared at: the recording's first body frame at or
-    /// after the divergence (the replay runs on to it, on a copy). `None` if the recording
-    /// has none that late (it was not stopped, but cut).
-    pub compared_at: Option<u64>,
-    /// The entities that differ there (by their body's state, or by existing on one side
-    /// only).
-    pub entities: Vec<EntityDiff>,
-    /// In decision mode ([`Replay::rerun_decisions`]): the entities whose server path
-    /// decided otherwise than the recording says, this tick.
-    pub decisions: Vec<DecisionDiff>,
-}
-
-/// A server path that, re-run on the recorded inputs, wrote another section than the
-/// recorded one: a change in the controller's decisions.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct DecisionDiff {
-    /// The entity.
-    pub net: NetId,
-    /// Its kind, by name.
-    pub kind: String,
-    /// The section the recording has (empty: it wrote none).
-    pub recorded: Vec<u8>,
-    /// The section the server path wrote now (empty: none).
-    pub rerun: Vec<u8>,
-}
-
-impl std::fmt::Display for Divergence {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        writeln!(
-            f,
-            "diverged at tick {}: hash {:016x} recorded, {:016x} replayed",
-            self.tick, self.expected, self.found
-        )?;
-        for d in &self.decisions {
-            writeln!(
-                f,
-                "  {} {}: its server path decided otherwise: {} bytes recorded {:02x?}, {} bytes now {:02x?}",
-                d.kind,
-                d.net,
-                d.recorded.len(),
-                &d.recorded[..d.recorded.len().min(16)],
-                d.rerun.len(),
-                &d.rerun[..d.rerun.len().min(16)],
-            )?;
-        }
-        match self.compared_at {
-            Some(k) if k == self.tick => writeln!(f, "  against the recording's bodies here:")?,
-            Some(k) => writeln!(
-                f,
-                "  against the recording's bodies at tick {k}, its next body frame (the replay \
-                 ran on):"
-            )?,
-            None => writeln!(
-                f,
-                "  the recording has no body frame after it to say which entities differ"
-            )?,
-        }
-        if self.compared_at.is_some() && self.entities.is_empty() {
-            writeln!(f, "  every body matches there")?;
-        }
-        for d in &self.entities {
-            match (d.recorded, d.replayed) {
-                (Some(_), Some(_)) => writeln!(
-                    f,
-                    "  {}: {} differ; position off by {} m, rotation by {} rad",
-                    d.net,
-                    d.fields.join(", "),
-                    small(d.distance),
-                    small(d.angle)
-                )?,
-                (Some(_), None) => {
-                    writeln!(f, "  {}: in the recording, missing from the replay", d.net)?
-                }
-                _ => writeln!(f, "  {}: in the replay, missing from the recording", d.net)?,
-            }
-        }
-        Ok(())
-    }
-}
-
-fn diff(recorded: &[(NetId, BodyBits)], replayed: &[(NetId, BodyBits)]) -> Vec<EntityDiff> {
-    let mut out = Vec::new();
-    let find = |v: &[(NetId, BodyBits)], n: NetId| {
-        v.binary_search_by_key(&n, |(k, _)| *k).ok().map(|i| v[i].1)
-    };
-    let bits = |x: &[f32]| x.iter().map(|f| f.to_bits()).collect::<Vec<_>>();
-    let mut ids: Vec<NetId> = recorded.iter().chain(replayed).map(|(n, _)| *n).collect();
-    ids.sort_unstable();
-    ids.dedup();
-    for net in ids {
-        let (a, b) = (find(recorded, net), find(replayed, net));
-        let mut fields = Vec::new();
-        if let (Some(a), Some(b)) = (a, b) {
-            let parts: [(&'static str, &[f32], &[f32]); 4] = [
-                ("position", &a[..3], &b[..3]),
-                ("rotation", &a[3..7], &b[3..7]),
-                ("linear velocity", &a[7..10], &b[7..10]),
-                ("angular velocity", &a[10..], &b[10..]),
-            ];
-            fields = parts
-                .iter()
-                .filter(|(_, x, y)| bits(x) != bits(y))
-                .map(|(name, _, _)| *name)
-                .collect();
-            if fields.is_empty() {
-                continue;
-            }
-        }
-        let pose = |s: BodyBits| -> [f32; 7] { [s[0], s[1], s[2], s[3], s[4], s[5], s[6]] };
-        let (a, b) = (a.map(pose), b.map(pose));
-        let (distance, angle) = match (a, b) {
-            (Some(a), Some(b)) => {
-                let d = (0..3)
-                    .map(|i| (f64::from(a[i]) - f64::from(b[i])).powi(2))
-                    .sum::<f64>()
-                    .sqrt();
-                (
-                    d,
-                    angle_between([a[3], a[4], a[5], a[6]], [b[3], b[4], b[5], b[6]]),
-                )
-            }
-            _ => (f64::INFINITY, 0.0),
-        };
-        out.push(EntityDiff {
-            net,
-            fields,
-            recorded: a,
-            replayed: b,
-            distance,
-            angle,
-        });
-    }
-    out
-}
 
 /// A recording being replayed through a group: step it, read its entities, assert.
 ///
@@ -218,6 +37,9 @@ pub struct Replay {
     known: BTreeMap<NetId, BodyBits>,
     /// Whether the server paths of the recording peer's entities run again.
     decisions: bool,
+    /// What the replayed frames reported lately (refused sections, faults, failed
+    /// commands), for the divergence report.
+    notes: std::collections::VecDeque<FrameNote>,
 }
 
 impl std::fmt::Debug for Replay {
@@ -243,7 +65,9 @@ pub enum Step {
 
 impl Replay {
     /// Reads a recording and restores its initial world. The registry must hold every kind
-    /// the recording lists.
+    /// the recording lists, at the state version the recording has for it or with
+    /// migrations from it ([`KindRegistry::migrate_state`]); otherwise the error names the
+    /// kind and both versions ([`Error::KindStateVersion`]).
     pub fn open(bytes: &[u8], registry: Arc<KindRegistry>) -> Result<Replay, Error> {
         Self::from_recording(Recording::from_bytes(bytes)?, registry)
     }
@@ -257,8 +81,9 @@ impl Replay {
             if registry.id_of(name) != Some(*id) {
                 return Err(Error::UnknownKindName(name.clone()));
             }
+            registry.check_state_version(*id, recording.header.state_version(name))?;
         }
-        let group = EntityGroup::restore(registry, &recording.snapshot)?;
+        let group = restore(&recording, registry, &recording.snapshot)?;
         Ok(Replay {
             recording,
             known: group.body_bits().into_iter().collect(),
@@ -266,6 +91,7 @@ impl Replay {
             next: 0,
             sections: HashMap::new(),
             decisions: false,
+            notes: Default::default(),
         })
     }
 
@@ -293,17 +119,18 @@ impl Replay {
         if behind || nearer {
             match from {
                 Some((i, k)) => {
-                    self.group = EntityGroup::restore(registry, &k.snapshot)?;
+                    self.group = restore(&self.recording, registry, &k.snapshot)?;
                     self.sections = k.sections.iter().cloned().collect();
                     self.next = i + 1;
                 }
                 None => {
-                    self.group = EntityGroup::restore(registry, &self.recording.snapshot)?;
+                    self.group = restore(&self.recording, registry, &self.recording.snapshot)?;
                     self.sections.clear();
                     self.next = 0;
                 }
             }
             self.known = self.group.body_bits().into_iter().collect();
+            self.notes.clear();
         }
         self.run_to(tick)
     }
@@ -364,7 +191,9 @@ impl Replay {
             return Ok(Step::End);
         };
         self.next += 1;
-        let decisions = run_tick(&mut self.group, record, &mut self.sections, self.decisions)?;
+        let (decisions, report) =
+            run_tick(&mut self.group, record, &mut self.sections, self.decisions)?;
+        note(&mut self.notes, &report);
         if let Some(frame) = &record.bodies {
             fold(&mut self.known, frame);
         }
@@ -381,6 +210,7 @@ impl Replay {
             compared_at,
             entities,
             decisions,
+            notes: self.notes.iter().cloned().collect(),
         })))
     }
 
@@ -460,6 +290,21 @@ impl Replay {
     }
 }
 
+/// Restores one of the recording's snapshots (its initial world, a keyframe), bringing
+/// each kind's saved state from the version the recording has for it to this build's.
+fn restore(
+    recording: &Recording,
+    registry: Arc<KindRegistry>,
+    snapshot: &[u8],
+) -> Result<EntityGroup, Error> {
+    let header = &recording.header;
+    let version_of = |kind: crate::id::KindId| {
+        let name = header.kinds.iter().find(|(_, id)| *id == kind)?;
+        Some(header.state_version(&name.0))
+    };
+    EntityGroup::restore_versions(registry, snapshot, &version_of)
+}
+
 /// Brings a table of bodies up to a body frame.
 fn fold(known: &mut BTreeMap<NetId, BodyBits>, frame: &BodyFrame) {
     for net in &frame.gone {
@@ -475,7 +320,7 @@ fn run_tick(
     record: &TickRecord,
     sections: &mut HashMap<NetId, Vec<u8>>,
     decisions: bool,
-) -> Result<Vec<DecisionDiff>, Error> {
+) -> Result<(Vec<DecisionDiff>, crate::FrameReport), Error> {
     let bad_config = record
         .ops
         .iter()
@@ -492,10 +337,10 @@ fn run_tick(
         decisions: decisions.then(HashMap::new),
         diffs: Vec::new(),
     };
-    g.run_frame(&mut driver);
+    let report = g.run_frame(&mut driver);
     let diffs = std::mem::take(&mut driver.diffs);
     g.drain_changes().for_each(drop);
-    Ok(diffs)
+    Ok((diffs, report))
 }
 
 /// Drives a replayed frame from one tick's recorded ops: everything recorded before the
@@ -554,6 +399,7 @@ impl FrameDriver for ReplayDriver<'_> {
                     kind: String::new(),
                     recorded,
                     rerun,
+                    fields: Vec::new(),
                 });
             }
         }
@@ -574,11 +420,14 @@ impl FrameDriver for ReplayDriver<'_> {
         self.diffs
             .retain(|d| !(d.recorded.is_empty() && alone(d.net)));
         for d in &mut self.diffs {
-            d.kind = g
-                .by_net(d.net)
-                .and_then(|e| g.registry().name_of(e.kind()))
+            let kind = g.by_net(d.net).map(|e| e.kind());
+            d.kind = kind
+                .and_then(|k| g.registry().name_of(k))
                 .unwrap_or("?")
                 .to_owned();
+            if let Some(k) = kind {
+                d.describe(g.registry(), k);
+            }
         }
         // A client's spawn requests went to the network; what came of them is recorded.
         requests.clear();
@@ -681,53 +530,4 @@ fn apply(
         },
         Op::Section { .. } | Op::Repeat { .. } | Op::ClientPass | Op::Commands => Ok(()),
     };
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::Quat;
-
-    #[test]
-    fn a_tiny_rotation_is_reported_as_itself_not_as_zero() {
-        let q = |r: Quat| [r.x, r.y, r.z, r.w];
-        let a = Quat::from_rotation_y(0.3);
-        let b = Quat::from_rotation_y(0.3 + 1e-4);
-        let d = diff(
-            &[(
-                NetId(7),
-                [1.0, 2.0, 3.0, a.x, a.y, a.z, a.w, 0., 0., 0., 0., 0., 0.],
-            )],
-            &[(
-                NetId(7),
-                [1.0, 2.0, 3.0, b.x, b.y, b.z, b.w, 0., 0., 0., 0., 0., 0.],
-            )],
-        );
-        assert_eq!(d.len(), 1);
-        assert_eq!(d[0].fields, ["rotation"]);
-        assert!((d[0].angle - 1e-4).abs() < 2e-6, "{}", d[0].angle);
-        assert!(
-            a.angle_between(b) == 0.0 || (f64::from(a.angle_between(b)) - 1e-4).abs() > 1e-5,
-            "single precision cannot say it (the reason for doing it in double)"
-        );
-        let text = Divergence {
-            tick: 5,
-            expected: 1,
-            found: 2,
-            compared_at: Some(5),
-            entities: d,
-            decisions: Vec::new(),
-        }
-        .to_string();
-        assert!(!text.contains("rotation by 0.000000"), "{text}");
-        assert!(
-            text.contains("rotation by 9.997e-5 rad") || text.contains("rotation by 1.000e-4 rad"),
-            "{text}"
-        );
-        assert!(text.contains("position off by 0.000000 m"), "{text}");
-        assert!((angle_between(q(a), q(a))).abs() < 1e-9);
-        assert!(
-            (angle_between(q(Quat::IDENTITY), q(Quat::from_rotation_x(1.0))) - 1.0).abs() < 1e-6
-        );
-    }
 }
