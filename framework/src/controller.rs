@@ -90,6 +90,10 @@ pub trait Controller: Any + Send {
 pub(crate) trait KindLookup {
     /// The id of the kind registered as `name`.
     fn kind_id(&self, name: &str) -> Option<KindId>;
+
+    /// Encodes `params` (of the type named `given`) for the kind registered as `name`,
+    /// refusing parameters of another type than its factory takes.
+    fn check_params(&self, kind: KindId, given: &'static str) -> Result<(), Error>;
 }
 
 /// The server's judgement of a section a client sent for an entity it owns.
@@ -324,6 +328,7 @@ impl ClientContext<'_> {
             .kinds
             .kind_id(kind_name)
             .ok_or_else(|| Error::UnknownKindName(kind_name.to_owned()))?;
+        self.kinds.check_params(kind, std::any::type_name::<P>())?;
         let params = encode_params(kind, params)?;
         self.commands.push(Command::Spawn(SpawnRequest {
             kind,

@@ -133,6 +133,30 @@ pub enum Error {
         /// What the migration said.
         reason: String,
     },
+    /// A spawn gave parameters of another type than the kind's factory takes (bincode
+    /// cannot tell two types of the same shape apart, so this is checked by type).
+    #[error("spawn parameters for '{kind}' are a `{given}`, but its factory takes a `{expected}`")]
+    ParamsType {
+        /// The kind, by name.
+        kind: String,
+        /// The type given.
+        given: String,
+        /// The type the factory takes.
+        expected: String,
+    },
+    /// A client path read part of its section and took it, ignoring the rest: it forgot
+    /// [`SectionReader::finish`](crate::codec::SectionReader::finish) (or
+    /// [`Section::parse`](crate::codec::Section::parse)), so a longer section than its kind
+    /// writes went unnoticed. The section was applied; the frame's report lists it.
+    #[error(
+        "the client path read {read} of the section's {len} bytes and ignored the rest (call finish)"
+    )]
+    SectionNotFinished {
+        /// How far it read.
+        read: usize,
+        /// The section's length.
+        len: usize,
+    },
     /// A controller could not load its saved state.
     #[error("'{kind}' {net} cannot load its saved state: {reason}")]
     BadState {

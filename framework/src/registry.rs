@@ -118,6 +118,8 @@ struct Kind {
     describe: Option<Box<Describer>>,
     /// Migrations of its saved state, by the version they start from (to the next).
     migrations: BTreeMap<u16, Migration>,
+    /// The type its factory takes as parameters (`std::any::type_name`).
+    params_type: &'static str,
 }
 
 /// What the server knows when it judges a client's request to spawn an entity it will own:
@@ -215,6 +217,7 @@ impl KindRegistry {
                 delta: Arc::new(ByteDelta),
                 describe: None,
                 migrations: BTreeMap::new(),
+                params_type: std::any::type_name::<P>(),
             },
         );
         Ok(id)
@@ -412,5 +415,21 @@ impl KindRegistry {
 impl KindLookup for KindRegistry {
     fn kind_id(&self, name: &str) -> Option<KindId> {
         self.id_of(name)
+    }
+
+    fn check_params(&self, kind: KindId, given: &'static str) -> Result<(), Error> {
+        let Some(k) = self.kinds.get(&kind) else {
+            return Ok(());
+        };
+        // A reference to the parameters encodes as they do.
+        let bare = |t: &'static str| t.trim_start_matches('&');
+        if bare(given) == bare(k.params_type) {
+            return Ok(());
+        }
+        Err(Error::ParamsType {
+            kind: k.name.clone(),
+            given: given.to_owned(),
+            expected: k.params_type.to_owned(),
+        })
     }
 }

@@ -73,3 +73,76 @@ fn taking_a_recording_that_was_never_started_is_an_error() {
     g.start_recording("nowhere", "server").unwrap();
     assert!(g.take_recording().is_ok_and(|b| !b.is_empty()));
 }
+
+/// A kind whose server path writes two bytes and whose client path reads one, by hand,
+/// and never calls `finish`.
+struct Sloppy;
+
+impl Controller for Sloppy {
+    fn server_update(&mut self, _: EntityRef<'_>, _: &WorldView<'_>, out: &mut SectionWriter<'_>) {
+        out.u8(1);
+        out.u8(2);
+    }
+
+    fn client_update(
+        &mut self,
+        _: &mut Entity,
+        section: Option<Section<'_>>,
+        _: &mut ClientContext<'_>,
+    ) -> Result<(), Error> {
+        if let Some(s) = section {
+            let mut r = s.reader();
+            let _first = r.u8()?;
+        }
+        Ok(())
+    }
+}
+
+fn sloppy_group() -> EntityGroup {
+    let mut r = KindRegistry::new();
+    r.register("test.sloppy", |_: &u8| {
+        Blueprint::dynamic_box([0.0; 3], [0.5; 3], [0; 4], Sloppy)
+    })
+    .unwrap();
+    EntityGroup::new(Arc::new(r), GroupConfig::default())
+}
+
+#[test]
+fn a_client_path_that_reads_part_of_its_section_and_skips_finish_is_in_the_report() {
+    let mut g = sloppy_group();
+    let id = g.spawn("test.sloppy", &0u8, Owner::Server).unwrap();
+    let net = g.get(id).unwrap().net_id();
+    let report = g.frame();
+    assert_eq!(report.section_errors.len(), 1, "{report:?}");
+    let e = &report.section_errors[0];
+    assert_eq!((e.net, e.kind.as_str()), (net, "test.sloppy"));
+    assert_eq!(e.error, Error::SectionNotFinished { read: 1, len: 2 });
+    assert!(e.to_string().contains("call finish"), "{e}");
+    // It was still applied: a forgotten finish is not a refusal.
+    assert_eq!((report.sections_applied, report.bad_sections), (1, 0));
+}
+
+#[test]
+fn spawn_parameters_of_another_type_of_the_same_shape_are_refused_by_name() {
+    #[derive(serde::Serialize)]
+    struct Lookalike {
+        size: u8,
+    }
+    let mut g = sloppy_group();
+    for e in [
+        g.spawn("test.sloppy", &(0u8,), Owner::Server).unwrap_err(),
+        g.spawn("test.sloppy", &Lookalike { size: 0 }, Owner::Server)
+            .unwrap_err(),
+    ] {
+        match &e {
+            Error::ParamsType { kind, expected, .. } => {
+                assert_eq!((kind.as_str(), expected.as_str()), ("test.sloppy", "u8"));
+            }
+            other => panic!("not refused by type: {other}"),
+        }
+    }
+    assert_eq!(g.len(), 0, "nothing was spawned");
+    // The right type, or a reference to it, spawns.
+    g.spawn("test.sloppy", &0u8, Owner::Server).unwrap();
+    g.spawn("test.sloppy", &&0u8, Owner::Server).unwrap();
+}

@@ -258,6 +258,36 @@ pub struct SectionReader<'a> {
     rest: &'a [u8],
 }
 
+thread_local! {
+    /// While a client path runs with a section: where the section's bytes start and end
+    /// (addresses), and the furthest any reader of them got (0: none was dropped yet).
+    static WATCH: std::cell::Cell<(usize, usize, usize)> = const { std::cell::Cell::new((0, 0, 0)) };
+}
+
+/// Runs `f` (a client path given `payload`) and says how far into `payload` its readers
+/// got: `None` if no reader of it was dropped, else the furthest offset. A client path
+/// that read some of its section but not to the end forgot
+/// [`SectionReader::finish`], and the frame's report says so.
+pub(crate) fn watch_reads<T>(payload: &[u8], f: impl FnOnce() -> T) -> (T, Option<usize>) {
+    let start = payload.as_ptr() as usize;
+    let before = WATCH.with(|w| w.replace((start, start + payload.len(), 0)));
+    let out = f();
+    let (_, _, far) = WATCH.with(|w| w.replace(before));
+    (out, (far != 0).then(|| far - start))
+}
+
+impl Drop for SectionReader<'_> {
+    fn drop(&mut self) {
+        let at = self.rest.as_ptr() as usize;
+        WATCH.with(|w| {
+            let (start, end, far) = w.get();
+            if start != end && (start..=end).contains(&at) && at > far {
+                w.set((start, end, at));
+            }
+        });
+    }
+}
+
 impl<'a> SectionReader<'a> {
     /// A reader over `bytes`.
     pub fn new(bytes: &'a [u8]) -> Self {

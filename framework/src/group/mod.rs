@@ -5,8 +5,8 @@ use crate::Vec3;
 use crate::codec::{PacketReader, PacketWriter, Section};
 use crate::config::{GroupConfig, Role};
 use crate::controller::{
-    ClientContext, Command, Controller, Effect, Legality, SpawnRequest, SpawnTicket, WorldView,
-    entity_ref,
+    ClientContext, Command, Controller, Effect, KindLookup, Legality, SpawnRequest, SpawnTicket,
+    WorldView, entity_ref,
 };
 use crate::entity::{Entity, EntityRef, Slot};
 use crate::error::Error;

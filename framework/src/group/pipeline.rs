@@ -413,11 +413,28 @@ impl EntityGroup {
             };
             let kind = entity.kind;
             let owner = entity.owner;
-            let ran = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                ctrl.client_update(entity, section, &mut ctx)
-            }));
+            let len = section.map_or(0, |s| s.payload.len());
+            let mut run = || {
+                std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                    ctrl.client_update(entity, section, &mut ctx)
+                }))
+            };
+            let (ran, read) = match section {
+                Some(s) => crate::codec::watch_reads(s.payload, run),
+                None => (run(), None),
+            };
             match ran {
-                Ok(Ok(())) if had_section => applied += 1,
+                Ok(Ok(())) if had_section => {
+                    applied += 1;
+                    // Read in part and taken: the rest was ignored (no `finish`).
+                    if let Some(read) = read.filter(|r| *r < len) {
+                        self.section_errors.push(SectionError {
+                            net,
+                            kind: kind_label(&self.registry, kind),
+                            error: Error::SectionNotFinished { read, len },
+                        });
+                    }
+                }
                 Ok(Ok(())) => {}
                 Ok(Err(error)) => {
                     bad += 1;

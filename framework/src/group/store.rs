@@ -14,6 +14,8 @@ impl EntityGroup {
             .registry
             .id_of(kind_name)
             .ok_or_else(|| Error::UnknownKindName(kind_name.to_owned()))?;
+        self.registry
+            .check_params(kind, std::any::type_name::<P>())?;
         let params = encode_params(kind, params).map_err(|e| e.naming_kind(kind_name))?;
         Ok((kind, params))
     }
