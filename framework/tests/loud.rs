@@ -146,3 +146,63 @@ fn spawn_parameters_of_another_type_of_the_same_shape_are_refused_by_name() {
     g.spawn("test.sloppy", &0u8, Owner::Server).unwrap();
     g.spawn("test.sloppy", &&0u8, Owner::Server).unwrap();
 }
+
+/// A kind whose client path panics.
+struct Panicky;
+
+impl Controller for Panicky {
+    fn server_update(&mut self, _: EntityRef<'_>, _: &WorldView<'_>, _: &mut SectionWriter<'_>) {}
+
+    fn client_update(
+        &mut self,
+        _: &mut Entity,
+        _: Option<Section<'_>>,
+        _: &mut ClientContext<'_>,
+    ) -> Result<(), Error> {
+        panic!("boom in the client path");
+    }
+}
+
+/// Not a test of its own: run by the next test in a child process, where it makes a
+/// client path panic once (the group catches it) and prints nothing itself.
+#[test]
+fn a_panicking_hook_in_a_child_process() {
+    if std::env::var_os("LANYARD_PANIC_CHILD").is_none() {
+        return;
+    }
+    let mut r = KindRegistry::new();
+    r.register("test.panicky", |_: &u8| {
+        Blueprint::dynamic_box([0.0; 3], [0.5; 3], [0; 4], Panicky)
+    })
+    .unwrap();
+    let mut g = EntityGroup::new(Arc::new(r), GroupConfig::default());
+    g.spawn("test.panicky", &0u8, Owner::Server).unwrap();
+    let report = g.frame();
+    assert_eq!(report.faults.len(), 1);
+}
+
+#[test]
+fn a_caught_panic_prints_no_panic_message_unless_rust_backtrace_asks() {
+    let run = |backtrace: Option<&str>| {
+        let mut c = std::process::Command::new(std::env::current_exe().unwrap());
+        c.args([
+            "--exact",
+            "a_panicking_hook_in_a_child_process",
+            "--nocapture",
+        ])
+        .env("LANYARD_PANIC_CHILD", "1")
+        .env_remove("RUST_BACKTRACE");
+        if let Some(b) = backtrace {
+            c.env("RUST_BACKTRACE", b);
+        }
+        let out = c.output().unwrap();
+        assert!(out.status.success(), "{out:?}");
+        String::from_utf8_lossy(&out.stderr).into_owned() + &String::from_utf8_lossy(&out.stdout)
+    };
+    let quiet = run(None);
+    assert!(quiet.contains("1 passed"), "the child did not run: {quiet}");
+    assert!(!quiet.contains("boom in the client path"), "{quiet}");
+    assert!(!quiet.contains("panicked at"), "{quiet}");
+    let asked = run(Some("1"));
+    assert!(asked.contains("boom in the client path"), "{asked}");
+}

@@ -127,6 +127,38 @@ fn kind_label(registry: &KindRegistry, kind: KindId) -> String {
     }
 }
 
+thread_local! {
+    /// Whether this thread is inside a controller hook the group guards (see [`guarded`]).
+    static GUARDED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Runs a controller hook, catching a panic. The panic's own message (and the backtrace
+/// note) is not printed: the group reports it as a [`Fault`] and logs it once, with the
+/// kind and the entity. `RUST_BACKTRACE` set (and not 0) prints it as usual.
+fn guarded<T>(hook: impl FnOnce() -> T) -> std::thread::Result<T> {
+    static QUIET: std::sync::Once = std::sync::Once::new();
+    QUIET.call_once(|| {
+        let previous = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            let asked = std::env::var_os("RUST_BACKTRACE").is_some_and(|v| v != "0");
+            if asked || !GUARDED.with(std::cell::Cell::get) {
+                previous(info);
+            }
+        }));
+    });
+    let before = GUARDED.with(|g| g.replace(true));
+    let out = std::panic::catch_unwind(std::panic::AssertUnwindSafe(hook));
+    GUARDED.with(|g| g.set(before));
+    out
+}
+
+/// Lists a caught panic in the frame's report, and logs it (once: its own message was not
+/// printed).
+fn push_fault(faults: &mut Vec<Fault>, fault: Fault) {
+    tracing::warn!("{fault}");
+    faults.push(fault);
+}
+
 /// The text of a caught panic.
 fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
     payload

@@ -202,9 +202,7 @@ impl EntityGroup {
                 continue;
             };
             let outgoing = &mut self.outgoing;
-            let written = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                outgoing.section(net, |w| ctrl.server_update(me, &view, w))
-            }));
+            let written = guarded(|| outgoing.section(net, |w| ctrl.server_update(me, &view, w)));
             match written {
                 Ok(Ok(_)) => {}
                 Ok(Err(error)) => {
@@ -220,13 +218,16 @@ impl EntityGroup {
                     // The half-written section is dropped with the panic's unwinding
                     // (`section` only commits what returned).
                     self.counters.faults += 1;
-                    self.faults.push(Fault {
-                        net,
-                        kind: kind_label(&self.registry, me.kind()),
-                        owner: me.owner(),
-                        hook: Hook::ServerPath,
-                        message: panic_message(payload.as_ref()),
-                    });
+                    push_fault(
+                        &mut self.faults,
+                        Fault {
+                            net,
+                            kind: kind_label(&self.registry, me.kind()),
+                            owner: me.owner(),
+                            hook: Hook::ServerPath,
+                            message: panic_message(payload.as_ref()),
+                        },
+                    );
                 }
             }
         }
@@ -310,11 +311,11 @@ impl EntityGroup {
                 return Verdict::NotOwner;
             }
             let view = self.view();
-            let judged = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            let judged = guarded(|| {
                 self.controllers[i]
                     .as_deref()
                     .is_some_and(|c| c.validate(me, section, &view) == Legality::Legal)
-            }));
+            });
             let legal = match judged {
                 Ok(legal) => legal,
                 Err(payload) => {
@@ -326,7 +327,7 @@ impl EntityGroup {
                         message: panic_message(payload.as_ref()),
                     };
                     self.counters.faults += 1;
-                    self.faults.push(fault);
+                    push_fault(&mut self.faults, fault);
                     false
                 }
             };
@@ -414,11 +415,7 @@ impl EntityGroup {
             let kind = entity.kind;
             let owner = entity.owner;
             let len = section.map_or(0, |s| s.payload.len());
-            let mut run = || {
-                std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                    ctrl.client_update(entity, section, &mut ctx)
-                }))
-            };
+            let mut run = || guarded(|| ctrl.client_update(entity, section, &mut ctx));
             let (ran, read) = match section {
                 Some(s) => crate::codec::watch_reads(s.payload, run),
                 None => (run(), None),
@@ -448,15 +445,18 @@ impl EntityGroup {
                 Err(payload) => {
                     bad += usize::from(had_section);
                     self.counters.faults += 1;
-                    self.faults.push(Fault {
-                        net,
-                        kind: kind_label(&self.registry, kind),
-                        owner,
-                        hook: Hook::ClientPath {
-                            section: had_section,
+                    push_fault(
+                        &mut self.faults,
+                        Fault {
+                            net,
+                            kind: kind_label(&self.registry, kind),
+                            owner,
+                            hook: Hook::ClientPath {
+                                section: had_section,
+                            },
+                            message: panic_message(payload.as_ref()),
                         },
-                        message: panic_message(payload.as_ref()),
-                    });
+                    );
                 }
             }
         }
