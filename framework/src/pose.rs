@@ -66,7 +66,7 @@ impl PoseState {
 
     /// Reads a whole section [`write_with`](Self::write_with) wrote: the pose and the
     /// extra fields (nothing may be left over).
-    pub fn read_with<E: serde::de::DeserializeOwned>(
+    pub fn read_with<E: serde::de::DeserializeOwned + serde::Serialize>(
         section: &crate::codec::Section<'_>,
     ) -> Result<(PoseState, E), Error> {
         section.parse(|r| Ok((PoseState::read(r)?, r.serde()?)))

@@ -206,3 +206,44 @@ fn a_caught_panic_prints_no_panic_message_unless_rust_backtrace_asks() {
     let asked = run(Some("1"));
     assert!(asked.contains("boom in the client path"), "{asked}");
 }
+
+/// A kind whose server path sends NaN in its serde extra, and whose client path reads it
+/// with `PoseState::read_with`.
+struct NanSender;
+
+impl Controller for NanSender {
+    fn server_update(&mut self, me: EntityRef<'_>, _: &WorldView<'_>, out: &mut SectionWriter<'_>) {
+        lanyard::pose::PoseState::write_with(me.body(), &(1.0f32, [0.0f64, f64::NAN]), out);
+    }
+
+    fn client_update(
+        &mut self,
+        _: &mut Entity,
+        section: Option<Section<'_>>,
+        _: &mut ClientContext<'_>,
+    ) -> Result<(), Error> {
+        if let Some(s) = section {
+            let _: (lanyard::pose::PoseState, (f32, [f64; 2])) =
+                lanyard::pose::PoseState::read_with(&s)?;
+        }
+        Ok(())
+    }
+}
+
+#[test]
+fn a_nan_read_through_read_with_is_refused_as_r_f32_refuses_one() {
+    let mut r = KindRegistry::new();
+    r.register("test.nan", |_: &u8| {
+        Blueprint::dynamic_box([0.0; 3], [0.5; 3], [0; 4], NanSender)
+    })
+    .unwrap();
+    let mut g = EntityGroup::new(Arc::new(r), GroupConfig::default());
+    g.spawn("test.nan", &0u8, Owner::Server).unwrap();
+    let report = g.frame();
+    assert_eq!(report.bad_sections, 1);
+    assert_eq!(
+        report.section_errors[0].error,
+        Error::InvalidValue("non-finite float"),
+        "{report:?}"
+    );
+}

@@ -17,6 +17,8 @@
 
 use crate::{Error, NetId, Quat, Vec3};
 
+mod finite;
+
 /// The largest payload a single section may carry. A section must fit in one datagram.
 pub const MAX_SECTION_LEN: usize = 1024;
 
@@ -300,11 +302,14 @@ impl<'a> SectionReader<'a> {
     }
 
     /// Reads a serde value written by [`SectionWriter::serde`] (bincode, bounded by the
-    /// bytes left). Floats read this way are not checked for NaN and infinities as
-    /// [`f32`](Self::f32) checks them: judge them in the kind's validation hook.
-    pub fn serde<T: serde::de::DeserializeOwned>(&mut self) -> Result<T, Error> {
+    /// bytes left). As [`f32`](Self::f32) does, it refuses NaN and infinities, in any
+    /// float of the value (which is why the type must be `Serialize` too: that is how its
+    /// floats are found).
+    pub fn serde<T: serde::de::DeserializeOwned + serde::Serialize>(&mut self) -> Result<T, Error> {
         let config = bincode::config::standard().with_limit::<{ MAX_SECTION_LEN }>();
         match bincode::serde::decode_from_slice::<T, _>(self.rest, config) {
+            // As `f32` does, a float that is not finite is refused wherever it sits.
+            Ok((v, _)) if !finite::all_finite(&v) => Err(Error::InvalidValue("non-finite float")),
             Ok((v, n)) => {
                 self.rest = &self.rest[n..];
                 Ok(v)
