@@ -76,6 +76,19 @@ pub enum Error {
         /// The owner named.
         owner: u16,
     },
+    /// A spawn named a client as the owner on a group no network layer drives: no client
+    /// has a session there, and nothing would ever run the entity's server path.
+    #[error(
+        "'{kind}' cannot be owned by client {owner}: no network layer drives this group, so \
+         no client has a session (spawn it as Owner::Server, or let a NetManager drive the \
+         group, or give it its clients with Replica::set_clients)"
+    )]
+    NoNetwork {
+        /// The kind, by name.
+        kind: String,
+        /// The owner named.
+        owner: u16,
+    },
     /// An entity would be built with a non-finite position, rotation or velocity.
     #[error("'{kind}' would be built with a non-finite {what}")]
     NonFinite {

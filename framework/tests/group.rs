@@ -27,15 +27,21 @@ fn demo_kinds() -> Arc<KindRegistry> {
     Arc::new(r)
 }
 
+/// A group of the demo kinds; as a server, it plays one a network layer drives, with
+/// clients 1 to 4 in session (so entities they own may be spawned).
 fn demo_group(role: Role) -> EntityGroup {
-    EntityGroup::new(
+    let mut g = EntityGroup::new(
         demo_kinds(),
         GroupConfig {
             role,
             gravity: Vec3::ZERO,
             ..GroupConfig::default()
         },
-    )
+    );
+    if role == Role::Server {
+        g.replica().set_clients((1..=4).map(ClientId));
+    }
+    g
 }
 
 #[test]

@@ -247,3 +247,23 @@ fn a_nan_read_through_read_with_is_refused_as_r_f32_refuses_one() {
         "{report:?}"
     );
 }
+
+#[test]
+fn a_client_owned_spawn_on_a_group_no_network_layer_drives_is_refused() {
+    let mut g = sloppy_group();
+    let e = g
+        .spawn("test.sloppy", &0u8, Owner::Client(ClientId(3)))
+        .unwrap_err();
+    assert_eq!(
+        e,
+        Error::NoNetwork {
+            kind: "test.sloppy".into(),
+            owner: 3
+        }
+    );
+    assert!(e.to_string().contains("Owner::Server"), "{e}");
+    // Told its clients (as a network layer tells it), the same spawn is fine.
+    g.replica().set_clients([ClientId(3)]);
+    g.spawn("test.sloppy", &0u8, Owner::Client(ClientId(3)))
+        .unwrap();
+}

@@ -100,13 +100,23 @@ impl EntityGroup {
                 kind: kind_label(&self.registry, kind),
             });
         }
-        if let (Owner::Client(c), Some(known)) = (owner, &self.clients)
-            && !known.contains(&c)
-        {
-            return Err(Error::NoSuchOwner {
-                kind: kind_label(&self.registry, kind),
-                owner: c.0,
-            });
+        if let Owner::Client(c) = owner {
+            match &self.clients {
+                Some(known) if !known.contains(&c) => {
+                    return Err(Error::NoSuchOwner {
+                        kind: kind_label(&self.registry, kind),
+                        owner: c.0,
+                    });
+                }
+                Some(_) => {}
+                // No network layer: nothing would ever run the entity's server path.
+                None => {
+                    return Err(Error::NoNetwork {
+                        kind: kind_label(&self.registry, kind),
+                        owner: c.0,
+                    });
+                }
+            }
         }
         let net = NetId(self.next_net_id);
         self.insert_at(net, (kind, owner), params)
