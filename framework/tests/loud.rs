@@ -267,3 +267,41 @@ fn a_client_owned_spawn_on_a_group_no_network_layer_drives_is_refused() {
     g.spawn("test.sloppy", &0u8, Owner::Client(ClientId(3)))
         .unwrap();
 }
+
+#[test]
+fn spawn_parameters_that_do_not_decode_name_the_field() {
+    #[derive(serde::Serialize, serde::Deserialize)]
+    enum Mode {
+        Still,
+        Spin,
+    }
+    #[derive(serde::Serialize, serde::Deserialize)]
+    struct Buoy {
+        pos: [f32; 3],
+        mode: Mode,
+        lift: f32,
+    }
+    let mut r = KindRegistry::new();
+    r.register("test.buoy", |p: &Buoy| {
+        let _ = (&p.mode, p.lift);
+        Blueprint::dynamic_box(p.pos, [0.5; 3], [0; 4], Sloppy)
+    })
+    .unwrap();
+    let good = Buoy {
+        pos: [0.0; 3],
+        mode: Mode::Spin,
+        lift: 2.0,
+    };
+    let mut bytes = lanyard::encode_params(lanyard::KindId(0), &good).unwrap();
+    let kind = r.id_of("test.buoy").unwrap();
+    // The variant after the three floats (12 bytes) is one no `Mode` has.
+    bytes[12] = 9;
+    let e = r.build(kind, &bytes).err().expect("refused");
+    assert!(e.to_string().contains("in the field `mode`"), "{e}");
+    // Cut in the middle of `lift`.
+    let mut cut = lanyard::encode_params(lanyard::KindId(0), &good).unwrap();
+    cut.truncate(cut.len() - 2);
+    let e = r.build(kind, &cut).err().expect("refused");
+    assert!(e.to_string().contains("in the field `lift`"), "{e}");
+    assert!(e.to_string().contains("for test.buoy"), "{e}");
+}
