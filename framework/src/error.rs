@@ -170,6 +170,20 @@ pub enum Error {
         /// The section's length.
         len: usize,
     },
+    /// Strict mode: a section came from a peer that does not own its entity.
+    #[error("a section from {from:?}, which does not own the entity ({owner:?} does)")]
+    NotTheOwner {
+        /// Who sent it.
+        from: crate::Owner,
+        /// Who owns the entity.
+        owner: crate::Owner,
+    },
+    /// Strict mode: a section came for an entity this group does not have.
+    #[error("a section from {from:?} for an entity this group does not have")]
+    SectionForNoEntity {
+        /// Who sent it.
+        from: crate::Owner,
+    },
     /// A controller could not load its saved state.
     #[error("'{kind}' {net} cannot load its saved state: {reason}")]
     BadState {

@@ -210,6 +210,37 @@ fn sections_are_accepted_only_from_the_owner_or_the_server() {
         Vec3::new(0.0, 0.0, 2.0)
     );
     assert_eq!(g.counters().not_owner, 3);
+    // Counted, and nothing in the report: a healthy session sees these too.
+    let fed = |g: &mut EntityGroup, from: u16| {
+        let mut feed = Feed::inbound_only();
+        let p = packet(&[(s, &push), (NetId(999), &push)]);
+        feed.packets.push((p, Owner::Client(ClientId(from))));
+        g.run_frame(&mut feed)
+    };
+    assert!(fed(&mut g, 2).section_errors.is_empty());
+    // Strict, each is an entry naming the kind, the entity and why.
+    g.set_strict(true);
+    let report = fed(&mut g, 2);
+    let why: Vec<(NetId, &str, &Error)> = report
+        .section_errors
+        .iter()
+        .map(|e| (e.net, e.kind.as_str(), &e.error))
+        .collect();
+    let bob = Owner::Client(ClientId(2));
+    assert_eq!(
+        why,
+        [
+            (
+                s,
+                demo::MOVER,
+                &Error::NotTheOwner {
+                    from: bob,
+                    owner: Owner::Server
+                }
+            ),
+            (NetId(999), "?", &Error::SectionForNoEntity { from: bob }),
+        ]
+    );
 }
 
 #[test]

@@ -207,6 +207,8 @@ impl Scenario {
                 ..GroupConfig::default()
             },
         );
+        // Strict: every section refused is in the frame's report, not only counted.
+        group.set_strict(true);
         world(&mut group);
         let server = Peer {
             net: NetManager::server(config, [0x5e; 32]),
@@ -255,6 +257,7 @@ impl Scenario {
                 ..GroupConfig::default()
             },
         );
+        group.set_strict(true);
         (self.scenery)(&mut group);
         self.clients.push(Peer {
             net: NetManager::client(config, hub_addr(0), name, password, entropy(i as u64)),

@@ -267,6 +267,10 @@ pub struct EntityGroup {
     /// The clients with a session, when a network layer says (a server's spawns may name
     /// only them as owners); `None` for a group with no network.
     clients: Option<std::collections::BTreeSet<ClientId>>,
+    /// Strict mode: sections refused for coming from a peer that does not own their entity,
+    /// or for an entity this group does not have, are listed in the frame's report too,
+    /// not only counted.
+    strict: bool,
     /// What each spawn ticket became.
     tickets: std::collections::HashMap<SpawnTicket, EntityId>,
     next_ticket: u64,
@@ -338,7 +342,18 @@ impl EntityGroup {
             tickets: std::collections::HashMap::new(),
             next_ticket: 0,
             clients: None,
+            strict: false,
         }
+    }
+
+    /// Strict mode (off by default): every section this group refuses is an entry in the
+    /// frame's report ([`FrameReport::section_errors`](crate::FrameReport::section_errors)),
+    /// including those only counted otherwise: from a peer that does not own the entity
+    /// ([`Error::NotTheOwner`]), and for an entity this group does not have
+    /// ([`Error::SectionForNoEntity`]). Those happen in a healthy session too (a section crossing
+    /// a despawn on the wire), so only a test that knows its traffic should turn it on.
+    pub fn set_strict(&mut self, on: bool) {
+        self.strict = on;
     }
 
     /// Tells a server's group which clients have a session (the network layer does, every

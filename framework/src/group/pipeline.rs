@@ -277,6 +277,13 @@ impl EntityGroup {
         report
     }
 
+    /// In strict mode, lists a refused section in the frame's report.
+    fn strictly(&mut self, net: NetId, kind: String, error: Error) {
+        if self.strict {
+            self.section_errors.push(SectionError { net, kind, error });
+        }
+    }
+
     /// Judges one section from `from` and, if it is accepted, queues it for its entity's
     /// client path this frame (see [`FramePass::offer_section`](crate::FramePass::offer_section)).
     pub(crate) fn offer_section(&mut self, section: Section<'_>, from: Owner) -> Verdict {
@@ -295,6 +302,11 @@ impl EntityGroup {
                 Ok(pos) => pos,
                 Err(_) => {
                     self.counters.unknown_entity += 1;
+                    self.strictly(
+                        section.net_id,
+                        "?".into(),
+                        Error::SectionForNoEntity { from },
+                    );
                     return Verdict::UnknownEntity;
                 }
             },
@@ -303,11 +315,19 @@ impl EntityGroup {
         let i = self.order[pos].1 as usize;
         let Some(me) = entity_ref(&self.slots[i], &self.physics) else {
             self.counters.unknown_entity += 1;
+            self.strictly(
+                section.net_id,
+                "?".into(),
+                Error::SectionForNoEntity { from },
+            );
             return Verdict::UnknownEntity;
         };
         if from != Owner::Server {
             if me.owner() != from {
                 self.counters.not_owner += 1;
+                let kind = kind_label(&self.registry, me.kind());
+                let owner = me.owner();
+                self.strictly(section.net_id, kind, Error::NotTheOwner { from, owner });
                 return Verdict::NotOwner;
             }
             let view = self.view();
