@@ -33,6 +33,25 @@ pub fn os_entropy() -> Result<crate::Entropy, crate::NetError> {
     Ok(e)
 }
 
+/// The constructors that draw their entropy from the OS (at the edge: the manager itself
+/// never touches the OS, and tests give it fixed bytes).
+impl crate::NetManager {
+    /// [`NetManager::server`](crate::NetManager::server) with entropy from the OS.
+    pub fn server_with_os_entropy(config: crate::NetConfig) -> Result<Self, crate::NetError> {
+        Ok(Self::server(config, os_entropy()?))
+    }
+
+    /// [`NetManager::client`](crate::NetManager::client) with entropy from the OS.
+    pub fn client_with_os_entropy(
+        config: crate::NetConfig,
+        server: SocketAddr,
+        name: &str,
+        password: Option<&str>,
+    ) -> Result<Self, crate::NetError> {
+        Ok(Self::client(config, server, name, password, os_entropy()?))
+    }
+}
+
 /// The local address to bind, on any free port, for a socket that talks to `peer`: the
 /// loopback address when `peer` is on loopback (so nothing of it leaves the machine), every
 /// interface otherwise.
@@ -134,5 +153,25 @@ mod tests {
         let (a, b) = (super::os_entropy().unwrap(), super::os_entropy().unwrap());
         assert_ne!(a, b);
         assert_ne!(a, [0; 32]);
+    }
+
+    #[test]
+    fn two_clients_made_with_os_entropy_say_different_hellos() {
+        use crate::{NetConfig, NetManager};
+        let server: std::net::SocketAddr = "127.0.0.1:47810".parse().unwrap();
+        let hello = || {
+            let mut net =
+                NetManager::client_with_os_entropy(NetConfig::default(), server, "ada", None)
+                    .unwrap();
+            let registry = std::sync::Arc::new(lanyard::KindRegistry::new());
+            let mut group = lanyard::EntityGroup::new(registry, Default::default());
+            net.update(&mut group, 0.016);
+            let out: Vec<(std::net::SocketAddr, Vec<u8>)> = net.drain_outgoing().collect();
+            assert_eq!(out.len(), 1, "one hello");
+            out[0].1.clone()
+        };
+        // Fixed entropy would give the same nonce and key both times.
+        assert_ne!(hello(), hello());
+        assert!(NetManager::server_with_os_entropy(NetConfig::default()).is_ok());
     }
 }
