@@ -342,16 +342,17 @@ impl EntityGroup {
             tickets: std::collections::HashMap::new(),
             next_ticket: 0,
             clients: None,
-            strict: false,
+            strict: cfg!(debug_assertions),
         }
     }
 
-    /// Strict mode (off by default): every section this group refuses is an entry in the
+    /// Strict mode (on in debug builds, off in release ones): every section this group
+    /// refuses is an entry in the
     /// frame's report ([`FrameReport::section_errors`](crate::FrameReport::section_errors)),
     /// including those only counted otherwise: from a peer that does not own the entity
     /// ([`Error::NotTheOwner`]), and for an entity this group does not have
-    /// ([`Error::SectionForNoEntity`]). Those happen in a healthy session too (a section crossing
-    /// a despawn on the wire), so only a test that knows its traffic should turn it on.
+    /// ([`Error::SectionForNoEntity`]). Those happen in a healthy session too (a section
+    /// crossing a despawn on the wire): the network layer logs them at debug level only.
     pub fn set_strict(&mut self, on: bool) {
         self.strict = on;
     }

@@ -545,15 +545,15 @@ impl NetManager {
         frame
     }
 
-    /// Logs the frame's caught panics and refused sections; on a server, a client whose
+    /// Logs the frame's refused sections; on a server, a client whose
     /// section made a controller panic (its client path or its validation) is
     /// disconnected, saying why: a modified client must not bring the server down.
     fn after_faults(&mut self, group: &mut EntityGroup, frame: &FrameReport) {
         for e in &frame.section_errors {
             tracing::debug!("refused section: {e}");
         }
+        // The group logged each caught panic once already.
         for fault in &frame.faults {
-            tracing::error!("{fault}");
             let theirs = matches!(
                 fault.hook,
                 Hook::Validate | Hook::ClientPath { section: true }
