@@ -179,3 +179,55 @@ fn a_section_the_replay_refused_is_in_the_divergence_report_with_its_reason() {
     assert!(text.contains("what the replayed frames reported"), "{text}");
     assert!(text.contains("a spin over 1 rad/s"), "{text}");
 }
+
+#[test]
+fn a_correction_the_session_took_is_in_the_divergence_report() {
+    use lanyard::record::{Op, Recording};
+    let config = GroupConfig {
+        gravity: Vec3::ZERO,
+        ..GroupConfig::default()
+    };
+    let mut g = EntityGroup::new(kinds::<3, false>(true), config);
+    let id = g.spawn("test.spinner", &5u64, Owner::Server).unwrap();
+    let net = g.get(id).unwrap().net_id();
+    g.start_recording("spin", "server").unwrap();
+    let mut bytes = g.take_recording().unwrap();
+    for tick in 0..60 {
+        if tick == 30 {
+            // The body is put in a state from outside, as a correction does.
+            let mut s = lanyard::pose::BodyState::of(g.get(id).unwrap().body());
+            s.pos[0] += 0.25;
+            g.set_body_state(id, &s).unwrap();
+        }
+        g.frame();
+    }
+    bytes.extend(g.stop_recording().unwrap());
+    // The replay that applies it replays bit for bit.
+    let mut r = Replay::open(&bytes, kinds::<3, false>(true)).unwrap();
+    assert_eq!(r.verify(|_, _| {}).unwrap(), None);
+    // One whose correction went elsewhere diverges there, and says the body was set.
+    let mut rec = Recording::from_bytes(&bytes).unwrap();
+    let op = rec
+        .ticks
+        .iter_mut()
+        .flat_map(|t| &mut t.ops)
+        .find_map(|op| match op {
+            Op::BodyState { state, .. } => Some(state),
+            _ => None,
+        })
+        .expect("the correction is recorded");
+    op.pos[0] += 1.0;
+    let mut r = Replay::open(&rec.to_bytes().unwrap(), kinds::<3, false>(true)).unwrap();
+    let d = r.verify(|_, _| {}).unwrap().expect("it diverges");
+    let set = d
+        .notes
+        .iter()
+        .find(|n| n.what.contains("put in a state from outside"))
+        .unwrap_or_else(|| panic!("no correction in the report: {d}"));
+    assert_eq!(set.tick, d.tick);
+    assert!(
+        set.what.starts_with(&format!("test.spinner {net}")),
+        "{}",
+        set.what
+    );
+}

@@ -194,6 +194,24 @@ impl Replay {
         let (decisions, report) =
             run_tick(&mut self.group, record, &mut self.sections, self.decisions)?;
         note(&mut self.notes, &report);
+        // Bodies put in a state from outside: the corrections the session took (and the
+        // states new entities came with).
+        for op in &record.ops {
+            if let Op::BodyState { net, .. } = op {
+                let kind = self
+                    .group
+                    .by_net(*net)
+                    .and_then(|e| self.group.registry().name_of(e.kind()))
+                    .unwrap_or("?");
+                self.notes.push_back(FrameNote {
+                    tick: record.tick,
+                    what: format!(
+                        "{kind} {net}: its body was put in a state from outside (a correction, \
+                         or a new entity's state)"
+                    ),
+                });
+            }
+        }
         if let Some(frame) = &record.bodies {
             fold(&mut self.known, frame);
         }
