@@ -134,8 +134,22 @@ fn main() -> ExitCode {
         Some(Command::Replay { view: true, .. }) => {
             Err("this build has no window: use `replay FILE --verify`".into())
         }
+        Some(Command::Host {
+            hosting: h,
+            headless: true,
+            seed,
+            ..
+        }) => h.common().and_then(|c| {
+            let host = HostBot {
+                seed: *seed,
+                summary: h.summary.as_deref(),
+            };
+            host_headless(&c, &h.serve.session, host)
+        }),
         #[cfg(feature = "client")]
-        Some(Command::Host { hosting: h, shot }) => (|| {
+        Some(Command::Host {
+            hosting: h, shot, ..
+        }) => (|| {
             check_display()?;
             let c = h.common()?;
             let mut o = options(&c, "host")?;
@@ -205,7 +219,7 @@ fn main() -> ExitCode {
         Some(Command::Host { .. }) | Some(Command::Join { .. }) | None => {
             let _ = (&cli.ident, &cli.disc, &cli.meet, &cli.arena, &cli.shot);
             Err(
-            "this build has no window (it was built without the `client` feature): use `server`, `bot` or `browse`"
+            "this build has no window (it was built without the `client` feature): use `server`, `host --headless`, `bot` or `browse`"
                 .into(),
         )
         }

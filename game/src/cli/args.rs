@@ -204,6 +204,14 @@ pub(crate) enum Command {
     Host {
         #[command(flatten)]
         hosting: Hosting,
+        /// Host with no window: the host's player is played by a bot (its choices seeded
+        /// by --seed), and standard input is the console, as on `server`. Works in the
+        /// headless build too.
+        #[arg(long)]
+        headless: bool,
+        /// With --headless: the seed of the host's bot.
+        #[arg(long, default_value_t = 1, requires = "headless")]
+        seed: u64,
         #[command(flatten)]
         shot: Screenshot,
     },

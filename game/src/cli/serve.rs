@@ -55,16 +55,50 @@ pub(crate) fn server(
     flags: &SessionFlags,
     metrics: Option<SocketAddr>,
 ) -> Result<(), String> {
-    let mut o = options(c, "Tumbleyard server")?;
+    let o = options(c, "Tumbleyard server")?;
+    serve(c, o, None, summary, flags, metrics)
+}
+
+/// A headless host's player: played by a bot of this seed.
+pub(crate) struct HostBot<'a> {
+    pub(crate) seed: u64,
+    pub(crate) summary: Option<&'a Path>,
+}
+
+/// `host --headless`: a server whose host plays too, its player driven by a bot.
+pub(crate) fn host_headless(
+    c: &Common,
+    flags: &SessionFlags,
+    host: HostBot<'_>,
+) -> Result<(), String> {
+    let o = options(c, "host")?;
+    serve(c, o, Some(host.seed), host.summary, flags, None)
+}
+
+/// Serves a game with no window until its time is up, `quit`, or a signal; with `bot`,
+/// the host plays too, as a bot of that seed.
+fn serve(
+    c: &Common,
+    mut o: lanyard_game::game::Options,
+    bot: Option<u64>,
+    summary: Option<&Path>,
+    flags: &SessionFlags,
+    metrics: Option<SocketAddr>,
+) -> Result<(), String> {
     flags.apply(&mut o);
     let name = o.name.clone();
     let stop = stop_flag()?;
-    let mut game = Game::server(o, None)?;
+    let mut game = Game::server(o, bot.map(|_| name.clone()))?;
+    let mut player = bot.map(|seed| lanyard_game::bot::Bot::new(seed, c.seconds));
     if let Some(r) = &c.record {
         game.record_to(r)?;
     }
+    let playing = match bot {
+        Some(seed) => format!(", playing as {name} (a bot, seed {seed})"),
+        None => String::new(),
+    };
     println!(
-        "{name}: serving '{}' on UDP port {} (discovery on {}{}), up to {} and {}; type 'help' for the console",
+        "{name}: serving '{}' on UDP port {} (discovery on {}{}), up to {} and {}{playing}; type 'help' for the console",
         game.scene.name,
         game.local_addr().port(),
         c.discovery_addr,
@@ -89,7 +123,11 @@ pub(crate) fn server(
     runner::run(
         &mut game,
         c.seconds,
-        |g, _| {
+        |g, left| {
+            if let Some(p) = &mut player {
+                let input = p.input(g, 1.0 / lanyard_game::game::TICK_HZ, left);
+                g.set_input(input);
+            }
             while let Ok(line) = console.try_recv() {
                 match g.console(&line) {
                     Console::Lines(lines) => lines.iter().for_each(|l| println!("{l}")),
