@@ -380,6 +380,8 @@ impl ServerEndpoint {
                     conn,
                     hello,
                     resumed: true,
+                    // A resumed client is told the succession again.
+                    told: Vec::new(),
                     ..old
                 },
             );
@@ -442,6 +444,7 @@ impl ServerEndpoint {
             crypto::session_token(&key),
             request.spectator,
             core.config.link_ceiling as f32,
+            core.now,
         );
         self.admit(id, peer);
         self.welcome(core, id);

@@ -22,7 +22,9 @@ use std::net::SocketAddr;
 mod client;
 mod frame;
 mod server;
+mod succession;
 
+use crate::succession::Successor;
 use client::Client;
 use server::Server;
 
@@ -299,6 +301,16 @@ impl NetManager {
         match &self.side {
             Side::Server(s) => s.endpoint.counts(),
             Side::Client(_) => (0, 0),
+        }
+    }
+
+    /// Who takes the game over if the server goes, in order: on the server, the list it
+    /// keeps its clients told of; on a client, the list the server last sent (empty until
+    /// one came). Players only, the longest in the game first (see [`Successor`]).
+    pub fn succession(&self) -> Vec<Successor> {
+        match &self.side {
+            Side::Server(s) => s.succession(),
+            Side::Client(c) => c.repl.succession.clone(),
         }
     }
 

@@ -67,6 +67,8 @@ pub(crate) struct ClientReplication {
     resync: BTreeSet<NetId>,
     /// Entities we asked about and have not had whole since.
     asked: BTreeSet<NetId>,
+    /// Who takes the game over if the server goes, as it last said.
+    pub(crate) succession: Vec<crate::succession::Successor>,
     /// After a resume, until the server says the world is all sent: the entities it
     /// named so far.
     resyncing: Option<BTreeSet<NetId>>,
@@ -80,6 +82,7 @@ impl Default for ClientReplication {
             latest: 0,
             resync: BTreeSet::new(),
             asked: BTreeSet::new(),
+            succession: Vec::new(),
             resyncing: None,
         }
     }
@@ -396,6 +399,7 @@ impl ClientReplication {
                 from: Owner::Server,
                 bytes,
             }),
+            Msg::Succession { list } => self.succession = list,
             Msg::SpawnRequest { .. }
             | Msg::DespawnRequest { .. }
             | Msg::Resync { .. }

@@ -41,6 +41,10 @@ pub(crate) struct ClientSession {
     pub(crate) stale_warned: Option<u64>,
     /// How much state the link to it carries.
     pub(crate) pace: Pace,
+    /// When (µs) it first joined (a resume keeps it): the succession's order.
+    pub(crate) joined: u64,
+    /// The succession it was last sent (empty: none yet).
+    pub(crate) told: Vec<crate::succession::Successor>,
 }
 
 impl ClientSession {
@@ -52,6 +56,7 @@ impl ClientSession {
         token: Key,
         spectator: bool,
         ceiling: f32,
+        joined: u64,
     ) -> Self {
         ClientSession {
             conn,
@@ -66,6 +71,8 @@ impl ClientSession {
             world_resent: None,
             stale_warned: None,
             pace: Pace::new(ceiling),
+            joined,
+            told: Vec::new(),
         }
     }
 
