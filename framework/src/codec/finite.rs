@@ -179,27 +179,23 @@ impl ser::SerializeMap for Finite {
     }
 }
 
-impl ser::SerializeStruct for Finite {
-    type Ok = ();
-    type Error = NotFinite;
-    fn serialize_field<T: ?Sized + Serialize>(&mut self, _: &'static str, v: &T) -> Done {
-        v.serialize(Finite)
-    }
-    fn end(self) -> Done {
-        Ok(())
-    }
+/// The named fields of a struct or a struct variant: each value is checked in turn.
+macro_rules! fields {
+    ($($tr:ident),*) => {
+        $(impl ser::$tr for Finite {
+            type Ok = ();
+            type Error = NotFinite;
+            fn serialize_field<T: ?Sized + Serialize>(&mut self, _: &'static str, v: &T) -> Done {
+                v.serialize(Finite)
+            }
+            fn end(self) -> Done {
+                Ok(())
+            }
+        })*
+    };
 }
 
-impl ser::SerializeStructVariant for Finite {
-    type Ok = ();
-    type Error = NotFinite;
-    fn serialize_field<T: ?Sized + Serialize>(&mut self, _: &'static str, v: &T) -> Done {
-        v.serialize(Finite)
-    }
-    fn end(self) -> Done {
-        Ok(())
-    }
-}
+fields!(SerializeStruct, SerializeStructVariant);
 
 #[cfg(test)]
 mod tests {
