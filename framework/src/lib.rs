@@ -94,7 +94,9 @@ pub use id::{ClientId, EntityId, KindId, NetId, Owner};
 pub use params::{MAX_PARAMS_LEN, decode_params, encode_params};
 pub use pipeline::{FrameDriver, FramePass, FrameReport};
 pub use posed::{PoseKind, Posed};
-pub use registry::{Blueprint, KindOptions, KindRegistry, OnOwnerLeave, SpawnClaim, SpawnRefusal};
+pub use registry::{
+    Blueprint, KindOptions, KindRegistry, OnHostLeave, OnOwnerLeave, SpawnClaim, SpawnRefusal,
+};
 pub use rng::SeededRng;
 
 /// The physics engine Lanyard is built on, re-exported so games use the same version.

@@ -61,11 +61,26 @@ pub enum OnOwnerLeave {
     HandToServer,
 }
 
+/// What happens to the server's own entities of a kind when the server goes and a client
+/// takes the game over (host migration): the old host's player is its own, the world's
+/// crates are everyone's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum OnHostLeave {
+    /// They stay, with the new host (the world's bodies).
+    #[default]
+    Keep,
+    /// They are despawned everywhere (the old host's player, its grenades).
+    Despawn,
+}
+
 /// How the network layer treats a kind. The defaults trust clients with nothing.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct KindOptions {
     /// What happens to a leaving client's entities of this kind.
     pub on_owner_leave: OnOwnerLeave,
+    /// What happens to the server's entities of this kind when a client takes the game
+    /// over from a host that went (they stay by default).
+    pub on_host_leave: OnHostLeave,
     /// Whether a client may ask to spawn entities of this kind that it will own.
     pub client_spawnable: bool,
     /// How urgently a changed entity of this kind is sent when a client's byte budget
@@ -95,6 +110,7 @@ impl Default for KindOptions {
     fn default() -> Self {
         KindOptions {
             on_owner_leave: OnOwnerLeave::default(),
+            on_host_leave: OnHostLeave::default(),
             client_spawnable: false,
             priority: 1.0,
             decides_alone: false,

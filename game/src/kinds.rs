@@ -12,7 +12,7 @@ use lanyard::codec::{Section, SectionReader, SectionWriter};
 use lanyard::delta::PoseDelta;
 use lanyard::pose::PoseState;
 use lanyard::prelude::*;
-use lanyard::{KindId, KindOptions, Legality, OnOwnerLeave, SpawnClaim};
+use lanyard::{KindId, KindOptions, Legality, OnHostLeave, OnOwnerLeave, SpawnClaim};
 use serde::{Deserialize, Serialize};
 
 /// Kind name of crates.
@@ -620,6 +620,8 @@ pub fn register(r: &mut KindRegistry) -> Result<(), Error> {
     })?;
     let player_options = KindOptions {
         on_owner_leave: OnOwnerLeave::Despawn,
+        // The host's player goes with the host when another player takes the game over.
+        on_host_leave: OnHostLeave::Despawn,
         client_spawnable: true,
         // Other people watch a player: its changes go first when a budget is tight.
         priority: 8.0,
@@ -664,6 +666,8 @@ pub fn register(r: &mut KindRegistry) -> Result<(), Error> {
     })?;
     let thrown = KindOptions {
         on_owner_leave: OnOwnerLeave::HandToServer,
+        // A grenade the old host threw would score for the new one: it goes.
+        on_host_leave: OnHostLeave::Despawn,
         client_spawnable: true,
         // Its fuse counts down by itself.
         decides_alone: true,

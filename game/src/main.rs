@@ -94,11 +94,12 @@ fn main() -> ExitCode {
             seed,
             spectate,
             ident,
+            disc,
             arena,
             timed,
             rec,
         }) => {
-            let c = Common::new(ident, Some(arena)).run(timed, rec);
+            let c = Common::new(ident, Some(arena)).disc(disc).run(timed, rec);
             bot(&c, addr, by_name, *seed, *spectate)
         }
         Some(Command::Browse { wait, disc, meet }) => browse(

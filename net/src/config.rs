@@ -2,13 +2,14 @@
 //! come from ([`Entropy`]): plain values, below everything else in the crate.
 
 /// The protocol version this build speaks. Peers with another version are refused at the
-/// handshake. Version 11: the server keeps its clients told of the succession (who takes
+/// handshake. Version 12: the succession carries the host's name and, to the successors,
+/// what they need to take the game over (host migration). Version 11: the server keeps its clients told of the succession (who takes
 /// over if it goes, and where each can be reached). Version 10: the welcome says the name the session plays under (a taken name
 /// is offered as "ada (2)" instead of refused). Version 9: every datagram of a session is encrypted and authenticated with
 /// ChaCha20-Poly1305 (it was tagged with BLAKE3 and travelled in clear). Version 8: a
 /// refusal of another version's hello echoes its nonce (from the hello's fixed place), and
 /// a client believes no refusal that does not.
-pub const PROTOCOL_VERSION: u16 = 11;
+pub const PROTOCOL_VERSION: u16 = 12;
 
 /// How a [`NetManager`](crate::NetManager) behaves. The defaults suit a LAN game.
 #[derive(Debug, Clone, PartialEq)]
@@ -36,6 +37,18 @@ pub struct NetConfig {
     pub server_name: String,
     /// Server: names no client may take (the host's own player).
     pub reserved_names: Vec<String>,
+    /// Server: the name the host plays under, if it plays (a listen server). Clients are
+    /// told it, so a game can say "ada left" if the host goes.
+    pub host_name: Option<String>,
+    /// Server: when it goes (it says goodbye, or falls silent for the `timeout`), the game
+    /// goes on at its first successor (see [`NetManager::succession`](crate::NetManager::succession)):
+    /// that client becomes the server with the world it holds, and the others resume their
+    /// sessions with it. Off by default: the clients' sessions then end with the server's.
+    pub host_migration: bool,
+    /// Client: seconds to wait for a successor to answer, after the host went, before the
+    /// next one in the succession is tried (a successor that went too). A client that
+    /// comes to itself in the list becomes the server.
+    pub migration_wait: f32,
     /// Server: how many entities one client may own at once.
     pub max_owned_per_client: usize,
     /// Datagrams queued between two updates before more are dropped.
@@ -97,6 +110,9 @@ impl Default for NetConfig {
             password: None,
             server_name: "Lanyard server".into(),
             reserved_names: Vec::new(),
+            host_name: None,
+            host_migration: false,
+            migration_wait: 2.0,
             max_owned_per_client: 64,
             inbox_limit: 4096,
             bad_packet_limit: 64,

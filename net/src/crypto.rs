@@ -194,6 +194,12 @@ pub(crate) fn session_token(session: &Key) -> Key {
     derive(session, "lanyard 4 session token", 0)
 }
 
+/// The token a session's client proves to a new host after a migration, from the session's
+/// resume token: both ends derive it, and only successors are told it.
+pub(crate) fn migration_token(token: &[u8; 32]) -> [u8; 32] {
+    derive(token, "lanyard host migration", 0)
+}
+
 /// The proof that a client holds an earlier session's `token`, bound to the key of the
 /// handshake that carries it (so a captured proof is worth nothing in another handshake).
 pub(crate) fn resume_proof(token: &Key, session: &Key) -> Key {

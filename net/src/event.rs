@@ -76,6 +76,37 @@ pub enum NetEvent {
         /// Our id (unchanged).
         client: ClientId,
     },
+    /// Client: the host left or fell silent, and the game moves to its successor `next`
+    /// ([`NetConfig::host_migration`](crate::NetConfig::host_migration)): we resume our
+    /// session there ([`NetEvent::NewHost`] follows), or, if `next` is us,
+    /// [`NetEvent::Promoted`] follows. Told again for each further successor tried when
+    /// one does not answer.
+    HostLeft {
+        /// The name the old host played under ("" if it did not play).
+        host: String,
+        /// The successor now tried.
+        next: String,
+    },
+    /// Client: the host went and we are its successor: this manager is a server now
+    /// ([`NetManager::is_server`](crate::NetManager::is_server)), its group plays the
+    /// server's role with the world it held (the old host's entities of kinds whose
+    /// [`on_host_leave`](lanyard::KindOptions::on_host_leave) says so are gone, our own are
+    /// the server's), and the other players' and spectators' sessions wait for them to
+    /// resume, under their ids and names.
+    Promoted {
+        /// The name the old host played under ("" if it did not play).
+        left: String,
+    },
+    /// Client: we resumed our session with the new host after the old one went: the same
+    /// client id and entities, and the world as the new host has it.
+    NewHost {
+        /// The name the old host played under ("" if it did not play).
+        left: String,
+        /// The new host's name.
+        host: String,
+        /// Our id (unchanged).
+        client: ClientId,
+    },
     /// A game event from a peer (reliable, in order).
     Event {
         /// Who sent it: the server, or a client.

@@ -14,7 +14,7 @@ use lanyard::codec::{Section, SectionWriter};
 use lanyard::delta::PoseDelta;
 use lanyard::pose::PoseState;
 use lanyard::prelude::*;
-use lanyard::{KindOptions, Legality, OnOwnerLeave};
+use lanyard::{KindOptions, Legality, OnHostLeave, OnOwnerLeave};
 use rapier3d::prelude::{Collider, RigidBody};
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
@@ -437,6 +437,8 @@ pub fn register(registry: &mut KindRegistry) -> Result<(), Error> {
     let client_owned = KindOptions {
         on_owner_leave: OnOwnerLeave::Despawn,
         client_spawnable: true,
+        // A server-owned mover is the host's own: it goes with the host.
+        on_host_leave: OnHostLeave::Despawn,
         ..KindOptions::default()
     };
     registry.register_with(MOVER, client_owned, |p: &MoverParams| {

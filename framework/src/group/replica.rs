@@ -58,6 +58,12 @@ impl Replica<'_> {
         self.group.rename_net_id(from, to)
     }
 
+    /// Leaves the next `n` network ids unused: a new host (after a host migration) skips
+    /// the ids the old one may have given in its last moments, which some clients may hold.
+    pub fn skip_net_ids(&mut self, n: u32) {
+        self.group.next_net_id = self.group.next_net_id.saturating_add(n);
+    }
+
     /// Notes the entity a [`SpawnTicket`] became, when the request is carried out.
     pub fn note_spawned(&mut self, ticket: SpawnTicket, id: EntityId) {
         self.group.note_spawned(ticket, id);

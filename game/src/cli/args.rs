@@ -317,6 +317,9 @@ pub(crate) enum Command {
         spectate: bool,
         #[command(flatten)]
         ident: Ident,
+        /// Where LAN discovery goes: a bot that takes a game over answers it there.
+        #[command(flatten)]
+        disc: Disc,
         #[command(flatten)]
         arena: Arena,
         #[command(flatten)]

@@ -25,12 +25,15 @@ mod arena;
 mod chat;
 mod console;
 mod effects;
+mod migration;
+mod net_events;
 mod report;
 mod rules;
 mod start;
 mod text;
 
 pub use effects::{BLAST_SECONDS, Blast, POPUP_SECONDS, Popup, Seen};
+use migration::who;
 pub use text::{SILENT_AFTER, clean_line, count, link_text, silent_for, wrap};
 
 /// The game's UDP port when none is given.
@@ -178,6 +181,10 @@ pub struct Game {
     pub sessions_lost: u64,
     /// Why the server refused us, if it did.
     pub refused: Option<lanyard_net::RejectReason>,
+    /// The game's name: the server's (from its welcome, on a client).
+    pub server_name: Option<String>,
+    /// Every host change seen (host migration): who left, and who hosts since.
+    pub host_changes: Vec<(String, String)>,
     /// Byte rates.
     pub traffic: Traffic,
     /// Server: chat lines dropped by the rate limit.
@@ -185,6 +192,8 @@ pub struct Game {
     /// The last ten seconds of ping, traffic and loss, oldest first, for the net graph.
     pub graph: std::collections::VecDeque<GraphSample>,
     joined: bool,
+    /// Client: the host went and we follow the game to its successor.
+    following: bool,
     /// Our client id, kept after the session ends (for the report).
     client_id: Option<ClientId>,
     /// Client: the parts of the server's arena received so far, until it is whole.
@@ -340,6 +349,12 @@ impl Game {
     /// Whether this peer watches without a player of its own.
     pub fn is_spectator(&self) -> bool {
         self.options.spectate
+    }
+
+    /// Client: whether the host went and we follow the game to its successor (host
+    /// migration) right now.
+    pub fn is_following(&self) -> bool {
+        self.following
     }
 
     /// Whether a client is in a session (always true for a server).
@@ -601,159 +616,6 @@ impl Game {
         if let Err(e) = self.group.send_input(id, &input.to_input()) {
             tracing::warn!("the player did not take its input: {e}");
         }
-    }
-
-    fn handle_events(&mut self) {
-        while let Some(e) = self.net.poll_event() {
-            match e {
-                NetEvent::Joined {
-                    client,
-                    server_name,
-                    name,
-                } => {
-                    self.joined = true;
-                    self.client_id = Some(client);
-                    if self.my_name.as_ref().is_some_and(|asked| *asked != name) {
-                        self.messages.push(format!(
-                            "the name {} is taken there: you play as {name}",
-                            self.my_name.as_deref().unwrap_or_default()
-                        ));
-                        self.my_name = Some(name);
-                    }
-                    if self.options.spectate {
-                        self.messages.push(format!("watching {server_name}"));
-                    } else {
-                        self.messages
-                            .push(format!("joined {server_name} as player {}", client.0));
-                    }
-                    // The player comes once the server's arena is in.
-                }
-                NetEvent::Rejected { reason } => {
-                    self.ended = Some(format!("the server refused us: {reason}"));
-                    self.end_reason = Some(format!("refused: {reason}"));
-                    self.refused = Some(reason);
-                }
-                NetEvent::ConnectFailed => {
-                    let server = self
-                        .net
-                        .server_addr()
-                        .map_or(String::new(), |a| format!(" at {a}"));
-                    self.ended = Some(format!("no server answered{server}"));
-                    self.end_reason = Some("no server answered".into());
-                }
-                NetEvent::ConnectionLost { reason } => {
-                    let key = match &reason {
-                        DisconnectReason::ServerShutdown => "server shut down".to_owned(),
-                        DisconnectReason::Kicked { .. } => clean_line(&reason.to_string()),
-                        DisconnectReason::SessionExpired => "session expired".to_owned(),
-                        _ => "connection lost".to_owned(),
-                    };
-                    self.ended = Some(match &reason {
-                        DisconnectReason::Kicked { .. } | DisconnectReason::SessionExpired => {
-                            key.clone()
-                        }
-                        _ => format!("connection lost: {reason}"),
-                    });
-                    self.end_reason = Some(key);
-                }
-                NetEvent::Reconnecting { attempt } => {
-                    if attempt == 1 {
-                        self.messages.push("lost the server: reconnecting".into());
-                    }
-                }
-                NetEvent::Resumed { .. } => self.messages.push("reconnected".into()),
-                NetEvent::ClientJoined {
-                    name,
-                    spectator: true,
-                    client,
-                } => {
-                    self.send_arena(client);
-                    self.messages.push(format!("{name} joined to watch"));
-                    // The table goes out again, so the newcomer has it before any change.
-                    if let Some(s) = &mut self.server {
-                        s.scores_dirty = true;
-                    }
-                }
-                NetEvent::ClientJoined { client, name, .. } => {
-                    self.send_arena(client);
-                    self.messages.push(format!("{name} joined"));
-                    if let Some(s) = &mut self.server {
-                        s.scores.entry(name).or_insert(0);
-                        s.scores_dirty = true;
-                    }
-                }
-                NetEvent::ClientSuspended { name, .. } => self.messages.push(format!(
-                    "{name} went silent: keeping the session {:.0} s for a resume",
-                    self.options.grace
-                )),
-                NetEvent::ClientResumed { name, .. } => {
-                    self.messages.push(format!("{name} resumed the session"))
-                }
-                NetEvent::ClientLeft { name, reason, .. } => {
-                    self.messages.push(format!("{name} left ({reason})"));
-                    if !matches!(
-                        reason,
-                        DisconnectReason::Left
-                            | DisconnectReason::Kicked { .. }
-                            | DisconnectReason::ServerShutdown
-                            | DisconnectReason::Replaced
-                    ) {
-                        self.sessions_lost += 1;
-                    }
-                    if let Some(s) = &mut self.server {
-                        s.scores.remove(&name);
-                        s.scores_dirty = true;
-                    }
-                }
-                NetEvent::Event {
-                    from: Owner::Server,
-                    bytes,
-                } => match GameEvent::decode(&bytes) {
-                    Some(GameEvent::Explosion { at, thrower, .. }) => {
-                        self.on_blast(Vec3::from_array(at), thrower)
-                    }
-                    Some(GameEvent::Scores { table }) => self.scores = table,
-                    Some(GameEvent::Point { name, at }) => {
-                        self.on_point(name, Vec3::from_array(at))
-                    }
-                    Some(GameEvent::Arena { part, parts, bytes }) => {
-                        self.arena_part(part, parts, bytes)
-                    }
-                    // A client's message, not the server's: ignored.
-                    Some(GameEvent::Chat { .. }) => {}
-                    Some(GameEvent::ChatLine { from, text }) => {
-                        self.messages
-                            .push(format!("{}: {}", clean_line(&from), clean_line(&text)))
-                    }
-                    Some(GameEvent::Say { text }) => self
-                        .messages
-                        .push(format!("[server] {}", clean_line(&text))),
-                    None => {}
-                },
-                NetEvent::Event {
-                    from: Owner::Client(client),
-                    bytes,
-                } => {
-                    if let Some(GameEvent::Chat { text }) = GameEvent::decode(&bytes) {
-                        self.relay_chat(client, &text);
-                    }
-                }
-            }
-        }
-        // Who else is playing.
-        let me = self.me();
-        let player = KindId::of_name(kinds::PLAYER);
-        let others: Vec<String> = self
-            .group
-            .iter()
-            .filter(|e| e.kind() == player && Some(e.owner()) != me)
-            .filter_map(|e| {
-                self.group
-                    .controller::<Player>(e.id())
-                    .map(|p| p.name.clone())
-            })
-            .collect();
-        self.remote_players.extend(others);
     }
 
     /// Says goodbye (a client) or shuts down (a server), and sends it.

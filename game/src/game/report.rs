@@ -65,7 +65,11 @@ impl Game {
         for e in self.group.iter() {
             let kind = self.group.registry().name_of(e.kind()).unwrap_or("?");
             let p = e.body().translation();
-            let mut v = serde_json::json!({ "kind": kind, "pos": [p.x, p.y, p.z] });
+            let owner = match e.owner() {
+                Owner::Server => "server".to_owned(),
+                Owner::Client(c) => format!("client {}", c.0),
+            };
+            let mut v = serde_json::json!({ "kind": kind, "pos": [p.x, p.y, p.z], "owner": owner });
             if let Some((n, r)) = self.received.of(e.net_id()) {
                 v["broadcast"] = n.into();
                 v["received"] = serde_json::json!(r);
@@ -142,9 +146,16 @@ impl Game {
     /// [`end_reason`](Self::end_reason)).
     pub fn bot_report_json(&self, ended: &str) -> serde_json::Value {
         let (bytes_in, bytes_out) = self.bytes();
-        serde_json::json!({
+        let mut report = serde_json::json!({
             "ended": ended,
             "resumes": self.net.resumes(),
+            "server_name": self.server_name,
+            "host_changes": self
+                .host_changes
+                .iter()
+                .map(|(left, host)| serde_json::json!({ "left": left, "host": host }))
+                .collect::<Vec<_>>(),
+            "hosting": self.is_server(),
             "spectator": self.options.spectate,
             "arena": self.scene.name,
             "client_id": self.client_id.map(|c| c.0),
@@ -156,7 +167,13 @@ impl Game {
             "loss": self.loss(),
             "ping_ms": self.ping_ms(),
             "network": self.network_json(),
-        })
+        });
+        // A bot that took the game over (host migration) logs its broadcasts as a server's
+        // summary does, so other bots' states can be compared with it.
+        if self.is_server() {
+            report["broadcasts"] = self.sent_log.to_json();
+        }
+        report
     }
 
     /// The spawn parameters of a player entity, decoded.

@@ -58,6 +58,9 @@ impl Game {
         let mut config = Self::net_config(&options);
         if let Some(h) = &host_player {
             config.reserved_names.push(h.clone());
+            // A listen server: if the host goes, the game goes on at a player's.
+            config.host_name = Some(h.clone());
+            config.host_migration = true;
             // The host takes one of the places.
             config.max_clients = config.max_clients.saturating_sub(1);
         }
@@ -148,8 +151,11 @@ impl Game {
         entropy: Entropy,
     ) -> Result<Game, String> {
         let group = Self::world(&options.scene, Role::Client(ClientId(0)));
+        let mut config = Self::net_config(&options);
+        // Should it take the game over (host migration), it plays too, and counts.
+        config.max_clients = config.max_clients.saturating_sub(1);
         let net = NetManager::client(
-            Self::net_config(&options),
+            config,
             server,
             &options.name,
             options.password.as_deref(),
@@ -176,9 +182,11 @@ impl Game {
         server: Option<ServerRules>,
         my_name: Option<String>,
     ) -> Game {
+        let server_name = server.is_some().then(|| options.name.clone());
         Game {
             scene: options.scene.clone(),
             joined: server.is_some(),
+            following: false,
             client_id: None,
             arena_parts: Vec::new(),
             arena_ready: false,
@@ -202,6 +210,8 @@ impl Game {
             ended: None,
             end_reason: None,
             refused: None,
+            server_name,
+            host_changes: Vec::new(),
             sessions_lost: 0,
             chat_dropped: 0,
             graph: std::collections::VecDeque::new(),

@@ -26,6 +26,7 @@ pub(crate) async fn run(mut screen: Screen, mut plan: Plan) -> Result<(), String
     let mut sounds = Sounds::load().await;
     // When (seconds into the run) a host pressed Esc with players in its game.
     let mut quit_asked: Option<f32> = None;
+    let mut quit_banner = String::new();
     // A screenshot advances one tick per frame, so the picture does not depend on how fast
     // the machine draws.
     let fixed = match &plan.window {
@@ -42,14 +43,21 @@ pub(crate) async fn run(mut screen: Screen, mut plan: Plan) -> Result<(), String
             || plan.window.script.pressed(frames, KeyCode::Escape))
             && chat.is_none()
             && !typing_in_menu;
-        // A host with players ends the game for all of them: Esc asks first, and a second
-        // Esc within a few seconds confirms.
+        // A host with players in the game leaves it to them (it goes on at the first
+        // successor's) or, with only spectators, ends it: Esc asks first, and a second Esc
+        // within a few seconds confirms.
         // (Only asked on an Esc: listing the sessions every drawn frame would be waste.)
         let hosting_others = esc
             && matches!(&screen, Screen::Playing(g) if g.is_server() && !g.net.sessions().is_empty());
         let confirmed = quit_asked.is_some_and(|t| elapsed - t <= QUIT_CONFIRM_SECONDS);
         if esc && hosting_others && !confirmed {
             quit_asked = Some(elapsed);
+            if let Screen::Playing(g) = &screen {
+                quit_banner = match g.net.succession().first() {
+                    Some(s) => format!("Esc again leaves: the game goes on at {}'s", s.name),
+                    None => "Esc again ends the game for everyone".into(),
+                };
+            }
         } else if esc
             || plan
                 .stop
@@ -108,9 +116,11 @@ pub(crate) async fn run(mut screen: Screen, mut plan: Plan) -> Result<(), String
                     roster(game, &mut roster_state, typing);
                 }
                 if quit_asked.is_some_and(|t| elapsed - t <= QUIT_CONFIRM_SECONDS) {
-                    draw_banner("Esc again ends the game for everyone");
+                    draw_banner(&quit_banner);
                 }
-                if game.net.is_reconnecting() {
+                if game.is_following() {
+                    draw_banner("the host left: moving to the new host...");
+                } else if game.net.is_reconnecting() {
                     draw_banner("reconnecting...");
                 }
                 if let Some(line) = &chat {

@@ -493,6 +493,13 @@ impl Connection {
         self.arm_expiry();
     }
 
+    /// A connection to a new host (after a migration) takes the old one's messages not yet
+    /// acknowledged, numbered afresh: the new host never saw the old numbering.
+    pub(crate) fn carry_reliable_afresh(&mut self, old: &Connection) {
+        self.reliable_out = old.reliable_out.afresh();
+        self.arm_expiry();
+    }
+
     /// A resumed session's new connection takes over the old one's receiving half, so
     /// messages the peer sends again are delivered once.
     pub(crate) fn carry_reliable_in(&mut self, old: &mut Connection) {

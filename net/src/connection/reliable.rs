@@ -54,6 +54,16 @@ impl ReliableSender {
         }
     }
 
+    /// The messages not yet acknowledged, as a new sender whose peer has seen none (a new
+    /// host after a migration): numbered again from 0, never sent.
+    pub(crate) fn afresh(&self) -> ReliableSender {
+        let mut s = ReliableSender::default();
+        for m in self.queue.iter().filter(|m| !m.acked) {
+            s.push(m.bytes.clone());
+        }
+        s
+    }
+
     /// Whether message `id` (one this sender queued) and every message before it were
     /// acknowledged: the peer has then delivered it (delivery is in order).
     pub(crate) fn delivered_through(&self, id: u32) -> bool {

@@ -1,5 +1,6 @@
-//! The client's endpoint: hello, the answer to the challenge, the welcome's check, and the
-//! reconnect ladder that resumes a session.
+//! The client's endpoint: hello, the answer to the challenge, the welcome's check, the
+//! reconnect ladder that resumes a session, and following the game to a successor when
+//! the host goes (host migration).
 
 use super::*;
 
@@ -9,6 +10,19 @@ pub(crate) enum ClientArrival {
     Done,
     /// The server resumed our session: the world it sends next replaces what changed.
     Resumed,
+    /// A new host (the old one's successor) resumed our session: what we knew of the old
+    /// host's broadcasts means nothing to it; its world replaces ours.
+    Migrated,
+}
+
+/// Following the game to a successor after the host went.
+#[derive(Clone)]
+struct Follow {
+    /// The old host's name.
+    left: String,
+    /// The successors, in order, and the next to try.
+    list: Vec<crate::succession::Successor>,
+    next: usize,
 }
 
 /// What a client keeps of its session to resume it.
@@ -37,11 +51,21 @@ struct Ladder {
 #[derive(Clone)]
 pub(crate) struct ClientEndpoint {
     pub(crate) conn: Connection,
-    name: String,
-    password: Option<String>,
+    /// The name we play under (the server's offer once welcomed).
+    pub(crate) name: String,
+    pub(crate) password: Option<String>,
     spectator: bool,
     pub(crate) id: Option<ClientId>,
-    entropy: [u8; 32],
+    pub(crate) entropy: [u8; 32],
+    /// The server's name, from its welcome.
+    pub(crate) server_name: String,
+    /// What the server last told of its succession.
+    pub(crate) succession: crate::succession::Succession,
+    /// Following the game to a successor.
+    follow: Option<Follow>,
+    /// Set when the host went and we are its successor: the old host's name. The manager
+    /// then becomes a server.
+    pub(crate) promote: Option<String>,
     /// Handshakes started so far (each draws its own nonce and key pair).
     handshakes: u64,
     session: Option<Session>,
@@ -67,6 +91,10 @@ impl ClientEndpoint {
             spectator: core.config.spectator,
             id: None,
             entropy,
+            server_name: String::new(),
+            succession: Default::default(),
+            follow: None,
+            promote: None,
             handshakes: 0,
             session: None,
             ladder: None,
@@ -98,18 +126,29 @@ impl ClientEndpoint {
     /// The link is lost: if the session can be resumed, starts the reconnect ladder and
     /// returns true; the reliable messages not yet acknowledged go to the new connection.
     fn start_ladder(&mut self, core: &mut Core) -> bool {
+        let unanswered = core.config.reconnect_unanswered;
+        self.ladder_to(core, self.conn.addr, unanswered)
+    }
+
+    /// The reconnect ladder to `to`, given up if nothing answers for `unanswered`
+    /// seconds (0: the whole grace window). To another host than the last (a successor),
+    /// the messages it has not acknowledged go numbered afresh.
+    fn ladder_to(&mut self, core: &mut Core, to: SocketAddr, unanswered: f32) -> bool {
         let Some(grace) = self.session.as_ref().map(|s| s.grace) else {
             return false;
         };
-        let mut conn = self.handshake(core, self.conn.addr);
-        conn.carry_reliable_out(&mut self.conn);
+        let mut conn = self.handshake(core, to);
+        if self.follow.is_some() {
+            conn.carry_reliable_afresh(&self.conn);
+        } else {
+            conn.carry_reliable_out(&mut self.conn);
+        }
         // The server starts its grace window when it notices our silence, about when we
         // did: a timeout more of trying lets a late try hear "session expired".
         let until = core.now + grace + us(core.config.timeout);
         // A server that answers nothing for a while is gone (a host that quit or crashed):
         // the player hears so then, not a whole grace window later.
-        let unanswered = us(core.config.reconnect_unanswered);
-        let give_up = match unanswered {
+        let give_up = match us(unanswered) {
             0 => until,
             u => until.min(core.now + u),
         };
@@ -121,8 +160,54 @@ impl ClientEndpoint {
             until,
             answered: false,
         });
-        tracing::info!("lost the link to {}: reconnecting", self.conn.addr);
+        tracing::info!("reconnecting to {}", self.conn.addr);
         true
+    }
+
+    /// The host went (it said goodbye, or fell silent): if the game migrates, follows it to
+    /// the first successor and returns true. Our session's token becomes its migration
+    /// token, which the new host knows.
+    fn migrate(&mut self, core: &mut Core) -> bool {
+        let s = &self.succession;
+        if !s.migrate || s.list.is_empty() || self.id.is_none() || self.session.is_none() {
+            return false;
+        }
+        if let Some(session) = &mut self.session {
+            session.token = crypto::migration_token(&session.token);
+        }
+        self.follow = Some(Follow {
+            left: s.host.clone(),
+            list: s.list.clone(),
+            next: 0,
+        });
+        self.next_successor(core)
+    }
+
+    /// Tries the next successor: resumes our session there, or, if it is us, asks the
+    /// manager to make us the server. False when none is left.
+    fn next_successor(&mut self, core: &mut Core) -> bool {
+        let Some(f) = self.follow.as_mut() else {
+            return false;
+        };
+        let Some(to) = f.list.get(f.next).cloned() else {
+            self.follow = None;
+            return false;
+        };
+        f.next += 1;
+        let left = f.left.clone();
+        let host = if left.is_empty() { "the host" } else { &left };
+        tracing::info!("{host} went: {} ({}) takes over", to.name, to.addr);
+        core.events.push_back(NetEvent::HostLeft {
+            host: left.clone(),
+            next: to.name.clone(),
+        });
+        if Some(to.client) == self.id {
+            self.follow = None;
+            self.ladder = None;
+            self.promote = Some(left);
+            return true;
+        }
+        self.ladder_to(core, to.addr, core.config.migration_wait)
     }
 
     /// Takes one control datagram from the server's address (the handshake, a goodbye); DATA
@@ -149,6 +234,13 @@ impl ClientEndpoint {
                     self.refuse(core);
                     return ClientArrival::Done;
                 };
+                if self.follow.is_some() {
+                    // This successor will not have us: the next one may.
+                    self.ladder = None;
+                    if self.next_successor(core) {
+                        return ClientArrival::Done;
+                    }
+                }
                 self.conn.state = State::Closed;
                 let event = match (self.ladder.take(), r.reason) {
                     (Some(_), RejectReason::SessionExpired) => NetEvent::ConnectionLost {
@@ -221,6 +313,19 @@ impl ClientEndpoint {
                 self.physics = Some(w.physics);
                 if self.ladder.take().is_some() && w.resumed && self.id == Some(w.client) {
                     self.resumes += 1;
+                    if let Some(f) = self.follow.take() {
+                        let host = f.list.get(f.next - 1).map(|s| s.name.clone());
+                        let name = host.as_deref().unwrap_or("the successor");
+                        tracing::info!("{name} took the game over: resumed as {}", w.client);
+                        self.server_name = w.server_name;
+                        self.succession = Default::default();
+                        core.events.push_back(NetEvent::NewHost {
+                            left: f.left,
+                            host: host.unwrap_or_default(),
+                            client: w.client,
+                        });
+                        return ClientArrival::Migrated;
+                    }
                     tracing::info!("resumed the session as {}", w.client);
                     core.events
                         .push_back(NetEvent::Resumed { client: w.client });
@@ -236,7 +341,9 @@ impl ClientEndpoint {
                 };
                 if w.name != self.name {
                     tracing::info!("the name {} is taken: playing as {}", self.name, w.name);
+                    self.name.clone_from(&w.name);
                 }
+                self.server_name.clone_from(&w.server_name);
                 core.events.push_back(NetEvent::Joined {
                     client: w.client,
                     server_name: w.server_name,
@@ -250,6 +357,10 @@ impl ClientEndpoint {
                     // "Timed out" from the server: it stopped hearing us and keeps the
                     // session for a resume.
                     if b.reason == DisconnectReason::TimedOut && self.start_ladder(core) {
+                        return ClientArrival::Done;
+                    }
+                    // The host quit: the game goes on at its successor, if it migrates.
+                    if b.reason == DisconnectReason::ServerShutdown && self.migrate(core) {
                         return ClientArrival::Done;
                     }
                     self.conn.state = State::Closed;
@@ -281,6 +392,9 @@ impl ClientEndpoint {
             match d {
                 Deadline::GaveUp if self.ladder.take().is_some() => {
                     tracing::info!("gave up reconnecting to {}", self.conn.addr);
+                    if self.next_successor(core) {
+                        return true;
+                    }
                     core.events.push_back(NetEvent::ConnectionLost {
                         reason: DisconnectReason::TimedOut,
                     });
@@ -295,7 +409,9 @@ impl ClientEndpoint {
                         reason,
                         DisconnectReason::TimedOut | DisconnectReason::ReliableExpired
                     );
-                    if link && self.start_ladder(core) {
+                    // A silent host: the game goes on at its successor, if it migrates;
+                    // otherwise we try to resume with it.
+                    if link && (self.migrate(core) || self.start_ladder(core)) {
                         return true;
                     }
                     if reason != DisconnectReason::TimedOut {

@@ -51,6 +51,9 @@ pub(crate) struct ServerEndpoint {
     epoch_key: Option<(u64, x25519_dalek::StaticSecret, [u8; 32])>,
     /// How many hellos it answers.
     limiter: limit::HelloLimiter,
+    /// Goes up whenever a session comes, goes, falls silent or resumes: what the clients
+    /// are told of the succession is made again only then.
+    pub(crate) epoch: u64,
 }
 
 impl ServerEndpoint {
@@ -65,7 +68,58 @@ impl ServerEndpoint {
             next_client: 1,
             epoch_key: None,
             limiter: limit::HelloLimiter::default(),
+            epoch: 0,
         }
+    }
+
+    /// A server that takes a game over from a host that went (host migration): every
+    /// session in `heirs` but `me` waits to be resumed, under its id and name, with its
+    /// migration token; the players keep the order of `list` (the succession), which also
+    /// says where each was. Later clients get ids above every one of these.
+    pub(crate) fn take_over(
+        &mut self,
+        core: &Core,
+        heirs: &[crate::succession::Heir],
+        list: &[crate::succession::Successor],
+        me: ClientId,
+    ) {
+        for h in heirs.iter().filter(|h| h.client != me) {
+            let addr = list.iter().find(|s| s.client == h.client).map(|s| s.addr);
+            let place = list.iter().position(|s| s.client == h.client);
+            let conn = Connection::accepted(
+                addr.unwrap_or(SocketAddr::from(([0, 0, 0, 0], 0))),
+                [0; 32],
+                core.now,
+                core.timing(),
+            );
+            let hello = wire::Hello {
+                nonce: 0,
+                client_pub: [0; 32],
+            };
+            let mut peer = ClientSession::new(
+                conn,
+                h.name.clone(),
+                hello,
+                h.token,
+                h.spectator,
+                core.config.link_ceiling as f32,
+                place.map_or(u64::MAX, |i| i as u64),
+            );
+            peer.suspend();
+            if let Some(addr) = addr {
+                self.suspended_addr.insert(addr, h.client);
+            }
+            let since = core.now;
+            let s = Suspended {
+                peer,
+                since,
+                nudged: None,
+            };
+            self.suspended.insert(h.client, s);
+        }
+        let top = heirs.iter().map(|h| h.client.0).chain([me.0]).max();
+        self.next_client = top.unwrap_or(0).wrapping_add(1).max(1);
+        self.epoch += 1;
     }
 
     /// The handshake key pair of cookie epoch `epoch` (made once for the current one).
@@ -84,6 +138,7 @@ impl ServerEndpoint {
     /// Forgets a client, live or suspended (the caller handles its entities and tells the
     /// user).
     pub(crate) fn remove(&mut self, id: ClientId) -> Option<ClientSession> {
+        self.epoch += 1;
         if let Some(p) = self.peers.remove(&id) {
             self.by_addr.remove(&p.conn.addr);
             return Some(p);
@@ -97,6 +152,7 @@ impl ServerEndpoint {
     /// so (tagged; a client that still hears us starts resuming at once). Returns its name.
     pub(crate) fn suspend(&mut self, core: &mut Core, id: ClientId) -> Option<String> {
         let mut p = self.peers.remove(&id)?;
+        self.epoch += 1;
         p.suspend();
         self.by_addr.remove(&p.conn.addr);
         core.goodbye(&p.conn, DisconnectReason::TimedOut);
@@ -381,7 +437,7 @@ impl ServerEndpoint {
                     hello,
                     resumed: true,
                     // A resumed client is told the succession again.
-                    told: Vec::new(),
+                    told: None,
                     ..old
                 },
             );
@@ -463,6 +519,7 @@ impl ServerEndpoint {
     }
 
     fn admit(&mut self, id: ClientId, peer: ClientSession) {
+        self.epoch += 1;
         self.by_addr.insert(peer.conn.addr, id);
         self.peers.insert(id, peer);
     }

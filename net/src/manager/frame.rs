@@ -186,8 +186,15 @@ impl Client {
                 data.push((bytes, arrived));
                 continue;
             }
-            if let ClientArrival::Resumed = self.endpoint.datagram(core, &bytes) {
-                self.repl.begin_resync();
+            match self.endpoint.datagram(core, &bytes) {
+                ClientArrival::Done => {}
+                ClientArrival::Resumed => self.repl.begin_resync(),
+                ClientArrival::Migrated => {
+                    self.repl = self.repl.for_new_host();
+                    self.repl.begin_resync();
+                    self.server_clock = None;
+                    self.remote_time = None;
+                }
             }
             if !was_connected
                 && self.endpoint.conn.is_connected()
@@ -281,6 +288,13 @@ impl FrameDriver for ClientFrame<'_> {
             }
             for msg in messages {
                 c.repl.message(core, pass.group_mut(), &mut conn.stats, msg);
+            }
+            if let Some(s) = c.repl.succession.take() {
+                if s.list != c.endpoint.succession.list {
+                    let names: Vec<&str> = s.list.iter().map(|x| x.name.as_str()).collect();
+                    tracing::info!("the succession: {}", names.join(", "));
+                }
+                c.endpoint.succession = s;
             }
             if !incoming.sections.is_empty() {
                 let t = server_time(&mut c.server_clock, incoming.sent_ms);

@@ -310,7 +310,7 @@ impl NetManager {
     pub fn succession(&self) -> Vec<Successor> {
         match &self.side {
             Side::Server(s) => s.succession(),
-            Side::Client(c) => c.repl.succession.clone(),
+            Side::Client(c) => c.endpoint.succession.list.clone(),
         }
     }
 
@@ -542,13 +542,23 @@ impl NetManager {
             .drain(..)
             .map(|(from, bytes, age)| (from, bytes, now.saturating_sub(age)))
             .collect();
-        let frame = match &mut self.side {
+        let mut frame = match &mut self.side {
             Side::Server(s) => s.update(&mut self.core, group, inbox),
             Side::Client(c) => c.update(&mut self.core, group, inbox),
         };
+        let promote = match &mut self.side {
+            Side::Client(c) => c.endpoint.promote.take(),
+            Side::Server(_) => None,
+        };
+        if let Some(left) = promote {
+            // The host went and we take over: this frame runs as the server's.
+            self.promote(group, left);
+            if let Side::Server(s) = &mut self.side {
+                frame = s.update(&mut self.core, group, Vec::new());
+            }
+        }
         self.after_faults(group, &frame.frame);
         self.group_tick = Some(group.tick());
-        let mut frame = frame;
         if elsewhere > 0 {
             let e = lanyard::Error::FramesElsewhere { frames: elsewhere };
             tracing::warn!("{e}");

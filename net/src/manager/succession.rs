@@ -1,13 +1,18 @@
-//! Succession (the first part of host migration): the server keeps every client told who
-//! would take the game over if it went, in order, and where each can be reached.
+//! Host migration: the server keeps every client told who would take the game over if it
+//! went, in order, and where each can be reached (the succession); with
+//! [`NetConfig::host_migration`] it also gives the players (every one a successor) what a
+//! successor needs to take the other sessions over. When the server goes, the first
+//! successor's manager becomes a server here ([`NetManager::promote`]); the other clients
+//! follow it (`endpoint/client.rs`).
 //!
 //! The order: players only (never a spectator, never a session kept for a resume), the
-//! longest in the game first (a resumed session keeps its place), ties by the lower
-//! client id. It changes only when players come and go, so it costs a reliable message
-//! then, and nothing otherwise.
+//! longest in the game first (a resumed session keeps its place, and a new host keeps the
+//! old order), ties by the lower client id. It changes only when sessions come and go, so it
+//! costs a reliable message then, and nothing otherwise.
 
 use super::*;
-use crate::succession::Successor;
+use crate::crypto::migration_token;
+use crate::succession::{Heir, Succession, Successor};
 
 impl Server {
     /// The succession now (see the module's rule).
@@ -30,14 +35,207 @@ impl Server {
             .collect()
     }
 
-    /// Sends the succession to every client that has the world and not this list yet.
+    /// What a player is told: the succession and, if the game migrates, every session
+    /// (live or waiting for a resume) with its migration token.
+    fn told(&self, config: &NetConfig) -> Succession {
+        let live = self.endpoint.peers.iter();
+        let waiting = self.endpoint.suspended.iter().map(|(id, s)| (id, &s.peer));
+        let heirs = match config.host_migration {
+            true => live
+                .chain(waiting)
+                .map(|(id, p)| Heir {
+                    client: *id,
+                    name: p.name.clone(),
+                    spectator: p.spectator,
+                    token: migration_token(&p.token),
+                })
+                .collect(),
+            false => Vec::new(),
+        };
+        Succession {
+            list: self.succession(),
+            host: config.host_name.clone().unwrap_or_default(),
+            migrate: config.host_migration,
+            heirs,
+            more: false,
+        }
+    }
+
+    /// Sends the succession to every client that has the world and has not been told
+    /// since sessions last changed. A spectator is never a successor and is not given the
+    /// tokens.
     pub(super) fn tell_succession(&mut self, core: &mut Core) {
-        let list = self.succession();
+        let epoch = self.endpoint.epoch;
+        if self
+            .endpoint
+            .peers
+            .values()
+            .all(|p| p.view.is_none() || p.told == Some(epoch))
+        {
+            return;
+        }
+        let told = self.told(&core.config);
+        let players: Vec<Msg> = parts(&told).into_iter().map(Msg::Succession).collect();
+        let watchers = Msg::Succession(Succession {
+            heirs: Vec::new(),
+            ..told
+        });
         for p in self.endpoint.peers.values_mut() {
-            if p.view.is_some() && p.told != list {
-                core.push(&mut p.conn, &Msg::Succession { list: list.clone() });
-                p.told.clone_from(&list);
+            if p.view.is_some() && p.told != Some(epoch) {
+                let messages = match p.spectator {
+                    true => std::slice::from_ref(&watchers),
+                    false => &players[..],
+                };
+                for m in messages {
+                    core.push(&mut p.conn, m);
+                }
+                p.told = Some(epoch);
             }
         }
+    }
+}
+
+impl NetManager {
+    /// The host went and this client is its successor: this manager becomes a server with
+    /// the other sessions waiting to be resumed, and `group` the server's world (the old
+    /// host's entities of kinds that go with it despawned, ours made the server's).
+    pub(super) fn promote(&mut self, group: &mut EntityGroup, left: String) {
+        let Side::Client(c) = &self.side else {
+            return;
+        };
+        let Some(me) = c.endpoint.id else {
+            return;
+        };
+        let e = &c.endpoint;
+        let config = &mut self.core.config;
+        config.server_name.clone_from(&e.server_name);
+        config.password.clone_from(&e.password);
+        config.host_name = Some(e.name.clone());
+        config.reserved_names = vec![e.name.clone()];
+        config.host_migration = true;
+        config.spectator = false;
+        let mut endpoint = ServerEndpoint::new(crate::crypto::derive(&e.entropy, "new host", 0));
+        endpoint.take_over(&self.core, &e.succession.heirs, &e.succession.list, me);
+        take_over_world(group, me);
+        group.replica().set_role(Role::Server);
+        // A server's sections describe the present: nothing is brought forward.
+        group.replica().set_lead(0);
+        tracing::info!(
+            "{} left: {} ({me}) is now hosting {}",
+            if left.is_empty() { "the host" } else { &left },
+            e.name,
+            self.core.config.server_name
+        );
+        self.side = Side::Server(Box::new(Server {
+            endpoint,
+            repl: ServerReplication::default(),
+        }));
+        self.core.events.push_back(NetEvent::Promoted { left });
+    }
+}
+
+/// How many network ids a new host leaves unused above the highest it knows.
+const NET_IDS_SKIPPED: u32 = 1024;
+
+/// The world of a new host: the old host's entities of kinds that go with it are
+/// despawned, and what we owned is the server's, under real ids.
+fn take_over_world(group: &mut EntityGroup, me: ClientId) {
+    let registry = group.registry().clone();
+    let goes = |kind| {
+        registry
+            .options(kind)
+            .is_some_and(|o| o.on_host_leave == lanyard::OnHostLeave::Despawn)
+    };
+    let old: Vec<_> = group
+        .iter()
+        .filter(|e| e.owner() == Owner::Server && goes(e.kind()))
+        .map(|e| e.id())
+        .collect();
+    for id in old {
+        // It exists: it was just listed.
+        let _ = group.despawn(id);
+    }
+    let mine: Vec<_> = group
+        .iter()
+        .filter(|e| e.owner() == Owner::Client(me))
+        .map(|e| (e.id(), e.net_id()))
+        .collect();
+    // Ids the old host gave in its last moments may be held by some clients and not by
+    // us: ours start well above them.
+    group.replica().skip_net_ids(NET_IDS_SKIPPED);
+    for (id, net) in mine {
+        let _ = group.set_owner(id, Owner::Server);
+        // A spawn the old host never confirmed gets a real id from us (the others number
+        // their provisional ids as we did).
+        if net.is_provisional() {
+            let to = group.next_net_id();
+            let _ = group.replica().rename_net_id(net, to);
+        }
+    }
+}
+
+/// Split into messages that each fit: the first carries the list, the rest only heirs.
+fn parts(whole: &Succession) -> Vec<Succession> {
+    let room = wire::MAX_MESSAGE - 16;
+    let size = |s: &Succession| wire::encode(s).map_or(usize::MAX, |b| b.len());
+    let mut parts = vec![Succession {
+        heirs: Vec::new(),
+        more: false,
+        ..whole.clone()
+    }];
+    for h in &whole.heirs {
+        let last = parts.len() - 1;
+        parts[last].heirs.push(h.clone());
+        if size(&parts[last]) > room && parts[last].heirs.len() > 1 {
+            parts[last].heirs.pop();
+            parts[last].more = true;
+            parts.push(Succession {
+                heirs: vec![h.clone()],
+                ..Succession::default()
+            });
+        }
+    }
+    parts
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_succession_too_large_for_one_message_goes_in_parts_and_comes_back_whole() {
+        let name = |i: u16| format!("a player with a long name, {i:>6}");
+        let heirs: Vec<Heir> = (1..=24)
+            .map(|i| Heir {
+                client: ClientId(i),
+                name: name(i),
+                spectator: i > 16,
+                token: [i as u8; 32],
+            })
+            .collect();
+        let whole = Succession {
+            list: (1..=16)
+                .map(|i| Successor {
+                    client: ClientId(i),
+                    name: name(i),
+                    addr: SocketAddr::from(([127, 0, 0, 1], 7000 + i)),
+                })
+                .collect(),
+            host: "host".into(),
+            migrate: true,
+            heirs,
+            more: false,
+        };
+        assert!(wire::encode(&whole).unwrap().len() > wire::MAX_MESSAGE);
+        let split = parts(&whole);
+        assert!(split.len() > 1);
+        let mut acc = None;
+        let mut got = None;
+        for p in split {
+            assert!(wire::encode(&Msg::Succession(p.clone())).unwrap().len() <= wire::MAX_MESSAGE);
+            assert!(got.is_none(), "whole before its last part");
+            got = Succession::gather(&mut acc, p);
+        }
+        assert_eq!(got, Some(whole));
     }
 }

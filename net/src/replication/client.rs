@@ -67,11 +67,24 @@ pub(crate) struct ClientReplication {
     resync: BTreeSet<NetId>,
     /// Entities we asked about and have not had whole since.
     asked: BTreeSet<NetId>,
-    /// Who takes the game over if the server goes, as it last said.
-    pub(crate) succession: Vec<crate::succession::Successor>,
+    /// The succession the server sent last, until the endpoint takes it.
+    pub(crate) succession: Option<crate::succession::Succession>,
+    /// The parts of a succession that came so far, until its last.
+    succession_parts: Option<crate::succession::Succession>,
     /// After a resume, until the server says the world is all sent: the entities it
     /// named so far.
     resyncing: Option<BTreeSet<NetId>>,
+}
+
+impl ClientReplication {
+    /// What a client keeps of its replication when a new host takes the game over: only
+    /// its provisional ids go on (the new host's broadcasts are numbered afresh).
+    pub(crate) fn for_new_host(&self) -> Self {
+        ClientReplication {
+            next_provisional: self.next_provisional,
+            ..ClientReplication::default()
+        }
+    }
 }
 
 impl Default for ClientReplication {
@@ -82,7 +95,8 @@ impl Default for ClientReplication {
             latest: 0,
             resync: BTreeSet::new(),
             asked: BTreeSet::new(),
-            succession: Vec::new(),
+            succession: None,
+            succession_parts: None,
             resyncing: None,
         }
     }
@@ -318,6 +332,7 @@ impl ClientReplication {
                 if let Some(seen) = &mut self.resyncing {
                     seen.insert(net);
                 }
+                tracing::debug!("spawn {net} of {owner:?}");
                 if let Some(e) = group.by_net(net) {
                     let (eid, same_kind, mine) =
                         (e.id(), e.kind() == kind, group.has_authority(e.owner()));
@@ -354,6 +369,7 @@ impl ClientReplication {
                 }
             }
             Msg::SetOwner { net, owner } => {
+                tracing::debug!("{net} is {owner:?}'s now");
                 if let Some(eid) = group.id_of(net) {
                     let _ = group.set_owner(eid, owner);
                 }
@@ -361,6 +377,7 @@ impl ClientReplication {
             Msg::SpawnConfirmed { provisional, net } => {
                 // After a resume the server confirms again what it may have confirmed.
                 let again = self.resyncing.is_some() && group.by_net(provisional).is_none();
+                tracing::debug!("spawn {provisional} confirmed as {net}");
                 if !again && group.replica().rename_net_id(provisional, net).is_err() {
                     core.counters.failed_spawns += 1;
                 }
@@ -375,6 +392,7 @@ impl ClientReplication {
                     .map(|e| (e.net_id(), e.id()))
                     .collect();
                 for (net, eid) in gone {
+                    tracing::debug!("{net} is gone (not in the world resent)");
                     self.received.remove(&net);
                     let _ = group.despawn(eid);
                 }
@@ -399,7 +417,12 @@ impl ClientReplication {
                 from: Owner::Server,
                 bytes,
             }),
-            Msg::Succession { list } => self.succession = list,
+            Msg::Succession(part) => {
+                let parts = &mut self.succession_parts;
+                if let Some(whole) = crate::succession::Succession::gather(parts, part) {
+                    self.succession = Some(whole);
+                }
+            }
             Msg::SpawnRequest { .. }
             | Msg::DespawnRequest { .. }
             | Msg::Resync { .. }

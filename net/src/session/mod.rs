@@ -43,8 +43,8 @@ pub(crate) struct ClientSession {
     pub(crate) pace: Pace,
     /// When (µs) it first joined (a resume keeps it): the succession's order.
     pub(crate) joined: u64,
-    /// The succession it was last sent (empty: none yet).
-    pub(crate) told: Vec<crate::succession::Successor>,
+    /// The endpoint's epoch when it was last sent the succession (`None`: not yet).
+    pub(crate) told: Option<u64>,
 }
 
 impl ClientSession {
@@ -72,7 +72,7 @@ impl ClientSession {
             stale_warned: None,
             pace: Pace::new(ceiling),
             joined,
-            told: Vec::new(),
+            told: None,
         }
     }
 

@@ -50,10 +50,9 @@ pub(crate) enum Msg {
     /// Client to server: send me the whole world again (I rebuilt mine); answered as a
     /// resume is, at most once every few seconds.
     ResendWorld,
-    /// Server to clients: who takes over the game if the server goes, in order.
-    Succession {
-        list: Vec<crate::succession::Successor>,
-    },
+    /// Server to clients: who takes over the game if the server goes, in order, and (to
+    /// the successors) what they need to take the other sessions over.
+    Succession(crate::succession::Succession),
 }
 
 /// A body's state in a spawn message: exact, with the velocities left out when the body

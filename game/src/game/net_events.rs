@@ -1,0 +1,191 @@
+//! What the network layer told a game ([`NetEvent`]s), turned into its messages, its state
+//! and, on a server, the rules' bookkeeping.
+
+use super::*;
+
+impl Game {
+    /// Takes every event the NetManager has for us.
+    pub(super) fn handle_events(&mut self) {
+        while let Some(e) = self.net.poll_event() {
+            match e {
+                NetEvent::Joined {
+                    client,
+                    server_name,
+                    name,
+                } => {
+                    self.joined = true;
+                    self.client_id = Some(client);
+                    self.server_name = Some(server_name.clone());
+                    if self.my_name.as_ref().is_some_and(|asked| *asked != name) {
+                        self.messages.push(format!(
+                            "the name {} is taken there: you play as {name}",
+                            self.my_name.as_deref().unwrap_or_default()
+                        ));
+                        self.my_name = Some(name);
+                    }
+                    if self.options.spectate {
+                        self.messages.push(format!("watching {server_name}"));
+                    } else {
+                        self.messages
+                            .push(format!("joined {server_name} as player {}", client.0));
+                    }
+                    // The player comes once the server's arena is in.
+                }
+                NetEvent::Rejected { reason } => {
+                    self.ended = Some(format!("the server refused us: {reason}"));
+                    self.end_reason = Some(format!("refused: {reason}"));
+                    self.refused = Some(reason);
+                }
+                NetEvent::ConnectFailed => {
+                    let server = self
+                        .net
+                        .server_addr()
+                        .map_or(String::new(), |a| format!(" at {a}"));
+                    self.ended = Some(format!("no server answered{server}"));
+                    self.end_reason = Some("no server answered".into());
+                }
+                NetEvent::ConnectionLost { reason } => {
+                    let key = match &reason {
+                        DisconnectReason::ServerShutdown => "server shut down".to_owned(),
+                        DisconnectReason::Kicked { .. } => clean_line(&reason.to_string()),
+                        DisconnectReason::SessionExpired => "session expired".to_owned(),
+                        _ => "connection lost".to_owned(),
+                    };
+                    self.ended = Some(match &reason {
+                        DisconnectReason::Kicked { .. } | DisconnectReason::SessionExpired => {
+                            key.clone()
+                        }
+                        // Every successor was tried in vain.
+                        _ if self.following => {
+                            "connection lost: the host left and no player could take the game over"
+                                .to_owned()
+                        }
+                        _ => format!("connection lost: {reason}"),
+                    });
+                    self.end_reason = Some(key);
+                }
+                NetEvent::Reconnecting { attempt } => {
+                    // Following the game to a new host says so when it gets there.
+                    if attempt == 1 && !self.following {
+                        self.messages.push("lost the server: reconnecting".into());
+                    }
+                }
+                NetEvent::Resumed { .. } => self.messages.push("reconnected".into()),
+                NetEvent::HostLeft { host, next } => {
+                    tracing::info!("{} left: {next} takes over", who(&host));
+                    self.following = true;
+                }
+                NetEvent::NewHost { left, host, .. } => {
+                    let line = format!("{} left; {host} is now hosting", who(&left));
+                    tracing::info!("{line}");
+                    self.messages.push(line);
+                    self.host_changes.push((left, host));
+                    self.following = false;
+                    // The new host numbers its broadcasts afresh.
+                    self.received = TakenPoses::default();
+                }
+                NetEvent::Promoted { left } => self.promoted(&left),
+                NetEvent::ClientJoined {
+                    name,
+                    spectator: true,
+                    client,
+                } => {
+                    self.send_arena(client);
+                    self.messages.push(format!("{name} joined to watch"));
+                    // The table goes out again, so the newcomer has it before any change.
+                    if let Some(s) = &mut self.server {
+                        s.scores_dirty = true;
+                    }
+                }
+                NetEvent::ClientJoined { client, name, .. } => {
+                    self.send_arena(client);
+                    self.messages.push(format!("{name} joined"));
+                    if let Some(s) = &mut self.server {
+                        s.scores.entry(name).or_insert(0);
+                        s.scores_dirty = true;
+                    }
+                }
+                NetEvent::ClientSuspended { name, .. } => self.messages.push(format!(
+                    "{name} went silent: keeping the session {:.0} s for a resume",
+                    self.options.grace
+                )),
+                NetEvent::ClientResumed { name, .. } => {
+                    self.messages.push(format!("{name} resumed the session"));
+                    // It may have missed the table meanwhile (or it comes from the host
+                    // this one took the game over from).
+                    if let Some(s) = &mut self.server {
+                        s.scores_dirty = true;
+                    }
+                }
+                NetEvent::ClientLeft { name, reason, .. } => {
+                    self.messages.push(format!("{name} left ({reason})"));
+                    if !matches!(
+                        reason,
+                        DisconnectReason::Left
+                            | DisconnectReason::Kicked { .. }
+                            | DisconnectReason::ServerShutdown
+                            | DisconnectReason::Replaced
+                    ) {
+                        self.sessions_lost += 1;
+                    }
+                    if let Some(s) = &mut self.server {
+                        s.scores.remove(&name);
+                        s.scores_dirty = true;
+                    }
+                }
+                NetEvent::Event {
+                    from: Owner::Server,
+                    bytes,
+                } => match GameEvent::decode(&bytes) {
+                    Some(GameEvent::Explosion { at, thrower, .. }) => {
+                        self.on_blast(Vec3::from_array(at), thrower)
+                    }
+                    Some(GameEvent::Scores { table }) => self.scores = table,
+                    Some(GameEvent::Point { name, at }) => {
+                        self.on_point(name, Vec3::from_array(at))
+                    }
+                    Some(GameEvent::Arena { part, parts, bytes }) => {
+                        self.arena_part(part, parts, bytes)
+                    }
+                    // A client's message, not the server's: ignored.
+                    Some(GameEvent::Chat { .. }) => {}
+                    Some(GameEvent::ChatLine { from, text }) => {
+                        self.messages
+                            .push(format!("{}: {}", clean_line(&from), clean_line(&text)))
+                    }
+                    Some(GameEvent::Say { text }) => self
+                        .messages
+                        .push(format!("[server] {}", clean_line(&text))),
+                    None => {}
+                },
+                NetEvent::Event {
+                    from: Owner::Client(client),
+                    bytes,
+                } => {
+                    if let Some(GameEvent::Chat { text }) = GameEvent::decode(&bytes) {
+                        self.relay_chat(client, &text);
+                    }
+                }
+            }
+        }
+        // Who else is playing.
+        let me = self.me();
+        let player = KindId::of_name(kinds::PLAYER);
+        let others: Vec<String> = self
+            .group
+            .iter()
+            .filter(|e| e.kind() == player && Some(e.owner()) != me)
+            .filter_map(|e| {
+                self.group
+                    .controller::<Player>(e.id())
+                    .map(|p| p.name.clone())
+            })
+            .collect();
+        for name in others {
+            if !self.remote_players.contains(&name) {
+                tracing::debug!("first saw the player {name} (we are {me:?})");
+                self.remote_players.insert(name);
+            }
+        }
+    }
+}

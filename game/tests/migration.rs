@@ -1,0 +1,164 @@
+//! Host migration as processes on 127.0.0.1: a headless host and two bots; the host is
+//! killed with SIGKILL (no goodbye), the first bot takes the game over, the second follows
+//! it, LAN discovery finds the game under its old name at the new host, the second bot's
+//! crates agree with the new host's broadcasts, and both bots' recordings replay.
+
+mod common;
+
+use common::*;
+use lanyard_game::bot::Bot;
+use lanyard_game::game::Game;
+use std::time::Duration;
+
+#[test]
+fn a_killed_host_hands_its_game_to_the_first_bot_and_the_other_follows() {
+    let _one = one_at_a_time();
+    let port = free_port().to_string();
+    let disc = discovery(free_port());
+    let host = Running::start(game(&[
+        "host",
+        "--headless",
+        "--name",
+        "ada",
+        "--seed",
+        "3",
+        "--seconds",
+        "60",
+        "--port",
+        &port,
+        "--discovery-addr",
+        &disc,
+    ]));
+    host.wait_for("playing as ada", Duration::from_secs(30));
+    let addr = format!("127.0.0.1:{port}");
+    let dir = scratch("migration");
+    let record = |name: &str| dir.join(format!("{name}.rec")).display().to_string();
+    let bot = |name: &str, seed: &str, seconds: &str| {
+        Running::start(game(&[
+            "bot",
+            "--record",
+            &record(name),
+            &addr,
+            "--name",
+            name,
+            "--seed",
+            seed,
+            "--seconds",
+            seconds,
+            "--discovery-addr",
+            &disc,
+        ]))
+    };
+    // bob joins first, so he is the first successor; cat ends first, while bob hosts.
+    let bob = bot("bob", "4", "24");
+    host.wait_for("bob joined", Duration::from_secs(30));
+    let cat = bot("cat", "5", "19");
+    for b in [&bob, &cat] {
+        b.wait_for("the succession: bob, cat", Duration::from_secs(30));
+    }
+
+    signal(&host, "-KILL");
+    let out = host.finish(Duration::from_secs(10));
+    assert!(!out.status.success(), "the host was killed");
+    bob.wait_for("ada left; you are now hosting ada", Duration::from_secs(20));
+    cat.wait_for("ada left; bob is now hosting", Duration::from_secs(20));
+
+    // The new host answers LAN discovery under the game's name, from its own port.
+    let browse = game(&["browse", "--discovery-addr", &disc, "--wait", "1"])
+        .output()
+        .expect("browse runs");
+    let listing = succeeded(&browse, "browse");
+    let game_line = listing
+        .lines()
+        .find(|l| l.contains("  ada  "))
+        .unwrap_or_else(|| panic!("the game is not found under its name: {listing}"));
+    assert!(
+        !game_line.starts_with(&format!("{addr} ")),
+        "found at the old host's address: {game_line}"
+    );
+    assert!(game_line.contains("2/8 players"), "{game_line}");
+
+    let reports = bot_reports(vec![cat, bob]);
+    let (cat, bob) = (&reports[0], &reports[1]);
+    let change = serde_json::json!([{ "left": "ada", "host": "bob" }]);
+    for r in [cat, bob] {
+        assert_eq!(r["host_changes"], change, "{r}");
+        assert_eq!(r["server_name"], "ada", "{r}");
+        assert_eq!(r["ended"], "time up", "{r}");
+    }
+    assert_eq!(bob["hosting"], true, "{bob}");
+    assert_eq!(cat["hosting"], false, "{cat}");
+    assert_eq!(
+        cat["remote_players"],
+        serde_json::json!(["ada", "bob"]),
+        "{cat}"
+    );
+    // The host's own player went with it; cat's world (which ended before bob's) holds
+    // bob's, now the server's, and its own.
+    let players = |r: &serde_json::Value| {
+        let e = r["entities"].as_object().expect("entities");
+        let mut owners: Vec<String> = e
+            .values()
+            .filter(|v| v["kind"] == "player")
+            .map(|v| v["owner"].as_str().unwrap_or("?").to_owned())
+            .collect();
+        owners.sort();
+        owners
+    };
+    assert_eq!(players(cat), ["client 2", "server"], "{cat}");
+    assert!(!crates(&bob["entities"]).is_empty());
+    assert_crates_agree("cat", cat, bob);
+
+    // Each bot's recording, made across the migration, replays bit for bit to its end.
+    for name in ["bob", "cat"] {
+        let out = game(&["replay", "--verify", &record(name)])
+            .output()
+            .expect("replay runs");
+        let said = succeeded(&out, "replay --verify");
+        assert!(said.contains("ticks match"), "{name}: {said}");
+    }
+}
+
+/// Ticks games together for `seconds` of virtual time, each bot choosing its player's input
+/// first.
+fn play(games: &mut [(&mut Game, &mut Bot)], seconds: f32) {
+    let dt = 1.0 / lanyard_game::game::TICK_HZ;
+    for _ in 0..(seconds / dt) as usize {
+        for (g, bot) in games.iter_mut() {
+            let input = bot.input(g, dt, f32::INFINITY);
+            g.set_input(input);
+            g.tick(dt);
+        }
+    }
+}
+
+/// The same in one process on the hub, with virtual time and bots playing: the host "ada"
+/// goes silent; bob, its first successor, takes the game over with the scores as they
+/// were, and cat follows; the new host's state reaches cat.
+#[test]
+fn on_the_hub_the_players_and_the_scores_go_on_at_the_first_successor() {
+    let hub = lanyard_net::Hub::new();
+    let (mut host, mut clients) = hub_games(&hub, "ada", &["bob", "cat"]);
+    let (bob, cat) = clients.split_at_mut(1);
+    let (bob, cat) = (&mut bob[0], &mut cat[0]);
+    let mut brains: Vec<Bot> = (3..6).map(|seed| Bot::new(seed, None)).collect();
+    let [b0, b1, b2] = &mut brains[..] else {
+        unreachable!()
+    };
+    play(&mut [(&mut host, b0), (bob, b1)], 2.0);
+    play(&mut [(&mut host, b0), (bob, b1), (cat, b2)], 10.0);
+    let scores = host.scores.clone();
+    assert!(
+        scores.iter().any(|(_, n)| *n > 0),
+        "nobody scored: {scores:?}"
+    );
+    play(&mut [(bob, b1), (cat, b2)], 8.0);
+    assert!(bob.is_server());
+    // The players who stayed keep their scores, on every screen.
+    let kept: Vec<(String, u32)> = scores.into_iter().filter(|(n, _)| n != "ada").collect();
+    assert_eq!(bob.scores, kept);
+    assert_eq!(cat.scores, kept);
+    let cat_id = cat.net.client_id().expect("cat plays on");
+    let stats = bob.net.peer_stats(cat_id).expect("bob serves cat");
+    assert!(stats.state_age_p95_ms < 500.0, "{stats:?}");
+}

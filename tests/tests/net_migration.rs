@@ -1,0 +1,357 @@
+//! Host migration on the hub, over a Wi-Fi link (8 ± 6 ms, 1% loss): a host, two players
+//! and a spectator; the host goes (a goodbye, or silence) and the game goes on at the first
+//! successor, the others resuming their sessions with it; if the first successor is gone
+//! too, the second takes over.
+
+use lanyard::prelude::*;
+use lanyard_demo as demo;
+use lanyard_net::{Conditions, NetConfig, NetEvent};
+use lanyard_tests::scenario::{DemoScenario, Scenario, crates_and_balls, player};
+
+/// The Wi-Fi preset of the smoothing bench.
+const WIFI: Conditions = Conditions {
+    latency: 0.008,
+    jitter: 0.006,
+    loss: 0.01,
+    ..Conditions::PERFECT
+};
+
+/// How the host goes.
+#[derive(Clone, Copy, Debug)]
+enum Drop {
+    /// It says goodbye (the player quits).
+    Goodbye,
+    /// It falls silent (a crash, a power cut).
+    Silence,
+}
+
+/// A game of 12 bodies: a host playing as "host" (its own mover), players ann and bob with a
+/// mover each, and eve watching; run until every body rests and everyone knows the
+/// succession.
+fn game(seed: u64) -> (Scenario, NetId) {
+    let config = NetConfig {
+        host_migration: true,
+        host_name: Some("host".into()),
+        ..NetConfig::default()
+    };
+    let mut host_mover = NetId(0);
+    let mut s = Scenario::new(config, Some((WIFI, seed)), 60.0, |g| {
+        crates_and_balls(g, 12);
+        let e = g
+            .spawn(demo::MOVER, &player(-6.0, 9, 30), Owner::Server)
+            .expect("a mover");
+        host_mover = g.get(e).expect("just spawned").net_id();
+    });
+    s.add_client(NetConfig::default(), "ann", None);
+    s.join_within(3.0);
+    s.add_client(NetConfig::default(), "bob", None);
+    let watching = NetConfig {
+        spectator: true,
+        ..NetConfig::default()
+    };
+    s.add_client(watching, "eve", None);
+    s.join_within(3.0);
+    s.give_player(0, &player(-2.0, 1, 30));
+    s.give_player(1, &player(2.0, 2, 30));
+    let told = |s: &Scenario| {
+        s.clients
+            .iter()
+            .all(|c| c.net.succession().len() == 2 && c.group.len() == s.server.group.len())
+    };
+    s.wait_for(4.0, "everyone to know the succession", told)
+        .unwrap_or_else(|e| panic!("{e}"));
+    s.run_for(4.0);
+    (s, host_mover)
+}
+
+/// When (seconds from `from`) client `c` first reported an event that `is` picks.
+fn when(
+    s: &Scenario,
+    c: usize,
+    times: &[(usize, usize, f32)],
+    is: impl Fn(&NetEvent) -> bool,
+) -> Option<f32> {
+    times
+        .iter()
+        .filter(|(who, _, _)| *who == c)
+        .find(|(_, i, _)| is(&s.clients[c].events[*i]))
+        .map(|(_, _, t)| *t)
+}
+
+/// Steps for `seconds`, noting when each client's new events came: (client, event index,
+/// time).
+fn run_noting(s: &mut Scenario, seconds: f32, times: &mut Vec<(usize, usize, f32)>, t: &mut f32) {
+    let n = (seconds / s.dt).round() as usize;
+    for _ in 0..n {
+        let before: Vec<usize> = s.clients.iter().map(|c| c.events.len()).collect();
+        s.step();
+        *t += s.dt;
+        for (c, peer) in s.clients.iter().enumerate() {
+            times.extend((before[c]..peer.events.len()).map(|i| (c, i, *t)));
+        }
+    }
+}
+
+/// The crates (and balls) of a group: network id and position.
+fn bodies(g: &EntityGroup) -> Vec<(NetId, Vec3)> {
+    g.iter()
+        .filter(|e| {
+            let kind = g.registry().name_of(e.kind());
+            kind == Some(demo::CRATE) || kind == Some(demo::BALL)
+        })
+        .map(|e| (e.net_id(), e.body().translation()))
+        .collect()
+}
+
+/// The host goes as `drop` says (and with it the first successor, if `both`); checks that
+/// the next successor takes over, the others rejoin within 3 s of noticing, players and
+/// ids are kept, and the crates agree. Returns the index of the new host.
+fn migrate(seed: u64, drop: Drop, both: bool) {
+    let (mut s, host_mover) = game(seed);
+    let ids: Vec<_> = s.clients.iter().map(|c| c.net.client_id()).collect();
+    let at_rest: Vec<(NetId, Vec3)> = bodies(&s.server.group)
+        .into_iter()
+        .filter(|(net, _)| {
+            s.server
+                .group
+                .by_net(*net)
+                .is_some_and(|e| e.body().is_sleeping())
+        })
+        .collect();
+    assert!(
+        at_rest.len() >= 10,
+        "the bodies should rest before the drop: {}",
+        at_rest.len()
+    );
+    let movers = |g: &EntityGroup| {
+        let mut v: Vec<(NetId, Owner)> = g
+            .iter()
+            .filter(|e| g.registry().name_of(e.kind()) == Some(demo::MOVER))
+            .map(|e| (e.net_id(), e.owner()))
+            .collect();
+        v.sort_unstable_by_key(|m| m.0);
+        v
+    };
+    let before = movers(&s.server.group);
+    assert_eq!(before.len(), 3, "the host's mover and the two players'");
+
+    match drop {
+        Drop::Goodbye => {
+            let (net, group) = (&mut s.server.net, &mut s.server.group);
+            net.disconnect(group);
+            s.server.step(s.dt);
+        }
+        Drop::Silence => {}
+    }
+    s.server.alive = false;
+    if both {
+        s.clients[0].alive = false;
+    }
+    let (new_host, follower) = if both { (1, None) } else { (0, Some(1)) };
+    let mut times = Vec::new();
+    let mut t = 0.0;
+    let took_over = |s: &Scenario| s.clients[new_host].net.is_server();
+    let deadline = 5.0 + 2.0 + 2.0 * 2.0 + 1.0;
+    while !took_over(&s) && t < deadline {
+        let dt = s.dt;
+        run_noting(&mut s, dt, &mut times, &mut t);
+    }
+    assert!(
+        took_over(&s),
+        "{} did not take over:\n{}",
+        ["ann", "bob"][new_host],
+        s.dump()
+    );
+    let promoted_at = when(&s, new_host, &times, |e| {
+        matches!(e, NetEvent::Promoted { .. })
+    })
+    .expect("the new host was told it is promoted");
+    assert_eq!(
+        when(&s, new_host, &times, |e| *e
+            == NetEvent::Promoted {
+                left: "host".into()
+            }),
+        Some(promoted_at),
+        "the new host hears who left"
+    );
+    run_noting(&mut s, 2.0, &mut times, &mut t);
+
+    // Everyone still in the game noticed, was told who takes over, and rejoined it within 3 s.
+    let host_name = ["ann", "bob"][new_host];
+    let others = follower.into_iter().chain([2]);
+    for c in others {
+        let tried = when(
+            &s,
+            c,
+            &times,
+            |e| matches!(e, NetEvent::HostLeft { next, .. } if next == host_name),
+        )
+        .unwrap_or_else(|| {
+            panic!(
+                "client {c} never tried {host_name}: {:?}",
+                s.clients[c].events
+            )
+        });
+        let rejoined = when(&s, c, &times, |e| {
+            matches!(e, NetEvent::NewHost { left, host, .. } if left == "host" && host == host_name)
+        })
+        .unwrap_or_else(|| panic!("client {c} never rejoined: {:?}", s.clients[c].events));
+        eprintln!(
+            "{drop:?}{}: client {c} tried {host_name} at {tried:.2} s, rejoined at {rejoined:.2} s",
+            if both { ", first successor gone" } else { "" }
+        );
+        assert!(
+            rejoined - tried <= 3.0,
+            "client {c} rejoined {:.2} s after it tried {host_name}",
+            rejoined - tried
+        );
+        assert_eq!(
+            s.clients[c].net.client_id(),
+            ids[c],
+            "client {c} keeps its id"
+        );
+        assert!(s.clients[c].net.is_connected());
+    }
+    if drop == Drop::Silence {
+        // A silent host is noticed at the timeout, not before.
+        let first = times.iter().map(|x| x.2).fold(f32::MAX, f32::min);
+        assert!(first >= 4.0, "noticed a silent host after only {first} s");
+    }
+
+    // The old host's mover went everywhere; the players' stayed, under their owners (the
+    // new host's own is the server's now; a first successor that went too keeps its
+    // session, waiting for a resume).
+    let host = &s.clients[new_host];
+    let after = movers(&host.group);
+    let want: Vec<(NetId, Owner)> = before
+        .iter()
+        .filter(|(net, _)| *net != host_mover)
+        .map(|&(net, o)| match o {
+            Owner::Client(c) if Some(c) == ids[new_host] => (net, Owner::Server),
+            o => (net, o),
+        })
+        .collect();
+    assert_eq!(after, want, "the new host's movers");
+    for c in follower.into_iter().chain([2]) {
+        assert_eq!(movers(&s.clients[c].group), want, "client {c}'s movers");
+    }
+
+    // Bodies at rest before stay put; every screen agrees with the new host's.
+    for (net, p) in &at_rest {
+        let now = host.pos(*net).expect("the new host keeps every crate");
+        assert!(
+            (now - *p).length() <= 0.01,
+            "{net} moved {:.4} m on the new host",
+            (now - *p).length()
+        );
+    }
+    for c in follower.into_iter().chain([2]) {
+        for (net, p) in bodies(&host.group) {
+            let theirs = s.clients[c].pos(net).expect("every crate on every screen");
+            assert!(
+                (theirs - p).length() <= 0.05,
+                "client {c}: {net} off by {}",
+                (theirs - p).length()
+            );
+        }
+        assert_eq!(
+            s.clients[c].group.len(),
+            host.group.len(),
+            "client {c}'s world"
+        );
+    }
+}
+
+impl PartialEq for Drop {
+    fn eq(&self, other: &Self) -> bool {
+        std::mem::discriminant(self) == std::mem::discriminant(other)
+    }
+}
+
+#[test]
+fn a_host_that_says_goodbye_hands_the_game_to_its_first_successor() {
+    migrate(11, Drop::Goodbye, false);
+}
+
+#[test]
+fn a_host_that_falls_silent_hands_the_game_to_its_first_successor() {
+    migrate(12, Drop::Silence, false);
+}
+
+#[test]
+fn with_the_first_successor_gone_too_the_second_takes_over() {
+    migrate(13, Drop::Goodbye, true);
+    migrate(14, Drop::Silence, true);
+}
+
+#[test]
+fn without_host_migration_the_clients_sessions_end_with_the_host() {
+    let mut s = Scenario::new(NetConfig::default(), None, 60.0, |g| crates_and_balls(g, 4));
+    s.add_client(NetConfig::default(), "ann", None);
+    s.add_client(NetConfig::default(), "bob", None);
+    s.join_within(3.0);
+    s.run_for(1.0);
+    assert_eq!(
+        s.clients[0].net.succession().len(),
+        2,
+        "the succession is still told"
+    );
+    let (net, group) = (&mut s.server.net, &mut s.server.group);
+    net.disconnect(group);
+    s.run_for(1.0);
+    for c in &s.clients {
+        assert!(!c.net.is_server() && !c.net.is_connected());
+        assert!(c.events.contains(&NetEvent::ConnectionLost {
+            reason: lanyard_net::DisconnectReason::ServerShutdown
+        }));
+    }
+}
+
+/// The host goes silent before it confirmed the players' spawns: the new host gives its own
+/// mover a real id (not the provisional one, which the other player's client numbers the
+/// same way), and confirms the other player's; both worlds agree on ids and owners.
+#[test]
+fn spawns_the_old_host_never_confirmed_get_real_ids_from_the_new_one() {
+    let config = NetConfig {
+        host_migration: true,
+        ..NetConfig::default()
+    };
+    let mut s = Scenario::new(config, Some((WIFI, 21)), 60.0, |g| crates_and_balls(g, 4));
+    s.add_client(NetConfig::default(), "ann", None);
+    s.add_client(NetConfig::default(), "bob", None);
+    s.join_within(3.0);
+    s.wait_for(3.0, "the succession", |s| {
+        s.clients.iter().all(|c| c.net.succession().len() == 2)
+    })
+    .unwrap_or_else(|e| panic!("{e}"));
+    s.give_player(0, &player(-2.0, 1, 30));
+    s.give_player(1, &player(2.0, 2, 30));
+    s.server.alive = false;
+    s.wait_for(9.0, "bob to rejoin ann", |s| {
+        s.clients[1]
+            .events
+            .iter()
+            .any(|e| matches!(e, NetEvent::NewHost { .. }))
+    })
+    .unwrap_or_else(|e| panic!("{e}"));
+    s.run_for(1.0);
+    let bob = s.clients[1].net.client_id().unwrap();
+    let movers = |g: &EntityGroup| {
+        let mut v: Vec<(NetId, Owner)> = g
+            .iter()
+            .filter(|e| g.registry().name_of(e.kind()) == Some(demo::MOVER))
+            .map(|e| (e.net_id(), e.owner()))
+            .collect();
+        v.sort_unstable_by_key(|m| m.1 == Owner::Server);
+        v
+    };
+    let ann_world = movers(&s.clients[0].group);
+    assert_eq!(ann_world.len(), 2, "{ann_world:?}");
+    assert!(
+        ann_world.iter().all(|(net, _)| !net.is_provisional()),
+        "{ann_world:?}"
+    );
+    assert_eq!(ann_world[0].1, Owner::Client(bob));
+    assert_eq!(ann_world[1].1, Owner::Server);
+    assert_eq!(movers(&s.clients[1].group), ann_world, "bob's world");
+}
