@@ -162,3 +162,59 @@ fn on_the_hub_the_players_and_the_scores_go_on_at_the_first_successor() {
     let stats = bob.net.peer_stats(cat_id).expect("bob serves cat");
     assert!(stats.state_age_p95_ms < 500.0, "{stats:?}");
 }
+
+/// A player in a window (under Xvfb) whose host is killed: its screen says who left and
+/// who hosts now, and it plays on. The screenshot is the last frame's.
+#[test]
+fn the_window_says_who_left_and_who_hosts_now() {
+    let Some((_one, dir)) = window_test("migration-window") else {
+        return;
+    };
+    let port = free_port().to_string();
+    let disc = discovery(free_port());
+    let host = Running::start(game(&[
+        "host",
+        "--headless",
+        "--name",
+        "ada",
+        "--seed",
+        "3",
+        "--seconds",
+        "60",
+        "--port",
+        &port,
+        "--discovery-addr",
+        &disc,
+    ]));
+    host.wait_for("playing as ada", Duration::from_secs(30));
+    let addr = format!("127.0.0.1:{port}");
+    let bob = Running::start(game(&[
+        "bot",
+        &addr,
+        "--name",
+        "bob",
+        "--seed",
+        "4",
+        "--seconds",
+        "40",
+        "--discovery-addr",
+        &disc,
+    ]));
+    host.wait_for("bob joined", Duration::from_secs(30));
+    let shot = dir.join("cat.png");
+    let cat = Running::start(windowed(
+        "1100x700",
+        &format!(
+            "join {addr} --name cat --discovery-addr {disc} --fps 30 --frames 600 --screenshot '{}'",
+            shot.display()
+        ),
+    ));
+    cat.wait_for("the succession: bob, cat", Duration::from_secs(60));
+    signal(&host, "-KILL");
+    cat.wait_for("ada left; bob is now hosting", Duration::from_secs(30));
+    let out = cat.finish(Duration::from_secs(120));
+    succeeded(&out, "the window");
+    assert!(shot.exists(), "no screenshot at {}", shot.display());
+    drop(bob);
+    eprintln!("screenshot: {}", shot.display());
+}
