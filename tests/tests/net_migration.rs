@@ -237,13 +237,16 @@ fn migrate(seed: u64, drop: Drop, both: bool) {
     }
 
     // Bodies at rest before stay put; every screen agrees with the new host's.
-    for (net, p) in &at_rest {
-        let now = host.pos(*net).expect("the new host keeps every crate");
-        assert!(
-            (now - *p).length() <= 0.01,
-            "{net} moved {:.4} m on the new host",
-            (now - *p).length()
-        );
+    let everyone = [new_host].into_iter().chain(follower).chain([2]);
+    for c in everyone {
+        for (net, p) in &at_rest {
+            let now = s.clients[c].pos(*net).expect("every crate stays");
+            assert!(
+                (now - *p).length() <= 0.01,
+                "{net} moved {:.4} m on client {c}",
+                (now - *p).length()
+            );
+        }
     }
     for c in follower.into_iter().chain([2]) {
         for (net, p) in bodies(&host.group) {
