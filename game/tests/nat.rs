@@ -1,9 +1,10 @@
-//! Two homes behind real kernel NATs, built by the test itself out of network namespaces:
+//! Three homes behind real kernel NATs, built by the test itself out of network namespaces:
 //!
 //! ```text
 //!   home A                    "the internet" 203.0.113.0/24                    home B
 //!   192.0.2.2 ── router A ── [bridge: rendezvous 203.0.113.1] ── router B ── 198.51.100.2
-//!   (server)    203.0.113.2                                   203.0.113.3      (bot)
+//!   (server)    203.0.113.2            |                      203.0.113.3      (bot)
+//!                                  router C 203.0.113.4 ── 192.0.2.130 (home C)
 //! ```
 //!
 //! Each router masquerades (nftables) what leaves its `wan` side and, like a home router,
@@ -11,7 +12,8 @@
 //! with the rendezvous server; a `bot` in home B finds it by name, both punch through their
 //! NATs, and they play over the punched path. With routers that give every destination its
 //! own port (a symmetric NAT: `masquerade random`), punching cannot work, and the bot says
-//! so clearly.
+//! so clearly. A headless `host` in home A with bots in homes B and C is killed, and the
+//! game goes on at home B's, through both NATs (host migration beyond one LAN).
 //!
 //! The namespaces are linked only to each other (no interface in the machine's own
 //! network), use only documentation address ranges, and are deleted when the test ends,
@@ -21,7 +23,7 @@
 
 mod common;
 
-use common::{BIN, Running, carried, last_json, signal, succeeded};
+use common::{BIN, Running, assert_crates_agree, carried, last_json, signal, succeeded};
 use std::io::Write;
 use std::process::{Command, Output, Stdio};
 use std::time::Duration;
@@ -114,7 +116,7 @@ fn can_build(tag: &str) -> bool {
 }
 
 impl Lab {
-    /// Builds the two homes, their routers and the public segment. `symmetric`: the
+    /// Builds the three homes, their routers and the public segment. `symmetric`: the
     /// routers pick a new port for every destination.
     fn build(tag: &str, symmetric: bool) -> Lab {
         sweep_stale();
@@ -123,42 +125,48 @@ impl Lab {
             made: Vec::new(),
             children: Vec::new(),
         };
-        for n in ["pub", "ra", "rb", "ha", "hb"] {
+        for n in ["pub", "ra", "rb", "rc", "ha", "hb", "hc"] {
             let ns = lab.ns(n);
             ip(&["netns", "add", &ns]);
             lab.made.push(ns.clone());
             ip(&["-n", &ns, "link", "set", "lo", "up"]);
         }
-        let (public, ra, rb, ha, hb) = (
-            lab.ns("pub"),
-            lab.ns("ra"),
-            lab.ns("rb"),
-            lab.ns("ha"),
-            lab.ns("hb"),
-        );
+        let (public, ra, rb, rc) = (lab.ns("pub"), lab.ns("ra"), lab.ns("rb"), lab.ns("rc"));
+        let (ha, hb, hc) = (lab.ns("ha"), lab.ns("hb"), lab.ns("hc"));
         // The public segment: a bridge, with the rendezvous server's address on it.
         ip(&["-n", &public, "link", "add", "br0", "type", "bridge"]);
         ip(&["-n", &public, "link", "set", "br0", "up"]);
         ip(&["-n", &public, "addr", "add", "203.0.113.1/24", "dev", "br0"]);
+        // (router, home, its public address, its gateway and host on the LAN, the port on
+        // the bridge): homes A and C share 192.0.2.0/24 between them, a half each.
         let homes = [
             (
                 &ra,
                 &ha,
                 "203.0.113.2/24",
-                "192.0.2.1",
-                "192.0.2.2/24",
+                "192.0.2.1/25",
+                "192.0.2.2/25",
                 "pa",
             ),
             (
                 &rb,
                 &hb,
                 "203.0.113.3/24",
-                "198.51.100.1",
+                "198.51.100.1/24",
                 "198.51.100.2/24",
                 "pb",
             ),
+            (
+                &rc,
+                &hc,
+                "203.0.113.4/24",
+                "192.0.2.129/25",
+                "192.0.2.130/25",
+                "pc",
+            ),
         ];
         for (router, home, wan, gateway, host, port) in homes {
+            let via = gateway.split('/').next().unwrap_or(gateway);
             ip(&[
                 "-n", &public, "link", "add", port, "type", "veth", "peer", "name", "wan", "netns",
                 router,
@@ -170,19 +178,11 @@ impl Lab {
                 "-n", router, "link", "add", "lan", "type", "veth", "peer", "name", "eth0",
                 "netns", home,
             ]);
-            ip(&[
-                "-n",
-                router,
-                "addr",
-                "add",
-                &format!("{gateway}/24"),
-                "dev",
-                "lan",
-            ]);
+            ip(&["-n", router, "addr", "add", gateway, "dev", "lan"]);
             ip(&["-n", router, "link", "set", "lan", "up"]);
             ip(&["-n", home, "addr", "add", host, "dev", "eth0"]);
             ip(&["-n", home, "link", "set", "eth0", "up"]);
-            ip(&["-n", home, "route", "add", "default", "via", gateway]);
+            ip(&["-n", home, "route", "add", "default", "via", via]);
             ok(Command::new("ip").args([
                 "netns",
                 "exec",
@@ -377,5 +377,96 @@ fn behind_symmetric_nats_punching_fails_with_a_clear_message() {
                 && said.contains("symmetric NAT"),
             "{said}"
         );
+    });
+}
+
+#[test]
+fn a_killed_host_behind_a_nat_hands_its_game_to_a_player_behind_another() {
+    in_lab("migrate", false, |lab| {
+        let rv = Running::start(lab.game(
+            "pub",
+            &[
+                "rendezvous",
+                "--port",
+                "47820",
+                "--ttl",
+                "5",
+                "--seconds",
+                "120",
+            ],
+        ));
+        lab.children.push(rv);
+        let host = Running::start(lab.game(
+            "ha",
+            &[
+                "host",
+                "--headless",
+                "--name",
+                "ada",
+                "--seed",
+                "3",
+                "--port",
+                "47810",
+                "--rendezvous",
+                RENDEZVOUS,
+                "--seconds",
+                "120",
+            ],
+        ));
+        host.wait_for(
+            "(public address 203.0.113.2:47810)",
+            Duration::from_secs(30),
+        );
+        let bot = |home: &str, name: &str, seed: &str, seconds: &str| {
+            Running::start(lab.game(
+                home,
+                &[
+                    "bot",
+                    "--rendezvous",
+                    RENDEZVOUS,
+                    "ada",
+                    "--name",
+                    name,
+                    "--seed",
+                    seed,
+                    "--seconds",
+                    seconds,
+                ],
+            ))
+        };
+        let bob = bot("hb", "bob", "4", "30");
+        bob.wait_for("the succession: bob", Duration::from_secs(30));
+        let cat = bot("hc", "cat", "5", "24");
+        cat.wait_for("the succession: bob, cat", Duration::from_secs(30));
+        bob.wait_for("the succession: bob, cat", Duration::from_secs(30));
+
+        signal(&host, "-KILL");
+        drop(host);
+        // bob, behind router B, takes over; cat, behind router C, reaches it through both
+        // NATs at the address the old host saw (the two knock at each other).
+        bob.wait_for("ada left; you are now hosting ada", Duration::from_secs(20));
+        cat.wait_for("ada left; bob is now hosting", Duration::from_secs(20));
+        // Once the old host's registration runs out, bob registers the game again.
+        bob.wait_for(
+            "registered as 'ada' at the rendezvous server 203.0.113.1:47820 (public address 203.0.113.3:",
+            Duration::from_secs(30),
+        );
+
+        let out = cat.finish(Duration::from_secs(60));
+        let said = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert!(out.status.success(), "cat failed: {said}");
+        let cat = last_json(&out);
+        let out = bob.finish(Duration::from_secs(60));
+        assert!(
+            out.status.success(),
+            "bob failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let bob = last_json(&out);
+        let change = serde_json::json!([{ "left": "ada", "host": "bob" }]);
+        assert_eq!(cat["host_changes"], change, "{cat}");
+        assert_eq!(cat["ended"], "time up", "{cat}");
+        assert_eq!(bob["hosting"], true, "{bob}");
+        assert_crates_agree("cat", &cat, &bob);
     });
 }

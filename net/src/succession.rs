@@ -26,6 +26,8 @@ pub(crate) struct Heir {
     pub(crate) name: String,
     pub(crate) spectator: bool,
     pub(crate) token: [u8; 32],
+    /// Where the server sees it: a new host knocks there, to open its own NAT to it.
+    pub(crate) addr: SocketAddr,
 }
 
 /// What the server keeps its clients told: the succession, and whether and how the game

@@ -1,7 +1,7 @@
 //! Host migration in the game: when the host of a `host` game goes, its first successor
 //! plays the server's part with the world it holds (the scores as it last heard them,
-//! answering LAN discovery under the game's name), and every other player is told who
-//! hosts now.
+//! answering LAN discovery and registered at the rendezvous server, if the game was, under
+//! the game's name), and every other player is told who hosts now.
 
 use super::*;
 
@@ -40,6 +40,15 @@ impl Game {
         self.server_name = Some(self.options.name.clone());
         self.host_changes
             .push((left.to_owned(), self.my_name.clone().unwrap_or_default()));
+        // A game known at a rendezvous server is registered there again under its name
+        // (once the old host's registration runs out, within its time to live).
+        if let Some(rv) = self.options.rendezvous
+            && self.registrar.is_none()
+        {
+            let mut owner = [0; 16];
+            owner.copy_from_slice(&entropy()[..16]);
+            self.registrar = Some(Registrar::new(rv, owner));
+        }
         if let Some(d) = self.options.discovery
             && self.responder.is_none()
         {

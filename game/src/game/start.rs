@@ -119,11 +119,13 @@ impl Game {
     /// blocks for up to ten seconds), then joins it over that path as
     /// [`Game::client`] does.
     pub fn client_by_name(
-        options: Options,
+        mut options: Options,
         rendezvous: SocketAddr,
         name: &str,
         entropy: Entropy,
     ) -> Result<Game, String> {
+        // Should it take the game over, it registers the game there again.
+        options.rendezvous = Some(rendezvous);
         let mut socket = Self::client_socket(rendezvous)?;
         let server = Self::punch(&mut socket, rendezvous, name)?;
         Self::client_on(options, socket, server, entropy)

@@ -11,7 +11,13 @@ pub(crate) struct Suspended {
     pub(crate) since: u64,
     /// When we last told its old address that the session waits for a resume.
     nudged: Option<u64>,
+    /// A session a new host took over: when it knocks next at its address, and until when.
+    knock: Option<(u64, u64)>,
 }
+
+/// How often, and for how long, a new host knocks at the sessions it took over (µs).
+const KNOCK_EVERY_US: u64 = 250_000;
+const KNOCK_FOR_US: u64 = 10_000_000;
 
 /// How often a suspended session's old address is told, at most, that it must resume.
 const NUDGE_US: u64 = 500_000;
@@ -74,24 +80,17 @@ impl ServerEndpoint {
 
     /// A server that takes a game over from a host that went (host migration): every
     /// session in `heirs` but `me` waits to be resumed, under its id and name, with its
-    /// migration token; the players keep the order of `list` (the succession), which also
-    /// says where each was. Later clients get ids above every one of these.
+    /// migration token, and is knocked at (see [`knock`](Self::knock)). The players keep
+    /// the order they had (the order of `heirs`). Later clients get ids above every one
+    /// of these.
     pub(crate) fn take_over(
         &mut self,
         core: &Core,
         heirs: &[crate::succession::Heir],
-        list: &[crate::succession::Successor],
         me: ClientId,
     ) {
-        for h in heirs.iter().filter(|h| h.client != me) {
-            let addr = list.iter().find(|s| s.client == h.client).map(|s| s.addr);
-            let place = list.iter().position(|s| s.client == h.client);
-            let conn = Connection::accepted(
-                addr.unwrap_or(SocketAddr::from(([0, 0, 0, 0], 0))),
-                [0; 32],
-                core.now,
-                core.timing(),
-            );
+        for (place, h) in heirs.iter().enumerate().filter(|(_, h)| h.client != me) {
+            let conn = Connection::accepted(h.addr, [0; 32], core.now, core.timing());
             let hello = wire::Hello {
                 nonce: 0,
                 client_pub: [0; 32],
@@ -103,23 +102,40 @@ impl ServerEndpoint {
                 h.token,
                 h.spectator,
                 core.config.link_ceiling as f32,
-                place.map_or(u64::MAX, |i| i as u64),
+                place as u64,
             );
             peer.suspend();
-            if let Some(addr) = addr {
-                self.suspended_addr.insert(addr, h.client);
-            }
-            let since = core.now;
+            self.suspended_addr.insert(h.addr, h.client);
             let s = Suspended {
                 peer,
-                since,
+                since: core.now,
                 nudged: None,
+                knock: Some((core.now, core.now + KNOCK_FOR_US)),
             };
             self.suspended.insert(h.client, s);
         }
         let top = heirs.iter().map(|h| h.client.0).chain([me.0]).max();
         self.next_client = top.unwrap_or(0).wrapping_add(1).max(1);
         self.epoch += 1;
+    }
+
+    /// A new host knocks at the sessions it took over, every [`KNOCK_EVERY_US`] for
+    /// [`KNOCK_FOR_US`] or until they resume: one byte each, which their clients count as
+    /// a stranger's and drop, but which opens our NAT (if any) to their hellos (they are
+    /// sending to us meanwhile, which opens theirs): beyond one LAN, the path between two
+    /// players is punched as the rendezvous server's introduction does.
+    pub(crate) fn knock(&mut self, core: &mut Core) {
+        for s in self.suspended.values_mut() {
+            let Some((last, until)) = s.knock else {
+                continue;
+            };
+            if core.now >= until {
+                s.knock = None;
+            } else if core.now >= last {
+                s.knock = Some((core.now + KNOCK_EVERY_US, until));
+                core.outbox.push((s.peer.conn.addr, vec![0]));
+            }
+        }
     }
 
     /// The handshake key pair of cookie epoch `epoch` (made once for the current one).
@@ -164,6 +180,7 @@ impl ServerEndpoint {
                 peer: p,
                 since: core.now,
                 nudged: Some(core.now),
+                knock: None,
             },
         );
         Some(name)
@@ -541,6 +558,7 @@ impl ServerEndpoint {
                 peer: old,
                 since: core.now,
                 nudged: None,
+                knock: None,
             },
         );
         Arrival::Left(other, DisconnectReason::Replaced)

@@ -158,6 +158,7 @@ impl FrameDriver for ServerFrame<'_> {
             }
         }
         s.expire(core, pass.group_mut());
+        s.endpoint.knock(core);
         s.tell_succession(core);
     }
 }

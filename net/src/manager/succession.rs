@@ -40,14 +40,18 @@ impl Server {
     fn told(&self, config: &NetConfig) -> Succession {
         let live = self.endpoint.peers.iter();
         let waiting = self.endpoint.suspended.iter().map(|(id, s)| (id, &s.peer));
+        let mut sessions: Vec<_> = live.chain(waiting).collect();
+        // In the succession's order (a new host keeps it).
+        sessions.sort_by_key(|(id, p)| (p.joined, **id));
         let heirs = match config.host_migration {
-            true => live
-                .chain(waiting)
+            true => sessions
+                .into_iter()
                 .map(|(id, p)| Heir {
                     client: *id,
                     name: p.name.clone(),
                     spectator: p.spectator,
                     token: migration_token(&p.token),
+                    addr: p.conn.addr,
                 })
                 .collect(),
             false => Vec::new(),
@@ -115,7 +119,7 @@ impl NetManager {
         config.host_migration = true;
         config.spectator = false;
         let mut endpoint = ServerEndpoint::new(crate::crypto::derive(&e.entropy, "new host", 0));
-        endpoint.take_over(&self.core, &e.succession.heirs, &e.succession.list, me);
+        endpoint.take_over(&self.core, &e.succession.heirs, me);
         take_over_world(group, me);
         group.replica().set_role(Role::Server);
         // A server's sections describe the present: nothing is brought forward.
@@ -211,6 +215,7 @@ mod tests {
                 name: name(i),
                 spectator: i > 16,
                 token: [i as u8; 32],
+                addr: SocketAddr::from(([192, 0, 2, 1], 40000 + i)),
             })
             .collect();
         let whole = Succession {
