@@ -572,6 +572,33 @@ fn the_validation_hook_refuses_an_owners_illegal_section() {
 }
 
 #[test]
+fn a_trusted_entity_takes_its_owners_next_sections_even_illegal_ones_then_judges_again() {
+    let mut g = demo_group(Role::Server);
+    let alices = mover(&mut g, Owner::Client(ClientId(1)));
+    let net = g.get(alices).unwrap().net_id();
+    let alice = Owner::Client(ClientId(1));
+    let fast = mover_target(Vec3::new(50.0, 0.0, 0.0));
+    let fine = mover_target(Vec3::new(4.0, 0.0, 0.0));
+    // Two sections trusted: an illegal one, then a legal one (which counts too); the
+    // third illegal one is refused.
+    g.replica().trust_sections(net, 2);
+    let verdicts: Vec<Verdict> = [fast.clone(), fine, fast]
+        .into_iter()
+        .map(|section| {
+            let mut feed = Feed::inbound_only();
+            feed.sections.push((net, section, alice));
+            g.run_frame(&mut feed);
+            feed.verdicts[0].0
+        })
+        .collect();
+    assert_eq!(
+        verdicts,
+        [Verdict::Accepted, Verdict::Accepted, Verdict::Illegal]
+    );
+    assert_eq!((g.counters().trusted, g.counters().illegal), (1, 1));
+}
+
+#[test]
 fn the_journal_records_spawns_despawns_owner_changes_and_renames() {
     let mut g = demo_group(Role::Server);
     let a = g.spawn(demo::CRATE, &crate_at(0.0), Owner::Server).unwrap();

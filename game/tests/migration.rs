@@ -161,6 +161,13 @@ fn on_the_hub_the_players_and_the_scores_go_on_at_the_first_successor() {
     let cat_id = cat.net.client_id().expect("cat plays on");
     let stats = bob.net.peer_stats(cat_id).expect("bob serves cat");
     assert!(stats.state_age_p95_ms < 500.0, "{stats:?}");
+    // cat's player moved on while the host was silent: its first word to bob is taken
+    // (once), so bob never sends it back to where the old host last saw it.
+    assert_eq!(
+        (stats.dropped_illegal, stats.corrections),
+        (0, 0),
+        "{stats:?}"
+    );
 }
 
 /// A player in a window (under Xvfb) whose host is killed: its screen says who left and

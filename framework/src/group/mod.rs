@@ -40,6 +40,9 @@ pub struct Counters {
     pub not_owner: u64,
     /// Sections from the owner that its controller's validation hook judged illegal.
     pub illegal: u64,
+    /// Sections judged illegal but taken all the same, their entity being trusted for a
+    /// while ([`Replica::trust_sections`]: a new host after a host migration).
+    pub trusted: u64,
     /// Sections a controller could not read.
     pub bad_sections: u64,
     /// Packets whose framing broke (the rest of such a packet is lost).
@@ -260,6 +263,9 @@ pub struct EntityGroup {
     /// Ticks the sections from outside are behind this peer's present (see
     /// [`ClientContext::lead`]).
     lead_ticks: u32,
+    /// Entities whose owner's sections are taken even when their controller refuses them,
+    /// and how many more (a new host's first words from each client after a migration).
+    trusted: std::collections::BTreeMap<NetId, u32>,
     /// Poses client paths took from their authorities in the last frame.
     observed: Vec<Observed>,
     /// Hooks that panicked this frame.
@@ -336,6 +342,7 @@ impl EntityGroup {
             recorder: None,
             looping_back: false,
             lead_ticks: 0,
+            trusted: std::collections::BTreeMap::new(),
             observed: Vec::new(),
             faults: Vec::new(),
             section_errors: Vec::new(),

@@ -222,6 +222,7 @@ impl EntityGroup {
         slot.params = Vec::new();
         slot.pending = None;
         self.controllers[id.index as usize] = None;
+        self.trusted.remove(&entity.net_id);
         self.physics.remove_body(entity.body);
         if let Ok(pos) = self.order.binary_search_by_key(&entity.net_id, |e| e.0) {
             self.order.remove(pos);

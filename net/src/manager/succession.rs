@@ -138,11 +138,16 @@ impl NetManager {
     }
 }
 
+/// How many sections of each client's entity a new host takes as they come, legal or not
+/// (2 s at 20 a second): long enough for its copy to catch up with the client's.
+const TRUSTED_SECTIONS: u32 = 40;
+
 /// How many network ids a new host leaves unused above the highest it knows.
 const NET_IDS_SKIPPED: u32 = 1024;
 
 /// The world of a new host: the old host's entities of kinds that go with it are
-/// despawned, and what we owned is the server's, under real ids.
+/// despawned, what we owned is the server's, under real ids, and the others' first
+/// sections are trusted.
 fn take_over_world(group: &mut EntityGroup, me: ClientId) {
     let registry = group.registry().clone();
     let goes = |kind| {
@@ -158,6 +163,16 @@ fn take_over_world(group: &mut EntityGroup, me: ClientId) {
     for id in old {
         // It exists: it was just listed.
         let _ = group.despawn(id);
+    }
+    // The others' own entities moved on since the old host's last word of them: their
+    // first sections are taken as they come.
+    let theirs: Vec<_> = group
+        .iter()
+        .filter(|e| matches!(e.owner(), Owner::Client(c) if c != me))
+        .map(|e| e.net_id())
+        .collect();
+    for net in theirs {
+        group.replica().trust_sections(net, TRUSTED_SECTIONS);
     }
     let mine: Vec<_> = group
         .iter()
