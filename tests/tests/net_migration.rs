@@ -358,3 +358,40 @@ fn spawns_the_old_host_never_confirmed_get_real_ids_from_the_new_one() {
     assert_eq!(ann_world[1].1, Owner::Server);
     assert_eq!(movers(&s.clients[1].group), ann_world, "bob's world");
 }
+
+/// A spectator is never a successor: when the host and the only player go silent, it tries
+/// the player, then, with nobody left to try, loses its session, saying so.
+#[test]
+fn a_spectator_that_reaches_no_successor_loses_its_session() {
+    let config = NetConfig {
+        host_migration: true,
+        ..NetConfig::default()
+    };
+    let mut s = Scenario::new(config, Some((WIFI, 31)), 60.0, |g| crates_and_balls(g, 4));
+    s.add_client(NetConfig::default(), "ann", None);
+    let watching = NetConfig {
+        spectator: true,
+        ..NetConfig::default()
+    };
+    s.add_client(watching, "eve", None);
+    s.join_within(3.0);
+    s.wait_for(3.0, "the succession", |s| {
+        s.clients[1].net.succession().len() == 1
+    })
+    .unwrap_or_else(|e| panic!("{e}"));
+    s.server.alive = false;
+    s.clients[0].alive = false;
+    let lost = NetEvent::ConnectionLost {
+        reason: lanyard_net::DisconnectReason::TimedOut,
+    };
+    s.wait_for(5.0 + 2.0 + 1.0, "eve to give up", |s| {
+        s.clients[1].events.contains(&lost)
+    })
+    .unwrap_or_else(|e| panic!("{e}"));
+    let eve = &s.clients[1];
+    assert!(eve.events.contains(&NetEvent::HostLeft {
+        host: String::new(),
+        next: "ann".into()
+    }));
+    assert!(!eve.net.is_server() && !eve.net.is_connected());
+}
