@@ -599,6 +599,32 @@ fn a_trusted_entity_takes_its_owners_next_sections_even_illegal_ones_then_judges
 }
 
 #[test]
+fn a_snapshot_keeps_who_is_trusted_and_how_many_sections_were_taken_on_trust() {
+    let mut g = demo_group(Role::Server);
+    let alices = mover(&mut g, Owner::Client(ClientId(1)));
+    let net = g.get(alices).unwrap().net_id();
+    let alice = Owner::Client(ClientId(1));
+    let fast = mover_target(Vec3::new(50.0, 0.0, 0.0));
+    g.replica().trust_sections(net, 2);
+    let mut feed = Feed::inbound_only();
+    feed.sections.push((net, fast.clone(), alice));
+    g.run_frame(&mut feed);
+    let mut back = EntityGroup::restore(g.registry().clone(), &g.snapshot().unwrap()).unwrap();
+    assert_eq!(back.counters().trusted, 1);
+    // One trusted section is left after the restore, then the group judges again.
+    let verdicts: Vec<Verdict> = [fast.clone(), fast]
+        .into_iter()
+        .map(|section| {
+            let mut feed = Feed::inbound_only();
+            feed.sections.push((net, section, alice));
+            back.run_frame(&mut feed);
+            feed.verdicts[0].0
+        })
+        .collect();
+    assert_eq!(verdicts, [Verdict::Accepted, Verdict::Illegal]);
+}
+
+#[test]
 fn the_journal_records_spawns_despawns_owner_changes_and_renames() {
     let mut g = demo_group(Role::Server);
     let a = g.spawn(demo::CRATE, &crate_at(0.0), Owner::Server).unwrap();

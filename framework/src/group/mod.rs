@@ -41,7 +41,9 @@ pub struct Counters {
     /// Sections from the owner that its controller's validation hook judged illegal.
     pub illegal: u64,
     /// Sections judged illegal but taken all the same, their entity being trusted for a
-    /// while ([`Replica::trust_sections`]: a new host after a host migration).
+    /// while ([`Replica::trust_sections`]: a new host after a host migration). Not in
+    /// the snapshot's counters, which keep format 1's fields; it travels beside them.
+    #[serde(skip)]
     pub trusted: u64,
     /// Sections a controller could not read.
     pub bad_sections: u64,

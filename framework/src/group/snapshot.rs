@@ -137,8 +137,14 @@ impl EntityGroup {
                 .collect(),
             counters: self.counters,
         };
+        let trust = TrustMeta {
+            taken: self.counters.trusted,
+            entities: self.trusted.iter().map(|(n, left)| (*n, *left)).collect(),
+        };
         let cfg = bincode::config::standard();
-        let meta = bincode::serde::encode_to_vec(&snap, cfg)
+        let mut meta = bincode::serde::encode_to_vec(&snap, cfg)
+            .map_err(|e| Error::BadSnapshot(e.to_string()))?;
+        bincode::serde::encode_into_std_write(&trust, &mut meta, cfg)
             .map_err(|e| Error::BadSnapshot(e.to_string()))?;
         let mut body = (meta.len() as u64).to_le_bytes().to_vec();
         body.extend_from_slice(&meta);
@@ -180,9 +186,9 @@ impl EntityGroup {
             .split_first_chunk::<4>()
             .ok_or_else(|| bad("truncated header"))?;
         let version = u32::from_le_bytes(*version);
-        if version != SNAPSHOT_VERSION {
+        if !(1..=SNAPSHOT_VERSION).contains(&version) {
             return Err(Error::BadSnapshot(format!(
-                "format version {version}, this build reads {SNAPSHOT_VERSION}"
+                "format version {version}, this build reads 1 to {SNAPSHOT_VERSION}"
             )));
         }
         let (sum, rest) = rest
@@ -205,8 +211,17 @@ impl EntityGroup {
         let (meta, world) = rest.split_at(len);
         // Limits on what a damaged snapshot may claim, so it cannot make us allocate more.
         let cfg = bincode::config::standard().with_limit::<{ 1 << 28 }>();
-        let (snap, _): (SnapshotMeta, usize) = bincode::serde::decode_from_slice(meta, cfg)
+        let (snap, read): (SnapshotMeta, usize) = bincode::serde::decode_from_slice(meta, cfg)
             .map_err(|e| Error::BadSnapshot(e.to_string()))?;
+        // Format 1 ends there; format 2 adds who is trusted after a host migration.
+        let trust = match version {
+            1 => TrustMeta::default(),
+            _ => {
+                bincode::serde::decode_from_slice::<TrustMeta, _>(&meta[read..], cfg)
+                    .map_err(|e| Error::BadSnapshot(e.to_string()))?
+                    .0
+            }
+        };
         let cfg = bincode::config::standard().with_limit::<{ 1 << 30 }>();
         let (physics, _): (PhysicsWorld, usize) = bincode::serde::decode_from_slice(world, cfg)
             .map_err(|e| Error::BadSnapshot(e.to_string()))?;
@@ -219,6 +234,8 @@ impl EntityGroup {
         group.next_net_id = snap.next_net_id;
         group.free = snap.free;
         group.counters = snap.counters;
+        group.counters.trusted = trust.taken;
+        group.trusted = trust.entities.into_iter().collect();
         for (index, s) in snap.slots.into_iter().enumerate() {
             let mut controller = None;
             if let Some(e) = &s.entity {
@@ -263,8 +280,10 @@ fn body_state(b: &rapier3d::prelude::RigidBody) -> rec::BodyBits {
 }
 
 const SNAPSHOT_MAGIC: &[u8; 4] = b"LNYS";
-/// The snapshot format version this build writes and reads.
-pub const SNAPSHOT_VERSION: u32 = 1;
+/// The snapshot format version this build writes; it reads every version from 1 on.
+///
+/// 2 added [`TrustMeta`] after the entity table's fields (1 has none: nobody trusted).
+pub const SNAPSHOT_VERSION: u32 = 2;
 
 #[derive(Serialize, Deserialize)]
 struct SnapshotMeta {
@@ -274,6 +293,15 @@ struct SnapshotMeta {
     free: Vec<u32>,
     slots: Vec<SlotSnapshot>,
     counters: Counters,
+}
+
+/// Format 2's addition, written after [`SnapshotMeta`]: the sections taken on trust so far
+/// ([`Counters::trusted`]) and the entities still trusted, with how many more of their
+/// sections are (see [`Replica::trust_sections`](crate::Replica::trust_sections)).
+#[derive(Serialize, Deserialize, Default)]
+struct TrustMeta {
+    taken: u64,
+    entities: Vec<(NetId, u32)>,
 }
 
 #[derive(Serialize, Deserialize)]
