@@ -119,6 +119,15 @@ impl PoseState {
         dp > tolerance || dq > tolerance * tolerance * 0.5
     }
 
+    /// Whether a client's state of a body the server knows as `body` is believable: no
+    /// faster than `max_speed` metres per second, and no further than `max_jump` metres
+    /// from where the server has it. What a kind whose bodies a client may hold
+    /// ([`KindOptions::hand_off`](crate::KindOptions::hand_off)) checks in its
+    /// [`validate`](crate::Controller::validate).
+    pub fn plausible(&self, body: &RigidBody, max_speed: f32, max_jump: f32) -> bool {
+        self.linvel.length() <= max_speed && self.pos.distance(body.translation()) <= max_jump
+    }
+
     /// Puts `body` in this state (waking it).
     pub fn apply(&self, body: &mut RigidBody) {
         body.set_translation(self.pos, true);

@@ -83,6 +83,14 @@ pub struct KindOptions {
     pub on_host_leave: OnHostLeave,
     /// Whether a client may ask to spawn entities of this kind that it will own.
     pub client_spawnable: bool,
+    /// Whether a client that pushes one of the server's entities of this kind (its own
+    /// body touches it, moving) may take it over for a while: it then simulates the body
+    /// and streams its state, and the body returns to the server once at rest (see
+    /// `lanyard-net`'s hand-off). Off by default; a crate wants it, a goal object not. The
+    /// controller's [`validate`](crate::Controller::validate) then judges a client's
+    /// sections: [`PoseState::plausible`](crate::pose::PoseState::plausible) bounds speed
+    /// and jumps.
+    pub hand_off: bool,
     /// How urgently a changed entity of this kind is sent when a client's byte budget
     /// cannot carry everything (1 is ordinary; a player other people watch wants more).
     /// The server adds it, scaled by the body's speed, to the entity's accumulated
@@ -112,6 +120,7 @@ impl Default for KindOptions {
             on_owner_leave: OnOwnerLeave::default(),
             on_host_leave: OnHostLeave::default(),
             client_spawnable: false,
+            hand_off: false,
             priority: 1.0,
             decides_alone: false,
             state_version: 0,

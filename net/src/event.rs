@@ -107,6 +107,15 @@ pub enum NetEvent {
         /// Our id (unchanged).
         client: ClientId,
     },
+    /// Server: a client took over one of the server's bodies by pushing it (hand-off), or
+    /// a body a client held returned to the server (`to: None`: it came to rest, its
+    /// holder went away from it, or left the game).
+    Handed {
+        /// The body's network id.
+        net: lanyard::NetId,
+        /// The client that holds it now, if one does.
+        to: Option<ClientId>,
+    },
     /// A game event from a peer (reliable, in order).
     Event {
         /// Who sent it: the server, or a client.

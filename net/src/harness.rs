@@ -386,6 +386,24 @@ impl Scenario {
     pub fn all_joined(&self) -> bool {
         self.clients.iter().all(|c| c.net.is_connected())
     }
+
+    /// Who holds the body with network id `net` on the server (its owner: the server, the
+    /// client that owns it, or one that took it over by pushing it), if the server has it.
+    pub fn holder(&self, net: NetId) -> Option<Owner> {
+        self.server.group.by_net(net).map(|e| e.owner())
+    }
+
+    /// Asserts that `holder` holds the body `net` on the server and on every connected
+    /// client's screen (hand-off), naming the first peer that thinks otherwise.
+    pub fn assert_held_by(&self, net: NetId, holder: Owner) {
+        assert_eq!(self.holder(net), Some(holder), "{net} on the server");
+        for (i, c) in self.clients.iter().enumerate() {
+            if c.net.is_connected() {
+                let theirs = c.group.by_net(net).map(|e| e.owner());
+                assert_eq!(theirs, Some(holder), "{net} on client {i}");
+            }
+        }
+    }
 }
 
 /// What [`Scenario::wait_for`] waited for in vain, with every peer's state.

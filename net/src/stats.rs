@@ -39,6 +39,12 @@ pub struct PeerStats {
     pub dropped_illegal: u64,
     /// Spawn requests the server refused (kind, parameters, claimed state or count).
     pub refused_spawns: u64,
+    /// Claims on a server's body the server granted (hand-off): on a server, this
+    /// client's; on a client, ours.
+    pub claims: u64,
+    /// Claims the server refused (the body touches nothing the client holds, another
+    /// client holds it, its kind forbids hand-off, the client holds too many).
+    pub refused_claims: u64,
     /// Corrections: on a server, sent to this client; on a client, received.
     pub corrections: u64,
     /// Reliable messages that were not acceptable (wrong direction, bad content).

@@ -195,6 +195,12 @@ fn a_changed_controller_constant_is_reported_at_the_first_tick_it_matters() {
         .unwrap();
     let b = build.clone();
     changed
+        .register(demo::PUSHABLE, move |p: &demo::CrateParams| {
+            b(demo::PUSHABLE, encode(p))
+        })
+        .unwrap();
+    let b = build.clone();
+    changed
         .register(demo::BALL, move |p: &demo::BallParams| {
             b(demo::BALL, encode(p))
         })

@@ -25,6 +25,14 @@ pub const CRATE: &str = "demo.crate";
 pub const BALL: &str = "demo.ball";
 /// Kind name of [`Mover`]s.
 pub const MOVER: &str = "demo.mover";
+/// Kind name of crates a client may take over by pushing them ([`KindOptions::hand_off`]):
+/// [`PoseCarrier`] boxes like [`CRATE`]s, of the same [`CrateParams`].
+pub const PUSHABLE: &str = "demo.pushable";
+
+/// The fastest a client may say a pushed box moves (metres a second)...
+pub const PUSHABLE_MAX_SPEED: f32 = 20.0;
+/// ...and the furthest from where the server has it (metres).
+pub const PUSHABLE_MAX_JUMP: f32 = 1.5;
 
 /// How far a peer's body may drift before it is corrected (the framework's default).
 pub use lanyard::pose::CORRECTION_TOLERANCE;
@@ -127,6 +135,23 @@ impl Controller for PoseCarrier {
             state.correct(ctx, CORRECTION_TOLERANCE);
         }
         Ok(())
+    }
+
+    fn validate(
+        &self,
+        me: EntityRef<'_>,
+        section: Section<'_>,
+        _world: &WorldView<'_>,
+    ) -> Legality {
+        // Judged only when a client holds it (a pushed box): no faster, and no further from
+        // the server's copy, than a push explains.
+        let mut r = section.reader();
+        match PoseState::read(&mut r) {
+            Ok(s) if s.plausible(me.body(), PUSHABLE_MAX_SPEED, PUSHABLE_MAX_JUMP) => {
+                Legality::Legal
+            }
+            _ => Legality::Illegal,
+        }
     }
 }
 
@@ -400,9 +425,9 @@ fn dynamic_at(pos: [f32; 3]) -> RigidBodyBuilder {
     RigidBodyBuilder::dynamic().translation(Vec3::from_array(pos))
 }
 
-/// Registers [`CRATE`], [`BALL`], [`MOVER`] and [`asteroids::ASTEROID`].
+/// Registers [`CRATE`], [`PUSHABLE`], [`BALL`], [`MOVER`] and [`asteroids::ASTEROID`].
 pub fn register(registry: &mut KindRegistry) -> Result<(), Error> {
-    registry.register(CRATE, |p: &CrateParams| {
+    let crate_box = |p: &CrateParams| {
         let [x, y, z] = p.half_extents;
         Blueprint {
             body: dynamic_at(p.pos).can_sleep(p.can_sleep).build(),
@@ -415,7 +440,13 @@ pub fn register(registry: &mut KindRegistry) -> Result<(), Error> {
             },
             controller: Box::new(PoseCarrier),
         }
-    })?;
+    };
+    registry.register(CRATE, crate_box)?;
+    let pushable = KindOptions {
+        hand_off: true,
+        ..KindOptions::default()
+    };
+    registry.register_with(PUSHABLE, pushable, crate_box)?;
     let thrown = KindOptions {
         on_owner_leave: OnOwnerLeave::HandToServer,
         client_spawnable: true,
@@ -458,7 +489,7 @@ pub fn register(registry: &mut KindRegistry) -> Result<(), Error> {
         }
     })?;
     // Every section starts with the body's pose.
-    for kind in [CRATE, BALL, MOVER] {
+    for kind in [CRATE, PUSHABLE, BALL, MOVER] {
         registry.set_delta_codec(kind, PoseDelta::default())?;
     }
     asteroids::register(registry)

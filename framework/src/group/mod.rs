@@ -20,6 +20,7 @@ use rapier3d::prelude::{Collider, ColliderHandle, PhysicsWorld};
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 
+mod contacts;
 pub(crate) mod pipeline;
 mod replica;
 mod snapshot;

@@ -85,6 +85,9 @@ impl Game {
                     self.received = TakenPoses::default();
                 }
                 NetEvent::Promoted { left } => self.promoted(&left),
+                NetEvent::Handed { net, to } => {
+                    tracing::debug!("{net} is held by {to:?}");
+                }
                 NetEvent::ClientJoined {
                     name,
                     spectator: true,

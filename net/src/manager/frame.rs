@@ -40,6 +40,7 @@ impl Server {
             heartbeats,
             ..
         } = driver;
+        server.repl.settle_held(core, group);
         server
             .repl
             .announce(core, group, &mut server.endpoint.peers);
@@ -227,6 +228,7 @@ impl Client {
             core, client, own, ..
         } = driver;
         let conn = &mut client.endpoint.conn;
+        client.repl.claim_touched(core, group, conn);
         let mut sent = false;
         if core.send_due() {
             let has_work = !own.as_bytes().is_empty() || conn.unacked() > 0 || client.ack_owed;

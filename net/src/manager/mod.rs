@@ -207,6 +207,27 @@ impl NetManager {
         }
     }
 
+    /// Client: takes the server's body with network id `net` (a hand-off, as touching it
+    /// with one of our moving bodies does when its kind allows it): from now on this
+    /// client simulates it and streams its state, and the server is asked. The server
+    /// grants the claim only for a body of a kind that allows hand-off, that nobody else
+    /// holds, within reach of something this client owns or holds; otherwise the body is
+    /// the server's again here (`PeerStats::refused_claims`).
+    pub fn claim(&mut self, group: &mut EntityGroup, net: lanyard::NetId) -> Result<(), NetError> {
+        let Side::Client(c) = &mut self.side else {
+            return Err(NetError::NotConnected);
+        };
+        if !c.endpoint.conn.is_connected() {
+            return Err(NetError::NotConnected);
+        }
+        let eid = group
+            .id_of(net)
+            .ok_or(NetError::Framework(lanyard::Error::NoSuchNetId(net)))?;
+        c.repl
+            .claim(&mut self.core, group, &mut c.endpoint.conn, eid, net);
+        Ok(())
+    }
+
     /// Client: whether the link is lost and the reconnect ladder runs (the world is
     /// frozen meanwhile).
     pub fn is_reconnecting(&self) -> bool {

@@ -25,7 +25,7 @@ impl Server {
         if !matches!(reason, DisconnectReason::TimedOut | DisconnectReason::Left) {
             core.goodbye(&p.conn, reason.clone());
         }
-        self.repl.forget(group, id);
+        self.repl.forget(core, group, id);
         tracing::info!("{} ({id}) left: {reason}", p.name);
         core.events.push_back(NetEvent::ClientLeft {
             client: id,
@@ -58,7 +58,7 @@ impl Server {
     /// Ends the sessions whose grace window ran out.
     pub(super) fn expire(&mut self, core: &mut Core, group: &mut EntityGroup) {
         for (id, p) in self.endpoint.expired(core.now, us(core.config.grace)) {
-            self.repl.forget(group, id);
+            self.repl.forget(core, group, id);
             tracing::info!("{} ({id}): session expired", p.name);
             core.events.push_back(NetEvent::ClientLeft {
                 client: id,

@@ -71,12 +71,69 @@ pub(crate) struct ClientReplication {
     pub(crate) succession: Option<crate::succession::Succession>,
     /// The parts of a succession that came so far, until its last.
     succession_parts: Option<crate::succession::Succession>,
+    /// The server's bodies we claimed (hand-off) and the server has not answered yet.
+    claims: BTreeSet<NetId>,
     /// After a resume, until the server says the world is all sent: the entities it
     /// named so far.
     resyncing: Option<BTreeSet<NetId>>,
 }
 
+/// How fast (metres a second) one of our bodies must move for what it touches to be
+/// claimed: a player standing by a crate does not take it, one walking into it does.
+const PUSH_SPEED: f32 = 0.3;
+
 impl ClientReplication {
+    /// Takes the server's bodies our own moving bodies touch, of kinds that allow it
+    /// (hand-off, `replication/handoff.rs`): they are ours at once, here, and the server is
+    /// asked (`Msg::Claim`). Runs after the frame's physics step.
+    pub(crate) fn claim_touched(
+        &mut self,
+        core: &mut Core,
+        group: &mut EntityGroup,
+        conn: &mut Connection,
+    ) {
+        let me = group.local_owner();
+        let moving: Vec<EntityId> = group
+            .iter()
+            .filter(|e| e.owner() == me && e.body().linvel().length() >= PUSH_SPEED)
+            .map(|e| e.id())
+            .collect();
+        if moving.is_empty() {
+            return;
+        }
+        let registry = group.registry().clone();
+        let mut take: Vec<(EntityId, NetId)> = Vec::new();
+        for (_, other) in group.contacts_of(&moving) {
+            let Some(e) = group.get(other) else {
+                continue;
+            };
+            let net = e.net_id();
+            let open = e.owner() == Owner::Server && !net.is_provisional();
+            let allowed = registry.options(e.kind()).is_some_and(|o| o.hand_off);
+            if open && allowed && !self.claims.contains(&net) && !take.contains(&(other, net)) {
+                take.push((other, net));
+            }
+        }
+        for (eid, net) in take {
+            self.claim(core, group, conn, eid, net);
+        }
+    }
+
+    /// Takes the server's body `eid` (network id `net`) here at once and asks the server
+    /// for it.
+    pub(crate) fn claim(
+        &mut self,
+        core: &mut Core,
+        group: &mut EntityGroup,
+        conn: &mut Connection,
+        eid: EntityId,
+        net: NetId,
+    ) {
+        let _ = group.set_owner(eid, group.local_owner());
+        self.claims.insert(net);
+        core.push(conn, &Msg::Claim { net });
+    }
+
     /// What a client keeps of its replication when a new host takes the game over: only
     /// its provisional ids go on (the new host's broadcasts are numbered afresh).
     pub(crate) fn for_new_host(&self) -> Self {
@@ -97,6 +154,7 @@ impl Default for ClientReplication {
             asked: BTreeSet::new(),
             succession: None,
             succession_parts: None,
+            claims: BTreeSet::new(),
             resyncing: None,
         }
     }
@@ -370,6 +428,13 @@ impl ClientReplication {
             }
             Msg::SetOwner { net, owner } => {
                 tracing::debug!("{net} is {owner:?}'s now");
+                // The answer to our claim, if we made one: granted, or who holds it.
+                if self.claims.remove(&net) {
+                    match owner == group.local_owner() {
+                        true => stats.claims += 1,
+                        false => stats.refused_claims += 1,
+                    }
+                }
                 if let Some(eid) = group.id_of(net) {
                     let _ = group.set_owner(eid, owner);
                 }
@@ -424,6 +489,7 @@ impl ClientReplication {
                 }
             }
             Msg::SpawnRequest { .. }
+            | Msg::Claim { .. }
             | Msg::DespawnRequest { .. }
             | Msg::Resync { .. }
             | Msg::ResendWorld => {

@@ -79,6 +79,7 @@ use std::ops::Range;
 mod age;
 mod client;
 mod forecast;
+mod handoff;
 mod requests;
 mod select;
 mod server;

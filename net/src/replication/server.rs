@@ -45,7 +45,9 @@ enum Pick {
 #[derive(Default, Clone)]
 pub(crate) struct ServerReplication {
     /// The newest accepted section of each client-owned entity, to forward.
-    forward: BTreeMap<NetId, (ClientId, Vec<u8>)>,
+    pub(super) forward: BTreeMap<NetId, (ClientId, Vec<u8>)>,
+    /// The server's bodies clients hold (hand-off).
+    pub(super) held: BTreeMap<NetId, super::handoff::Held>,
     /// Each entity's recent sections, by broadcast, by slot.
     history: Vec<History>,
     /// The number of the last broadcast.
@@ -278,9 +280,10 @@ impl ServerReplication {
         }
     }
 
-    /// A client left: its entities are handed to the server or despawned, as their kinds
-    /// say, and replication forgets it.
-    pub(crate) fn forget(&mut self, group: &mut EntityGroup, id: ClientId) {
+    /// A client left: the server's bodies it held are the server's again; its own entities
+    /// are handed to the server or despawned, as their kinds say; replication forgets it.
+    pub(crate) fn forget(&mut self, core: &mut Core, group: &mut EntityGroup, id: ClientId) {
+        self.return_held(core, group, id);
         let owned: Vec<_> = group
             .iter()
             .filter(|e| e.owner() == Owner::Client(id))

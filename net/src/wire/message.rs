@@ -53,6 +53,10 @@ pub(crate) enum Msg {
     /// Server to clients: who takes over the game if the server goes, in order, and (to
     /// the successors) what they need to take the other sessions over.
     Succession(crate::succession::Succession),
+    /// Client to server: my body pushes the server's entity `net`, and I simulate it from
+    /// now on (a hand-off). Answered by a `SetOwner`: ours (granted), or who holds it
+    /// (refused, with a `Correction`: go back to the server's state of it).
+    Claim { net: NetId },
 }
 
 /// A body's state in a spawn message: exact, with the velocities left out when the body

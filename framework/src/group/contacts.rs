@@ -1,0 +1,83 @@
+//! Which entities touch which, and how far apart two are: what a network layer asks when
+//! authority over a body passes to the player who pushes it.
+
+use super::*;
+use rapier3d::prelude::RigidBodyHandle;
+use std::collections::HashMap;
+
+impl EntityGroup {
+    /// The pairs (one of `ids`, an entity its body touches) with an active contact now
+    /// (after the last frame's step), each once, in no particular order. Bodies that only
+    /// touch scenery (colliders of no entity) have no pairs.
+    pub fn contacts_of(&self, ids: &[EntityId]) -> Vec<(EntityId, EntityId)> {
+        if ids.is_empty() {
+            return Vec::new();
+        }
+        let by_body: HashMap<RigidBodyHandle, EntityId> = self
+            .order
+            .iter()
+            .filter_map(|&(_, i)| self.slots[i as usize].entity.as_ref())
+            .map(|e| (e.body, e.id))
+            .collect();
+        let mut pairs = Vec::new();
+        for &id in ids {
+            let Some(body) = self.get(id).map(|e| e.entity().body) else {
+                continue;
+            };
+            let Some(b) = self.physics.bodies.get(body) else {
+                continue;
+            };
+            for &collider in b.colliders() {
+                for pair in self.physics.contact_pairs_with(collider) {
+                    if !pair.has_any_active_contact() {
+                        continue;
+                    }
+                    let other = if pair.collider1 == collider {
+                        pair.collider2
+                    } else {
+                        pair.collider1
+                    };
+                    let parent = self.physics.colliders.get(other).and_then(|c| c.parent());
+                    if let Some(&them) = parent.and_then(|p| by_body.get(&p))
+                        && them != id
+                        && !pairs.contains(&(id, them))
+                    {
+                        pairs.push((id, them));
+                    }
+                }
+            }
+        }
+        pairs
+    }
+
+    /// The gap in metres between the bounding boxes of two entities' colliders (0 when
+    /// they overlap); `None` if either is not here or has no collider.
+    pub fn gap(&self, a: EntityId, b: EntityId) -> Option<f32> {
+        let (a, b) = (self.aabb(a)?, self.aabb(b)?);
+        let axis =
+            |lo_a: f32, hi_a: f32, lo_b: f32, hi_b: f32| (lo_a - hi_b).max(lo_b - hi_a).max(0.0);
+        let d = Vec3::new(
+            axis(a.0.x, a.1.x, b.0.x, b.1.x),
+            axis(a.0.y, a.1.y, b.0.y, b.1.y),
+            axis(a.0.z, a.1.z, b.0.z, b.1.z),
+        );
+        Some(d.length())
+    }
+
+    /// The bounding box (lowest and highest corner) of an entity's colliders.
+    fn aabb(&self, id: EntityId) -> Option<(Vec3, Vec3)> {
+        let body = self.physics.bodies.get(self.get(id)?.entity().body)?;
+        let mut boxes = body
+            .colliders()
+            .iter()
+            .filter_map(|&c| self.physics.colliders.get(c))
+            .map(|c| c.compute_aabb());
+        let first = boxes.next()?;
+        let (mut lo, mut hi) = (first.mins, first.maxs);
+        for b in boxes {
+            lo = lo.min(b.mins);
+            hi = hi.max(b.maxs);
+        }
+        Some((lo, hi))
+    }
+}

@@ -1,0 +1,180 @@
+//! Hand-off: authority over a server's body passes to the player who pushes it, and back
+//! to the server once it rests (after Glenn Fiedler's "Networked Physics in Virtual
+//! Reality").
+//!
+//! A client whose own body (its player, or a body it already holds) touches a server's body
+//! of a kind that allows it ([`KindOptions::hand_off`](lanyard::KindOptions::hand_off)),
+//! while moving, takes the body at once: it simulates it and streams its state as an owner
+//! does, and says so (`Msg::Claim`). So a stack the player walks into comes along, body by
+//! body. The server judges each claim against its own world:
+//!
+//! * the body is the server's (a client that got there first holds it: later claims are
+//!   refused), its kind allows hand-off, the client plays (not watches) and holds fewer
+//!   than [`MAX_HELD`];
+//! * it is within [`REACH`] of something the client holds or owns (contact, with room for
+//!   the latency between the two worlds).
+//!
+//! Granted, the body is the client's (`SetOwner`, to everyone); its sections are then
+//! judged by the kind's `validate` like any owner's. Refused, the claimer is told who
+//! holds it and is sent the server's state of it (a `Correction`, as for an illegal
+//! section), which its client paths go on from; its views are drawn smoothly there.
+//! The server gives the body back when it has stayed put for [`REST_FRAMES`], when none of
+//! its holder's bodies came within [`REACH`] for [`APART_FRAMES`], and when its holder
+//! leaves (the body stays where it is, the server's again, whatever the kind says of a
+//! leaving client's own entities).
+
+use super::server::ServerReplication;
+use super::*;
+
+/// A server's body a client holds.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Held {
+    pub(crate) client: ClientId,
+    /// Where its rest began (the server's copy jitters a little under its holder's
+    /// corrections, so rest is staying put, not a speed).
+    anchor: Vec3,
+    /// Frames it has stayed within [`REST_DRIFT`] of `anchor`.
+    quiet: u32,
+    /// Frames none of its holder's other bodies came within reach.
+    apart: u32,
+}
+
+/// How close (metres between bounding boxes) a claimed body must be, on the server, to one
+/// the client holds or owns: contact, with room for the latency between the two worlds.
+pub(crate) const REACH: f32 = 1.0;
+/// A held body that stays within this of where it was (metres) rests...
+const REST_DRIFT: f32 = 0.01;
+/// ...and after this many frames of rest it returns to the server.
+pub(crate) const REST_FRAMES: u32 = 30;
+/// A held body none of its holder's other bodies came within reach of for this many
+/// frames returns to the server.
+pub(crate) const APART_FRAMES: u32 = 180;
+/// The most bodies one client holds at once.
+pub(crate) const MAX_HELD: usize = 32;
+
+impl ServerReplication {
+    /// A client's claim on the server's body `net`: granted, or refused with who holds it.
+    pub(crate) fn claim(
+        &mut self,
+        core: &mut Core,
+        group: &mut EntityGroup,
+        id: ClientId,
+        peer: &mut ClientSession,
+        net: NetId,
+    ) {
+        let Some(e) = group.by_net(net) else {
+            // Gone meanwhile: its despawn tells the client.
+            return;
+        };
+        let (eid, owner, e_at) = (e.id(), e.owner(), e.body().translation());
+        let held = self.held.values().filter(|h| h.client == id).count();
+        let hand_off = group
+            .registry()
+            .options(e.kind())
+            .is_some_and(|o| o.hand_off);
+        let refusal = if peer.spectator {
+            Some("a spectator")
+        } else if owner != Owner::Server {
+            Some("another holds it")
+        } else if !hand_off {
+            Some("its kind forbids hand-off")
+        } else if held >= MAX_HELD {
+            Some("it holds too many")
+        } else if !within_reach(group, eid, id) {
+            Some("it touches nothing the client holds")
+        } else {
+            None
+        };
+        let stats = &mut peer.conn.stats;
+        if let Some(why) = refusal {
+            stats.refused_claims += 1;
+            tracing::debug!("{} ({id}) claimed {net}: refused ({why})", peer.name);
+            log_refusal(id, &stats.refused_claims, "refused claims");
+            core.push(&mut peer.conn, &Msg::SetOwner { net, owner });
+            // It may have moved the body meanwhile: the next broadcast puts it back.
+            peer.corrections.insert(net);
+            return;
+        }
+        stats.claims += 1;
+        // It exists: it was just looked up.
+        let _ = group.set_owner(eid, Owner::Client(id));
+        let h = Held {
+            client: id,
+            anchor: e_at,
+            quiet: 0,
+            apart: 0,
+        };
+        self.held.insert(net, h);
+        core.events
+            .push_back(NetEvent::Handed { net, to: Some(id) });
+    }
+
+    /// Once a frame: the held bodies that rested long enough, or that their holder left
+    /// alone long enough, return to the server.
+    pub(crate) fn settle_held(&mut self, core: &mut Core, group: &mut EntityGroup) {
+        if self.held.is_empty() {
+            return;
+        }
+        let mut back = Vec::new();
+        for (net, h) in &mut self.held {
+            let Some(e) = group.by_net(*net) else {
+                back.push((*net, None));
+                continue;
+            };
+            if e.owner() != Owner::Client(h.client) {
+                back.push((*net, None));
+                continue;
+            }
+            let at = e.body().translation();
+            if at.distance(h.anchor) <= REST_DRIFT {
+                h.quiet += 1;
+            } else {
+                h.anchor = at;
+                h.quiet = 0;
+            }
+            let eid = e.id();
+            h.apart = match within_reach(group, eid, h.client) {
+                true => 0,
+                false => h.apart + 1,
+            };
+            if h.quiet >= REST_FRAMES || h.apart >= APART_FRAMES {
+                back.push((*net, Some(eid)));
+            }
+        }
+        for (net, eid) in back {
+            self.held.remove(&net);
+            self.forward.remove(&net);
+            if let Some(eid) = eid {
+                let _ = group.set_owner(eid, Owner::Server);
+                core.events.push_back(NetEvent::Handed { net, to: None });
+            }
+        }
+    }
+
+    /// A client leaves: what it held is the server's again, where it is (not despawned as
+    /// its own entities may be).
+    pub(crate) fn return_held(&mut self, core: &mut Core, group: &mut EntityGroup, id: ClientId) {
+        let nets: Vec<NetId> = self
+            .held
+            .iter()
+            .filter(|(_, h)| h.client == id)
+            .map(|(n, _)| *n)
+            .collect();
+        for net in nets {
+            self.held.remove(&net);
+            self.forward.remove(&net);
+            if let Some(eid) = group.id_of(net) {
+                let _ = group.set_owner(eid, Owner::Server);
+                core.events.push_back(NetEvent::Handed { net, to: None });
+            }
+        }
+    }
+}
+
+/// Whether `eid` is within [`REACH`] of an entity client `id` holds or owns.
+fn within_reach(group: &EntityGroup, eid: EntityId, id: ClientId) -> bool {
+    group
+        .iter()
+        .filter(|e| e.owner() == Owner::Client(id) && e.id() != eid)
+        .any(|e| group.gap(eid, e.id()).is_some_and(|g| g <= REACH))
+}

@@ -1,0 +1,275 @@
+//! Hand-off on the hub: a player (ann's mover) walks into a stack of the server's
+//! pushable boxes and takes them, box by box, simulating them herself; they return to the
+//! server at rest, and every screen agrees. The server refuses the claims it must.
+
+use lanyard::pose::BodyState;
+use lanyard::prelude::*;
+use lanyard::replay::Replay;
+use lanyard_demo as demo;
+use lanyard_net::{NetConfig, NetEvent};
+use lanyard_tests::scenario::{DemoScenario, Scenario, add_scenery};
+
+/// A stack of `n` pushable boxes at `x`, and a plain crate beside it at `z = 3`.
+fn stack(g: &mut EntityGroup, x: f32, n: usize) {
+    add_scenery(g);
+    for i in 0..n {
+        let params = demo::CrateParams {
+            pos: [x, 0.45 + 0.9 * i as f32, 0.0],
+            half_extents: [0.45; 3],
+            color: [200, 160, 90, 255],
+            can_sleep: true,
+        };
+        g.spawn(demo::PUSHABLE, &params, Owner::Server).unwrap();
+    }
+    let plain = demo::CrateParams {
+        pos: [x, 0.45, 3.0],
+        half_extents: [0.45; 3],
+        color: [120; 4],
+        can_sleep: true,
+    };
+    g.spawn(demo::CRATE, &plain, Owner::Server).unwrap();
+}
+
+/// A game of ann (a mover at `x = -3` that stands still until pushed along) and bob
+/// watching from afar, over a stack of three pushables at `x = 0`, settled.
+fn game() -> (Scenario, NetId) {
+    let mut s = Scenario::new(NetConfig::default(), None, 60.0, |g| stack(g, 0.0, 3));
+    s.add_client(NetConfig::default(), "ann", None);
+    s.add_client(NetConfig::default(), "bob", None);
+    s.join_within(3.0);
+    let still = demo::MoverParams {
+        pos: [-3.0, 0.55, 0.0],
+        half_extents: [0.5; 3],
+        seed: 1,
+        speed: 0.1,
+        period: 1000,
+        moves_for: 1,
+    };
+    let ticket = s.give_player(0, &still);
+    s.wait_for(2.0, "ann's mover", |s| {
+        s.clients[0]
+            .group
+            .spawned(ticket)
+            .and_then(|id| s.clients[0].group.get(id))
+            .is_some_and(|e| !e.net_id().is_provisional())
+    })
+    .unwrap_or_else(|e| panic!("{e}"));
+    let id = s.clients[0].group.spawned(ticket).unwrap();
+    let mover = s.clients[0].group.get(id).unwrap().net_id();
+    s.run_for(2.0);
+    (s, mover)
+}
+
+/// Drives client `c`'s body `net` along `v` (m/s) for `seconds`, frame by frame.
+fn walk(s: &mut Scenario, c: usize, net: NetId, v: Vec3, seconds: f32) {
+    let n = (seconds / s.dt).round() as usize;
+    for _ in 0..n {
+        let g = &mut s.clients[c].group;
+        let id = g.id_of(net).expect("the walker");
+        let mut st = BodyState::of(g.get(id).unwrap().body());
+        st.linvel = [v.x, st.linvel[1], v.z];
+        g.set_body_state(id, &st).unwrap();
+        s.step();
+    }
+}
+
+/// The pushable boxes of a group: network id, owner, position.
+fn boxes(g: &EntityGroup) -> Vec<(NetId, Owner, Vec3)> {
+    g.iter()
+        .filter(|e| g.registry().name_of(e.kind()) == Some(demo::PUSHABLE))
+        .map(|e| (e.net_id(), e.owner(), e.body().translation()))
+        .collect()
+}
+
+#[test]
+fn a_player_walking_into_a_stack_takes_it_and_gives_it_back_at_rest() {
+    let (mut s, mover) = game();
+    let ann = Owner::Client(s.clients[0].net.client_id().unwrap());
+    // Every peer records the push and the return, to replay them afterwards.
+    s.server.group.start_recording("stack", "server").unwrap();
+    for (c, name) in [(0, "ann"), (1, "bob")] {
+        s.clients[c].group.start_recording("stack", name).unwrap();
+    }
+    let before = boxes(&s.server.group);
+    assert!(before.iter().all(|b| b.1 == Owner::Server));
+    walk(&mut s, 0, mover, Vec3::new(2.0, 0.0, 0.0), 2.5);
+    // ann holds the boxes she pushed, on the server and on bob's screen too.
+    let held: Vec<NetId> = boxes(&s.server.group)
+        .into_iter()
+        .filter(|b| b.1 == ann)
+        .map(|b| b.0)
+        .collect();
+    assert!(
+        !held.is_empty(),
+        "ann took nothing: {:?}",
+        boxes(&s.server.group)
+    );
+    for net in &held {
+        s.assert_held_by(*net, ann);
+    }
+    let stats = s
+        .server
+        .net
+        .peer_stats(s.clients[0].net.client_id().unwrap())
+        .unwrap();
+    assert!(stats.claims >= 1 && stats.refused_claims == 0, "{stats:?}");
+    assert_eq!(stats.dropped_illegal, 0, "{stats:?}");
+    assert!(
+        s.server
+            .events
+            .iter()
+            .any(|e| matches!(e, NetEvent::Handed { to: Some(_), .. }))
+    );
+
+    // She stops; the boxes come to rest (the pushed stack rocks for about 5 s before it
+    // settles) and return to the server, where they lie on every screen.
+    walk(&mut s, 0, mover, Vec3::ZERO, 0.1);
+    s.run_for(1.0);
+    assert!(
+        boxes(&s.server.group).iter().any(|b| b.1 == ann),
+        "returned while the stack still rocked"
+    );
+    s.run_for(7.0);
+    let after = boxes(&s.server.group);
+    assert!(after.iter().all(|b| b.1 == Owner::Server), "{after:?}");
+    let moved = after
+        .iter()
+        .zip(&before)
+        .map(|(a, b)| (a.2 - b.2).length())
+        .fold(0.0, f32::max);
+    assert!(moved > 0.5, "the stack did not move: {moved}");
+    for c in 0..2 {
+        let theirs = boxes(&s.clients[c].group);
+        for (a, b) in after.iter().zip(&theirs) {
+            assert_eq!((a.0, b.1), (b.0, Owner::Server));
+            let gap = (a.2 - b.2).length();
+            assert!(
+                gap <= 0.02,
+                "client {c}: {} is {gap} m from the server's",
+                a.0
+            );
+        }
+    }
+    for b in &after {
+        s.assert_held_by(b.0, Owner::Server);
+    }
+    assert!(
+        s.server
+            .events
+            .iter()
+            .any(|e| matches!(e, NetEvent::Handed { to: None, .. }))
+    );
+
+    // Each peer's recording, across the hand-offs both ways, replays bit for bit.
+    let registry = lanyard_tests::demo_registry();
+    let (ann_peer, bob_peer) = s.clients.split_at_mut(1);
+    for peer in [&mut s.server, &mut ann_peer[0], &mut bob_peer[0]] {
+        let bytes = peer.group.stop_recording().unwrap();
+        let mut replay = Replay::open(&bytes, registry.clone()).unwrap();
+        assert_eq!(replay.verify(|_, _| {}).unwrap(), None);
+    }
+}
+
+#[test]
+fn the_server_refuses_claims_it_must_and_corrects_a_teleport() {
+    let (mut s, mover) = game();
+    let ann_id = s.clients[0].net.client_id().unwrap();
+    let stats = |s: &Scenario| s.server.net.peer_stats(ann_id).unwrap();
+    let of = |g: &EntityGroup, name: &str| {
+        g.iter()
+            .find(|e| g.registry().name_of(e.kind()) == Some(name))
+            .map(|e| e.net_id())
+            .unwrap()
+    };
+    // A body that touches nothing ann holds (she stands 3 m away).
+    let far = of(&s.server.group, demo::PUSHABLE);
+    let ann_peer = &mut s.clients[0];
+    let (net, group) = (&mut ann_peer.net, &mut ann_peer.group);
+    net.claim(group, far).unwrap();
+    // She moves her copy at once, as a claimer does; the refusal puts it back.
+    let id = group.id_of(far).unwrap();
+    let mut st = BodyState::of(group.get(id).unwrap().body());
+    st.pos[2] += 0.3;
+    group.set_body_state(id, &st).unwrap();
+    s.run_for(0.5);
+    assert_eq!(stats(&s).refused_claims, 1);
+    let off = (s.server.pos(far).unwrap() - s.clients[0].pos(far).unwrap()).length();
+    assert!(
+        off <= 0.01,
+        "ann's refused box is {off} m from the server's"
+    );
+    assert_eq!(s.server.group.by_net(far).unwrap().owner(), Owner::Server);
+    assert_eq!(
+        s.clients[0].group.by_net(far).unwrap().owner(),
+        Owner::Server,
+        "ann's copy is the server's again"
+    );
+
+    // A kind that forbids hand-off, even within reach: ann walks up to the plain crate.
+    let plain = of(&s.server.group, demo::CRATE);
+    walk(&mut s, 0, mover, Vec3::new(0.0, 0.0, 2.0), 1.0);
+    walk(&mut s, 0, mover, Vec3::ZERO, 0.1);
+    let ann_peer = &mut s.clients[0];
+    let (net, group) = (&mut ann_peer.net, &mut ann_peer.group);
+    net.claim(group, plain).unwrap();
+    s.run_for(0.5);
+    assert_eq!(stats(&s).refused_claims, 2);
+    assert_eq!(s.server.group.by_net(plain).unwrap().owner(), Owner::Server);
+
+    // A held box she says jumped 5 m: refused and corrected; and one she says flies at
+    // 40 m/s.
+    walk(&mut s, 0, mover, Vec3::new(0.0, 0.0, -2.0), 1.0);
+    walk(&mut s, 0, mover, Vec3::new(2.0, 0.0, 0.0), 1.5);
+    let ann = Owner::Client(ann_id);
+    let held = boxes(&s.server.group)
+        .into_iter()
+        .find(|b| b.1 == ann)
+        .map(|b| b.0)
+        .expect("ann holds a box");
+    let g = &mut s.clients[0].group;
+    let id = g.id_of(held).unwrap();
+    let mut st = BodyState::of(g.get(id).unwrap().body());
+    st.pos[2] += 5.0;
+    g.set_body_state(id, &st).unwrap();
+    s.run_for(0.3);
+    let after_jump = stats(&s);
+    assert!(after_jump.dropped_illegal >= 1, "{after_jump:?}");
+    assert!(after_jump.corrections >= 1, "{after_jump:?}");
+    let server_at = s.server.pos(held).unwrap();
+    let ann_at = s.clients[0].pos(held).unwrap();
+    assert!(
+        (server_at - ann_at).length() < 1.0,
+        "ann's box was not put back"
+    );
+    let g = &mut s.clients[0].group;
+    let id = g.id_of(held).unwrap();
+    let mut st = BodyState::of(g.get(id).unwrap().body());
+    st.linvel = [40.0, 0.0, 0.0];
+    g.set_body_state(id, &st).unwrap();
+    s.run_for(0.3);
+    assert!(stats(&s).dropped_illegal > after_jump.dropped_illegal);
+}
+
+#[test]
+fn the_boxes_a_leaving_player_held_return_to_the_server_and_rest_alike_everywhere() {
+    let (mut s, mover) = game();
+    let ann = Owner::Client(s.clients[0].net.client_id().unwrap());
+    walk(&mut s, 0, mover, Vec3::new(2.0, 0.0, 0.0), 2.0);
+    let held = boxes(&s.server.group).iter().filter(|b| b.1 == ann).count();
+    assert!(held >= 1);
+    let ann_peer = &mut s.clients[0];
+    let (net, group) = (&mut ann_peer.net, &mut ann_peer.group);
+    net.disconnect(group);
+    s.run_for(4.0);
+    let server = boxes(&s.server.group);
+    assert_eq!(server.len(), 3, "no box went with ann");
+    assert!(server.iter().all(|b| b.1 == Owner::Server), "{server:?}");
+    for (a, b) in server.iter().zip(boxes(&s.clients[1].group)) {
+        assert_eq!((a.0, b.1), (b.0, Owner::Server));
+        assert!(
+            (a.2 - b.2).length() <= 0.02,
+            "{} differs on bob's screen",
+            a.0
+        );
+    }
+}
