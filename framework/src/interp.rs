@@ -335,6 +335,10 @@ struct Track {
     offset: Offset,
     /// When it was last drawn (local clock), for the offset's decay.
     drawn_at: Option<f64>,
+    /// What it was last drawn from (before the offset), and whether that was its own body
+    /// (ours) or its poses: when it changes hands (a hand-off) the drawing switches from
+    /// one to the other, and the offset takes the step between them.
+    last: Option<((Vec3, Quat), bool)>,
 }
 
 /// Slower than this (m/s), a body whose poses stopped coming is at rest, not lost.
@@ -468,17 +472,27 @@ impl Smoother {
         let body = (e.body().translation(), *e.body().rotation());
         let shown = self.clock.shown();
         let t = self.tracks.entry(id).or_default();
-        let truth = match (e.owner() == me, shown) {
+        let ours = e.owner() == me;
+        let truth = match (ours, shown) {
             (false, Some(s)) => {
-                if t.buffer.is_empty() {
+                let was_ours = t.last.is_some_and(|(_, ours)| ours);
+                if t.buffer.is_empty() || was_ours {
                     // Nothing came since it appeared (its spawn placed it, and it has not
-                    // moved): where it is now is where it was then.
+                    // moved), or it was ours until now and what its poses said before is
+                    // stale: where it is now is where it was then.
+                    t.buffer = PoseBuffer::new();
                     t.buffer.push(s, PoseState::of(e.body()));
                 }
                 t.buffer.sample(s, MAX_EXTRAPOLATION)?
             }
             _ => body,
         };
+        if let Some((before, was_ours)) = t.last
+            && was_ours != ours
+        {
+            t.offset.absorb(before, truth);
+        }
+        t.last = Some((truth, ours));
         let dt = t.drawn_at.map_or(0.0, |d| (local - d).max(0.0)) as f32;
         t.drawn_at = Some(local);
         t.offset.decay(dt);

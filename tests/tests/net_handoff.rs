@@ -2,11 +2,12 @@
 //! pushable boxes and takes them, box by box, simulating them herself; they return to the
 //! server at rest, and every screen agrees. The server refuses the claims it must.
 
+use lanyard::interp::Smoother;
 use lanyard::pose::BodyState;
 use lanyard::prelude::*;
 use lanyard::replay::Replay;
 use lanyard_demo as demo;
-use lanyard_net::{NetConfig, NetEvent};
+use lanyard_net::{Conditions, NetConfig, NetEvent};
 use lanyard_tests::scenario::{DemoScenario, Scenario, add_scenery};
 
 /// A stack of `n` pushable boxes at `x`, and a plain crate beside it at `z = 3`.
@@ -271,5 +272,139 @@ fn the_boxes_a_leaving_player_held_return_to_the_server_and_rest_alike_everywher
             "{} differs on bob's screen",
             a.0
         );
+    }
+}
+
+/// The bad link of the smoothing bench: 80 ± 30 ms each way, 10% lost.
+const BAD: Conditions = Conditions {
+    latency: 0.08,
+    jitter: 0.03,
+    loss: 0.10,
+    ..Conditions::PERFECT
+};
+
+/// Sets client `c`'s body `net` moving along `v` (m/s), keeping its fall.
+fn drive(s: &mut Scenario, c: usize, net: NetId, v: Vec3) {
+    let g = &mut s.clients[c].group;
+    let id = g.id_of(net).expect("the walker");
+    let mut st = BodyState::of(g.get(id).unwrap().body());
+    st.linvel = [v.x, st.linvel[1], v.z];
+    g.set_body_state(id, &st).unwrap();
+}
+
+/// Two players push one box from opposite sides over the bad link. The server grants it to
+/// one of them at a time; what each screen draws of it never jumps; and once they stop,
+/// both screens come to the server's state of it within a second.
+#[test]
+fn two_players_pushing_one_box_from_both_sides_agree_on_one_holder_and_never_jump() {
+    let mut s = Scenario::over(BAD, 7, |g| {
+        add_scenery(g);
+        let params = demo::CrateParams {
+            pos: [0.0, 0.45, 0.0],
+            half_extents: [0.45; 3],
+            color: [200, 160, 90, 255],
+            can_sleep: true,
+        };
+        g.spawn(demo::PUSHABLE, &params, Owner::Server).unwrap();
+    });
+    s.add_client(NetConfig::default(), "ann", None);
+    s.add_client(NetConfig::default(), "bob", None);
+    s.join_within(10.0);
+    let mut movers = Vec::new();
+    for (c, x) in [(0, -2.5), (1, 2.5)] {
+        let still = demo::MoverParams {
+            pos: [x, 0.55, 0.0],
+            half_extents: [0.5; 3],
+            seed: 1,
+            speed: 0.1,
+            period: 1000,
+            moves_for: 1,
+        };
+        let ticket = s.give_player(c, &still);
+        s.wait_for(5.0, "a mover", |s| {
+            s.clients[c]
+                .group
+                .spawned(ticket)
+                .and_then(|id| s.clients[c].group.get(id))
+                .is_some_and(|e| !e.net_id().is_provisional())
+        })
+        .unwrap_or_else(|e| panic!("{e}"));
+        let id = s.clients[c].group.spawned(ticket).unwrap();
+        movers.push(s.clients[c].group.get(id).unwrap().net_id());
+    }
+    s.run_for(2.0);
+    let the_box = boxes(&s.server.group)[0].0;
+    let ids: Vec<Owner> = (0..2)
+        .map(|c| Owner::Client(s.clients[c].net.client_id().unwrap()))
+        .collect();
+    let mut smoothers = [Smoother::new(20.0), Smoother::new(20.0)];
+    let mut drawn: [Option<Vec3>; 2] = [None, None];
+    let mut server_was = s.server.pos(the_box).unwrap();
+    let mut holders = vec![Owner::Server];
+    let mut worst_jump = 0.0f32;
+    let frames = (4.0 / s.dt) as usize;
+    let pushing = (1.5 / s.dt) as usize;
+    let mut apart_after_stop = Vec::new();
+    for f in 0..frames {
+        if f < pushing {
+            drive(&mut s, 0, movers[0], Vec3::new(1.5, 0.0, 0.0));
+            drive(&mut s, 1, movers[1], Vec3::new(-1.5, 0.0, 0.0));
+        } else if f == pushing {
+            drive(&mut s, 0, movers[0], Vec3::ZERO);
+            drive(&mut s, 1, movers[1], Vec3::ZERO);
+        }
+        s.step();
+        let holder = s.holder(the_box).expect("the box stays");
+        if holders.last() != Some(&holder) {
+            holders.push(holder);
+        }
+        let server_now = s.server.pos(the_box).unwrap();
+        let server_moved = (server_now - server_was).length();
+        server_was = server_now;
+        for c in 0..2 {
+            let peer = &s.clients[c];
+            smoothers[c].after_frame(&peer.group, peer.net.remote_time());
+            smoothers[c].advance(&peer.group, 0.0);
+            let id = peer.group.id_of(the_box).unwrap();
+            let Some((at, _)) = smoothers[c].pose(&peer.group, id, ids[c]) else {
+                continue;
+            };
+            if let Some(was) = drawn[c] {
+                worst_jump = worst_jump.max((at - was).length() - server_moved);
+            }
+            drawn[c] = Some(at);
+        }
+        if f == pushing + (1.0 / s.dt) as usize {
+            for c in 0..2 {
+                apart_after_stop.push((s.clients[c].pos(the_box).unwrap() - server_now).length());
+            }
+        }
+    }
+    eprintln!(
+        "holders on the server: {holders:?}; worst jump beyond the server's move: {worst_jump} m; 1 s after the push, the screens are {apart_after_stop:?} m from the server"
+    );
+    let stats: Vec<_> = ids
+        .iter()
+        .map(|o| match o {
+            Owner::Client(id) => s.server.net.peer_stats(*id).unwrap(),
+            Owner::Server => unreachable!(),
+        })
+        .collect();
+    eprintln!(
+        "claims granted / refused: ann {} / {}, bob {} / {}",
+        stats[0].claims, stats[0].refused_claims, stats[1].claims, stats[1].refused_claims
+    );
+    assert!(
+        holders.iter().any(|h| ids.contains(h)),
+        "nobody took the box: {holders:?}"
+    );
+    assert_eq!(
+        holders.last(),
+        Some(&Owner::Server),
+        "it rests, the server's"
+    );
+    assert!(worst_jump <= 0.05, "a screen's box jumped {worst_jump} m");
+    for (c, d) in apart_after_stop.iter().enumerate() {
+        assert!(*d <= 0.02, "client {c}'s box is {d} m from the server's");
     }
 }
