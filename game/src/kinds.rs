@@ -128,6 +128,32 @@ impl Controller for Crate {
         }
         Ok(())
     }
+
+    fn validate(
+        &self,
+        me: EntityRef<'_>,
+        section: Section<'_>,
+        _world: &WorldView<'_>,
+    ) -> Legality {
+        // Judged only when a player holds it (it pushed it: hand-off): a readable section,
+        // a speed a blast could give, a pose near the server's copy (no teleports).
+        let mut r = section.reader();
+        let Ok(pose) = PoseState::read(&mut r) else {
+            return Legality::Illegal;
+        };
+        let flags_read = match r.u8() {
+            Ok(0) => true,
+            Ok(F_PUSH) => r.vec3_bounded(64.0).is_ok(),
+            _ => false,
+        };
+        let placed = pose.linvel.length() < MAX_SPEED
+            && pose.pos.distance(me.body().translation()) < MAX_DRIFT;
+        if flags_read && r.finish().is_ok() && placed {
+            Legality::Legal
+        } else {
+            Legality::Illegal
+        }
+    }
 }
 
 /// Spawn parameters of a player.
@@ -593,11 +619,14 @@ pub fn judge_spawns(r: &mut KindRegistry, scene: &Scene) -> Result<(), Error> {
 /// Registers `crate`, `player` and `grenade`.
 pub fn register(r: &mut KindRegistry) -> Result<(), Error> {
     // A crate's server path only reads its body: a recording need not keep its sections.
-    let alone = KindOptions {
+    // A player who walks into one takes it over while it moves (hand-off), so it moves
+    // with no delay on that player's screen.
+    let crates = KindOptions {
         decides_alone: true,
+        hand_off: true,
         ..KindOptions::default()
     };
-    r.register_with(CRATE, alone, |p: &CrateParams| {
+    r.register_with(CRATE, crates, |p: &CrateParams| {
         let h = p.size / 2.0;
         Blueprint {
             body: RigidBodyBuilder::dynamic()

@@ -4,7 +4,8 @@
 use super::*;
 
 impl Game {
-    /// An explosion happened: show it, and push our own player if it is in reach.
+    /// An explosion happened: show it, and push our own player and the crates we hold if
+    /// they are in reach.
     pub(super) fn on_blast(&mut self, at: Vec3, thrower: Owner) {
         self.blasts.push(Blast {
             at,
@@ -23,6 +24,20 @@ impl Game {
                 self.blast_push(at, self.group.get(id).map(|e| e.body().translation()))
         {
             self.input.push = Some(self.input.push.unwrap_or(Vec3::ZERO) + push);
+        }
+        // The crates we hold (we pushed them: hand-off) are ours to push too.
+        let crate_kind = KindId::of_name(kinds::CRATE);
+        let me = self.group.local_owner();
+        let held: Vec<(EntityId, Vec3)> = self
+            .group
+            .iter()
+            .filter(|e| e.kind() == crate_kind && e.owner() == me)
+            .map(|e| (e.id(), e.body().translation()))
+            .collect();
+        for (id, pos) in held {
+            if let Some(push) = self.blast_push(at, Some(pos)) {
+                let _ = self.group.send_input(id, &Crate::push_input(push));
+            }
         }
     }
 
@@ -184,11 +199,14 @@ impl Game {
             let Some(push) = self.blast_push(at, Some(pos)) else {
                 continue;
             };
-            if kind == crate_kind
-                && self.group.send_input(id, &Crate::push_input(push)).is_ok()
-                && let Some(c) = self.group.controller_mut::<Crate>(id)
-            {
-                c.last_hit_by = Some(thrower);
+            if kind == crate_kind {
+                // A crate a player holds (it pushed it) is pushed by that player, who
+                // hears of the blast as every client does.
+                let pushed = owner != Owner::Server
+                    || self.group.send_input(id, &Crate::push_input(push)).is_ok();
+                if pushed && let Some(c) = self.group.controller_mut::<Crate>(id) {
+                    c.last_hit_by = Some(thrower);
+                }
             } else if kind == player {
                 if let Some(s) = &mut self.server {
                     s.player_hits.insert(net, (thrower, now));

@@ -67,6 +67,7 @@ impl ServerReplication {
             return;
         };
         let (eid, owner, e_at) = (e.id(), e.owner(), e.body().translation());
+        let server_state = BodyState::of(e.body());
         let held = self.held.values().filter(|h| h.client == id).count();
         let hand_off = group
             .registry()
@@ -91,8 +92,10 @@ impl ServerReplication {
             tracing::debug!("{} ({id}) claimed {net}: refused ({why})", peer.name);
             log_refusal(id, &stats.refused_claims, "refused claims");
             core.push(&mut peer.conn, &Msg::SetOwner { net, owner });
-            // It may have moved the body meanwhile: the next broadcast puts it back.
-            peer.corrections.insert(net);
+            // It may have moved the body meanwhile: put it back (counted as a refused
+            // claim, not as a correction of an illegal section).
+            let state = server_state;
+            core.push(&mut peer.conn, &Msg::Correction { net, state });
             return;
         }
         stats.claims += 1;
