@@ -275,6 +275,18 @@ impl KindRegistry {
         Ok(())
     }
 
+    /// Turns [`KindOptions::hand_off`] on or off for the kind registered as `name`, after
+    /// its registration (a game that lets a setting decide). Every peer of a game must
+    /// agree: a claim on a kind the server forbids hand-off for is refused.
+    pub fn set_hand_off(&mut self, name: &str, on: bool) -> Result<(), Error> {
+        let id = self
+            .id_of(name)
+            .ok_or_else(|| Error::UnknownKindName(name.to_owned()))?;
+        let kind = self.kinds.get_mut(&id).ok_or(Error::UnknownKind(id))?;
+        kind.options.hand_off = on;
+        Ok(())
+    }
+
     /// Sets how sections of the kind registered as `name` travel as deltas against a
     /// baseline (see [`crate::delta`]). The default, [`ByteDelta`], suits any data; a kind
     /// whose section starts with a [`PoseState`](crate::pose::PoseState) should use

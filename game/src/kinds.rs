@@ -619,11 +619,12 @@ pub fn judge_spawns(r: &mut KindRegistry, scene: &Scene) -> Result<(), Error> {
 /// Registers `crate`, `player` and `grenade`.
 pub fn register(r: &mut KindRegistry) -> Result<(), Error> {
     // A crate's server path only reads its body: a recording need not keep its sections.
-    // A player who walks into one takes it over while it moves (hand-off), so it moves
-    // with no delay on that player's screen.
+    // Hand-off (a player who walks into a crate takes it over while it moves) is ready
+    // (`KindRegistry::set_hand_off(CRATE, true)`) but off: with it on, the crates a player
+    // pushes drift from the server's copy and a watcher's view of them is worse on a bad
+    // link (BENCHMARKS.md, "Push what you touch").
     let crates = KindOptions {
         decides_alone: true,
-        hand_off: true,
         ..KindOptions::default()
     };
     r.register_with(CRATE, crates, |p: &CrateParams| {

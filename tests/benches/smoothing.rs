@@ -27,7 +27,9 @@
 //! cargo bench -p lanyard-tests --bench smoothing
 //! ```
 //!
-//! Environment: `LANYARD_BENCH_SECONDS` (seconds of play per run, default 20).
+//! Environment: `LANYARD_BENCH_SECONDS` (seconds of play per run, default 20);
+//! `LANYARD_BENCH_HAND_OFF` (any value) lets the pusher take the crates it pushes
+//! (hand-off).
 
 use lanyard::KindId;
 use lanyard::interp::{MAX_EXTRAPOLATION, PoseBuffer, Smoother};
@@ -52,8 +54,14 @@ fn addr(i: u8) -> SocketAddr {
 }
 
 fn world(scene: &Scene, role: Role) -> EntityGroup {
+    let mut registry = kinds::registry_for(scene);
+    if std::env::var_os("LANYARD_BENCH_HAND_OFF").is_some() {
+        registry
+            .set_hand_off(kinds::CRATE, true)
+            .expect("crates are registered");
+    }
     let mut g = EntityGroup::new(
-        Arc::new(kinds::registry_for(scene)),
+        Arc::new(registry),
         GroupConfig {
             dt: DT,
             role,

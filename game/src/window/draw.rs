@@ -323,7 +323,12 @@ pub(crate) fn draw_scene(
     }
     let mut labels = Vec::new();
     for (e, pos, rot) in posed {
-        let base = color(e.visual.color);
+        let base = match e.owner() {
+            Owner::Client(c) if view.tint_holders && holds(group, &e) => {
+                tint(color(e.visual.color), c)
+            }
+            _ => color(e.visual.color),
+        };
         match e.visual.shape {
             Shape::Cuboid { half_extents } => draw_box(
                 pos,
@@ -423,6 +428,35 @@ pub(crate) fn draw_blast(b: &Blast) {
         let end = start + (d - vec3(0.0, b.age * 1.6, 0.0)).normalize() * 0.35;
         mq::draw_line_3d(start, end, Color::new(1.0, 0.7 - 0.5 * k, 0.2, 1.0 - k));
     }
+}
+
+/// Whether `e` is one of the server's bodies a player holds now (a kind that allows
+/// hand-off, owned by a client), not that player's own entity.
+fn holds(group: &EntityGroup, e: &lanyard::EntityRef<'_>) -> bool {
+    group
+        .registry()
+        .options(e.kind())
+        .is_some_and(|o| o.hand_off)
+}
+
+/// `base` halfway to the hue of client `c` (spread around the colour wheel by its id).
+fn tint(base: Color, c: lanyard::ClientId) -> Color {
+    let hue = (c.0 as f32 * 0.618_034).fract() * 6.0;
+    let x = 1.0 - (hue % 2.0 - 1.0).abs();
+    let (r, g, b) = match hue as u32 {
+        0 => (1.0, x, 0.0),
+        1 => (x, 1.0, 0.0),
+        2 => (0.0, 1.0, x),
+        3 => (0.0, x, 1.0),
+        4 => (x, 0.0, 1.0),
+        _ => (1.0, 0.0, x),
+    };
+    Color::new(
+        (base.r + r) / 2.0,
+        (base.g + g) / 2.0,
+        (base.b + b) / 2.0,
+        1.0,
+    )
 }
 
 #[cfg(test)]

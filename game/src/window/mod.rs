@@ -225,4 +225,7 @@ struct Viewer {
     smoother: Smoother,
     /// The fraction of a tick the frame is into the next one.
     alpha: f32,
+    /// Tint the bodies a player holds (hand-off) with that player's hue: part of the
+    /// debug view the net graph (N) shows.
+    tint_holders: bool,
 }

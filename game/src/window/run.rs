@@ -17,6 +17,7 @@ pub(crate) async fn run(mut screen: Screen, mut plan: Plan) -> Result<(), String
         camera: mq::Camera3D::default(),
         smoother: Smoother::new(20.0),
         alpha: 0.0,
+        tint_holders: false,
     };
     let mut roster_state = Roster::default();
     let mut latch = Latch::default();
@@ -108,6 +109,7 @@ pub(crate) async fn run(mut screen: Screen, mut plan: Plan) -> Result<(), String
                         || plan.window.script.pressed(frames, KeyCode::N))
                 {
                     net_graph = !net_graph;
+                    view.tint_holders = net_graph;
                 }
                 if net_graph {
                     draw_net_graph(game);
