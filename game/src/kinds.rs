@@ -112,14 +112,7 @@ impl Controller for Crate {
         ctx: &mut ClientContext<'_>,
     ) -> Result<(), Error> {
         if let Some(s) = section {
-            let mut r = s.reader();
-            let pose = PoseState::read(&mut r)?;
-            let push = match r.u8()? {
-                0 => None,
-                F_PUSH => Some(r.vec3_bounded(64.0)?),
-                _ => return Err(Error::InvalidValue("crate flags")),
-            };
-            r.finish()?;
+            let (pose, push) = read_crate(s)?;
             pose.correct(ctx, CORRECTION);
             if let Some(p) = push {
                 let m = ctx.body().mass();
@@ -137,23 +130,24 @@ impl Controller for Crate {
     ) -> Legality {
         // Judged only when a player holds it (it pushed it: hand-off): a readable section,
         // a speed a blast could give, a pose near the server's copy (no teleports).
-        let mut r = section.reader();
-        let Ok(pose) = PoseState::read(&mut r) else {
-            return Legality::Illegal;
-        };
-        let flags_read = match r.u8() {
-            Ok(0) => true,
-            Ok(F_PUSH) => r.vec3_bounded(64.0).is_ok(),
-            _ => false,
-        };
-        let placed = pose.linvel.length() < MAX_SPEED
-            && pose.pos.distance(me.body().translation()) < MAX_DRIFT;
-        if flags_read && r.finish().is_ok() && placed {
-            Legality::Legal
-        } else {
-            Legality::Illegal
+        match read_crate(section) {
+            Ok((pose, _)) if pose.plausible(me.body(), MAX_SPEED, MAX_DRIFT) => Legality::Legal,
+            _ => Legality::Illegal,
         }
     }
+}
+
+/// A crate's section: its pose, and the push its server path passed on, if any.
+fn read_crate(section: Section<'_>) -> Result<(PoseState, Option<Vec3>), Error> {
+    let mut r = section.reader();
+    let pose = PoseState::read(&mut r)?;
+    let push = match r.u8()? {
+        0 => None,
+        F_PUSH => Some(r.vec3_bounded(64.0)?),
+        _ => return Err(Error::InvalidValue("crate flags")),
+    };
+    r.finish()?;
+    Ok((pose, push))
 }
 
 /// Spawn parameters of a player.
