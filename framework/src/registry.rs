@@ -275,6 +275,12 @@ impl KindRegistry {
         Ok(())
     }
 
+    /// Whether any kind allows hand-off ([`KindOptions::hand_off`]): a network layer looks
+    /// for nothing to take over when none does.
+    pub fn any_hand_off(&self) -> bool {
+        self.kinds.values().any(|k| k.options.hand_off)
+    }
+
     /// Turns [`KindOptions::hand_off`] on or off for the kind registered as `name`, after
     /// its registration (a game that lets a setting decide). Every peer of a game must
     /// agree: a claim on a kind the server forbids hand-off for is refused.

@@ -3,23 +3,14 @@
 
 use super::*;
 use rapier3d::prelude::RigidBodyHandle;
-use std::collections::HashMap;
 
 impl EntityGroup {
     /// The pairs (one of `ids`, an entity its body touches) with an active contact now
     /// (after the last frame's step), each once, in no particular order. Bodies that only
     /// touch scenery (colliders of no entity) have no pairs.
     pub fn contacts_of(&self, ids: &[EntityId]) -> Vec<(EntityId, EntityId)> {
-        if ids.is_empty() {
-            return Vec::new();
-        }
-        let by_body: HashMap<RigidBodyHandle, EntityId> = self
-            .order
-            .iter()
-            .filter_map(|&(_, i)| self.slots[i as usize].entity.as_ref())
-            .map(|e| (e.body, e.id))
-            .collect();
-        let mut pairs = Vec::new();
+        // The bodies each of `ids` touches (usually a few), then the entities they carry.
+        let mut touched: Vec<(EntityId, RigidBodyHandle)> = Vec::new();
         for &id in ids {
             let Some(body) = self.get(id).map(|e| e.entity().body) else {
                 continue;
@@ -38,13 +29,23 @@ impl EntityGroup {
                         pair.collider1
                     };
                     let parent = self.physics.colliders.get(other).and_then(|c| c.parent());
-                    if let Some(&them) = parent.and_then(|p| by_body.get(&p))
-                        && them != id
-                        && !pairs.contains(&(id, them))
+                    if let Some(p) = parent
+                        && p != body
+                        && !touched.contains(&(id, p))
                     {
-                        pairs.push((id, them));
+                        touched.push((id, p));
                     }
                 }
+            }
+        }
+        if touched.is_empty() {
+            return Vec::new();
+        }
+        let mut pairs = Vec::new();
+        for e in self.iter() {
+            let body = e.entity().body;
+            for &(id, _) in touched.iter().filter(|t| t.1 == body) {
+                pairs.push((id, e.id()));
             }
         }
         pairs

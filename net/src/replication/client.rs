@@ -92,6 +92,9 @@ impl ClientReplication {
         group: &mut EntityGroup,
         conn: &mut Connection,
     ) {
+        if !group.registry().any_hand_off() {
+            return;
+        }
         let me = group.local_owner();
         let moving: Vec<EntityId> = group
             .iter()

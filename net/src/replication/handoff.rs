@@ -18,13 +18,14 @@
 //! judged by the kind's `validate` like any owner's. Refused, the claimer is told who
 //! holds it and is sent the server's state of it (a `Correction`, as for an illegal
 //! section), which its client paths go on from; its views are drawn smoothly there.
-//! The server gives the body back when it has stayed put for [`REST_FRAMES`], when none of
-//! its holder's bodies came within [`REACH`] for [`APART_FRAMES`], and when its holder
+//! The server gives the body back when it has stayed put for [`REST`], when none of its
+//! holder's bodies came within [`REACH`] for [`APART`], and when its holder
 //! leaves (the body stays where it is, the server's again, whatever the kind says of a
 //! leaving client's own entities).
 
 use super::server::ServerReplication;
 use super::*;
+use crate::core::us;
 
 /// A server's body a client holds.
 #[derive(Debug, Clone, Copy)]
@@ -33,10 +34,10 @@ pub(crate) struct Held {
     /// Where its rest began (the server's copy jitters a little under its holder's
     /// corrections, so rest is staying put, not a speed).
     anchor: Vec3,
-    /// Frames it has stayed within [`REST_DRIFT`] of `anchor`.
-    quiet: u32,
-    /// Frames none of its holder's other bodies came within reach.
-    apart: u32,
+    /// Since when (µs, the core's clock) it has stayed within [`REST_DRIFT`] of `anchor`.
+    quiet_since: u64,
+    /// When (µs) one of its holder's other bodies was last within reach.
+    near_at: u64,
 }
 
 /// How close (metres between bounding boxes) a claimed body must be, on the server, to one
@@ -44,11 +45,11 @@ pub(crate) struct Held {
 pub(crate) const REACH: f32 = 1.0;
 /// A held body that stays within this of where it was (metres) rests...
 const REST_DRIFT: f32 = 0.01;
-/// ...and after this many frames of rest it returns to the server.
-pub(crate) const REST_FRAMES: u32 = 30;
-/// A held body none of its holder's other bodies came within reach of for this many
-/// frames returns to the server.
-pub(crate) const APART_FRAMES: u32 = 180;
+/// ...and after this long at rest (seconds) it returns to the server.
+pub(crate) const REST: f32 = 0.5;
+/// A held body none of its holder's other bodies came within reach of for this long
+/// (seconds) returns to the server.
+pub(crate) const APART: f32 = 3.0;
 /// The most bodies one client holds at once.
 pub(crate) const MAX_HELD: usize = 32;
 
@@ -94,8 +95,11 @@ impl ServerReplication {
             core.push(&mut peer.conn, &Msg::SetOwner { net, owner });
             // It may have moved the body meanwhile: put it back (counted as a refused
             // claim, not as a correction of an illegal section).
-            let state = server_state;
-            core.push(&mut peer.conn, &Msg::Correction { net, state });
+            let correction = Msg::Correction {
+                net,
+                state: server_state,
+            };
+            core.push(&mut peer.conn, &correction);
             return;
         }
         stats.claims += 1;
@@ -104,8 +108,8 @@ impl ServerReplication {
         let h = Held {
             client: id,
             anchor: e_at,
-            quiet: 0,
-            apart: 0,
+            quiet_since: core.now,
+            near_at: core.now,
         };
         self.held.insert(net, h);
         core.events
@@ -129,28 +133,39 @@ impl ServerReplication {
                 continue;
             }
             let at = e.body().translation();
-            if at.distance(h.anchor) <= REST_DRIFT {
-                h.quiet += 1;
-            } else {
+            if at.distance(h.anchor) > REST_DRIFT {
                 h.anchor = at;
-                h.quiet = 0;
+                h.quiet_since = core.now;
             }
             let eid = e.id();
-            h.apart = match within_reach(group, eid, h.client) {
-                true => 0,
-                false => h.apart + 1,
-            };
-            if h.quiet >= REST_FRAMES || h.apart >= APART_FRAMES {
+            if within_reach(group, eid, h.client) {
+                h.near_at = core.now;
+            }
+            let rested = core.now - h.quiet_since >= us(REST);
+            let left_alone = core.now - h.near_at >= us(APART);
+            if rested || left_alone {
                 back.push((*net, Some(eid)));
             }
         }
         for (net, eid) in back {
-            self.held.remove(&net);
-            self.forward.remove(&net);
-            if let Some(eid) = eid {
-                let _ = group.set_owner(eid, Owner::Server);
-                core.events.push_back(NetEvent::Handed { net, to: None });
-            }
+            self.give_back(core, group, net, eid);
+        }
+    }
+
+    /// `net` is no longer held: the server's again (if it still has it, as `eid`), and
+    /// nothing of its last holder's is forwarded any more.
+    fn give_back(
+        &mut self,
+        core: &mut Core,
+        group: &mut EntityGroup,
+        net: NetId,
+        eid: Option<EntityId>,
+    ) {
+        self.held.remove(&net);
+        self.forward.remove(&net);
+        if let Some(eid) = eid {
+            let _ = group.set_owner(eid, Owner::Server);
+            core.events.push_back(NetEvent::Handed { net, to: None });
         }
     }
 
@@ -164,12 +179,8 @@ impl ServerReplication {
             .map(|(n, _)| *n)
             .collect();
         for net in nets {
-            self.held.remove(&net);
-            self.forward.remove(&net);
-            if let Some(eid) = group.id_of(net) {
-                let _ = group.set_owner(eid, Owner::Server);
-                core.events.push_back(NetEvent::Handed { net, to: None });
-            }
+            let eid = group.id_of(net);
+            self.give_back(core, group, net, eid);
         }
     }
 }
