@@ -111,12 +111,16 @@ fn main() -> ExitCode {
             port,
             ttl,
             max_per_address,
+            relay_rate,
+            relay_total,
             timed,
         }) => rendezvous_server(
             *port,
             RendezvousConfig {
                 ttl: *ttl,
                 max_per_address: *max_per_address,
+                relay_rate: *relay_rate,
+                relay_total: *relay_total,
                 ..RendezvousConfig::default()
             },
             timed.seconds,

@@ -11,9 +11,12 @@
 //! lets in from there only what answers something sent out. A `server` in home A registers
 //! with the rendezvous server; a `bot` in home B finds it by name, both punch through their
 //! NATs, and they play over the punched path. With routers that give every destination its
-//! own port (a symmetric NAT: `masquerade random`), punching cannot work, and the bot says
-//! so clearly. A headless `host` in home A with bots in homes B and C is killed, and the
-//! game goes on at home B's, through both NATs (host migration beyond one LAN).
+//! own port (a symmetric NAT: `masquerade random,fully-random`), punching cannot work: the
+//! rendezvous server relays the game instead, and the two play through it. With router A
+//! forwarding the game port and router B symmetric, punching still wins (the host answers
+//! the bot at the port its punch came from), and nothing is relayed. A headless `host` in
+//! home A with bots in homes B and C is killed, and the game goes on at home B's, through
+//! both NATs (host migration beyond one LAN).
 //!
 //! The namespaces are linked only to each other (no interface in the machine's own
 //! network), use only documentation address ranges, and are deleted when the test ends,
@@ -74,13 +77,26 @@ fn sweep_stale() {
 /// `LANYARD_REQUIRE_NETNS` is set).
 /// Runs `test` in a lab of two NATs tagged `tag` (symmetric ones if `symmetric`), if this
 /// machine can build one, and checks that every namespace went with it.
-fn in_lab(tag: &str, symmetric: bool, test: impl FnOnce(&mut Lab)) {
+/// How the routers map ports.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Nat {
+    /// Every router keeps one public port per inside socket and lets in only answers.
+    Cone,
+    /// Every router gives each destination a new, random public port
+    /// (`masquerade random,fully-random`): punching cannot work.
+    Symmetric,
+    /// Router A forwards the game port to the host (a full cone for it); the others are
+    /// symmetric.
+    ForwardedAndSymmetric,
+}
+
+fn in_lab(tag: &str, nat: Nat, test: impl FnOnce(&mut Lab)) {
     if !can_build(tag) {
         return;
     }
     let prefix;
     {
-        let mut lab = Lab::build(tag, symmetric);
+        let mut lab = Lab::build(tag, nat);
         prefix = lab.prefix.clone();
         test(&mut lab);
     }
@@ -116,9 +132,9 @@ fn can_build(tag: &str) -> bool {
 }
 
 impl Lab {
-    /// Builds the three homes, their routers and the public segment. `symmetric`: the
-    /// routers pick a new port for every destination.
-    fn build(tag: &str, symmetric: bool) -> Lab {
+    /// Builds the three homes, their routers and the public segment, the routers mapping
+    /// ports as `nat` says.
+    fn build(tag: &str, nat: Nat) -> Lab {
         sweep_stale();
         let mut lab = Lab {
             prefix: format!("{PREFIX}{}-{tag}-", std::process::id()),
@@ -191,12 +207,23 @@ impl Lab {
                 "-qw",
                 "net.ipv4.ip_forward=1",
             ]));
+            let forwarded = nat == Nat::ForwardedAndSymmetric && router == &ra;
+            let mapping = match nat {
+                Nat::Cone => "",
+                _ if forwarded => "",
+                _ => " random,fully-random",
+            };
+            // A forwarded game port: whatever comes to it goes to the host in home A.
+            let forward = if forwarded {
+                " chain pre {\n  type nat hook prerouting priority dstnat;\n  iifname \"wan\" udp dport 47810 dnat to 192.0.2.2:47810\n }\n"
+            } else {
+                ""
+            };
             lab.nft(
                 router,
                 &format!(
-                    "table ip nat {{\n chain post {{\n  type nat hook postrouting priority srcnat;\n  oifname \"wan\" masquerade{}\n }}\n}}\n\
+                    "table ip nat {{\n{forward} chain post {{\n  type nat hook postrouting priority srcnat;\n  oifname \"wan\" masquerade{mapping}\n }}\n}}\n\
                      table ip filter {{\n chain input {{\n  type filter hook input priority filter; policy accept;\n  iifname \"wan\" ct state established,related accept\n  iifname \"wan\" drop\n }}\n}}\n",
-                    if symmetric { " random" } else { "" }
                 ),
             );
         }
@@ -245,26 +272,25 @@ impl Lab {
 
     /// The rendezvous server on the public segment and a server named `name` in home A,
     /// registered with it (browsed from home B until it is listed).
-    fn rendezvous_and_server(&mut self, name: &str) -> (usize, usize) {
+    fn rendezvous_and_server(&mut self, name: &str, more: &[&str]) -> (usize, usize) {
         let rv = Running::start(self.game(
             "pub",
             &["rendezvous", "--port", "47820", "--seconds", "120"],
         ));
         self.children.push(rv);
-        let server = Running::start(self.game(
-            "ha",
-            &[
-                "server",
-                "--port",
-                "47810",
-                "--name",
-                name,
-                "--rendezvous",
-                RENDEZVOUS,
-                "--seconds",
-                "120",
-            ],
-        ));
+        let mut args = vec![
+            "server",
+            "--port",
+            "47810",
+            "--name",
+            name,
+            "--rendezvous",
+            RENDEZVOUS,
+            "--seconds",
+            "120",
+        ];
+        args.extend_from_slice(more);
+        let server = Running::start(self.game("ha", &args));
         self.children.push(server);
         let mut listed = String::new();
         for _ in 0..60 {
@@ -326,8 +352,8 @@ fn ours_left(prefix: &str) -> Vec<String> {
 
 #[test]
 fn a_server_and_a_bot_behind_two_nats_meet_by_name_and_play_over_the_punched_path() {
-    in_lab("cone", false, |lab| {
-        let (rv, server) = lab.rendezvous_and_server("home a");
+    in_lab("cone", Nat::Cone, |lab| {
+        let (rv, server) = lab.rendezvous_and_server("home a", &[]);
         let bot = lab.bot("6");
         let said = String::from_utf8_lossy(&bot.stderr).into_owned();
         assert!(bot.status.success(), "the bot failed: {said}");
@@ -367,24 +393,75 @@ fn a_server_and_a_bot_behind_two_nats_meet_by_name_and_play_over_the_punched_pat
 }
 
 #[test]
-fn behind_symmetric_nats_punching_fails_with_a_clear_message() {
-    in_lab("sym", true, |lab| {
-        lab.rendezvous_and_server("home a");
-        let bot = lab.bot("4");
+fn behind_symmetric_nats_the_rendezvous_server_relays_the_game_and_the_two_play() {
+    in_lab("sym", Nat::Symmetric, |lab| {
+        let summary = std::env::temp_dir().join(format!("{}summary.json", lab.prefix));
+        let (rv, server) =
+            lab.rendezvous_and_server("home a", &["--summary", &summary.to_string_lossy()]);
+        let bot = lab.bot("8");
         let said = String::from_utf8_lossy(&bot.stderr).into_owned();
-        assert!(!bot.status.success());
+        assert!(bot.status.success(), "the bot failed: {said}");
         assert!(
-            said.contains("no path opened to 'home a' at 203.0.113.2:")
-                && said.contains("hole punching failed")
-                && said.contains("symmetric NAT"),
+            said.contains(
+                "reached 'home a' through the rendezvous server 203.0.113.1:47820, relayed by it"
+            ),
             "{said}"
         );
+        let report = last_json(&bot);
+        assert_eq!(report["ended"], "time up", "{report}");
+        assert_eq!(report["relayed"], true, "{report}");
+        let bot_bytes =
+            report["bytes_in"].as_u64().unwrap() + report["bytes_out"].as_u64().unwrap();
+
+        let out = lab.stop(server);
+        let log = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            log.contains("no direct path to the player at 203.0.113.3:")
+                && log.contains("the rendezvous server 203.0.113.1:47820 relays it"),
+            "{log}"
+        );
+        assert!(log.contains("bot-1 joined"), "{log}");
+        let text = std::fs::read_to_string(&summary).expect("the server wrote its summary");
+        let _ = std::fs::remove_file(&summary);
+        let summary: serde_json::Value = serde_json::from_str(&text).unwrap();
+        assert_crates_agree("bot", &report, &summary);
+
+        // The relay carried the game, and only it.
+        let stats = last_json(&lab.stop(rv));
+        eprintln!("rendezvous: {stats}; the bot and the server exchanged {bot_bytes} bytes");
+        assert_eq!(stats["relay_sessions"], 1, "{stats}");
+        assert_eq!(stats["relay_over_cap"], 0, "{stats}");
+        let relayed = stats["relayed_bytes"].as_u64().unwrap();
+        assert!(
+            relayed >= bot_bytes && bot_bytes > 20_000,
+            "relayed {relayed} bytes of the bot's {bot_bytes}"
+        );
+        assert!(stats["bytes_out"].as_u64() <= stats["bytes_in"].as_u64());
+    });
+}
+
+#[test]
+fn with_the_host_s_port_forwarded_punching_wins_over_a_symmetric_nat_and_nothing_is_relayed() {
+    in_lab("fwd", Nat::ForwardedAndSymmetric, |lab| {
+        let (rv, server) = lab.rendezvous_and_server("home a", &[]);
+        let bot = lab.bot("4");
+        let said = String::from_utf8_lossy(&bot.stderr).into_owned();
+        assert!(bot.status.success(), "the bot failed: {said}");
+        assert!(!said.contains("relayed"), "{said}");
+        let report = last_json(&bot);
+        assert_eq!(report["ended"], "time up", "{report}");
+        assert_eq!(report["relayed"], false, "{report}");
+        assert!(common::crates(&report["entities"]).len() >= 10);
+        lab.stop(server);
+        let stats = last_json(&lab.stop(rv));
+        assert_eq!(stats["relay_sessions"], 0, "{stats}");
+        assert_eq!(stats["relayed_bytes"], 0, "{stats}");
     });
 }
 
 #[test]
 fn a_killed_host_behind_a_nat_hands_its_game_to_a_player_behind_another() {
-    in_lab("migrate", false, |lab| {
+    in_lab("migrate", Nat::Cone, |lab| {
         let rv = Running::start(lab.game(
             "pub",
             &[

@@ -180,8 +180,9 @@ pub enum NetError {
     /// Hole punching found no path to a game behind its NAT.
     #[error(
         "no path opened to '{name}' at {peer}: hole punching failed (a symmetric NAT, which gives \
-         every destination its own port, or a router that lets nothing in, stops it). The host can \
-         forward its UDP game port on its router, or you can play on the same LAN"
+         every destination its own port, or a router that lets nothing in, stops it) and the \
+         rendezvous server did not relay the game. The host can forward its UDP game port on its \
+         router, or you can play on the same LAN"
     )]
     PunchFailed {
         /// The game's registered name.

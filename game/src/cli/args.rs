@@ -269,8 +269,8 @@ pub(crate) enum Command {
     },
     /// Run a rendezvous server (headless, no physics): on a public address, it lets
     /// servers behind home routers register by name and players elsewhere find and
-    /// reach them. It carries no game traffic. Ctrl-C, SIGTERM or --seconds end it, and it
-    /// prints what it did as JSON.
+    /// reach them. It carries game traffic only when punching fails (it relays it then).
+    /// Ctrl-C, SIGTERM or --seconds end it, and it prints what it did as JSON.
     Rendezvous {
         /// UDP port it listens on.
         #[arg(long, env = "LANYARD_RENDEZVOUS_PORT", default_value_t = rendezvous::DEFAULT_PORT)]
@@ -281,6 +281,12 @@ pub(crate) enum Command {
         /// Games one IP address may register at once.
         #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u16).range(1..))]
         max_per_address: u16,
+        /// Bytes a second one relayed session may carry (when punching fails).
+        #[arg(long, default_value_t = 64 * 1024, value_name = "BYTES", value_parser = clap::value_parser!(u32).range(2048..))]
+        relay_rate: u32,
+        /// Bytes a second the relay carries in all.
+        #[arg(long, default_value_t = 4 * 1024 * 1024, value_name = "BYTES", value_parser = clap::value_parser!(u32).range(2048..))]
+        relay_total: u32,
         #[command(flatten)]
         timed: Timed,
     },

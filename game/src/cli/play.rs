@@ -16,7 +16,12 @@ pub(crate) fn bot(
         Some(rv) => {
             let rv = rendezvous_addr(rv)?;
             let game = Game::client_by_name(o, rv, addr, entropy)?;
-            eprintln!("reached '{addr}' through the rendezvous server {rv}");
+            let how = if game.relayed() {
+                ", relayed by it (punching found no direct path)"
+            } else {
+                ""
+            };
+            eprintln!("reached '{addr}' through the rendezvous server {rv}{how}");
             game
         }
         None => Game::client(o, server_addr(addr)?, entropy)?,

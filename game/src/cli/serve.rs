@@ -167,8 +167,9 @@ fn serve(
                                 format!("{:.0} ms {:.0}%", s.stats.ping_ms, s.stats.loss * 100.0)
                             }
                         };
+                        let relayed = if g.relayed_to(s.addr) { " relayed" } else { "" };
                         format!(
-                            " | {} {link} {} link {:.0} kbit/s state {:.0} ms",
+                            " | {} {link}{relayed} {} link {:.0} kbit/s state {:.0} ms",
                             s.name,
                             g.score_of(&s.name),
                             s.stats.send_rate * 8.0 / 1000.0,
@@ -242,14 +243,19 @@ pub(crate) fn rendezvous_server(
             let s = rv.stats();
             if s != last.1 {
                 println!(
-                    "games {} | registered {} | expired {} | introductions {} | in {} B | out {} B | ignored {}",
+                    "games {} | registered {} | expired {} | introductions {} | in {} B | out {} B | ignored {} | relaying {} sessions ({} opened), {} B, {} over the cap, {} from strangers",
                     s.games,
                     s.registrations,
                     s.expired,
                     s.introductions,
                     s.bytes_in,
                     s.bytes_out,
-                    s.ignored
+                    s.ignored,
+                    s.relay_sessions,
+                    s.relay_sessions_opened,
+                    s.relayed_bytes,
+                    s.relay_over_cap,
+                    s.relay_strangers
                 );
             }
             last = (now, s);
@@ -273,7 +279,11 @@ pub(crate) fn rendezvous_server(
             "bytes_in": s.bytes_in,
             "datagrams_out": s.datagrams_out,
             "bytes_out": s.bytes_out,
-            "relayed_bytes": 0,
+            "relayed_bytes": s.relayed_bytes,
+            "relayed_datagrams": s.relayed_datagrams,
+            "relay_sessions": s.relay_sessions_opened,
+            "relay_over_cap": s.relay_over_cap,
+            "relay_strangers": s.relay_strangers,
         })
     );
     Ok(())

@@ -72,8 +72,13 @@ impl Game {
                     s.stats.loss * 100.0
                 ),
             };
+            let relayed = if self.relayed_to(s.addr) {
+                ", relayed"
+            } else {
+                ""
+            };
             out.push(format!(
-                "{:>4}  {:<16} {link}  score {score:>3}  {what}",
+                "{:>4}  {:<16} {link}  score {score:>3}  {what}{relayed}",
                 s.client.0, s.name,
             ));
         }

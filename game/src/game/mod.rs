@@ -11,7 +11,8 @@ use crate::witness::{SentLog, TakenPoses};
 use lanyard::prelude::*;
 use lanyard::{KindId, decode_params};
 use lanyard_net::discovery::{Responder, ServerInfo};
-use lanyard_net::rendezvous::{self, Registrar, RegistrarEvent};
+use lanyard_net::rendezvous::relay::{Received, Routes};
+use lanyard_net::rendezvous::{self, Path, Registrar, RegistrarEvent};
 use lanyard_net::udp::UdpTransport;
 use lanyard_net::{
     DisconnectReason, Entropy, NetConfig, NetEvent, NetManager, PROTOCOL_VERSION, Transport,
@@ -151,6 +152,9 @@ pub struct Game {
     /// Server: its registration with a rendezvous server, and the punching toward the
     /// players it introduces.
     registrar: Option<Registrar>,
+    /// The peers reached through the rendezvous server's relay (punching found no path),
+    /// until a direct path opens.
+    routes: Routes,
     options: Options,
     server: Option<ServerRules>,
     /// This peer's player name (none on a dedicated server).
@@ -525,16 +529,26 @@ impl Game {
     fn pump(&mut self) {
         let now = self.clock();
         while let Some((from, bytes, age)) = self.socket.recv_aged() {
-            if rendezvous::is_rendezvous(&bytes) {
+            // Relayed datagrams come out as the peer's own; a relayed peer's punch opens
+            // the direct path.
+            let (from, bytes) = match self.routes.incoming(now, from, &bytes) {
+                Received::Game(from, bytes) => (from, bytes),
+                Received::Taken => continue,
+            };
+            if rendezvous::is_rendezvous(bytes) {
                 // A server's registrar takes them; a client drops late punches.
                 if let Some(r) = &mut self.registrar {
-                    r.receive(now, from, &bytes);
+                    r.receive(now, from, bytes);
                 }
                 continue;
             }
-            self.net.receive_aged(from, &bytes, age);
+            self.net.receive_aged(from, bytes, age);
         }
         for (to, bytes) in self.net.drain_outgoing() {
+            let (to, bytes) = self.routes.outgoing(to, bytes);
+            self.socket.send(to, &bytes);
+        }
+        for (to, bytes) in self.routes.poll(now) {
             self.socket.send(to, &bytes);
         }
         if let Some(r) = &mut self.registrar {
@@ -583,6 +597,18 @@ impl Game {
                 RegistrarEvent::Opened { peer } => {
                     tracing::info!("the path to {peer} is open");
                     continue;
+                }
+                RegistrarEvent::Relayed { peer, token, nonce } => {
+                    self.routes.relay(
+                        self.group.tick() as f64 / f64::from(TICK_HZ),
+                        peer,
+                        rv,
+                        token,
+                        nonce,
+                    );
+                    format!(
+                        "no direct path to the player at {peer}: the rendezvous server {rv} relays it (still looking for one)"
+                    )
                 }
             };
             tracing::info!("{line}");

@@ -42,6 +42,17 @@ impl Game {
         Some(if s.ping_ms > 0.0 { s.ping_ms } else { s.rtt_ms })
     }
 
+    /// Whether datagrams to `peer` go through the rendezvous server's relay now (punching
+    /// found no direct path yet).
+    pub fn relayed_to(&self, peer: SocketAddr) -> bool {
+        self.routes.relayed(peer)
+    }
+
+    /// Clients: whether the link to the server goes through the rendezvous server's relay.
+    pub fn relayed(&self) -> bool {
+        !self.is_server() && self.routes.relayed_peers() > 0
+    }
+
     /// Estimated loss towards the server (clients), 0 to 1: of the datagrams we sent, the
     /// share the server's acks left out. A silent server is not loss (nothing was sent and
     /// lost): [`silence`](Self::silence) says how long it has been silent.
@@ -166,6 +177,7 @@ impl Game {
             "bytes_out": bytes_out,
             "loss": self.loss(),
             "ping_ms": self.ping_ms(),
+            "relayed": self.relayed(),
             "network": self.network_json(),
         });
         // A bot that took the game over (host migration) logs its broadcasts as a server's

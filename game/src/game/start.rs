@@ -127,8 +127,29 @@ impl Game {
         // Should it take the game over, it registers the game there again.
         options.rendezvous = Some(rendezvous);
         let mut socket = Self::client_socket(rendezvous)?;
-        let server = Self::punch(&mut socket, rendezvous, name)?;
-        Self::client_on(options, socket, server, entropy)
+        let path = Self::punch(&mut socket, rendezvous, name)?;
+        Self::client_on_path(options, socket, path, entropy)
+    }
+
+    /// A client of the host at the end of `path` (punched, or relayed by the rendezvous
+    /// server until a direct path opens), on the `socket` the path was opened from.
+    pub fn client_on_path(
+        options: Options,
+        socket: impl Transport + 'static,
+        path: Path,
+        entropy: Entropy,
+    ) -> Result<Game, String> {
+        let mut game = Self::client_on(options, socket, path.peer, entropy)?;
+        game.routes = path.routes(game.clock());
+        if let Some((relay, _)) = path.relay {
+            let line = format!(
+                "no direct path to {}: the rendezvous server {relay} relays the game (still looking for one)",
+                path.peer
+            );
+            tracing::info!("{line}");
+            game.messages.push(line);
+        }
+        Ok(game)
     }
 
     /// Opens a path from `socket` to the game registered as `name` (see
@@ -137,7 +158,7 @@ impl Game {
         socket: &mut UdpTransport,
         rendezvous: SocketAddr,
         name: &str,
-    ) -> Result<SocketAddr, String> {
+    ) -> Result<Path, String> {
         let mut n = [0; 8];
         n.copy_from_slice(&entropy()[..8]);
         rendezvous::punch(socket, rendezvous, name, u64::from_le_bytes(n))
@@ -198,6 +219,7 @@ impl Game {
             socket,
             responder,
             registrar: None,
+            routes: Routes::new(),
             server,
             my_name,
             options,

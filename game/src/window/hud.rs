@@ -130,8 +130,13 @@ pub(crate) fn roster(game: &mut Game, r: &mut Roster, typing: bool) {
             (true, false) => "watching",
             (false, false) => "playing",
         };
+        let relayed = if game.relayed_to(s.addr) {
+            ", relayed"
+        } else {
+            ""
+        };
         let line = format!(
-            "[{}] {:<16} {:>16}  {what}",
+            "[{}] {:<16} {:>16}  {what}{relayed}",
             i + 1,
             s.name,
             link_text(&s.stats)
@@ -221,8 +226,9 @@ fn net_line(game: &Game) -> String {
             game.traffic.kbps_in, game.traffic.kbps_out
         ),
         Some(p) => format!(
-            "ping {:.0} ms  in {:.0} kbit/s  out {:.0} kbit/s  loss {:.0}%",
+            "ping {:.0} ms{}  in {:.0} kbit/s  out {:.0} kbit/s  loss {:.0}%",
             p,
+            if game.relayed() { " (relayed)" } else { "" },
             game.traffic.kbps_in,
             game.traffic.kbps_out,
             game.loss() * 100.0

@@ -4,7 +4,7 @@
 use super::*;
 
 /// A path being punched to a game registered at a rendezvous server, on a thread of its own.
-pub(crate) type Reaching = Receiver<Result<(UdpTransport, SocketAddr), String>>;
+pub(crate) type Reaching = Receiver<Result<(UdpTransport, lanyard_net::rendezvous::Path), String>>;
 
 pub(crate) struct Menu {
     pub(crate) options: Options,
@@ -190,8 +190,8 @@ impl Menu {
                 let wanted = name.clone();
                 std::thread::spawn(move || {
                     let r = Game::client_socket(rv).and_then(|mut socket| {
-                        let server = Game::punch(&mut socket, rv, &wanted)?;
-                        Ok((socket, server))
+                        let path = Game::punch(&mut socket, rv, &wanted)?;
+                        Ok((socket, path))
                     });
                     let _ = tx.send(r);
                 });
@@ -222,12 +222,13 @@ impl Menu {
         let r = rx.try_recv().ok()?;
         let (name, password, _) = self.reaching.take()?;
         match r {
-            Ok((socket, server)) => {
+            Ok((socket, path)) => {
                 let options = Options {
                     password,
                     ..self.options.clone()
                 };
-                let game = Game::client_on(options, socket, server, lanyard_game::game::entropy());
+                let game =
+                    Game::client_on_path(options, socket, path, lanyard_game::game::entropy());
                 self.started(game)
             }
             Err(e) => {

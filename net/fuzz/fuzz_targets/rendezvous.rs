@@ -1,7 +1,9 @@
-//! Fuzzes the rendezvous server's entry point: arbitrary bytes from a stranger, bare and
-//! behind a valid rendezvous header, after one game registered.
+//! Fuzzes the rendezvous server's entry point: arbitrary bytes from a stranger, bare,
+//! behind a valid rendezvous header and behind a relay header, after one game registered;
+//! and a peer's relay routes, which take whatever the game socket receives.
 #![no_main]
 
+use lanyard_net::rendezvous::relay::Routes;
 use lanyard_net::rendezvous::{Message, RendezvousConfig, RendezvousServer, decode, encode};
 use libfuzzer_sys::fuzz_target;
 use std::net::SocketAddr;
@@ -26,9 +28,17 @@ fuzz_target!(|data: &[u8]| {
     let stranger: SocketAddr = "192.0.2.50:9999".parse().unwrap();
     let mut framed = b"LYRV\x01".to_vec();
     framed.extend_from_slice(data);
-    for bytes in [data, &framed[..]] {
+    let mut relayed = b"LYRD".to_vec();
+    relayed.extend_from_slice(data);
+    for bytes in [data, &framed[..], &relayed[..]] {
         rv.receive(1.0, stranger, bytes);
         let sent: usize = rv.drain_outgoing().iter().map(|(_, b)| b.len()).sum();
         assert!(sent <= bytes.len(), "amplified {} into {sent}", bytes.len());
     }
+    let relay: SocketAddr = "203.0.113.1:47820".parse().unwrap();
+    let mut routes = Routes::new();
+    routes.relay(0.0, host, relay, 5, 7);
+    let _ = routes.incoming(1.0, relay, data);
+    let _ = routes.incoming(1.0, host, data);
+    let _ = routes.incoming(1.0, host, &framed);
 });

@@ -50,6 +50,8 @@ pub struct SessionInfo {
     pub suspended: bool,
     /// Its link's counters (round trip, loss).
     pub stats: PeerStats,
+    /// Its address (public, as this server sees it).
+    pub addr: std::net::SocketAddr,
 }
 
 #[derive(Clone)]
@@ -347,6 +349,7 @@ impl NetManager {
             spectator: p.spectator,
             suspended,
             stats: p.conn.stats_at(now),
+            addr: p.conn.addr,
         };
         let mut all: Vec<SessionInfo> = s
             .endpoint

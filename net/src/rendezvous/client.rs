@@ -1,6 +1,7 @@
 //! The peers' side of the rendezvous: a host registering ([`Registrar`]), a player joining
 //! by name ([`Joiner`]), a browser listing ([`Lister`]); and blocking helpers for tools.
 
+use super::relay::Routes;
 use super::{Cookie, Message, Refusal, decode, encode, is_rendezvous};
 use crate::crypto;
 use crate::discovery::ServerInfo;
@@ -30,6 +31,9 @@ const MAX_PUNCHES: usize = 16;
 pub const JOIN_TIMEOUT: f64 = 5.0;
 /// Seconds a player punches toward a host before giving up.
 pub const PUNCH_TIMEOUT: f64 = 5.0;
+/// Seconds of punching with no path before both sides ask the rendezvous server to relay
+/// (and go on punching).
+pub const RELAY_AFTER: f64 = 2.0;
 
 fn datagram(msg: &Message) -> Vec<u8> {
     // Every message a peer sends has a bounded size and encodes.
@@ -58,14 +62,27 @@ pub enum RegistrarEvent {
         /// The player's public address.
         peer: SocketAddr,
     },
+    /// Punching found no path to that player: the rendezvous server relays the session.
+    /// Reach the player through [`Routes::relay`].
+    Relayed {
+        /// The player's public address, as the rendezvous server sees it.
+        peer: SocketAddr,
+        /// The session's token.
+        token: u64,
+        /// The join's nonce (the direct punches carry it).
+        nonce: u64,
+    },
 }
 
 struct Punching {
     peer: SocketAddr,
     nonce: u64,
+    since: f64,
     until: f64,
     next: f64,
     opened: bool,
+    /// When to ask the rendezvous server to relay next.
+    relay_next: f64,
 }
 
 /// A host's side: keeps its game registered, and punches toward the players the
@@ -157,6 +174,24 @@ impl Registrar {
         for (peer, nonce) in due {
             self.push(peer, &Message::Punch { nonce });
         }
+        // Punching found nothing for a while: ask for a relay too.
+        let mut asks = Vec::new();
+        for p in &mut self.punches {
+            if !p.opened && now - p.since >= RELAY_AFTER && now >= p.relay_next {
+                p.relay_next = now + RETRY;
+                asks.push(p.nonce);
+            }
+        }
+        if let Some(cookie) = self.cookie {
+            for nonce in asks {
+                let msg = Message::Relay {
+                    cookie,
+                    name: self.name.clone(),
+                    nonce,
+                };
+                self.push(self.rendezvous, &msg);
+            }
+        }
         self.punches.retain(|p| now < p.until);
     }
 
@@ -175,9 +210,13 @@ impl Registrar {
             && let Some(p) = self
                 .punches
                 .iter_mut()
-                .find(|p| p.peer == from && p.nonce == nonce)
+                .find(|p| p.peer.ip() == from.ip() && p.nonce == nonce)
             && !p.opened
         {
+            // Perhaps from another port than the rendezvous server saw: a player behind a
+            // NAT that gives each destination a port of its own reaches a host whose router
+            // lets it in (a forwarded port). Answer where it came from.
+            p.peer = from;
             p.opened = true;
             // A few more, so the player hears one now that its NAT lets them in.
             p.until = p.until.min(now + 0.5);
@@ -244,11 +283,36 @@ impl Registrar {
                 self.punches.push(Punching {
                     peer: addr,
                     nonce,
+                    since: now,
                     until: now + HOST_PUNCH_FOR,
                     next: now,
                     opened: false,
+                    relay_next: now + RELAY_AFTER,
                 });
                 self.events.push(RegistrarEvent::Introduced { peer: addr });
+            }
+            Message::Relaying {
+                name,
+                nonce,
+                token,
+                peer,
+                proof,
+            } if crypto::same(
+                &proof,
+                &super::relaying_proof(&self.owner, &name, peer, nonce, token),
+            ) =>
+            {
+                // Only for a player still being punched toward, and only once.
+                let Some(i) = self
+                    .punches
+                    .iter()
+                    .position(|p| p.peer == peer && p.nonce == nonce && !p.opened)
+                else {
+                    return;
+                };
+                self.punches.remove(i);
+                self.events
+                    .push(RegistrarEvent::Relayed { peer, token, nonce });
             }
             _ => {}
         }
@@ -296,8 +360,33 @@ pub trait Exchange {
 enum Phase {
     Asking,
     Punching { peer: SocketAddr, since: f64 },
-    Open(SocketAddr),
+    Open(Path),
     Failed(NetError),
+}
+
+/// How a player reaches the host it joined by name: the outcome of a [`Joiner`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Path {
+    /// The host's public address: the game's handshake goes to it (through the relay or
+    /// not, the game sees this address).
+    pub peer: SocketAddr,
+    /// The join's nonce (the peers' punches carry it).
+    pub nonce: u64,
+    /// Punching found no path: the rendezvous server at this address relays the session
+    /// with this token.
+    pub relay: Option<(SocketAddr, u64)>,
+}
+
+impl Path {
+    /// The routes a game socket reaches the host by: through the relay until a direct
+    /// path opens, or direct.
+    pub fn routes(&self, now: f64) -> Routes {
+        let mut routes = Routes::new();
+        if let Some((relay, token)) = self.relay {
+            routes.relay(now, self.peer, relay, token, self.nonce);
+        }
+        routes
+    }
 }
 
 /// A player's side: asks the rendezvous server for the game registered under a name,
@@ -312,6 +401,7 @@ pub struct Joiner {
     phase: Phase,
     start: Option<f64>,
     next: f64,
+    relay_next: f64,
     out: Vec<(SocketAddr, Vec<u8>)>,
 }
 
@@ -327,6 +417,7 @@ impl Joiner {
             phase: Phase::Asking,
             start: None,
             next: f64::NEG_INFINITY,
+            relay_next: f64::NEG_INFINITY,
             out: Vec::new(),
         }
     }
@@ -334,7 +425,7 @@ impl Joiner {
     /// The host's public address, once the rendezvous server named it.
     pub fn peer(&self) -> Option<SocketAddr> {
         match self.phase {
-            Phase::Punching { peer, .. } | Phase::Open(peer) => Some(peer),
+            Phase::Punching { peer, .. } | Phase::Open(Path { peer, .. }) => Some(peer),
             _ => None,
         }
     }
@@ -345,7 +436,7 @@ impl Joiner {
 }
 
 impl Exchange for Joiner {
-    type Outcome = SocketAddr;
+    type Outcome = Path;
 
     fn poll(&mut self, now: f64) {
         match self.phase {
@@ -377,6 +468,19 @@ impl Exchange for Joiner {
                 } else if now >= self.next {
                     self.push(peer, &Message::Punch { nonce: self.nonce });
                     self.next = now + PUNCH_EVERY;
+                }
+                // No path yet: ask for a relay as well, twice a second.
+                if now - since >= RELAY_AFTER
+                    && now >= self.relay_next
+                    && let Some(cookie) = self.cookie
+                {
+                    self.relay_next = now + ASK_RETRY;
+                    let msg = Message::Relay {
+                        cookie,
+                        name: self.name.clone(),
+                        nonce: self.nonce,
+                    };
+                    self.push(self.rendezvous, &msg);
                 }
             }
             Phase::Open(_) | Phase::Failed(_) => {}
@@ -416,9 +520,34 @@ impl Exchange for Joiner {
                 if from == *peer && nonce == self.nonce =>
             {
                 let peer = *peer;
-                self.phase = Phase::Open(peer);
+                self.phase = Phase::Open(Path {
+                    peer,
+                    nonce,
+                    relay: None,
+                });
                 // One more, which the host's NAT now lets in: the host stops punching.
                 self.push(peer, &Message::Punch { nonce });
+            }
+            (Phase::Punching { .. }, Message::Challenge { cookie, .. })
+                if from == self.rendezvous =>
+            {
+                // The cookie went stale while punching: the next relay request has a new one.
+                self.cookie = Some(cookie);
+            }
+            (
+                Phase::Punching { peer, .. },
+                Message::Relaying {
+                    nonce,
+                    token,
+                    peer: host,
+                    ..
+                },
+            ) if from == self.rendezvous && nonce == self.nonce && host == *peer => {
+                self.phase = Phase::Open(Path {
+                    peer: host,
+                    nonce,
+                    relay: Some((self.rendezvous, token)),
+                });
             }
             _ => {}
         }
@@ -429,9 +558,9 @@ impl Exchange for Joiner {
         std::mem::take(&mut self.out)
     }
 
-    fn outcome(&self) -> Option<Result<SocketAddr, NetError>> {
+    fn outcome(&self) -> Option<Result<Path, NetError>> {
         match &self.phase {
-            Phase::Open(peer) => Some(Ok(*peer)),
+            Phase::Open(path) => Some(Ok(*path)),
             Phase::Failed(e) => Some(Err(e.clone())),
             _ => None,
         }
@@ -572,14 +701,15 @@ pub fn list(rendezvous: SocketAddr) -> Result<Vec<ServerInfo>, NetError> {
     drive(&mut socket, &mut Lister::new(rendezvous))
 }
 
-/// Opens a path from `socket` to the game registered as `name` at `rendezvous`, and
-/// returns the host's public address: run the game's handshake to it from the same
-/// socket. Blocks for at most [`JOIN_TIMEOUT`] plus [`PUNCH_TIMEOUT`] seconds.
+/// Opens a path from `socket` to the game registered as `name` at `rendezvous`, punched or
+/// relayed, and returns it: run the game's handshake to its peer from the same socket,
+/// through its [`Path::routes`]. Blocks for at most [`JOIN_TIMEOUT`] plus
+/// [`PUNCH_TIMEOUT`] seconds.
 pub fn punch(
     socket: &mut UdpTransport,
     rendezvous: SocketAddr,
     name: &str,
     nonce: u64,
-) -> Result<SocketAddr, NetError> {
+) -> Result<Path, NetError> {
     drive(socket, &mut Joiner::new(rendezvous, name, nonce))
 }

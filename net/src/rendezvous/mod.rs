@@ -16,9 +16,12 @@
 //!    traffic.
 //!
 //! Punching fails through a *symmetric* NAT (one that gives each destination its own
-//! port, so the address the rendezvous server saw is not the one the peer must use): the
-//! player gets [`NetError::PunchFailed`], which says so and
-//! what to do.
+//! port, so the address the rendezvous server saw is not the one the peer must use). Then,
+//! a couple of seconds into punching ([`RELAY_AFTER`]), both peers ask the rendezvous
+//! server to relay ([`Message::Relay`]): it forwards their sealed datagrams unchanged
+//! between the two addresses it introduced, and the peers keep punching now and then and
+//! go direct once a punch gets through ([`relay`]). Only if the relay is refused or silent
+//! too does the player get [`NetError::PunchFailed`], which says so and what to do.
 //!
 //! # Protections
 //!
@@ -37,6 +40,13 @@
 //! * **Bad input never hurts.** Every datagram decodes to a [`Message`] or an error, with
 //!   allocations bounded by the datagram's size; the decoder has property tests and a
 //!   fuzz target (`net/fuzz`).
+//! * **A relay that cannot be abused.** It forwards only between the two addresses of an
+//!   introduction it made itself, once both have asked (each with a cookie); a datagram
+//!   from any other address, or for an unknown session, is dropped and counted. It sends
+//!   exactly what it received (never more), within a rate per session and one in all
+//!   ([`RendezvousConfig::relay_rate`], [`RendezvousConfig::relay_total`]), and a session
+//!   ends when it idles for [`relay::RELAY_IDLE`] or its game's registration ends. The
+//!   game's datagrams are sealed end to end: the relay reads and forges nothing.
 //! * A host starts punching only when the rendezvous server it registered with introduces
 //!   a player, with a proof keyed by the registration's owner secret (so a forged
 //!   introduction with the rendezvous server's address cannot aim its punches), and
@@ -53,11 +63,12 @@
 //! the blocking edge helpers for tools and menus.
 
 mod client;
+pub mod relay;
 mod server;
 
 pub use client::{
-    Exchange, JOIN_TIMEOUT, Joiner, Lister, PUNCH_TIMEOUT, Registrar, RegistrarEvent, drive, list,
-    punch,
+    Exchange, JOIN_TIMEOUT, Joiner, Lister, PUNCH_TIMEOUT, Path, RELAY_AFTER, Registrar,
+    RegistrarEvent, drive, list, punch,
 };
 pub use server::{Listed, RendezvousConfig, RendezvousServer, RendezvousStats};
 
@@ -219,6 +230,32 @@ pub enum Message {
         /// Its name.
         name: String,
     },
+    /// Player or host to server: punching found no path; relay the session of the join
+    /// `(name, nonce)` (see [`relay`]). The session runs once both sides have asked.
+    Relay {
+        /// The cookie.
+        cookie: Cookie,
+        /// The game's name.
+        name: String,
+        /// The join's nonce.
+        nonce: u64,
+    },
+    /// Server to player and host: the session of the join `(name, nonce)` is relayed:
+    /// wrap datagrams for `peer` with `token` ([`relay::wrap`]) and send them to the
+    /// rendezvous server.
+    Relaying {
+        /// The game's name.
+        name: String,
+        /// The join's nonce.
+        nonce: u64,
+        /// The session's token.
+        token: u64,
+        /// The other side's public address, as the rendezvous server sees it.
+        peer: SocketAddr,
+        /// To the host, keyed by the registration's owner secret (see [`relaying_proof`]);
+        /// zeros to the player, who trusts its own nonce.
+        proof: [u8; 16],
+    },
 }
 
 impl Message {
@@ -231,6 +268,7 @@ impl Message {
                 | Message::List { .. }
                 | Message::Join { .. }
                 | Message::Unregister { .. }
+                | Message::Relay { .. }
         )
     }
 }
@@ -308,11 +346,34 @@ pub fn introduce_proof(owner: &[u8; 16], name: &str, addr: SocketAddr, nonce: u6
     )
 }
 
+/// The proof a [`Message::Relaying`] to the host carries, keyed by the registration's
+/// `owner`.
+pub fn relaying_proof(
+    owner: &[u8; 16],
+    name: &str,
+    peer: SocketAddr,
+    nonce: u64,
+    token: u64,
+) -> [u8; 16] {
+    crate::crypto::owner_proof(
+        owner,
+        "relaying",
+        &[
+            name.as_bytes(),
+            &crate::crypto::addr_bytes(peer),
+            &nonce.to_le_bytes(),
+            &token.to_le_bytes(),
+        ],
+    )
+}
+
 /// Whether `name` may be registered: 1 to 32 characters, none of them a control character.
 pub fn valid_name(name: &str) -> bool {
     let n = name.chars().count();
     (1..=32).contains(&n) && !name.chars().any(char::is_control)
 }
 
+#[cfg(test)]
+mod relay_tests;
 #[cfg(test)]
 mod tests;

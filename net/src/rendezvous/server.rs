@@ -1,6 +1,7 @@
 //! The rendezvous server: registrations, listings and introductions. Sans-IO: the caller
 //! feeds it datagrams with the time, and sends what it hands back.
 
+use super::relay::{self, Asked, Relay};
 use super::{Cookie, JOIN_BURST, JOIN_WINDOW, Message, REQUEST_LEN, Refusal, VERSION};
 use crate::crypto::{self, Key};
 use crate::discovery::ServerInfo;
@@ -26,6 +27,13 @@ pub struct RendezvousConfig {
     pub max_per_address: u16,
     /// Games the server keeps in all.
     pub max_games: usize,
+    /// Bytes a second one relay session may carry (both ways together); beyond that its
+    /// datagrams are dropped and counted.
+    pub relay_rate: u32,
+    /// Bytes a second the relay carries in all.
+    pub relay_total: u32,
+    /// Relay sessions at once.
+    pub max_relays: usize,
 }
 
 impl Default for RendezvousConfig {
@@ -34,6 +42,9 @@ impl Default for RendezvousConfig {
             ttl: 30.0,
             max_per_address: 4,
             max_games: 1024,
+            relay_rate: 64 * 1024,
+            relay_total: 4 * 1024 * 1024,
+            max_relays: 256,
         }
     }
 }
@@ -50,6 +61,13 @@ impl RendezvousConfig {
         }
         if self.max_per_address == 0 || self.max_games == 0 {
             return Err("the server must take at least one game per address and in all".into());
+        }
+        if self.relay_rate < 2048 || self.relay_total < self.relay_rate {
+            return Err(format!(
+                "a relay session needs at least 2048 bytes a second, and the relay in all at \
+                 least one session's ({} and {})",
+                self.relay_rate, self.relay_total
+            ));
         }
         Ok(())
     }
@@ -87,6 +105,19 @@ pub struct RendezvousStats {
     pub introductions: u64,
     /// Games registered now.
     pub games: u64,
+    /// Relay sessions opened.
+    pub relay_sessions_opened: u64,
+    /// Relay sessions running now.
+    pub relay_sessions: u64,
+    /// Datagrams relayed.
+    pub relayed_datagrams: u64,
+    /// Their bytes.
+    pub relayed_bytes: u64,
+    /// Relayed datagrams dropped over a session's rate or the relay's.
+    pub relay_over_cap: u64,
+    /// Relayed datagrams dropped because they came from neither address of their session,
+    /// or for no session.
+    pub relay_strangers: u64,
 }
 
 #[derive(Debug, Clone)]
@@ -115,6 +146,7 @@ pub struct RendezvousServer {
     joins: HashMap<IpAddr, VecDeque<f64>>,
     out: Vec<(SocketAddr, Vec<u8>)>,
     stats: RendezvousStats,
+    relay: Relay,
 }
 
 impl RendezvousServer {
@@ -129,13 +161,21 @@ impl RendezvousServer {
             joins: HashMap::new(),
             out: Vec::new(),
             stats: RendezvousStats::default(),
+            relay: Relay::new(),
         })
     }
 
     /// What it has done so far.
     pub fn stats(&self) -> RendezvousStats {
+        let r = self.relay.counts;
         RendezvousStats {
             games: self.games.len() as u64,
+            relay_sessions_opened: r.sessions_opened,
+            relay_sessions: self.relay.sessions() as u64,
+            relayed_datagrams: r.datagrams,
+            relayed_bytes: r.bytes,
+            relay_over_cap: r.over_cap,
+            relay_strangers: r.strangers,
             ..self.stats
         }
     }
@@ -198,6 +238,8 @@ impl RendezvousServer {
             }
             !times.is_empty()
         });
+        let games = &self.games;
+        self.relay.expire(now, |name| games.contains_key(name));
     }
 
     /// One datagram from `from`, at `now` seconds (any clock that only goes forward).
@@ -206,6 +248,19 @@ impl RendezvousServer {
     pub fn receive(&mut self, now: f64, from: SocketAddr, bytes: &[u8]) {
         self.stats.datagrams_in += 1;
         self.stats.bytes_in += bytes.len() as u64;
+        if relay::is_relayed(bytes) {
+            let caps = (
+                f64::from(self.config.relay_rate),
+                f64::from(self.config.relay_total),
+            );
+            if let Some(to) = self.relay.forward(now, from, bytes, caps) {
+                // Unchanged: never more than came in.
+                self.stats.datagrams_out += 1;
+                self.stats.bytes_out += bytes.len() as u64;
+                self.out.push((to, bytes.to_vec()));
+            }
+            return;
+        }
         // Cheap checks first: anything short or foreign costs a comparison.
         if bytes.len() < REQUEST_LEN || !super::is_rendezvous(bytes) {
             self.stats.ignored += 1;
@@ -226,7 +281,8 @@ impl RendezvousServer {
             Message::Register { cookie, .. }
             | Message::List { cookie, .. }
             | Message::Join { cookie, .. }
-            | Message::Unregister { cookie, .. } => Some(*cookie),
+            | Message::Unregister { cookie, .. }
+            | Message::Relay { cookie, .. } => Some(*cookie),
             _ => None,
         };
         if !cookie.is_some_and(|c| self.cookie_ok(now, from, &c)) {
@@ -240,6 +296,7 @@ impl RendezvousServer {
             Message::Register { owner, info, .. } => self.register(now, from, owner, info),
             Message::List { page, .. } => self.list(from, page),
             Message::Join { name, nonce, .. } => self.join(now, from, name, nonce),
+            Message::Relay { name, nonce, .. } => self.relay(now, from, name, nonce),
             Message::Unregister { owner, name, .. }
                 if self
                     .games
@@ -362,6 +419,8 @@ impl RendezvousServer {
             return self.refuse(from, &name, Refusal::NoSuchGame);
         };
         self.stats.introductions += 1;
+        self.relay
+            .introduced(now, (&name, nonce), from, host, owner);
         self.send(
             from,
             &Message::Peer {
@@ -379,6 +438,61 @@ impl RendezvousServer {
                 nonce,
             },
         );
+    }
+}
+
+impl RendezvousServer {
+    /// A relay request from `from` (proved) for the session of the join `(name, nonce)`.
+    fn relay(&mut self, now: f64, from: SocketAddr, name: String, nonce: u64) {
+        let token = self.relay_token(&name, nonce);
+        match self
+            .relay
+            .ask(now, from, (&name, nonce), token, self.config.max_relays)
+        {
+            Asked::Unknown => self.refuse(from, &name, Refusal::NoSuchGame),
+            Asked::Full => self.refuse(from, &name, Refusal::Full),
+            Asked::Waiting => {}
+            Asked::Open {
+                token,
+                player,
+                host,
+                owner,
+            } => {
+                self.send(
+                    player,
+                    &Message::Relaying {
+                        name: name.clone(),
+                        nonce,
+                        token,
+                        peer: host,
+                        proof: [0; 16],
+                    },
+                );
+                let proof = super::relaying_proof(&owner, &name, player, nonce, token);
+                self.send(
+                    host,
+                    &Message::Relaying {
+                        name,
+                        nonce,
+                        token,
+                        peer: player,
+                        proof,
+                    },
+                );
+            }
+        }
+    }
+
+    /// The token of the relay session of the join `(name, nonce)`: keyed by the server's
+    /// secret, so nobody else can name a session.
+    fn relay_token(&self, name: &str, nonce: u64) -> u64 {
+        let mut h = blake3::Hasher::new_keyed(&self.cookie_key);
+        h.update(b"relay token");
+        h.update(&nonce.to_le_bytes());
+        h.update(name.as_bytes());
+        let mut t = [0; 8];
+        t.copy_from_slice(&h.finalize().as_bytes()[..8]);
+        u64::from_le_bytes(t)
     }
 }
 

@@ -245,7 +245,14 @@ fn a_host_registers_a_browser_lists_it_and_a_player_is_introduced_and_punches_th
         }
         w.now += 0.05;
     }
-    assert_eq!(j.outcome(), Some(Ok(addr(HOST))));
+    assert_eq!(
+        j.outcome(),
+        Some(Ok(Path {
+            peer: addr(HOST),
+            nonce: 42,
+            relay: None
+        }))
+    );
     assert_eq!(
         w.host.events(),
         vec![
