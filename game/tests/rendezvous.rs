@@ -103,3 +103,55 @@ fn bots_find_a_server_by_name_through_a_rendezvous_server_and_a_wrong_password_i
         "the rendezvous server moved {carried} bytes, the bot and the server {bot_bytes}"
     );
 }
+
+#[test]
+fn a_server_a_bot_and_the_rendezvous_server_all_on_ipv6_loopback() {
+    let (rendezvous, rv) = common::rendezvous();
+    // Every socket here binds dual-stack (or the loopback of its peer's family): the same
+    // processes reached at [::1].
+    let rv6 = rv.replace("127.0.0.1", "[::1]");
+    let (server, addr) = server(&format!("--name six --rendezvous {rv6} --seconds 60"));
+    let addr6 = addr.replace("127.0.0.1", "[::1]");
+    let bot = |args: &[&str]| {
+        let mut all = vec!["bot", "--seconds", "3"];
+        all.extend_from_slice(args);
+        game(&all).output().unwrap()
+    };
+    // Directly, at its IPv6 address.
+    let direct = bot(&[&addr6]);
+    succeeded(&direct, "the bot joining at [::1]");
+    assert_eq!(last_json(&direct)["ended"], "time up");
+    // By name, once the server has registered with the rendezvous server over IPv6.
+    let mut listed = String::new();
+    for _ in 0..40 {
+        listed = browse(&rv6);
+        if listed.contains("six  via rendezvous") {
+            break;
+        }
+    }
+    assert!(
+        listed.contains(&format!("six  via rendezvous {rv6}")),
+        "{listed}"
+    );
+    let named = bot(&["--rendezvous", &rv6, "six"]);
+    succeeded(&named, "the bot joining by name over [::1]");
+    let report = last_json(&named);
+    assert_eq!(report["ended"], "time up");
+    assert_eq!(report["relayed"], false);
+    assert!(common::crates(&report["entities"]).len() >= 10);
+
+    signal(&server, "-TERM");
+    let out = server.finish(Duration::from_secs(30));
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        said.contains(&format!(
+            "registered as 'six' at the rendezvous server {rv6} (public address {addr6})"
+        )),
+        "{said}"
+    );
+    assert!(said.contains("a player at [::1]:"), "{said}");
+    signal(&rendezvous, "-TERM");
+    let stats = last_json(&rendezvous.finish(Duration::from_secs(30)));
+    assert_eq!(stats["introductions"], 1, "{stats}");
+    assert_eq!(stats["relayed_bytes"], 0, "{stats}");
+}

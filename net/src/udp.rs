@@ -8,7 +8,7 @@ use message_io::network::{
 };
 use std::collections::VecDeque;
 use std::io;
-use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::time::{Duration, Instant};
 
 /// A UDP socket bound to one address, used both to receive and to send to any peer. It is
@@ -53,21 +53,48 @@ impl crate::NetManager {
 }
 
 /// The local address to bind, on any free port, for a socket that talks to `peer`: the
-/// loopback address when `peer` is on loopback (so nothing of it leaves the machine), every
-/// interface otherwise.
+/// loopback address of `peer`'s family when `peer` is on loopback (so nothing of it leaves
+/// the machine), every interface of that family otherwise.
 pub fn local_for(peer: SocketAddr) -> SocketAddr {
-    let ip = if peer.ip().is_loopback() {
-        IpAddr::V4(Ipv4Addr::LOCALHOST)
-    } else {
-        IpAddr::V4(Ipv4Addr::UNSPECIFIED)
+    let ip = match (peer.ip(), peer.ip().is_loopback()) {
+        (IpAddr::V4(_), true) => IpAddr::V4(Ipv4Addr::LOCALHOST),
+        (IpAddr::V4(_), false) => IpAddr::V4(Ipv4Addr::UNSPECIFIED),
+        (IpAddr::V6(_), true) => IpAddr::V6(Ipv6Addr::LOCALHOST),
+        (IpAddr::V6(_), false) => IpAddr::V6(Ipv6Addr::UNSPECIFIED),
     };
     SocketAddr::new(ip, 0)
+}
+
+/// `a` with an IPv4-mapped IPv6 address (`[::ffff:192.0.2.1]:5`, how a dual-stack socket
+/// sees an IPv4 peer) written as the IPv4 address it is (`192.0.2.1:5`): one peer, one
+/// address, whichever socket heard it.
+pub fn canonical(a: SocketAddr) -> SocketAddr {
+    match a {
+        SocketAddr::V6(v6) => match v6.ip().to_ipv4_mapped() {
+            Some(v4) => SocketAddr::new(IpAddr::V4(v4), v6.port()),
+            None => a,
+        },
+        SocketAddr::V4(_) => a,
+    }
 }
 
 impl UdpTransport {
     /// Binds `addr` (port 0 for any free port).
     pub fn bind(addr: SocketAddr) -> io::Result<Self> {
         Self::bind_with(addr, false)
+    }
+
+    /// Binds `port` on every interface, IPv6 and IPv4 alike where the operating system
+    /// allows one socket both (`[::]`, dual-stack: the default on Linux, unless
+    /// `net.ipv6.bindv6only` is set), else IPv4 only (`0.0.0.0`). IPv4 peers of a
+    /// dual-stack socket keep their IPv4 addresses ([`canonical`]).
+    pub fn bind_any(port: u16) -> io::Result<Self> {
+        match Self::bind(SocketAddr::new(IpAddr::V6(Ipv6Addr::UNSPECIFIED), port)) {
+            Err(e) if e.kind() != io::ErrorKind::AddrInUse => {
+                Self::bind(SocketAddr::new(IpAddr::V4(Ipv4Addr::UNSPECIFIED), port))
+            }
+            bound => bound,
+        }
     }
 
     /// Binds `addr` with permission to send broadcasts (for LAN discovery).
@@ -111,7 +138,7 @@ impl UdpTransport {
         let queue = &mut self.queue;
         self.processor.process_poll_event(Some(timeout), |e| {
             if let NetEvent::Message(ep, data) = e {
-                queue.push_back((ep.addr(), data.to_vec(), Instant::now()));
+                queue.push_back((canonical(ep.addr()), data.to_vec(), Instant::now()));
             }
         });
     }
@@ -127,6 +154,13 @@ impl Transport for UdpTransport {
     }
 
     fn send(&mut self, to: SocketAddr, bytes: &[u8]) {
+        // An IPv6 socket reaches an IPv4 peer at its mapped address (dual-stack).
+        let to = match (self.local, to) {
+            (SocketAddr::V6(_), SocketAddr::V4(v4)) => {
+                SocketAddr::new(IpAddr::V6(v4.ip().to_ipv6_mapped()), v4.port())
+            }
+            _ => to,
+        };
         // Best effort, like UDP itself: a failed send is a lost datagram.
         let _ = self
             .controller
@@ -148,6 +182,48 @@ impl Transport for UdpTransport {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_dual_stack_socket_hears_ipv4_and_ipv6_peers_at_their_own_addresses() {
+        use super::UdpTransport;
+        use crate::Transport;
+        use std::time::Duration;
+        let mut server = UdpTransport::bind_any(0).unwrap();
+        let port = server.local_addr().port();
+        let targets = [format!("127.0.0.1:{port}"), format!("[::1]:{port}")];
+        for to in targets {
+            let to: std::net::SocketAddr = to.parse().unwrap();
+            let mut client = UdpTransport::bind(super::local_for(to)).unwrap();
+            client.send(to, b"ping");
+            let mut got = None;
+            for _ in 0..100 {
+                server.wait(Duration::from_millis(20));
+                if let Some(x) = server.recv() {
+                    got = Some(x);
+                    break;
+                }
+            }
+            let (from, bytes) = got.expect("the server heard the client");
+            assert_eq!(bytes, b"ping");
+            assert_eq!(
+                from,
+                client.local_addr(),
+                "the client's own address, not a mapped one"
+            );
+            server.send(from, b"pong");
+            let mut back = None;
+            for _ in 0..100 {
+                client.wait(Duration::from_millis(20));
+                if let Some(x) = client.recv() {
+                    back = Some(x);
+                    break;
+                }
+            }
+            assert_eq!(back.map(|(_, b)| b), Some(b"pong".to_vec()));
+        }
+        let mapped: std::net::SocketAddr = "[::ffff:192.0.2.1]:5".parse().unwrap();
+        assert_eq!(super::canonical(mapped).to_string(), "192.0.2.1:5");
+    }
+
     #[test]
     fn os_entropy_draws_fresh_bytes_each_time() {
         let (a, b) = (super::os_entropy().unwrap(), super::os_entropy().unwrap());

@@ -216,9 +216,8 @@ pub(crate) fn rendezvous_server(
     use lanyard_net::udp::UdpTransport;
     let (ttl, per) = (config.ttl, config.max_per_address);
     let mut rv = RendezvousServer::new(config, lanyard_game::game::entropy())?;
-    let any = SocketAddr::from(([0, 0, 0, 0], port));
-    let mut socket =
-        UdpTransport::bind(any).map_err(|e| format!("cannot listen on UDP port {port}: {e}"))?;
+    let mut socket = UdpTransport::bind_any(port)
+        .map_err(|e| format!("cannot listen on UDP port {port}: {e}"))?;
     println!(
         "rendezvous server on UDP port {} (registrations live {ttl} s unless refreshed, at most {per} per address)",
         socket.local_addr().port()

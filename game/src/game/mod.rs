@@ -18,7 +18,7 @@ use lanyard_net::{
     DisconnectReason, Entropy, NetConfig, NetEvent, NetManager, PROTOCOL_VERSION, Transport,
 };
 use std::collections::{BTreeMap, BTreeSet, HashMap};
-use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::net::{IpAddr, Ipv6Addr, SocketAddr};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -242,6 +242,14 @@ fn addr_or_default(text: &str, default_port: u16) -> Result<SocketAddr, String> 
     }
     if let Ok(ip) = text.parse::<IpAddr>() {
         return Ok(SocketAddr::new(ip, default_port));
+    }
+    // An IPv6 address in brackets with no port: `[::1]`.
+    if let Some(ip) = text
+        .strip_prefix('[')
+        .and_then(|t| t.strip_suffix(']'))
+        .and_then(|t| t.parse::<Ipv6Addr>().ok())
+    {
+        return Ok(SocketAddr::new(IpAddr::V6(ip), default_port));
     }
     let (host, port) = match text.rsplit_once(':') {
         Some((host, p)) => match p.parse::<u16>() {

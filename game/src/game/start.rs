@@ -32,8 +32,8 @@ impl Game {
 
     /// A server. With `host_player`, the host plays too, under that name.
     pub fn server(options: Options, host_player: Option<String>) -> Result<Game, String> {
-        let bind = SocketAddr::new(IpAddr::V4(Ipv4Addr::UNSPECIFIED), options.port);
-        let socket = UdpTransport::bind(bind)
+        // IPv6 and IPv4 alike, where the system allows.
+        let socket = UdpTransport::bind_any(options.port)
             .map_err(|e| format!("cannot listen on UDP port {}: {e}", options.port))?;
         Self::server_on(options, host_player, socket)
     }

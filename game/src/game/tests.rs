@@ -106,3 +106,15 @@ fn the_throw_cooldown_counts_down_from_a_throw_to_ready() {
     }
     assert_eq!(g.throw_cooldown(), Some(0.0), "ready again");
 }
+
+#[test]
+fn addresses_read_in_both_forms_with_or_without_a_port() {
+    let v6 = |s: &str| s.parse::<SocketAddr>().unwrap();
+    assert_eq!(server_addr("[::1]:47999"), Ok(v6("[::1]:47999")));
+    assert_eq!(server_addr("[::1]"), Ok(v6("[::1]:47810")));
+    assert_eq!(server_addr("::1"), Ok(v6("[::1]:47810")));
+    assert_eq!(rendezvous_addr(" [::1] "), Ok(v6("[::1]:47820")));
+    assert_eq!(server_addr("127.0.0.1"), Ok(v6("127.0.0.1:47810")));
+    assert_eq!(v6("[::1]:47810").to_string(), "[::1]:47810");
+    assert!(server_addr("[::1]:x").is_err());
+}
