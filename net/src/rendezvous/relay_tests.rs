@@ -444,3 +444,40 @@ fn behind_nats_that_let_no_punch_through_the_peers_are_relayed_and_go_direct_onc
     }
     assert!(unwrap(&wrap(5, b"x")).is_some_and(|(t, p)| t == 5 && p == b"x"));
 }
+
+#[test]
+fn a_host_answers_a_player_s_punch_from_another_port_of_its_address_and_no_other() {
+    let mut host = Registrar::new(addr(RV), [1; 16]);
+    let player = addr(PLAYER);
+    let intro = Message::Introduce {
+        name: "yard".into(),
+        addr: player,
+        nonce: 5,
+        proof: introduce_proof(&[1; 16], "yard", player, 5),
+    };
+    assert!(host.receive(0.0, addr(RV), &encode(&intro).unwrap()));
+    host.poll(0.0, &info());
+    host.drain_outgoing();
+    // Behind a NAT that gives each destination a port of its own, the player's punch comes
+    // from another port than the rendezvous server saw; a stranger's, from another address.
+    let punch = encode(&Message::Punch { nonce: 5 }).unwrap();
+    let stranger = addr("198.51.100.8:40001");
+    assert!(host.receive(0.1, stranger, &punch));
+    assert!(
+        host.events()
+            .iter()
+            .all(|e| !matches!(e, RegistrarEvent::Opened { .. }))
+    );
+    let other_port = addr("198.51.100.7:51234");
+    assert!(host.receive(0.1, other_port, &punch));
+    assert_eq!(
+        host.events(),
+        vec![RegistrarEvent::Opened { peer: other_port }]
+    );
+    host.poll(0.2, &info());
+    let out = host.drain_outgoing();
+    assert!(
+        out.iter().any(|(to, _)| *to == other_port) && out.iter().all(|(to, _)| *to != stranger),
+        "{out:?}"
+    );
+}
