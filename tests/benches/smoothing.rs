@@ -27,6 +27,13 @@
 //! cargo bench -p lanyard-tests --bench smoothing
 //! ```
 //!
+//! A second table is for hand-off (run with `LANYARD_BENCH_HAND_OFF`): the truth of a crate
+//! is its pose in the world of whoever holds it at that instant (the server's word), the
+//! pusher's screen is measured too (its held crates against its own simulation, the others
+//! against the truth at its shown instant), jumps are counted on both screens, and as a
+//! held crate returns to the server the server's copy is compared with the pusher's.
+//! Without hand-off the truth is the server's world, as in the first table.
+//!
 //! Environment: `LANYARD_BENCH_SECONDS` (seconds of play per run, default 20);
 //! `LANYARD_BENCH_HAND_OFF` (any value) lets the pusher take the crates it pushes
 //! (hand-off).
@@ -79,16 +86,25 @@ struct Drawing {
     moving: Vec<f32>,
     jumps: u32,
     frames: u32,
-    last: HashMap<NetId, (Vec3, Vec3)>,
+    /// Each entity's drawn and true position last frame, and whether the truth was its
+    /// holder's present (its own crate on the pusher's screen) rather than the shown
+    /// instant: a change of that is no motion, so it is not compared.
+    last: HashMap<NetId, (Vec3, Vec3, bool)>,
 }
 
 impl Drawing {
     /// One frame: each entity drawn at `drawn`, its authority at `auth` then.
     fn frame(&mut self, seen: Vec<(NetId, Vec3, PoseState)>) {
+        self.frame_with(seen.into_iter().map(|(n, d, a)| (n, d, a, false)).collect());
+    }
+
+    /// [`frame`](Self::frame), saying for each entity whether its truth is its holder's
+    /// present.
+    fn frame_with(&mut self, seen: Vec<(NetId, Vec3, PoseState, bool)>) {
         self.frames += 1;
         let mut jumped = false;
         let mut next = HashMap::new();
-        for (net, drawn, auth) in seen {
+        for (net, drawn, auth, present) in seen {
             let speed = auth.linvel.length();
             if speed < SLOW {
                 self.errors.push(drawn.distance(auth.pos));
@@ -96,7 +112,7 @@ impl Drawing {
                     self.moving.push(drawn.distance(auth.pos));
                 }
             }
-            if let Some((d0, a0)) = self.last.get(&net) {
+            if let Some((d0, a0, _)) = self.last.get(&net).filter(|l| l.2 == present) {
                 let beyond = (drawn - *d0) - (auth.pos - *a0);
                 if beyond.length() > JUMP && std::env::var("LANYARD_BENCH_DEBUG").is_ok() {
                     eprintln!(
@@ -106,7 +122,7 @@ impl Drawing {
                 }
                 jumped |= beyond.length() > JUMP;
             }
-            next.insert(net, (drawn, auth.pos));
+            next.insert(net, (drawn, auth.pos, present));
         }
         self.last = next;
         self.jumps += u32::from(jumped);
@@ -127,6 +143,14 @@ struct Outcome {
     delays: Vec<f64>,
     behind: Vec<f64>,
     present: Vec<f32>,
+    /// The pusher's screen (with hand-off, the crates it holds are drawn from its own
+    /// simulation).
+    pusher: Drawing,
+    /// For the crates the pusher holds: where it draws them against where its own
+    /// simulation has them (m).
+    own_view: Vec<f32>,
+    /// When a held crate returns to the server: the server's copy against the pusher's (m).
+    settled: Vec<f32>,
 }
 
 fn run(scene: &Scene, link: Conditions, seed: u64, bring_forward: bool, seconds: f32) -> Outcome {
@@ -179,16 +203,46 @@ fn run(scene: &Scene, link: Conditions, seed: u64, bring_forward: bool, seconds:
         delays: Vec::new(),
         behind: Vec::new(),
         present: Vec::new(),
+        pusher: Drawing {
+            name: "pusher",
+            ..Drawing::default()
+        },
+        own_view: Vec::new(),
+        settled: Vec::new(),
     };
+    let mut pusher_smoother = Smoother::new(20.0);
+    // Who held each crate at the last tick (the server's word).
+    let mut holders: HashMap<NetId, Owner> = HashMap::new();
     let mut stamps = Stamps::default();
     let mut spawned = false;
     let targets: Vec<[f32; 3]> = scene.crate_slots().iter().map(|c| c.0).collect();
+    let crate_kind = KindId::of_name(kinds::CRATE);
     let join = 3.0;
     let ticks = ((join + seconds) / DT) as u32;
     for tick in 0..ticks {
         // The stamp the server's datagrams carry this update: its clock, whole ms.
         let stamp = stamps.tick(DT);
-        history.note_all(&server.group, stamp);
+        // The truth: a crate's pose in the world of whoever holds it now (the server's
+        // word), else in the server's.
+        let holder = pusher.net.client_id().map(Owner::Client);
+        for e in server.group.iter() {
+            let held = holder.is_some_and(|me| e.owner() == me && e.kind() == crate_kind);
+            let mine = held
+                .then(|| pusher.group.by_net(e.net_id()))
+                .flatten()
+                .map(|p| PoseState::of(p.body()));
+            history.note(e.net_id(), stamp, mine.unwrap_or(PoseState::of(e.body())));
+            if e.kind() == crate_kind {
+                let before = holders.insert(e.net_id(), e.owner());
+                if before.is_some_and(|o| o != Owner::Server && Some(o) == holder)
+                    && e.owner() == Owner::Server
+                    && let Some(p) = pusher.group.by_net(e.net_id())
+                {
+                    out.settled
+                        .push(p.body().translation().distance(e.body().translation()));
+                }
+            }
+        }
         server.step(DT);
         // The pusher: its player walks at the stacks, one after another.
         if let (Some(me), false) = (pusher.net.client_id(), spawned) {
@@ -224,7 +278,27 @@ fn run(scene: &Scene, link: Conditions, seed: u64, bring_forward: bool, seconds:
         if f64::from(tick) * f64::from(DT) < f64::from(join) + 1.0 {
             // Joining and settling.
             smoother.after_frame(&watcher.group, watcher.net.remote_time());
+            pusher_smoother.after_frame(&pusher.group, pusher.net.remote_time());
             continue;
+        }
+        // The pusher's screen: what it draws of every crate against the truth, and of the
+        // ones it holds against its own simulation.
+        pusher_smoother.after_frame(&pusher.group, pusher.net.remote_time());
+        if let (Some(shown), Some(me)) = (pusher_smoother.advance(&pusher.group, 0.0), holder) {
+            let mut seen = Vec::new();
+            for e in pusher.group.iter().filter(|e| e.kind() == crate_kind) {
+                let Some((p, _)) = pusher_smoother.pose(&pusher.group, e.id(), me) else {
+                    continue;
+                };
+                if e.owner() == me {
+                    // Its own crates are drawn at its present: their truth is its body now.
+                    out.own_view.push(p.distance(e.body().translation()));
+                    seen.push((e.net_id(), p, PoseState::of(e.body()), true));
+                } else if let Some(a) = history.at(e.net_id(), shown) {
+                    seen.push((e.net_id(), p, a, false));
+                }
+            }
+            out.pusher.frame_with(seen);
         }
         // The pusher's present against the server's, for moving crates.
         for e in pusher.group.iter() {
@@ -247,10 +321,11 @@ fn run(scene: &Scene, link: Conditions, seed: u64, bring_forward: bool, seconds:
         out.behind.push(stamp - shown);
         // Server-owned entities: their authority's clock is the one the watcher's stamps
         // come from. (A player's authority is its own client, on another clock.)
+        // And the crates a client holds (hand-off): the truth is its holder's.
         let ids: Vec<(EntityId, NetId)> = watcher
             .group
             .iter()
-            .filter(|e| e.owner() == Owner::Server)
+            .filter(|e| e.owner() == Owner::Server || e.kind() == crate_kind)
             .map(|e| (e.id(), e.net_id()))
             .collect();
         let mut seen = Vec::new();
@@ -318,6 +393,7 @@ fn main() {
         "| link | render delay (ms) | shown behind server (ms) | p95 error, bodies under 5 m/s, before / after (cm) | the same, moving ones (0.1 to 5 m/s) | jumps > 5 cm before / after (frames) | pusher's moving crates vs server, p95 without / with bringing forward (cm) |"
     );
     println!("|---|---|---|---|---|---|---|");
+    let mut hand_off_rows = Vec::new();
     for (i, (name, latency, jitter, loss)) in presets.into_iter().enumerate() {
         let link = Conditions {
             latency,
@@ -346,5 +422,26 @@ fn main() {
             p95(&before.present) * 100.0,
             p95(&after.present) * 100.0,
         );
+        hand_off_rows.push(format!(
+            "| {name} | {:.2} | {:.2} / {:.2} | {} / {} of {} | {:.2} / {:.2} ({}) | {:.2} |",
+            p95(&after.own_view) * 100.0,
+            after.new.p95_cm(),
+            after.new.moving_p95_cm(),
+            after.new.jumps,
+            after.pusher.jumps,
+            after.pusher.frames,
+            p95(&after.settled) * 100.0,
+            after.settled.iter().copied().fold(0.0, f32::max) * 100.0,
+            after.settled.len(),
+            after.pusher.p95_cm(),
+        ));
+    }
+    println!();
+    println!(
+        "| link | pusher: its held crates drawn vs its own simulation, p95 (cm) | watcher vs the truth (the holder's world for a held crate), p95 all / moving (cm) | jumps > 5 cm, watcher / pusher (frames) | server vs pusher as a crate returns, p95 / max (cm) (returns) | pusher's screen vs the truth, p95 (cm) |"
+    );
+    println!("|---|---|---|---|---|---|");
+    for r in hand_off_rows {
+        println!("{r}");
     }
 }
