@@ -449,8 +449,9 @@ impl RendezvousServer {
             .relay
             .ask(now, from, (&name, nonce), token, self.config.max_relays)
         {
-            Asked::Unknown => self.refuse(from, &name, Refusal::NoSuchGame),
-            Asked::Full => self.refuse(from, &name, Refusal::Full),
+            // Counted, not answered: a refusal would read to a host as a refused
+            // registration, and a player still punching has nothing to do with one.
+            Asked::Unknown | Asked::Full => self.stats.refused += 1,
             Asked::Waiting => {}
             Asked::Open {
                 token,
