@@ -86,21 +86,20 @@ struct Drawing {
     moving: Vec<f32>,
     jumps: u32,
     frames: u32,
-    /// Each entity's drawn and true position last frame, and whether the truth was its
-    /// holder's present (its own crate on the pusher's screen) rather than the shown
-    /// instant: a change of that is no motion, so it is not compared.
-    last: HashMap<NetId, (Vec3, Vec3, bool)>,
+    /// Each entity's drawn and true position last frame, and where the truth came from
+    /// (which world, at which instant): a change of that is no motion of the body, so that
+    /// frame is not compared.
+    last: HashMap<NetId, (Vec3, Vec3, u32)>,
 }
 
 impl Drawing {
     /// One frame: each entity drawn at `drawn`, its authority at `auth` then.
     fn frame(&mut self, seen: Vec<(NetId, Vec3, PoseState)>) {
-        self.frame_with(seen.into_iter().map(|(n, d, a)| (n, d, a, false)).collect());
+        self.frame_with(seen.into_iter().map(|(n, d, a)| (n, d, a, 0)).collect());
     }
 
-    /// [`frame`](Self::frame), saying for each entity whether its truth is its holder's
-    /// present.
-    fn frame_with(&mut self, seen: Vec<(NetId, Vec3, PoseState, bool)>) {
+    /// [`frame`](Self::frame), saying for each entity where its truth came from.
+    fn frame_with(&mut self, seen: Vec<(NetId, Vec3, PoseState, u32)>) {
         self.frames += 1;
         let mut jumped = false;
         let mut next = HashMap::new();
@@ -211,6 +210,8 @@ fn run(scene: &Scene, link: Conditions, seed: u64, bring_forward: bool, seconds:
         settled: Vec::new(),
     };
     let mut pusher_smoother = Smoother::new(20.0);
+    // Whose world each crate's truth came from, by server time (0: the server's).
+    let mut sources: HashMap<NetId, Vec<(f64, u32)>> = HashMap::new();
     // Who held each crate at the last tick (the server's word).
     let mut holders: HashMap<NetId, Owner> = HashMap::new();
     let mut stamps = Stamps::default();
@@ -232,6 +233,10 @@ fn run(scene: &Scene, link: Conditions, seed: u64, bring_forward: bool, seconds:
                 .flatten()
                 .map(|p| PoseState::of(p.body()));
             history.note(e.net_id(), stamp, mine.unwrap_or(PoseState::of(e.body())));
+            sources
+                .entry(e.net_id())
+                .or_default()
+                .push((stamp, u32::from(mine.is_some())));
             if e.kind() == crate_kind {
                 let before = holders.insert(e.net_id(), e.owner());
                 if before.is_some_and(|o| o != Owner::Server && Some(o) == holder)
@@ -293,9 +298,9 @@ fn run(scene: &Scene, link: Conditions, seed: u64, bring_forward: bool, seconds:
                 if e.owner() == me {
                     // Its own crates are drawn at its present: their truth is its body now.
                     out.own_view.push(p.distance(e.body().translation()));
-                    seen.push((e.net_id(), p, PoseState::of(e.body()), true));
+                    seen.push((e.net_id(), p, PoseState::of(e.body()), u32::MAX));
                 } else if let Some(a) = history.at(e.net_id(), shown) {
-                    seen.push((e.net_id(), p, a, false));
+                    seen.push((e.net_id(), p, a, source_at(&sources, e.net_id(), shown)));
                 }
             }
             out.pusher.frame_with(seen);
@@ -336,10 +341,10 @@ fn run(scene: &Scene, link: Conditions, seed: u64, bring_forward: bool, seconds:
                 continue;
             };
             if let Some(a) = history.at(*net, shown) {
-                seen.push((*net, p, a));
+                seen.push((*net, p, a, source_at(&sources, *net, shown)));
             }
         }
-        out.new.frame(seen);
+        out.new.frame_with(seen);
         // The watcher, before: poses stamped on arrival with its own tick, 100 ms behind.
         let local = watcher.group.tick() as f64 * f64::from(DT);
         for o in watcher.group.observed_poses() {
@@ -370,6 +375,14 @@ fn run(scene: &Scene, link: Conditions, seed: u64, bring_forward: bool, seconds:
         );
     }
     out
+}
+
+/// Where entity `net`'s truth came from at server time `t` (see `sources` in [`run`]).
+fn source_at(sources: &HashMap<NetId, Vec<(f64, u32)>>, net: NetId, t: f64) -> u32 {
+    sources.get(&net).map_or(0, |v| {
+        let i = v.partition_point(|(s, _)| *s <= t);
+        v[i.saturating_sub(1).min(v.len() - 1)].1
+    })
 }
 
 fn mean(v: &[f64]) -> f64 {

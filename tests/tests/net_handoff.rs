@@ -408,3 +408,73 @@ fn two_players_pushing_one_box_from_both_sides_agree_on_one_holder_and_never_jum
         assert!(*d <= 0.02, "client {c}'s box is {d} m from the server's");
     }
 }
+
+/// Over a link with 60 ms each way, ann pushes the stack while bob watches. The server
+/// brings what ann sends of the boxes she holds forward by her one-way delay and sends bob
+/// its own copy of them, so bob's boxes are where ann has hers now, not a trip late.
+#[test]
+fn a_watcher_gets_the_boxes_a_player_holds_where_she_has_them_now() {
+    const SLOW: Conditions = Conditions {
+        latency: 0.06,
+        ..Conditions::PERFECT
+    };
+    let mut s = Scenario::over(SLOW, 3, |g| stack(g, 0.0, 3));
+    s.add_client(NetConfig::default(), "ann", None);
+    s.add_client(NetConfig::default(), "bob", None);
+    s.join_within(5.0);
+    let still = demo::MoverParams {
+        pos: [-3.0, 0.55, 0.0],
+        half_extents: [0.5; 3],
+        seed: 1,
+        speed: 0.1,
+        period: 1000,
+        moves_for: 1,
+    };
+    let ticket = s.give_player(0, &still);
+    s.wait_for(3.0, "ann's mover", |s| {
+        s.clients[0]
+            .group
+            .spawned(ticket)
+            .and_then(|id| s.clients[0].group.get(id))
+            .is_some_and(|e| !e.net_id().is_provisional())
+    })
+    .unwrap_or_else(|e| panic!("{e}"));
+    let id = s.clients[0].group.spawned(ticket).unwrap();
+    let mover = s.clients[0].group.get(id).unwrap().net_id();
+    s.run_for(1.0);
+    let ann = Owner::Client(s.clients[0].net.client_id().unwrap());
+    let mut gaps = Vec::new();
+    let n = (3.0 / s.dt).round() as usize;
+    for _ in 0..n {
+        drive(&mut s, 0, mover, Vec3::new(1.5, 0.0, 0.0));
+        s.step();
+        // Every box ann holds and moves: bob's copy against hers, at the same instant.
+        for (net, owner, at) in boxes(&s.clients[0].group) {
+            let g = &s.clients[0].group;
+            let moving = g
+                .by_net(net)
+                .is_some_and(|e| e.body().linvel().length() > 0.5);
+            if owner == ann
+                && moving
+                && let Some(b) = s.clients[1].group.by_net(net)
+            {
+                gaps.push(b.body().translation().distance(at));
+            }
+        }
+    }
+    assert!(
+        gaps.len() > 60,
+        "ann held and moved boxes for {} frames",
+        gaps.len()
+    );
+    gaps.sort_by(f32::total_cmp);
+    let median = gaps[gaps.len() / 2];
+    eprintln!(
+        "bob's held boxes vs ann's: median {:.1} cm, p95 {:.1} cm over {} box-frames",
+        median * 100.0,
+        gaps[gaps.len() * 95 / 100] * 100.0,
+        gaps.len()
+    );
+    // A trip late (ann to server to bob, 120 ms, at 1.5 m/s) would be 18 cm.
+    assert!(median < 0.06, "bob's boxes are {median} m from ann's");
+}

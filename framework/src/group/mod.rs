@@ -266,6 +266,14 @@ pub struct EntityGroup {
     /// Ticks the sections from outside are behind this peer's present (see
     /// [`ClientContext::lead`]).
     lead_ticks: u32,
+    /// On a server: ticks the sections of each client are behind its present, for the
+    /// bodies a client holds (hand-off; see [`Replica::set_holder_lead`]).
+    holder_leads: std::collections::BTreeMap<Owner, u32>,
+    /// On a server: the bodies clients hold whose server paths run too, into
+    /// [`shadow`](Self::shadow_packet) (sorted).
+    shadowed: Vec<NetId>,
+    /// What those server paths wrote in the last frame (never looped back).
+    shadow: PacketWriter,
     /// Entities whose owner's sections are taken even when their controller refuses them,
     /// and how many more (a new host's first words from each client after a migration).
     trusted: std::collections::BTreeMap<NetId, u32>,
@@ -345,6 +353,9 @@ impl EntityGroup {
             recorder: None,
             looping_back: false,
             lead_ticks: 0,
+            holder_leads: std::collections::BTreeMap::new(),
+            shadowed: Vec::new(),
+            shadow: PacketWriter::new(),
             trusted: std::collections::BTreeMap::new(),
             observed: Vec::new(),
             faults: Vec::new(),
@@ -454,6 +465,33 @@ impl EntityGroup {
         if let Some(r) = &mut self.recorder {
             r.op(Op::Lead(ticks));
         }
+    }
+
+    /// Says that the sections `holder` sends of the bodies it holds (hand-off) describe
+    /// them `ticks` ticks before this peer's present; a recording notes each change.
+    pub(crate) fn set_holder_lead(&mut self, holder: Owner, ticks: u32) {
+        if self.holder_leads.get(&holder) == Some(&ticks) {
+            return;
+        }
+        self.holder_leads.insert(holder, ticks);
+        if let Some(r) = &mut self.recorder {
+            r.op(Op::HolderLead { holder, ticks });
+        }
+    }
+
+    /// The entities whose server paths run although a client owns them (see
+    /// [`Replica::set_shadowed`]).
+    pub(crate) fn set_shadowed(&mut self, nets: impl IntoIterator<Item = NetId>) {
+        self.shadowed.clear();
+        self.shadowed.extend(nets);
+        self.shadowed.sort_unstable();
+        self.shadowed.dedup();
+    }
+
+    /// What the server paths of the entities set by [`Replica::set_shadowed`] wrote in the
+    /// last frame: this server's own copy of the bodies clients hold. Never looped back.
+    pub fn shadow_packet(&self) -> &PacketWriter {
+        &self.shadow
     }
 
     /// The lead set by [`Replica::set_lead`], in ticks.

@@ -182,6 +182,7 @@ impl EntityGroup {
     /// packet (kept as [`last_packet`](Self::last_packet) until the next call).
     pub(crate) fn write_sections(&mut self, only_alone: bool) {
         self.outgoing.clear();
+        self.shadow.clear();
         let local = self.local_owner();
         let view = WorldView {
             slots: &self.slots,
@@ -195,7 +196,18 @@ impl EntityGroup {
             let Some(me) = entity_ref(&self.slots[i], &self.physics) else {
                 continue;
             };
-            if me.owner() != local || (only_alone && !self.registry.decides_alone(me.kind())) {
+            if me.owner() != local {
+                // A body a client holds: this server's own copy, on the side.
+                if !only_alone
+                    && self.shadowed.binary_search(&net).is_ok()
+                    && let Some(ctrl) = self.controllers[i].as_deref_mut()
+                {
+                    let shadow = &mut self.shadow;
+                    let _ = guarded(|| shadow.section(net, |w| ctrl.server_update(me, &view, w)));
+                }
+                continue;
+            }
+            if only_alone && !self.registry.decides_alone(me.kind()) {
                 continue;
             }
             let Some(ctrl) = self.controllers[i].as_deref_mut() else {
@@ -431,6 +443,18 @@ impl EntityGroup {
             });
             let had_section = section.is_some();
             let authority = entity.owner == local;
+            // A body a client holds (hand-off) is brought forward by its holder's lead.
+            let lead = match self.holder_leads.get(&entity.owner) {
+                Some(&ticks)
+                    if self
+                        .registry
+                        .options(entity.kind)
+                        .is_some_and(|o| o.hand_off) =>
+                {
+                    ticks as f32 * self.config.dt
+                }
+                _ => lead,
+            };
             let mut ctx = ClientContext {
                 authority,
                 bodies: &mut self.physics.bodies,

@@ -40,6 +40,24 @@ impl Replica<'_> {
         self.group.set_lead(ticks);
     }
 
+    /// On a server: says that the sections client `holder` sends of the bodies it holds
+    /// (kinds with [`KindOptions::hand_off`](crate::KindOptions::hand_off)) describe them
+    /// `ticks` ticks before the server's present (its one-way delay): their client paths
+    /// bring them forward by that much ([`ClientContext::lead`]), so the server's copy, which
+    /// the other clients are sent, is where the holder has it now. A recording notes each
+    /// change.
+    pub fn set_holder_lead(&mut self, holder: Owner, ticks: u32) {
+        self.group.set_holder_lead(holder, ticks);
+    }
+
+    /// On a server: runs the server paths of `nets` too, although clients own them (the
+    /// bodies clients hold, hand-off), into [`EntityGroup::shadow_packet`], which is never
+    /// looped back: the server's own copy of them, to send the other clients. Their kinds'
+    /// server paths must only read their entity (as every server path should).
+    pub fn set_shadowed(&mut self, nets: impl IntoIterator<Item = NetId>) {
+        self.group.set_shadowed(nets);
+    }
+
     /// Spawns an entity under a network id the server assigned (a spawn message on a
     /// client). Later local spawns use ids above it.
     pub fn insert_with_net_id(

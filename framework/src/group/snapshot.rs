@@ -34,12 +34,20 @@ impl EntityGroup {
         };
         let out = rec::preamble(&header, &self.snapshot()?)?;
         let ticks = |seconds: f32| (seconds / self.config.dt).round().max(1.0) as u64;
-        self.recorder = Some(Recorder {
+        let mut r = Recorder {
             out,
             every: (ticks(rec::KEYFRAME_SECONDS), ticks(rec::BODIES_SECONDS)),
             bodies: self.body_bits().into_iter().collect(),
             ..Recorder::default()
-        });
+        };
+        // The leads set before now are not in the snapshot: a replay learns them first.
+        if self.lead_ticks != 0 {
+            r.op(Op::Lead(self.lead_ticks));
+        }
+        for (&holder, &ticks) in &self.holder_leads {
+            r.op(Op::HolderLead { holder, ticks });
+        }
+        self.recorder = Some(r);
         Ok(())
     }
 

@@ -156,6 +156,14 @@ pub enum Op {
         /// The input.
         input: Vec<u8>,
     },
+    /// The lead of the sections a client sends of the bodies it holds changed (see
+    /// [`Replica::set_holder_lead`](crate::Replica::set_holder_lead)), in ticks.
+    HolderLead {
+        /// The client.
+        holder: Owner,
+        /// The lead.
+        ticks: u32,
+    },
 }
 
 /// One recorded tick.

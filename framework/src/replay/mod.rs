@@ -542,6 +542,10 @@ fn apply(
             g.set_lead(*ticks);
             Ok(())
         }
+        Op::HolderLead { holder, ticks } => {
+            g.set_holder_lead(*holder, *ticks);
+            Ok(())
+        }
         Op::Input { net, input } => match g.id_of(*net) {
             Some(id) => g.send_input(id, input),
             None => Ok(()),

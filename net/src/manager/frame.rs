@@ -25,6 +25,17 @@ impl Server {
                 .chain(self.endpoint.suspended.keys())
                 .copied(),
         );
+        if group.registry().any_hand_off() {
+            // What a client holds is brought forward by its one-way delay: the server's
+            // copy, which everyone else is sent, is where the holder has it now.
+            let dt = group.config().dt.max(1e-4);
+            for (id, p) in &self.endpoint.peers {
+                let one_way = p.conn.stats.rtt_ms / 2000.0;
+                let ticks = (one_way / dt).round() as u32;
+                group.replica().set_holder_lead(Owner::Client(*id), ticks);
+            }
+            group.replica().set_shadowed(self.repl.held_nets());
+        }
         self.repl.announce(core, group, &mut self.endpoint.peers);
         let broadcast = core.send_due();
         let mut driver = ServerFrame {

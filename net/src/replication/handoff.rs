@@ -15,7 +15,11 @@
 //!   the latency between the two worlds).
 //!
 //! Granted, the body is the client's (`SetOwner`, to everyone); its sections are then
-//! judged by the kind's `validate` like any owner's. Refused, the claimer is told who
+//! judged by the kind's `validate` like any owner's, and brought forward by the holder's
+//! one-way delay as the server takes them (`Replica::set_holder_lead`). The other clients
+//! are sent the server's own copy of a held body (its kind's server path run on it:
+//! `Replica::set_shadowed`), stamped with the server's broadcast like any of its bodies,
+//! not the holder's state as it came: so they see it where its holder has it now. Refused, the claimer is told who
 //! holds it and is sent the server's state of it (a `Correction`, as for an illegal
 //! section), which its client paths go on from; its views are drawn smoothly there.
 //! The server gives the body back when it has stayed put for [`REST`], when none of its
@@ -54,6 +58,11 @@ pub(crate) const APART: f32 = 3.0;
 pub(crate) const MAX_HELD: usize = 32;
 
 impl ServerReplication {
+    /// The server's bodies clients hold now.
+    pub(crate) fn held_nets(&self) -> Vec<NetId> {
+        self.held.keys().copied().collect()
+    }
+
     /// A client's claim on the server's body `net`: granted, or refused with who holds it.
     pub(crate) fn claim(
         &mut self,

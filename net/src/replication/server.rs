@@ -319,7 +319,7 @@ impl ServerReplication {
         self.rescope(core, group, peers);
         let world = world_state(
             group,
-            packet,
+            (packet, group.shadow_packet()),
             &self.forward,
             (&mut self.last_vel, &mut self.history, &mut self.slots),
             number,
@@ -428,7 +428,7 @@ fn send_corrections(
 /// each entity's velocity and section for the next broadcast.
 fn world_state<'a>(
     group: &'a EntityGroup,
-    packet: &'a PacketWriter,
+    (packet, shadow): (&'a PacketWriter, &'a PacketWriter),
     forward: &'a BTreeMap<NetId, (ClientId, Vec<u8>)>,
     (last_vel, history, slots): (&mut Vec<Option<Vec3>>, &mut Vec<History>, &mut Slots),
     number: u32,
@@ -442,9 +442,15 @@ fn world_state<'a>(
     let own = packet
         .sections()
         .map(|s| (s.net_id, s.payload, Owner::Server));
-    let forwarded = forward
-        .iter()
-        .map(|(net, (from, b))| (*net, b.as_slice(), Owner::Client(*from)));
+    // A body a client holds goes out as the server's own copy (brought forward by the
+    // holder's delay as it took the holder's sections), stamped with this broadcast like
+    // every server body; the rest of what clients own, as they sent it.
+    let own_copy: BTreeMap<NetId, &[u8]> =
+        shadow.sections().map(|s| (s.net_id, s.payload)).collect();
+    let forwarded = forward.iter().map(move |(net, (from, b))| {
+        let bytes = own_copy.get(net).copied().unwrap_or(b.as_slice());
+        (*net, bytes, Owner::Client(*from))
+    });
     // The packet and the group are both in network-id order: walk them together.
     let mut entities = group.iter().peekable();
     for (net, bytes, owner) in own.chain(forwarded) {
