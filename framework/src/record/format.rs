@@ -28,8 +28,8 @@ use std::collections::HashMap;
 
 /// The recording format version this build writes and reads. Version 4 dropped the pose of
 /// every moving body every tick and the sections of kinds that decide alone, and added
-/// keyframes.
-pub const RECORDING_VERSION: u32 = 4;
+/// keyframes. Version 5 added [`Op::HolderLead`] (a version 4 recording reads as before).
+pub const RECORDING_VERSION: u32 = 5;
 
 /// The oldest recording format version this build still reads.
 pub const OLDEST_READABLE: u32 = 4;
