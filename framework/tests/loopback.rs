@@ -82,3 +82,45 @@ fn a_group_fed_the_servers_packet_every_frame_follows_it_bit_for_bit() {
     );
     assert_eq!(server.state_hash(), mirror.state_hash());
 }
+
+/// On a server, a body a client holds (hand-off) that is shadowed has its server path run
+/// too, into the shadow packet: the server's own copy, never looped back nor in the frame's
+/// packet.
+#[test]
+fn a_shadowed_body_s_server_path_writes_the_server_s_copy_on_the_side() {
+    let mut r = KindRegistry::new();
+    demo::register(&mut r).unwrap();
+    let mut g = EntityGroup::new(Arc::new(r), GroupConfig::default());
+    let holder = Owner::Client(ClientId(1));
+    g.replica().set_clients([ClientId(1)]);
+    let params = demo::CrateParams {
+        pos: [0.0, 3.0, 0.0],
+        half_extents: [0.5; 3],
+        color: [255; 4],
+        can_sleep: false,
+    };
+    let held = g.spawn(demo::PUSHABLE, &params, holder).unwrap();
+    let mine = g.spawn(demo::PUSHABLE, &params, Owner::Server).unwrap();
+    let (held_net, mine_net) = (g.get(held).unwrap().net_id(), g.get(mine).unwrap().net_id());
+
+    g.frame();
+    assert_eq!(g.shadow_packet().section_count(), 0, "nothing shadowed yet");
+
+    g.replica().set_shadowed([held_net]);
+    let before = lanyard::pose::PoseState::of(g.get(held).unwrap().body());
+    g.frame();
+    let shadow: Vec<_> = g.shadow_packet().sections().collect();
+    assert_eq!(shadow.len(), 1);
+    assert_eq!(shadow[0].net_id, held_net);
+    let mut r = shadow[0].reader();
+    let pose = lanyard::pose::PoseState::read(&mut r).unwrap();
+    assert!(
+        pose.pos.distance(before.pos) < 0.001,
+        "{pose:?} against {before:?}"
+    );
+    // The frame's own packet has the server's bodies only, and the shadowed body took no
+    // section of its own through the loopback.
+    let own: Vec<_> = g.last_packet().sections().map(|s| s.net_id).collect();
+    assert_eq!(own, vec![mine_net]);
+    assert!(g.observed_poses().iter().all(|o| o.id != held));
+}

@@ -196,25 +196,24 @@ impl EntityGroup {
             let Some(me) = entity_ref(&self.slots[i], &self.physics) else {
                 continue;
             };
-            if me.owner() != local {
-                // A body a client holds: this server's own copy, on the side.
-                if !only_alone
-                    && self.shadowed.binary_search(&net).is_ok()
-                    && let Some(ctrl) = self.controllers[i].as_deref_mut()
-                {
-                    let shadow = &mut self.shadow;
-                    let _ = guarded(|| shadow.section(net, |w| ctrl.server_update(me, &view, w)));
+            // A body a client holds, shadowed: this server's own copy of it, on the side.
+            let shadowing = me.owner() != local;
+            if shadowing {
+                if only_alone || self.shadowed.binary_search(&net).is_err() {
+                    continue;
                 }
-                continue;
-            }
-            if only_alone && !self.registry.decides_alone(me.kind()) {
+            } else if only_alone && !self.registry.decides_alone(me.kind()) {
                 continue;
             }
             let Some(ctrl) = self.controllers[i].as_deref_mut() else {
                 continue;
             };
-            let outgoing = &mut self.outgoing;
-            let written = guarded(|| outgoing.section(net, |w| ctrl.server_update(me, &view, w)));
+            let packet = if shadowing {
+                &mut self.shadow
+            } else {
+                &mut self.outgoing
+            };
+            let written = guarded(|| packet.section(net, |w| ctrl.server_update(me, &view, w)));
             match written {
                 Ok(Ok(_)) => {}
                 Ok(Err(error)) => {
