@@ -506,6 +506,13 @@ impl Game {
         }
         // Once a second: the recording packs what it gets in one go.
         if self.group.tick().is_multiple_of(TICK_HZ as u64) {
+            // A host forgets the relayed routes of players that left.
+            if self.server.is_some() && self.routes.relayed_peers() > 0 {
+                let live: BTreeSet<SocketAddr> =
+                    self.net.sessions().iter().map(|s| s.addr).collect();
+                let now = self.clock();
+                self.routes.retain(now, |p| live.contains(&p));
+            }
             self.flush_recording();
         }
         self.age_effects(dt);

@@ -298,6 +298,8 @@ struct Route {
     /// A punch came straight from the peer: send to it directly.
     direct: bool,
     next_punch: f64,
+    /// When the route began.
+    since: f64,
 }
 
 /// A peer's routes: which of its peers it reaches through a relay, and the watch for a
@@ -333,8 +335,17 @@ impl Routes {
                 nonce,
                 direct: false,
                 next_punch: now,
+                since: now,
             },
         );
+    }
+
+    /// Keeps the routes of the peers `live` says still play, and those that began less
+    /// than [`RELAY_IDLE`] ago (a player still joining): a host forgets the players that
+    /// left.
+    pub fn retain(&mut self, now: f64, mut live: impl FnMut(SocketAddr) -> bool) {
+        self.routes
+            .retain(|peer, r| live(*peer) || now - r.since < RELAY_IDLE);
     }
 
     /// Whether datagrams to `peer` go through a relay now.

@@ -478,3 +478,19 @@ fn a_host_answers_a_player_s_punch_from_another_port_of_its_address_and_no_other
         "{out:?}"
     );
 }
+
+#[test]
+fn a_host_forgets_the_routes_of_players_that_left_but_not_of_one_still_joining() {
+    let mut routes = Routes::new();
+    routes.relay(0.0, addr(PLAYER), addr(RV), 1, 7);
+    routes.relay(100.0, addr(STRANGER), addr(RV), 2, 8);
+    // At 110 s: the first player left long ago; the second is still joining.
+    routes.retain(110.0, |_| false);
+    assert!(!routes.relayed(addr(PLAYER)));
+    assert!(routes.relayed(addr(STRANGER)));
+    // A player that still plays keeps its route however old.
+    routes.retain(200.0, |p| p == addr(STRANGER));
+    assert!(routes.relayed(addr(STRANGER)));
+    routes.retain(200.0, |_| false);
+    assert_eq!(routes.relayed_peers(), 0);
+}
