@@ -182,11 +182,19 @@ impl Transport for UdpTransport {
 
 #[cfg(test)]
 mod tests {
+    /// The first datagram `t` receives within about two seconds.
+    fn first_of(t: &mut super::UdpTransport) -> Option<(std::net::SocketAddr, Vec<u8>)> {
+        use crate::Transport;
+        (0..100).find_map(|_| {
+            t.wait(std::time::Duration::from_millis(20));
+            t.recv()
+        })
+    }
+
     #[test]
     fn a_dual_stack_socket_hears_ipv4_and_ipv6_peers_at_their_own_addresses() {
         use super::UdpTransport;
         use crate::Transport;
-        use std::time::Duration;
         let mut server = UdpTransport::bind_any(0).unwrap();
         let port = server.local_addr().port();
         let targets = [format!("127.0.0.1:{port}"), format!("[::1]:{port}")];
@@ -194,15 +202,7 @@ mod tests {
             let to: std::net::SocketAddr = to.parse().unwrap();
             let mut client = UdpTransport::bind(super::local_for(to)).unwrap();
             client.send(to, b"ping");
-            let mut got = None;
-            for _ in 0..100 {
-                server.wait(Duration::from_millis(20));
-                if let Some(x) = server.recv() {
-                    got = Some(x);
-                    break;
-                }
-            }
-            let (from, bytes) = got.expect("the server heard the client");
+            let (from, bytes) = first_of(&mut server).expect("the server heard the client");
             assert_eq!(bytes, b"ping");
             assert_eq!(
                 from,
@@ -210,15 +210,10 @@ mod tests {
                 "the client's own address, not a mapped one"
             );
             server.send(from, b"pong");
-            let mut back = None;
-            for _ in 0..100 {
-                client.wait(Duration::from_millis(20));
-                if let Some(x) = client.recv() {
-                    back = Some(x);
-                    break;
-                }
-            }
-            assert_eq!(back.map(|(_, b)| b), Some(b"pong".to_vec()));
+            assert_eq!(
+                first_of(&mut client).map(|(_, b)| b),
+                Some(b"pong".to_vec())
+            );
         }
         let mapped: std::net::SocketAddr = "[::ffff:192.0.2.1]:5".parse().unwrap();
         assert_eq!(super::canonical(mapped).to_string(), "192.0.2.1:5");

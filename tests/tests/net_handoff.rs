@@ -38,27 +38,33 @@ fn game() -> (Scenario, NetId) {
     s.add_client(NetConfig::default(), "ann", None);
     s.add_client(NetConfig::default(), "bob", None);
     s.join_within(3.0);
+    let mover = still_mover(&mut s, 0, -3.0, 2.0);
+    s.run_for(2.0);
+    (s, mover)
+}
+
+/// Gives client `c` a mover at `x` that stands still until pushed along, and waits up to
+/// `within` seconds for the server to confirm it: its network id.
+fn still_mover(s: &mut Scenario, c: usize, x: f32, within: f32) -> NetId {
     let still = demo::MoverParams {
-        pos: [-3.0, 0.55, 0.0],
+        pos: [x, 0.55, 0.0],
         half_extents: [0.5; 3],
         seed: 1,
         speed: 0.1,
         period: 1000,
         moves_for: 1,
     };
-    let ticket = s.give_player(0, &still);
-    s.wait_for(2.0, "ann's mover", |s| {
-        s.clients[0]
+    let ticket = s.give_player(c, &still);
+    s.wait_for(within, "a mover", |s| {
+        s.clients[c]
             .group
             .spawned(ticket)
-            .and_then(|id| s.clients[0].group.get(id))
+            .and_then(|id| s.clients[c].group.get(id))
             .is_some_and(|e| !e.net_id().is_provisional())
     })
     .unwrap_or_else(|e| panic!("{e}"));
-    let id = s.clients[0].group.spawned(ticket).unwrap();
-    let mover = s.clients[0].group.get(id).unwrap().net_id();
-    s.run_for(2.0);
-    (s, mover)
+    let id = s.clients[c].group.spawned(ticket).unwrap();
+    s.clients[c].group.get(id).unwrap().net_id()
 }
 
 /// Drives client `c`'s body `net` along `v` (m/s) for `seconds`, frame by frame.
@@ -310,28 +316,10 @@ fn two_players_pushing_one_box_from_both_sides_agree_on_one_holder_and_never_jum
     s.add_client(NetConfig::default(), "ann", None);
     s.add_client(NetConfig::default(), "bob", None);
     s.join_within(10.0);
-    let mut movers = Vec::new();
-    for (c, x) in [(0, -2.5), (1, 2.5)] {
-        let still = demo::MoverParams {
-            pos: [x, 0.55, 0.0],
-            half_extents: [0.5; 3],
-            seed: 1,
-            speed: 0.1,
-            period: 1000,
-            moves_for: 1,
-        };
-        let ticket = s.give_player(c, &still);
-        s.wait_for(5.0, "a mover", |s| {
-            s.clients[c]
-                .group
-                .spawned(ticket)
-                .and_then(|id| s.clients[c].group.get(id))
-                .is_some_and(|e| !e.net_id().is_provisional())
-        })
-        .unwrap_or_else(|e| panic!("{e}"));
-        let id = s.clients[c].group.spawned(ticket).unwrap();
-        movers.push(s.clients[c].group.get(id).unwrap().net_id());
-    }
+    let movers = [
+        still_mover(&mut s, 0, -2.5, 5.0),
+        still_mover(&mut s, 1, 2.5, 5.0),
+    ];
     s.run_for(2.0);
     let the_box = boxes(&s.server.group)[0].0;
     let ids: Vec<Owner> = (0..2)
@@ -422,25 +410,7 @@ fn a_watcher_gets_the_boxes_a_player_holds_where_she_has_them_now() {
     s.add_client(NetConfig::default(), "ann", None);
     s.add_client(NetConfig::default(), "bob", None);
     s.join_within(5.0);
-    let still = demo::MoverParams {
-        pos: [-3.0, 0.55, 0.0],
-        half_extents: [0.5; 3],
-        seed: 1,
-        speed: 0.1,
-        period: 1000,
-        moves_for: 1,
-    };
-    let ticket = s.give_player(0, &still);
-    s.wait_for(3.0, "ann's mover", |s| {
-        s.clients[0]
-            .group
-            .spawned(ticket)
-            .and_then(|id| s.clients[0].group.get(id))
-            .is_some_and(|e| !e.net_id().is_provisional())
-    })
-    .unwrap_or_else(|e| panic!("{e}"));
-    let id = s.clients[0].group.spawned(ticket).unwrap();
-    let mover = s.clients[0].group.get(id).unwrap().net_id();
+    let mover = still_mover(&mut s, 0, -3.0, 3.0);
     s.run_for(1.0);
     let ann = Owner::Client(s.clients[0].net.client_id().unwrap());
     let mut gaps = Vec::new();

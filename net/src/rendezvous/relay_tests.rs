@@ -2,29 +2,14 @@
 //! virtual clock, over a network that may let no direct datagram through (symmetric NATs).
 
 use super::relay::{Received, Routes, is_relayed, unwrap, wrap};
+use super::tests::{HOST, PLAYER, RV, addr};
 use super::*;
-use crate::wire::PROTOCOL_VERSION;
 
-const RV: &str = "203.0.113.1:47820";
-const HOST: &str = "203.0.113.2:47810";
-const PLAYER: &str = "198.51.100.7:40000";
 const STRANGER: &str = "192.0.2.66:4000";
 
-fn addr(s: &str) -> SocketAddr {
-    s.parse().unwrap()
-}
-
+/// The game every test registers: "yard", no password.
 fn info() -> ServerInfo {
-    ServerInfo {
-        name: "yard".into(),
-        players: 1,
-        max_players: 8,
-        spectators: 0,
-        max_spectators: 8,
-        password: false,
-        version: PROTOCOL_VERSION,
-        game_port: 47810,
-    }
+    super::tests::info("yard", false)
 }
 
 fn server(config: RendezvousConfig) -> RendezvousServer {

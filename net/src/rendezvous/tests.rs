@@ -4,15 +4,15 @@ use super::*;
 use crate::wire::PROTOCOL_VERSION;
 use proptest::prelude::*;
 
-const RV: &str = "203.0.113.1:47820";
-const HOST: &str = "203.0.113.2:47810";
-const PLAYER: &str = "198.51.100.7:40000";
+pub(super) const RV: &str = "203.0.113.1:47820";
+pub(super) const HOST: &str = "203.0.113.2:47810";
+pub(super) const PLAYER: &str = "198.51.100.7:40000";
 
-fn addr(s: &str) -> SocketAddr {
+pub(super) fn addr(s: &str) -> SocketAddr {
     s.parse().unwrap()
 }
 
-fn info(name: &str, password: bool) -> ServerInfo {
+pub(super) fn info(name: &str, password: bool) -> ServerInfo {
     ServerInfo {
         name: name.into(),
         players: 1,
