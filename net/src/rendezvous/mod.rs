@@ -63,13 +63,14 @@
 //! the blocking edge helpers for tools and menus.
 
 mod client;
+mod host;
 pub mod relay;
 mod server;
 
 pub use client::{
-    Exchange, JOIN_TIMEOUT, Joiner, Lister, PUNCH_TIMEOUT, Path, RELAY_AFTER, Registrar,
-    RegistrarEvent, drive, list, punch,
+    Exchange, JOIN_TIMEOUT, Joiner, Lister, PUNCH_TIMEOUT, Path, RELAY_AFTER, drive, list, punch,
 };
+pub use host::{Registrar, RegistrarEvent};
 pub use server::{Listed, RendezvousConfig, RendezvousServer, RendezvousStats};
 
 use crate::discovery::ServerInfo;
