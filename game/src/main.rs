@@ -10,7 +10,7 @@ use lanyard_game::game::{
 use lanyard_game::runner;
 use lanyard_game::scene::{DEFAULT_SCENE, Scene};
 use lanyard_net::discovery;
-use lanyard_net::rendezvous::{self, RendezvousConfig, RendezvousServer};
+use lanyard_net::rendezvous::{self, Addrs, RendezvousConfig, RendezvousServer};
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;

@@ -86,7 +86,7 @@ fn a_player_no_punch_reaches_plays_through_the_relay_and_goes_direct_losing_no_m
         ep: hub.endpoint(addr(RV)),
     };
     let mut options = local_options("yard");
-    options.rendezvous = Some(addr(RV));
+    options.rendezvous = Some(addr(RV).into());
     let mut host = Game::server_on(options, Some("hostess".into()), nat(HOST)).unwrap();
     let dt = 1.0 / TICK_HZ;
     let clock = Cell::new(0.0);

@@ -15,20 +15,26 @@ fn browse(rv: &str) -> String {
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
+/// Browses `rv` (each waits 0.3 s) until `name` shows, as registration takes a round trip
+/// or two, and returns the last listing.
+fn listed(rv: &str, name: &str) -> String {
+    let mut listed = String::new();
+    for _ in 0..40 {
+        listed = browse(rv);
+        if listed.contains(&format!("{name}  via rendezvous")) {
+            break;
+        }
+    }
+    listed
+}
+
 #[test]
 fn bots_find_a_server_by_name_through_a_rendezvous_server_and_a_wrong_password_is_refused() {
     let (rendezvous, rv) = common::rendezvous();
     let (server, _) = server(&format!(
         "--name 'far yard' --password sesame --rendezvous {rv} --seconds 60"
     ));
-    // Registration takes a round trip or two; browse (each waits 0.3 s) until it shows.
-    let mut listed = String::new();
-    for _ in 0..40 {
-        listed = browse(&rv);
-        if listed.contains("far yard  via rendezvous") {
-            break;
-        }
-    }
+    let listed = listed(&rv, "far yard");
     assert!(
         listed.contains(&format!("far yard  via rendezvous {rv}  0/8 players"))
             && listed.contains("password"),
@@ -122,13 +128,7 @@ fn a_server_a_bot_and_the_rendezvous_server_all_on_ipv6_loopback() {
     succeeded(&direct, "the bot joining at [::1]");
     assert_eq!(last_json(&direct)["ended"], "time up");
     // By name, once the server has registered with the rendezvous server over IPv6.
-    let mut listed = String::new();
-    for _ in 0..40 {
-        listed = browse(&rv6);
-        if listed.contains("six  via rendezvous") {
-            break;
-        }
-    }
+    let listed = listed(&rv6, "six");
     assert!(
         listed.contains(&format!("six  via rendezvous {rv6}")),
         "{listed}"
@@ -153,5 +153,58 @@ fn a_server_a_bot_and_the_rendezvous_server_all_on_ipv6_loopback() {
     signal(&rendezvous, "-TERM");
     let stats = last_json(&rendezvous.finish(Duration::from_secs(30)));
     assert_eq!(stats["introductions"], 1, "{stats}");
+    assert_eq!(stats["relayed_bytes"], 0, "{stats}");
+}
+
+#[test]
+fn a_server_registered_over_both_families_is_joined_over_ipv6_first() {
+    let (rendezvous, rv4) = common::rendezvous();
+    // One rendezvous server (dual-stack), named by both of its loopback addresses.
+    let rv6 = rv4.replace("127.0.0.1", "[::1]");
+    let both = format!("{rv4},{rv6}");
+    let (server, addr4) = server(&format!("--name twin --rendezvous {both} --seconds 60"));
+    let addr6 = addr4.replace("127.0.0.1", "[::1]");
+    let listed = listed(&both, "twin");
+    // IPv6 first, as it prints.
+    assert!(
+        listed.contains(&format!("twin  via rendezvous {rv6},{rv4}")),
+        "{listed}"
+    );
+    let bot = |rv: &str| {
+        game(&["bot", "--seconds", "3", "--rendezvous", rv, "twin"])
+            .output()
+            .unwrap()
+    };
+    // Given both, the bot asks over both, hears both of the server's addresses and
+    // reaches it at its IPv6 one.
+    let named = bot(&both);
+    succeeded(&named, "the bot joining by name over both families");
+    assert_eq!(last_json(&named)["ended"], "time up");
+    let said = String::from_utf8_lossy(&named.stderr);
+    assert!(said.contains(&format!("(at {addr6})")), "{said}");
+    // Given the IPv4 address only, its socket is IPv4: the IPv6 address it hears goes
+    // nowhere, and IPv4 takes over after its head start.
+    let four = bot(&rv4);
+    succeeded(&four, "the bot joining by name over IPv4");
+    let said = String::from_utf8_lossy(&four.stderr);
+    assert!(said.contains(&format!("(at {addr4})")), "{said}");
+
+    signal(&server, "-TERM");
+    let out = server.finish(Duration::from_secs(30));
+    let said = String::from_utf8_lossy(&out.stdout);
+    for public in [&addr4, &addr6] {
+        assert!(
+            said.contains(&format!("(public address {public})")),
+            "registered over each family: {said}"
+        );
+    }
+    signal(&rendezvous, "-TERM");
+    let stats = last_json(&rendezvous.finish(Duration::from_secs(30)));
+    assert_eq!(stats["registrations"], 1, "one game: {stats}");
+    assert_eq!(
+        stats["introductions"], 3,
+        "the first bot over each family, the second over IPv4: {stats}"
+    );
+    assert_eq!(stats["unregistered"], 1, "{stats}");
     assert_eq!(stats["relayed_bytes"], 0, "{stats}");
 }

@@ -44,7 +44,9 @@ fn main() -> std::io::Result<()> {
     let info = server_info();
     let answer = discovery::answer(&info).map_err(std::io::Error::other)?;
     write(dir, "discovery", &[discovery::request(), answer])?;
-    write(dir, "rendezvous", &[b"LYRV\x01".to_vec()])?;
+    let mut rendezvous = b"LYRV".to_vec();
+    rendezvous.push(lanyard_net::rendezvous::VERSION);
+    write(dir, "rendezvous", &[rendezvous])?;
     write(dir, "recording", &[demo_recording(90)])?;
     Ok(())
 }

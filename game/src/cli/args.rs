@@ -27,15 +27,16 @@ pub(crate) struct Cli {
 /// Where games meet beyond the LAN (host, server, browse, the start screen).
 #[derive(Args, Debug, Clone, Default)]
 pub(crate) struct Meet {
-    /// A rendezvous server (HOST[:PORT], port 47820 by default): a server registers its
-    /// game there so players beyond its LAN can join it by name; browsing lists what is
+    /// A rendezvous server (HOST[:PORT], port 47820 by default; or one IPv6 and one IPv4
+    /// address, comma-separated, to register over both): a server registers its game
+    /// there so players beyond its LAN can join it by name; browsing lists what is
     /// registered there beside the LAN games.
     #[arg(long, env = "LANYARD_RENDEZVOUS", value_name = "HOST:PORT")]
     pub(crate) rendezvous: Option<String>,
 }
 
 impl Meet {
-    pub(crate) fn addr(&self) -> Result<Option<SocketAddr>, String> {
+    pub(crate) fn addr(&self) -> Result<Option<Addrs>, String> {
         self.rendezvous.as_deref().map(rendezvous_addr).transpose()
     }
 }
@@ -44,7 +45,9 @@ impl Meet {
 #[derive(Args, Debug, Clone, Default)]
 pub(crate) struct ByName {
     /// Join the game registered under the name given instead of an address, at this
-    /// rendezvous server (HOST[:PORT]): a path is punched through both NATs first.
+    /// rendezvous server (HOST[:PORT], or an IPv6 and an IPv4 address comma-separated, to
+    /// ask over both and try the host's IPv6 address first): a path is punched through
+    /// both NATs first.
     #[arg(long, value_name = "HOST:PORT")]
     pub(crate) rendezvous: Option<String>,
 }
@@ -155,7 +158,7 @@ pub(crate) struct Common {
     pub(crate) scene: PathBuf,
     pub(crate) seconds: Option<f32>,
     pub(crate) record: Option<PathBuf>,
-    pub(crate) rendezvous: Option<SocketAddr>,
+    pub(crate) rendezvous: Option<Addrs>,
 }
 
 impl Common {

@@ -21,7 +21,11 @@ pub(crate) fn bot(
             } else {
                 ""
             };
-            eprintln!("reached '{addr}' through the rendezvous server {rv}{how}");
+            let at = game
+                .server_peer()
+                .map(|a| format!(" (at {a})"))
+                .unwrap_or_default();
+            eprintln!("reached '{addr}' through the rendezvous server {rv}{how}{at}");
             game
         }
         None => Game::client(o, server_addr(addr)?, entropy)?,

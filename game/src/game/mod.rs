@@ -12,7 +12,7 @@ use lanyard::prelude::*;
 use lanyard::{KindId, decode_params};
 use lanyard_net::discovery::{Responder, ServerInfo};
 use lanyard_net::rendezvous::relay::{Received, Routes};
-use lanyard_net::rendezvous::{self, Path, Registrar, RegistrarEvent};
+use lanyard_net::rendezvous::{self, Addrs, Path, Registrar, RegistrarEvent};
 use lanyard_net::udp::UdpTransport;
 use lanyard_net::{
     DisconnectReason, Entropy, NetConfig, NetEvent, NetManager, PROTOCOL_VERSION, Transport,
@@ -68,7 +68,7 @@ pub struct Options {
     pub spectate: bool,
     /// Server: the rendezvous server to register with, so players beyond the LAN can
     /// join by name (none: LAN and typed addresses only).
-    pub rendezvous: Option<SocketAddr>,
+    pub rendezvous: Option<Addrs>,
 }
 
 impl Options {
@@ -228,20 +228,37 @@ pub fn server_addr(text: &str) -> Result<SocketAddr, String> {
     addr_or_default(text, DEFAULT_PORT)
 }
 
-/// Reads a rendezvous server's address typed as `HOST[:PORT]` (port 47820 by default), the
-/// way [`server_addr`] reads a game's.
-pub fn rendezvous_addr(text: &str) -> Result<SocketAddr, String> {
-    addr_or_default(text, rendezvous::DEFAULT_PORT)
+/// Reads a rendezvous server's addresses typed as `HOST[:PORT]` (port 47820 by default),
+/// the way [`server_addr`] reads a game's, or a comma-separated list of them: a host name
+/// gives its IPv6 and IPv4 addresses, and at most one of each family is kept (the first),
+/// so a host registers, and a player joins, over both.
+pub fn rendezvous_addr(text: &str) -> Result<Addrs, String> {
+    let mut all = Vec::new();
+    for part in text.split(',') {
+        all.extend(addrs_or_default(part, rendezvous::DEFAULT_PORT)?);
+    }
+    Addrs::new(all).ok_or_else(|| format!("'{}' names no rendezvous server", text.trim()))
 }
 
+/// The address of `text`: of a host name's addresses, an IPv4 one if it has one.
 fn addr_or_default(text: &str, default_port: u16) -> Result<SocketAddr, String> {
+    let all = addrs_or_default(text, default_port)?;
+    all.iter()
+        .find(|a| a.is_ipv4())
+        .or(all.first())
+        .copied()
+        .ok_or_else(|| format!("'{}' has no address", text.trim()))
+}
+
+/// The addresses of `text`: the one it is, or all a host name has.
+fn addrs_or_default(text: &str, default_port: u16) -> Result<Vec<SocketAddr>, String> {
     use std::net::ToSocketAddrs;
     let text = text.trim();
     if let Ok(a) = text.parse::<SocketAddr>() {
-        return Ok(a);
+        return Ok(vec![a]);
     }
     if let Ok(ip) = text.parse::<IpAddr>() {
-        return Ok(SocketAddr::new(ip, default_port));
+        return Ok(vec![SocketAddr::new(ip, default_port)]);
     }
     // An IPv6 address in brackets with no port: `[::1]`.
     if let Some(ip) = text
@@ -249,7 +266,7 @@ fn addr_or_default(text: &str, default_port: u16) -> Result<SocketAddr, String> 
         .and_then(|t| t.strip_suffix(']'))
         .and_then(|t| t.parse::<Ipv6Addr>().ok())
     {
-        return Ok(SocketAddr::new(IpAddr::V6(ip), default_port));
+        return Ok(vec![SocketAddr::new(IpAddr::V6(ip), default_port)]);
     }
     let (host, port) = match text.rsplit_once(':') {
         Some((host, p)) => match p.parse::<u16>() {
@@ -262,13 +279,16 @@ fn addr_or_default(text: &str, default_port: u16) -> Result<SocketAddr, String> 
         return Err(format!("'{text}' names no host"));
     }
     if let Ok(ip) = host.parse::<IpAddr>() {
-        return Ok(SocketAddr::new(ip, port));
+        return Ok(vec![SocketAddr::new(ip, port)]);
     }
-    (host, port)
+    let all: Vec<SocketAddr> = (host, port)
         .to_socket_addrs()
         .map_err(|e| format!("cannot resolve '{host}': {e}"))?
-        .find(SocketAddr::is_ipv4)
-        .ok_or_else(|| format!("'{host}' has no IPv4 address"))
+        .collect();
+    if all.is_empty() {
+        return Err(format!("'{host}' has no address"));
+    }
+    Ok(all)
 }
 
 /// The colour of player number `n`.
@@ -613,16 +633,21 @@ impl Game {
                     tracing::info!("the path to {peer} is open");
                     continue;
                 }
-                RegistrarEvent::Relayed { peer, token, nonce } => {
+                RegistrarEvent::Relayed {
+                    peer,
+                    relay,
+                    token,
+                    nonce,
+                } => {
                     self.routes.relay(
                         self.group.tick() as f64 / f64::from(TICK_HZ),
                         peer,
-                        rv,
+                        relay,
                         token,
                         nonce,
                     );
                     format!(
-                        "no direct path to the player at {peer}: the rendezvous server {rv} relays it (still looking for one)"
+                        "no direct path to the player at {peer}: the rendezvous server {relay} relays it (still looking for one)"
                     )
                 }
             };

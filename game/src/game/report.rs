@@ -48,6 +48,11 @@ impl Game {
         self.routes.relayed(peer)
     }
 
+    /// Clients: the server's address (the host's public one, for a game joined by name).
+    pub fn server_peer(&self) -> Option<SocketAddr> {
+        self.net.server_addr()
+    }
+
     /// Clients: whether the link to the server goes through the rendezvous server's relay.
     pub fn relayed(&self) -> bool {
         !self.is_server() && self.routes.relayed_peers() > 0
@@ -61,7 +66,7 @@ impl Game {
     }
 
     /// Clients: seconds since the server was last heard, once that is
-    /// [`SILENT_AFTER`](super::SILENT_AFTER) or more (a live server is heard at least
+    /// [`SILENT_AFTER`] or more (a live server is heard at least
     /// every heartbeat).
     pub fn silence(&self) -> Option<f32> {
         super::silent_for(&self.net.server_stats()?)

@@ -108,9 +108,10 @@ impl Game {
         Self::client_on(options, socket, server, entropy)
     }
 
-    /// A socket for a client talking to `toward` (a game or a rendezvous server).
-    pub fn client_socket(toward: SocketAddr) -> Result<UdpTransport, String> {
-        UdpTransport::bind(lanyard_net::udp::local_for(toward))
+    /// A socket for a client talking to `toward`: a game, or a rendezvous server (over
+    /// both families, if given both: see [`Addrs::local`]).
+    pub fn client_socket(toward: impl Into<Addrs>) -> Result<UdpTransport, String> {
+        UdpTransport::bind(toward.into().local())
             .map_err(|e| format!("cannot open a UDP socket: {e}"))
     }
 
@@ -120,10 +121,11 @@ impl Game {
     /// [`Game::client`] does.
     pub fn client_by_name(
         mut options: Options,
-        rendezvous: SocketAddr,
+        rendezvous: impl Into<Addrs>,
         name: &str,
         entropy: Entropy,
     ) -> Result<Game, String> {
+        let rendezvous = rendezvous.into();
         // Should it take the game over, it registers the game there again.
         options.rendezvous = Some(rendezvous);
         let mut socket = Self::client_socket(rendezvous)?;
@@ -156,7 +158,7 @@ impl Game {
     /// [`lanyard_net::rendezvous::punch`]), with a nonce from the system's randomness.
     pub fn punch(
         socket: &mut UdpTransport,
-        rendezvous: SocketAddr,
+        rendezvous: impl Into<Addrs>,
         name: &str,
     ) -> Result<Path, String> {
         let mut n = [0; 8];

@@ -113,8 +113,35 @@ fn addresses_read_in_both_forms_with_or_without_a_port() {
     assert_eq!(server_addr("[::1]:47999"), Ok(v6("[::1]:47999")));
     assert_eq!(server_addr("[::1]"), Ok(v6("[::1]:47810")));
     assert_eq!(server_addr("::1"), Ok(v6("[::1]:47810")));
-    assert_eq!(rendezvous_addr(" [::1] "), Ok(v6("[::1]:47820")));
+    assert_eq!(
+        rendezvous_addr(" [::1] "),
+        Ok(Addrs::from(v6("[::1]:47820")))
+    );
     assert_eq!(server_addr("127.0.0.1"), Ok(v6("127.0.0.1:47810")));
     assert_eq!(v6("[::1]:47810").to_string(), "[::1]:47810");
     assert!(server_addr("[::1]:x").is_err());
+}
+
+#[test]
+fn a_rendezvous_server_is_named_by_one_address_or_one_of_each_family_ipv6_first() {
+    let a = |s: &str| s.parse::<SocketAddr>().unwrap();
+    let both = rendezvous_addr("127.0.0.1:5000, [::1]").unwrap();
+    assert_eq!(
+        both.iter().collect::<Vec<_>>(),
+        vec![a("[::1]:47820"), a("127.0.0.1:5000")],
+        "IPv6 first"
+    );
+    assert!(both.both_families());
+    assert_eq!(both.to_string(), "[::1]:47820,127.0.0.1:5000");
+    assert_eq!(
+        rendezvous_addr(&both.to_string()),
+        Ok(both),
+        "prints as it reads"
+    );
+    // At most one of each family: the first.
+    let one = rendezvous_addr("127.0.0.1,127.0.0.2,[::ffff:127.0.0.3]").unwrap();
+    assert_eq!(one.iter().collect::<Vec<_>>(), vec![a("127.0.0.1:47820")]);
+    assert!(!one.both_families());
+    assert!(rendezvous_addr("127.0.0.1,").is_err(), "an empty part");
+    assert!(rendezvous_addr("127.0.0.1,[::1]:x").is_err());
 }

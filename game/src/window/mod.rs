@@ -13,6 +13,7 @@ use lanyard_game::game::{
 use lanyard_game::kinds::{self, Player, PlayerInput};
 use lanyard_game::scene::Scene;
 use lanyard_net::discovery::{self, Found, ServerInfo};
+use lanyard_net::rendezvous::Addrs;
 use lanyard_net::udp::UdpTransport;
 use macroquad::prelude as mq;
 use macroquad::prelude::{Color, KeyCode, Mesh, MouseButton, Vertex, vec2, vec3, vec4};
@@ -109,8 +110,8 @@ pub fn replay(file: &std::path::Path, window: WindowOpts) -> Result<(), String> 
 pub enum Target {
     /// The game at this address.
     Addr(SocketAddr),
-    /// The game registered under this name at the rendezvous server at this address.
-    Named(SocketAddr, String),
+    /// The game registered under this name at the rendezvous server at these addresses.
+    Named(Addrs, String),
 }
 
 /// Host a game in a window.

@@ -4,7 +4,9 @@
 #![no_main]
 
 use lanyard_net::rendezvous::relay::Routes;
-use lanyard_net::rendezvous::{Message, RendezvousConfig, RendezvousServer, decode, encode};
+use lanyard_net::rendezvous::{
+    Message, RendezvousConfig, RendezvousServer, VERSION, decode, encode,
+};
 use libfuzzer_sys::fuzz_target;
 use std::net::SocketAddr;
 
@@ -26,7 +28,8 @@ fuzz_target!(|data: &[u8]| {
     }
     rv.drain_outgoing();
     let stranger: SocketAddr = "192.0.2.50:9999".parse().unwrap();
-    let mut framed = b"LYRV\x01".to_vec();
+    let mut framed = b"LYRV".to_vec();
+    framed.push(VERSION);
     framed.extend_from_slice(data);
     let mut relayed = b"LYRD".to_vec();
     relayed.extend_from_slice(data);

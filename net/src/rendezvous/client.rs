@@ -3,7 +3,7 @@
 //! [`Registrar`](super::Registrar).
 
 use super::relay::Routes;
-use super::{Cookie, Message, decode, encode, is_rendezvous};
+use super::{Addrs, Cookie, Message, decode, encode, is_rendezvous};
 use crate::discovery::ServerInfo;
 use crate::error::NetError;
 use crate::transport::Transport;
@@ -46,7 +46,7 @@ pub trait Exchange {
 
 enum Phase {
     Asking,
-    Punching { peer: SocketAddr, since: f64 },
+    Punching { since: f64 },
     Open(Path),
     Failed(NetError),
 }
@@ -76,15 +76,52 @@ impl Path {
     }
 }
 
+/// Seconds a player punches a host's IPv6 address alone before punching its IPv4 one
+/// too (a head start, as "happy eyeballs" gives IPv6): where both work, the path is IPv6,
+/// with no NAT in the way; where IPv6 fails, IPv4 costs this much more.
+pub const V4_AFTER: f64 = 0.25;
+
+/// Asking one of the rendezvous server's addresses.
+struct Ask {
+    addr: SocketAddr,
+    cookie: Option<Cookie>,
+    next: f64,
+    /// It named the host.
+    answered: bool,
+}
+
+impl Ask {
+    fn all(rendezvous: Addrs) -> Vec<Ask> {
+        rendezvous
+            .iter()
+            .map(|addr| Ask {
+                addr,
+                cookie: None,
+                next: f64::NEG_INFINITY,
+                answered: false,
+            })
+            .collect()
+    }
+}
+
 /// A player's side: asks the rendezvous server for the game registered under a name,
 /// then punches toward the host until a punch comes back. Its outcome is the host's
 /// public address with the path open (run the handshake to it from the same socket), or
-/// why not.
+/// why not. Given both of the rendezvous server's families ([`Addrs`]), it asks over
+/// each (so the host learns both of its addresses and punches toward both), and punches
+/// the host's IPv6 address first ([`V4_AFTER`]).
 pub struct Joiner {
-    rendezvous: SocketAddr,
+    rendezvous: Addrs,
+    asks: Vec<Ask>,
     name: String,
     nonce: u64,
-    cookie: Option<Cookie>,
+    /// The host's addresses, IPv6 first.
+    hosts: Vec<SocketAddr>,
+    /// The rendezvous server's address that named the host first: relay requests go there.
+    via: Option<SocketAddr>,
+    /// An IPv4 address of the host whose punch came during IPv6's head start: the path,
+    /// unless an IPv6 punch comes before the head start ends.
+    fallback: Option<SocketAddr>,
     phase: Phase,
     start: Option<f64>,
     next: f64,
@@ -93,14 +130,18 @@ pub struct Joiner {
 }
 
 impl Joiner {
-    /// Joins the game registered as `name` at `rendezvous`; `nonce` is the caller's
-    /// randomness.
-    pub fn new(rendezvous: SocketAddr, name: &str, nonce: u64) -> Self {
+    /// Joins the game registered as `name` at `rendezvous` (one address, or one of each
+    /// family); `nonce` is the caller's randomness.
+    pub fn new(rendezvous: impl Into<Addrs>, name: &str, nonce: u64) -> Self {
+        let rendezvous = rendezvous.into();
         Joiner {
             rendezvous,
+            asks: Ask::all(rendezvous),
             name: name.to_owned(),
             nonce,
-            cookie: None,
+            hosts: Vec::new(),
+            via: None,
+            fallback: None,
             phase: Phase::Asking,
             start: None,
             next: f64::NEG_INFINITY,
@@ -109,16 +150,156 @@ impl Joiner {
         }
     }
 
-    /// The host's public address, once the rendezvous server named it.
+    /// The host's public address, once the rendezvous server named it (its IPv6 one, if
+    /// it has one, until a path opens).
     pub fn peer(&self) -> Option<SocketAddr> {
         match self.phase {
-            Phase::Punching { peer, .. } | Phase::Open(Path { peer, .. }) => Some(peer),
+            Phase::Open(Path { peer, .. }) => Some(peer),
+            Phase::Punching { .. } => self.hosts.first().copied(),
             _ => None,
         }
     }
 
+    /// Every address of the host the rendezvous server named, IPv6 first.
+    pub fn hosts(&self) -> &[SocketAddr] {
+        &self.hosts
+    }
+
     fn push(&mut self, to: SocketAddr, msg: &Message) {
         self.out.push((to, datagram(msg)));
+    }
+
+    /// Asks every address of the rendezvous server that has not named the host yet.
+    fn ask(&mut self, now: f64) {
+        let mut sends = Vec::new();
+        for a in &mut self.asks {
+            if a.answered || now < a.next {
+                continue;
+            }
+            let msg = match a.cookie {
+                None => Message::Hello,
+                Some(cookie) => Message::Join {
+                    cookie,
+                    name: self.name.clone(),
+                    nonce: self.nonce,
+                },
+            };
+            sends.push((a.addr, msg));
+            a.next = now + ASK_RETRY;
+        }
+        for (to, msg) in sends {
+            self.push(to, &msg);
+        }
+    }
+
+    /// The host's addresses `found` join the ones known, IPv6 first.
+    fn learn(&mut self, found: impl IntoIterator<Item = SocketAddr>) {
+        for h in found {
+            if !self.hosts.contains(&h) {
+                self.hosts.push(h);
+            }
+        }
+        // Stable: within a family, the order they came in.
+        self.hosts.sort_by_key(|h| !h.is_ipv6());
+    }
+
+    /// Whether the host's address `h` is tried at `now`, punching since `since`: IPv6
+    /// from the start, IPv4 after IPv6's head start (at once if the host has no IPv6
+    /// address).
+    fn tried(&self, h: SocketAddr, now: f64, since: f64) -> bool {
+        h.is_ipv6() || now - since >= V4_AFTER || !self.hosts.iter().any(SocketAddr::is_ipv6)
+    }
+
+    /// Punches every address of the host that is due.
+    fn punch(&mut self, now: f64, since: f64) {
+        let due: Vec<SocketAddr> = self
+            .hosts
+            .iter()
+            .copied()
+            .filter(|&h| self.tried(h, now, since))
+            .collect();
+        for h in due {
+            self.push(h, &Message::Punch { nonce: self.nonce });
+        }
+        self.next = now + PUNCH_EVERY;
+    }
+
+    /// The path to the host's address `peer` is open.
+    fn open(&mut self, peer: SocketAddr) {
+        self.phase = Phase::Open(Path {
+            peer,
+            nonce: self.nonce,
+            relay: None,
+        });
+        // One more, which the host's NAT now lets in: the host stops punching.
+        self.push(peer, &Message::Punch { nonce: self.nonce });
+    }
+
+    /// Asks the rendezvous server's address that named the host first to relay.
+    fn ask_relay(&mut self, now: f64) {
+        let Some(via) = self.via else {
+            return;
+        };
+        let Some(cookie) = self
+            .asks
+            .iter()
+            .find(|a| a.addr == via)
+            .and_then(|a| a.cookie)
+        else {
+            return;
+        };
+        self.relay_next = now + ASK_RETRY;
+        let msg = Message::Relay {
+            cookie,
+            name: self.name.clone(),
+            nonce: self.nonce,
+        };
+        self.push(via, &msg);
+    }
+
+    /// A datagram from one of the rendezvous server's addresses, the `i`th.
+    fn answered(&mut self, now: f64, i: usize, from: SocketAddr, msg: Message) {
+        let asking = matches!(self.phase, Phase::Asking);
+        match msg {
+            Message::Challenge { cookie, .. } => {
+                // First, or gone stale while punching.
+                self.asks[i].cookie = Some(cookie);
+                self.asks[i].next = now;
+            }
+            Message::Peer {
+                addr, also, nonce, ..
+            } if nonce == self.nonce => {
+                self.asks[i].answered = true;
+                self.learn([addr].into_iter().chain(also));
+                if asking {
+                    self.phase = Phase::Punching { since: now };
+                    self.via = Some(from);
+                    self.next = now;
+                }
+            }
+            Message::Refused { about, reason }
+                if asking && (about.is_empty() || about == self.name) =>
+            {
+                self.phase = Phase::Failed(NetError::RendezvousRefused { addr: from, reason });
+            }
+            Message::Relaying {
+                nonce,
+                token,
+                peer: host,
+                ..
+            } if !asking
+                && Some(from) == self.via
+                && nonce == self.nonce
+                && self.hosts.contains(&host) =>
+            {
+                self.phase = Phase::Open(Path {
+                    peer: host,
+                    nonce,
+                    relay: Some((from, token)),
+                });
+            }
+            _ => {}
+        }
     }
 }
 
@@ -131,43 +312,38 @@ impl Exchange for Joiner {
                 let start = *self.start.get_or_insert(now);
                 if now - start >= JOIN_TIMEOUT {
                     self.phase = Phase::Failed(NetError::RendezvousSilent {
-                        addr: self.rendezvous,
+                        addr: self.rendezvous.first(),
                     });
-                } else if now >= self.next {
-                    let msg = match self.cookie {
-                        None => Message::Hello,
-                        Some(cookie) => Message::Join {
-                            cookie,
-                            name: self.name.clone(),
-                            nonce: self.nonce,
-                        },
-                    };
-                    self.push(self.rendezvous, &msg);
-                    self.next = now + ASK_RETRY;
+                } else {
+                    self.ask(now);
                 }
             }
-            Phase::Punching { peer, since } => {
+            Phase::Punching { since } => {
                 if now - since >= PUNCH_TIMEOUT {
+                    let peer = self.hosts.first().copied();
                     self.phase = Phase::Failed(NetError::PunchFailed {
                         name: self.name.clone(),
-                        peer,
+                        peer: peer.unwrap_or(self.rendezvous.first()),
                     });
-                } else if now >= self.next {
-                    self.push(peer, &Message::Punch { nonce: self.nonce });
-                    self.next = now + PUNCH_EVERY;
+                    return;
+                }
+                // The host's IPv4 punch came during IPv6's head start, and no IPv6 one
+                // since: the path is IPv4.
+                if let Some(h) = self.fallback
+                    && self.tried(h, now, since)
+                {
+                    self.open(h);
+                    return;
+                }
+                // The other family's address may name the host still: the host then
+                // punches toward this player's address in that family too.
+                self.ask(now);
+                if now >= self.next {
+                    self.punch(now, since);
                 }
                 // No path yet: ask for a relay as well, twice a second.
-                if now - since >= RELAY_AFTER
-                    && now >= self.relay_next
-                    && let Some(cookie) = self.cookie
-                {
-                    self.relay_next = now + ASK_RETRY;
-                    let msg = Message::Relay {
-                        cookie,
-                        name: self.name.clone(),
-                        nonce: self.nonce,
-                    };
-                    self.push(self.rendezvous, &msg);
+                if now - since >= RELAY_AFTER && now >= self.relay_next {
+                    self.ask_relay(now);
                 }
             }
             Phase::Open(_) | Phase::Failed(_) => {}
@@ -181,62 +357,20 @@ impl Exchange for Joiner {
         let Ok(msg) = decode(bytes) else {
             return true;
         };
-        match (&self.phase, msg) {
-            (Phase::Asking, Message::Challenge { cookie, .. }) if from == self.rendezvous => {
-                self.cookie = Some(cookie);
-                self.next = now;
+        if !matches!(self.phase, Phase::Asking | Phase::Punching { .. }) {
+            return true;
+        }
+        if let Some(i) = self.asks.iter().position(|a| a.addr == from) {
+            self.answered(now, i, from, msg);
+        } else if let (&Phase::Punching { since }, Message::Punch { nonce }) = (&self.phase, msg)
+            && nonce == self.nonce
+            && self.hosts.contains(&from)
+        {
+            if self.tried(from, now, since) {
+                self.open(from);
+            } else {
+                self.fallback.get_or_insert(from);
             }
-            (Phase::Asking, Message::Peer { addr, nonce, .. })
-                if from == self.rendezvous && nonce == self.nonce =>
-            {
-                self.phase = Phase::Punching {
-                    peer: addr,
-                    since: now,
-                };
-                self.next = now;
-            }
-            (Phase::Asking, Message::Refused { about, reason })
-                if from == self.rendezvous && (about.is_empty() || about == self.name) =>
-            {
-                self.phase = Phase::Failed(NetError::RendezvousRefused {
-                    addr: self.rendezvous,
-                    reason,
-                });
-            }
-            (Phase::Punching { peer, .. }, Message::Punch { nonce })
-                if from == *peer && nonce == self.nonce =>
-            {
-                let peer = *peer;
-                self.phase = Phase::Open(Path {
-                    peer,
-                    nonce,
-                    relay: None,
-                });
-                // One more, which the host's NAT now lets in: the host stops punching.
-                self.push(peer, &Message::Punch { nonce });
-            }
-            (Phase::Punching { .. }, Message::Challenge { cookie, .. })
-                if from == self.rendezvous =>
-            {
-                // The cookie went stale while punching: the next relay request has a new one.
-                self.cookie = Some(cookie);
-            }
-            (
-                Phase::Punching { peer, .. },
-                Message::Relaying {
-                    nonce,
-                    token,
-                    peer: host,
-                    ..
-                },
-            ) if from == self.rendezvous && nonce == self.nonce && host == *peer => {
-                self.phase = Phase::Open(Path {
-                    peer: host,
-                    nonce,
-                    relay: Some((self.rendezvous, token)),
-                });
-            }
-            _ => {}
         }
         true
     }
@@ -254,9 +388,12 @@ impl Exchange for Joiner {
     }
 }
 
-/// A browser's side: every page of the listing.
+/// A browser's side: every page of the listing. Given both of the rendezvous server's
+/// families, it says hello over each and lists over the first that answers.
 pub struct Lister {
-    rendezvous: SocketAddr,
+    rendezvous: Addrs,
+    /// The address that answered first.
+    at: Option<SocketAddr>,
     cookie: Option<Cookie>,
     pages: Option<u16>,
     got: BTreeMap<u16, Vec<ServerInfo>>,
@@ -267,10 +404,11 @@ pub struct Lister {
 }
 
 impl Lister {
-    /// Lists the games registered at `rendezvous`.
-    pub fn new(rendezvous: SocketAddr) -> Self {
+    /// Lists the games registered at `rendezvous` (one address, or one of each family).
+    pub fn new(rendezvous: impl Into<Addrs>) -> Self {
         Lister {
-            rendezvous,
+            rendezvous: rendezvous.into(),
+            at: None,
             cookie: None,
             pages: None,
             got: BTreeMap::new(),
@@ -299,16 +437,23 @@ impl Exchange for Lister {
         let start = *self.start.get_or_insert(now);
         if now - start >= JOIN_TIMEOUT {
             self.failed = Some(NetError::RendezvousSilent {
-                addr: self.rendezvous,
+                addr: self.at.unwrap_or(self.rendezvous.first()),
             });
             return;
         }
         if now >= self.next {
-            let msg = match (self.cookie, self.missing()) {
-                (Some(cookie), Some(page)) => Message::List { cookie, page },
-                _ => Message::Hello,
-            };
-            self.out.push((self.rendezvous, datagram(&msg)));
+            match (self.at, self.cookie, self.missing()) {
+                (Some(at), Some(cookie), Some(page)) => {
+                    self.out
+                        .push((at, datagram(&Message::List { cookie, page })));
+                }
+                (Some(at), ..) => self.out.push((at, datagram(&Message::Hello))),
+                (None, ..) => {
+                    for a in self.rendezvous.iter() {
+                        self.out.push((a, datagram(&Message::Hello)));
+                    }
+                }
+            }
             self.next = now + ASK_RETRY;
         }
     }
@@ -317,11 +462,12 @@ impl Exchange for Lister {
         if !is_rendezvous(bytes) {
             return false;
         }
-        if from != self.rendezvous {
+        if !self.rendezvous.contains(from) || self.at.is_some_and(|at| at != from) {
             return true;
         }
         match decode(bytes) {
             Ok(Message::Challenge { cookie, .. }) => {
+                self.at = Some(from);
                 self.cookie = Some(cookie);
                 self.next = now;
             }
@@ -332,10 +478,7 @@ impl Exchange for Lister {
                 self.next = now;
             }
             Ok(Message::Refused { reason, .. }) => {
-                self.failed = Some(NetError::RendezvousRefused {
-                    addr: self.rendezvous,
-                    reason,
-                });
+                self.failed = Some(NetError::RendezvousRefused { addr: from, reason });
             }
             _ => {}
         }
@@ -383,8 +526,9 @@ pub fn drive<E: Exchange>(socket: &mut UdpTransport, e: &mut E) -> Result<E::Out
 
 /// The games registered at the rendezvous server at `rendezvous`, by name. Blocks for at
 /// most [`JOIN_TIMEOUT`] seconds.
-pub fn list(rendezvous: SocketAddr) -> Result<Vec<ServerInfo>, NetError> {
-    let mut socket = UdpTransport::bind(crate::udp::local_for(rendezvous))?;
+pub fn list(rendezvous: impl Into<Addrs>) -> Result<Vec<ServerInfo>, NetError> {
+    let rendezvous = rendezvous.into();
+    let mut socket = UdpTransport::bind(rendezvous.local())?;
     drive(&mut socket, &mut Lister::new(rendezvous))
 }
 
@@ -394,7 +538,7 @@ pub fn list(rendezvous: SocketAddr) -> Result<Vec<ServerInfo>, NetError> {
 /// [`PUNCH_TIMEOUT`] seconds.
 pub fn punch(
     socket: &mut UdpTransport,
-    rendezvous: SocketAddr,
+    rendezvous: impl Into<Addrs>,
     name: &str,
     nonce: u64,
 ) -> Result<Path, NetError> {

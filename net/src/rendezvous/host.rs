@@ -2,7 +2,7 @@
 //! players the rendezvous server introduces.
 
 use super::client::{PUNCH_EVERY, PUNCH_TIMEOUT, RELAY_AFTER, datagram};
-use super::{Cookie, Message, Refusal, decode, is_rendezvous};
+use super::{Addrs, Cookie, Message, Refusal, decode, is_rendezvous};
 use crate::crypto;
 use crate::discovery::ServerInfo;
 use std::net::SocketAddr;
@@ -21,14 +21,15 @@ const MAX_PUNCHES: usize = 16;
 /// What happened between a host and its rendezvous server.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum RegistrarEvent {
-    /// The game is registered (first, or again after a refusal or a change of address).
+    /// The game is registered (first, or again after a refusal or a change of address),
+    /// over one of the rendezvous server's addresses.
     Registered {
-        /// The host's public address, as the rendezvous server saw it.
+        /// The host's public address, as the rendezvous server saw it over that address.
         public: SocketAddr,
     },
     /// The rendezvous server refused the registration (it is asked again now and then).
     Refused(Refusal),
-    /// The rendezvous server has not answered for a few seconds.
+    /// The rendezvous server has not answered for a few seconds, at any of its addresses.
     Silent,
     /// A player is coming: the host punches toward it.
     Introduced {
@@ -45,6 +46,8 @@ pub enum RegistrarEvent {
     Relayed {
         /// The player's public address, as the rendezvous server sees it.
         peer: SocketAddr,
+        /// The rendezvous server's address that relays it.
+        relay: SocketAddr,
         /// The session's token.
         token: u64,
         /// The join's nonce (the direct punches carry it).
@@ -55,6 +58,8 @@ pub enum RegistrarEvent {
 struct Punching {
     peer: SocketAddr,
     nonce: u64,
+    /// The rendezvous server's address that introduced it (relay requests go there).
+    via: SocketAddr,
     since: f64,
     until: f64,
     next: f64,
@@ -63,20 +68,28 @@ struct Punching {
     relay_next: f64,
 }
 
-/// A host's side: keeps its game registered, and punches toward the players the
-/// rendezvous server introduces. Feed it every rendezvous datagram the game socket
-/// receives ([`Registrar::receive`]), call [`Registrar::poll`] every tick, and send what
-/// [`Registrar::drain_outgoing`] hands back **from the game socket** (the registration
-/// must come from the address players will reach).
-pub struct Registrar {
-    rendezvous: SocketAddr,
-    owner: [u8; 16],
-    name: String,
+/// The registration over one of the rendezvous server's addresses.
+struct Over {
+    addr: SocketAddr,
     cookie: Option<Cookie>,
     next: f64,
     asked_since: Option<f64>,
     silent: bool,
     public: Option<SocketAddr>,
+}
+
+/// A host's side: keeps its game registered, and punches toward the players the
+/// rendezvous server introduces. Feed it every rendezvous datagram the game socket
+/// receives ([`Registrar::receive`]), call [`Registrar::poll`] every tick, and send what
+/// [`Registrar::drain_outgoing`] hands back **from the game socket** (the registration
+/// must come from the address players will reach). Given both of the rendezvous server's
+/// families ([`Addrs`]), it registers over each, so players get both of its addresses.
+pub struct Registrar {
+    rendezvous: Addrs,
+    over: Vec<Over>,
+    owner: [u8; 16],
+    name: String,
+    silent: bool,
     refused: Option<Refusal>,
     punches: Vec<Punching>,
     out: Vec<(SocketAddr, Vec<u8>)>,
@@ -84,18 +97,27 @@ pub struct Registrar {
 }
 
 impl Registrar {
-    /// Registers with the rendezvous server at `rendezvous`; `owner` is a secret of the
-    /// caller's randomness that lets it refresh the registration from another address.
-    pub fn new(rendezvous: SocketAddr, owner: [u8; 16]) -> Self {
+    /// Registers with the rendezvous server at `rendezvous` (one address, or one of each
+    /// family); `owner` is a secret of the caller's randomness that lets it refresh the
+    /// registration from another address.
+    pub fn new(rendezvous: impl Into<Addrs>, owner: [u8; 16]) -> Self {
+        let rendezvous = rendezvous.into();
         Registrar {
             rendezvous,
+            over: rendezvous
+                .iter()
+                .map(|addr| Over {
+                    addr,
+                    cookie: None,
+                    next: f64::NEG_INFINITY,
+                    asked_since: None,
+                    silent: false,
+                    public: None,
+                })
+                .collect(),
             owner,
             name: String::new(),
-            cookie: None,
-            next: f64::NEG_INFINITY,
-            asked_since: None,
             silent: false,
-            public: None,
             refused: None,
             punches: Vec::new(),
             out: Vec::new(),
@@ -103,14 +125,20 @@ impl Registrar {
         }
     }
 
-    /// The rendezvous server's address.
-    pub fn rendezvous(&self) -> SocketAddr {
+    /// The rendezvous server's addresses.
+    pub fn rendezvous(&self) -> Addrs {
         self.rendezvous
     }
 
-    /// The public address the rendezvous server saw, once registered.
+    /// The public address the rendezvous server saw, once registered (over its IPv6
+    /// address, if it has one and that registration holds).
     pub fn public(&self) -> Option<SocketAddr> {
-        self.public
+        self.over.iter().find_map(|o| o.public)
+    }
+
+    /// Every public address the rendezvous server saw (one per family it was reached over).
+    pub fn publics(&self) -> Vec<SocketAddr> {
+        self.over.iter().filter_map(|o| o.public).collect()
     }
 
     /// Players being punched toward now.
@@ -124,8 +152,15 @@ impl Registrar {
 
     /// Registers or refreshes when due (with `info`, the game as it is now), and punches.
     pub fn poll(&mut self, now: f64, info: &ServerInfo) {
-        if now >= self.next {
-            let msg = match self.cookie {
+        if self.name != info.name {
+            self.name = info.name.clone();
+        }
+        let mut sends = Vec::new();
+        for o in &mut self.over {
+            if now < o.next {
+                continue;
+            }
+            let msg = match o.cookie {
                 None => Message::Hello,
                 Some(cookie) => Message::Register {
                     cookie,
@@ -133,14 +168,17 @@ impl Registrar {
                     info: info.clone(),
                 },
             };
-            self.name = info.name.clone();
-            self.push(self.rendezvous, &msg);
-            self.next = now + RETRY;
-            let since = *self.asked_since.get_or_insert(now);
-            if !self.silent && now - since >= SILENT_AFTER {
-                self.silent = true;
-                self.events.push(RegistrarEvent::Silent);
-            }
+            sends.push((o.addr, msg));
+            o.next = now + RETRY;
+            let since = *o.asked_since.get_or_insert(now);
+            o.silent = now - since >= SILENT_AFTER;
+        }
+        for (to, msg) in sends {
+            self.push(to, &msg);
+        }
+        if !self.silent && self.over.iter().all(|o| o.silent) {
+            self.silent = true;
+            self.events.push(RegistrarEvent::Silent);
         }
         let mut due = Vec::new();
         for p in &mut self.punches {
@@ -152,23 +190,30 @@ impl Registrar {
         for (peer, nonce) in due {
             self.push(peer, &Message::Punch { nonce });
         }
-        // Punching found nothing for a while: ask for a relay too.
+        // Punching found nothing for a while: ask for a relay too, where the player was
+        // introduced.
         let mut asks = Vec::new();
         for p in &mut self.punches {
             if !p.opened && now - p.since >= RELAY_AFTER && now >= p.relay_next {
                 p.relay_next = now + RETRY;
-                asks.push(p.nonce);
+                asks.push((p.via, p.nonce));
             }
         }
-        if let Some(cookie) = self.cookie {
-            for nonce in asks {
-                let msg = Message::Relay {
-                    cookie,
-                    name: self.name.clone(),
-                    nonce,
-                };
-                self.push(self.rendezvous, &msg);
-            }
+        for (via, nonce) in asks {
+            let Some(cookie) = self
+                .over
+                .iter()
+                .find(|o| o.addr == via)
+                .and_then(|o| o.cookie)
+            else {
+                continue;
+            };
+            let msg = Message::Relay {
+                cookie,
+                name: self.name.clone(),
+                nonce,
+            };
+            self.push(via, &msg);
         }
         self.punches.retain(|p| now < p.until);
     }
@@ -182,8 +227,8 @@ impl Registrar {
         let Ok(msg) = decode(bytes) else {
             return true;
         };
-        if from == self.rendezvous {
-            self.answered(now, msg);
+        if let Some(i) = self.over.iter().position(|o| o.addr == from) {
+            self.answered(now, i, msg);
         } else if let Message::Punch { nonce } = msg
             && let Some(p) = self
                 .punches
@@ -200,17 +245,28 @@ impl Registrar {
             p.until = p.until.min(now + 0.5);
             p.next = now;
             self.events.push(RegistrarEvent::Opened { peer: from });
+            // The same player introduced over the other family is not punched on.
+            self.forget_others(nonce, from);
         }
         true
     }
 
-    fn answered(&mut self, now: f64, msg: Message) {
-        self.asked_since = None;
+    /// Stops punching toward the player of the join `nonce` at any address but `peer`.
+    fn forget_others(&mut self, nonce: u64, peer: SocketAddr) {
+        self.punches
+            .retain(|p| p.nonce != nonce || p.peer == peer || p.opened);
+    }
+
+    fn answered(&mut self, now: f64, i: usize, msg: Message) {
+        let o = &mut self.over[i];
+        let via = o.addr;
+        o.asked_since = None;
+        o.silent = false;
         self.silent = false;
         match msg {
             Message::Challenge { cookie, .. } => {
-                self.cookie = Some(cookie);
-                self.next = now;
+                o.cookie = Some(cookie);
+                o.next = now;
             }
             Message::Registered {
                 name,
@@ -222,16 +278,16 @@ impl Registrar {
                 &super::registered_proof(&self.owner, &name, ttl_ms, public),
             ) =>
             {
-                self.next = now + (f64::from(ttl_ms) / 3000.0).max(0.5);
+                o.next = now + (f64::from(ttl_ms) / 3000.0).max(0.5);
                 self.refused = None;
-                if self.public != Some(public) {
-                    self.public = Some(public);
+                if o.public != Some(public) {
+                    o.public = Some(public);
                     self.events.push(RegistrarEvent::Registered { public });
                 }
             }
             Message::Refused { reason, .. } => {
-                self.next = now + REFUSED_RETRY;
-                self.public = None;
+                o.next = now + REFUSED_RETRY;
+                o.public = None;
                 if self.refused != Some(reason) {
                     self.refused = Some(reason);
                     self.events.push(RegistrarEvent::Refused(reason));
@@ -261,6 +317,7 @@ impl Registrar {
                 self.punches.push(Punching {
                     peer: addr,
                     nonce,
+                    via,
                     since: now,
                     until: now + HOST_PUNCH_FOR,
                     next: now,
@@ -289,8 +346,13 @@ impl Registrar {
                     return;
                 };
                 self.punches.remove(i);
-                self.events
-                    .push(RegistrarEvent::Relayed { peer, token, nonce });
+                self.punches.retain(|p| p.nonce != nonce || p.opened);
+                self.events.push(RegistrarEvent::Relayed {
+                    peer,
+                    relay: via,
+                    token,
+                    nonce,
+                });
             }
             _ => {}
         }
@@ -299,13 +361,18 @@ impl Registrar {
     /// Drops the registration (the game is ending). Send what
     /// [`Registrar::drain_outgoing`] hands back before closing the socket.
     pub fn unregister(&mut self) {
-        if let Some(cookie) = self.cookie {
+        let asks: Vec<_> = self
+            .over
+            .iter()
+            .filter_map(|o| Some((o.addr, o.cookie?)))
+            .collect();
+        for (to, cookie) in asks {
             let msg = Message::Unregister {
                 cookie,
                 owner: self.owner,
                 name: self.name.clone(),
             };
-            self.push(self.rendezvous, &msg);
+            self.push(to, &msg);
         }
         self.punches.clear();
     }

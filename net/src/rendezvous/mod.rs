@@ -15,6 +15,11 @@
 //!    open, and the ordinary handshake runs over it. The rendezvous server carries no game
 //!    traffic.
 //!
+//! A rendezvous server reached over both IPv6 and IPv4 ([`Addrs`]) knows a host by both
+//! of its public addresses if the host registers over each, and hands both to a player; a
+//! player that asks over each is introduced to the host by both of its own. The player
+//! punches the host's IPv6 address first, and its IPv4 one [`V4_AFTER`] later.
+//!
 //! Punching fails through a *symmetric* NAT (one that gives each destination its own
 //! port, so the address the rendezvous server saw is not the one the peer must use). Then,
 //! a couple of seconds into punching ([`RELAY_AFTER`]), both peers ask the rendezvous
@@ -68,7 +73,8 @@ pub mod relay;
 mod server;
 
 pub use client::{
-    Exchange, JOIN_TIMEOUT, Joiner, Lister, PUNCH_TIMEOUT, Path, RELAY_AFTER, drive, list, punch,
+    Exchange, JOIN_TIMEOUT, Joiner, Lister, PUNCH_TIMEOUT, Path, RELAY_AFTER, V4_AFTER, drive,
+    list, punch,
 };
 pub use host::{Registrar, RegistrarEvent};
 pub use server::{Listed, RendezvousConfig, RendezvousServer, RendezvousStats};
@@ -85,7 +91,8 @@ pub const DEFAULT_PORT: u16 = 47820;
 
 /// The version of the rendezvous protocol (separate from the game's protocol version,
 /// which a registration carries).
-pub const VERSION: u8 = 1;
+/// 2: a host's address in the other family ([`Message::Peer`]'s `also`).
+pub const VERSION: u8 = 2;
 
 /// Every request is at least this long (padded with zeros): the server's answer to a
 /// request without a valid cookie is never longer.
@@ -126,6 +133,84 @@ impl fmt::Display for Refusal {
                 "the rendezvous server speaks rendezvous protocol {server}, this game {VERSION}"
             ),
         }
+    }
+}
+
+/// Where a rendezvous server is: one address, or one of each family (one server, dual-stack,
+/// reached over IPv6 and IPv4). A host registers, and a player joins, over each, so the
+/// server knows both of their addresses and hands both out; a player punches the IPv6 one
+/// first. Written (and parsed by the game) as a comma-separated list.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Addrs {
+    first: SocketAddr,
+    other: Option<SocketAddr>,
+}
+
+impl Addrs {
+    /// The addresses of `list`, the first of each family kept, IPv6 first; `None` if the
+    /// list is empty.
+    pub fn new(list: impl IntoIterator<Item = SocketAddr>) -> Option<Addrs> {
+        let (mut v6, mut v4) = (None, None);
+        for a in list {
+            let a = crate::udp::canonical(a);
+            let slot = if a.is_ipv6() { &mut v6 } else { &mut v4 };
+            slot.get_or_insert(a);
+        }
+        let first = v6.or(v4)?;
+        Some(Addrs {
+            first,
+            other: v6.and(v4),
+        })
+    }
+
+    /// The address asked first (the IPv6 one, if there is one).
+    pub fn first(&self) -> SocketAddr {
+        self.first
+    }
+
+    /// Every address, IPv6 first.
+    pub fn iter(&self) -> impl Iterator<Item = SocketAddr> + '_ {
+        std::iter::once(self.first).chain(self.other)
+    }
+
+    /// Whether `a` is one of them.
+    pub fn contains(&self, a: SocketAddr) -> bool {
+        self.iter().any(|x| x == a)
+    }
+
+    /// Whether both families are among them.
+    pub fn both_families(&self) -> bool {
+        self.other.is_some()
+    }
+
+    /// Where a socket that talks to all of them binds: the loopback or wildcard of their
+    /// family ([`crate::udp::local_for`]), or for both families the IPv6 wildcard
+    /// (dual-stack, as [`UdpTransport::bind_any`](crate::udp::UdpTransport::bind_any)).
+    pub fn local(&self) -> SocketAddr {
+        if self.both_families() {
+            SocketAddr::new(std::net::Ipv6Addr::UNSPECIFIED.into(), 0)
+        } else {
+            crate::udp::local_for(self.first)
+        }
+    }
+}
+
+impl From<SocketAddr> for Addrs {
+    fn from(a: SocketAddr) -> Addrs {
+        Addrs {
+            first: crate::udp::canonical(a),
+            other: None,
+        }
+    }
+}
+
+impl fmt::Display for Addrs {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.first)?;
+        if let Some(o) = self.other {
+            write!(f, ",{o}")?;
+        }
+        Ok(())
     }
 }
 
@@ -193,8 +278,12 @@ pub enum Message {
     Peer {
         /// The game's name.
         name: String,
-        /// The host's public address.
+        /// The host's public address: in the family the player asked over, if the host
+        /// registered over it.
         addr: SocketAddr,
+        /// The host's public address in the other family, if it registered over both
+        /// (the player tries IPv6 first).
+        also: Option<SocketAddr>,
         /// The join's nonce.
         nonce: u64,
     },
@@ -374,6 +463,8 @@ pub fn valid_name(name: &str) -> bool {
     (1..=32).contains(&n) && !name.chars().any(char::is_control)
 }
 
+#[cfg(test)]
+mod dual_tests;
 #[cfg(test)]
 mod relay_tests;
 #[cfg(test)]

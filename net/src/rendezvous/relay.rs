@@ -114,7 +114,9 @@ pub(super) struct RelayCounts {
 
 /// The server's relay: introductions that may become sessions, and the sessions.
 pub(super) struct Relay {
-    introduced: BTreeMap<(String, u64), Introduced>,
+    /// By the join's name, nonce and the family the player asked over (a player joins
+    /// over each family it has).
+    introduced: BTreeMap<(String, u64, bool), Introduced>,
     sessions: HashMap<u64, Session>,
     total: Bucket,
     pub(super) counts: RelayCounts,
@@ -174,7 +176,7 @@ impl Relay {
             self.introduced.remove(&oldest);
         }
         self.introduced.insert(
-            (name.to_owned(), nonce),
+            (name.to_owned(), nonce, player.is_ipv6()),
             Introduced {
                 player,
                 host,
@@ -186,23 +188,27 @@ impl Relay {
     }
 
     /// `from` (proved) asks to relay the session of the introduction `(name, nonce)`;
-    /// `token` is what the session's token would be, and `max` the most sessions at once.
+    /// `token` is what the session's token would be for a player who asked over IPv6 or
+    /// not, and `max` the most sessions at once.
     pub(super) fn ask(
         &mut self,
         now: f64,
         from: SocketAddr,
         (name, nonce): (&str, u64),
-        token: u64,
+        token: impl Fn(bool) -> u64,
         max: usize,
     ) -> Asked {
-        let Some(i) = self.introduced.get_mut(&(name.to_owned(), nonce)) else {
+        // The introduction over either family that names `from`.
+        let Some((key, side)) = [false, true].into_iter().find_map(|v6| {
+            let key = (name.to_owned(), nonce, v6);
+            let i = self.introduced.get(&key)?;
+            let side = [i.player, i.host].iter().position(|&a| a == from)?;
+            Some((key, side))
+        }) else {
             return Asked::Unknown;
         };
-        let side = if from == i.player {
-            0
-        } else if from == i.host {
-            1
-        } else {
+        let token = token(key.2);
+        let Some(i) = self.introduced.get_mut(&key) else {
             return Asked::Unknown;
         };
         i.asked[side] = true;

@@ -322,8 +322,15 @@ impl Net {
             }
         }
         for e in self.host.events() {
-            if let RegistrarEvent::Relayed { peer, token, nonce } = e {
-                self.host_routes.relay(now, peer, addr(RV), token, nonce);
+            if let RegistrarEvent::Relayed {
+                peer,
+                relay,
+                token,
+                nonce,
+            } = e
+            {
+                assert_eq!(relay, addr(RV));
+                self.host_routes.relay(now, peer, relay, token, nonce);
             }
         }
     }

@@ -123,16 +123,46 @@ pub struct RendezvousStats {
 #[derive(Debug, Clone)]
 struct Registration {
     owner: [u8; 16],
+    /// The address it registered from last.
     addr: SocketAddr,
+    /// Its address in each family (IPv4, IPv6), with when it last registered from it: a
+    /// host on both registers over both.
+    seen: [Option<(SocketAddr, f64)>; 2],
     info: ServerInfo,
     expires: f64,
+}
+
+impl Registration {
+    /// Its address in the family of `v6`, if it registered from one within `ttl` seconds
+    /// of `now` (a family it stopped registering over is not handed out).
+    fn addr_in(&self, v6: bool, now: f64, ttl: f64) -> Option<SocketAddr> {
+        self.seen[usize::from(v6)]
+            .filter(|&(_, t)| now - t < ttl)
+            .map(|(a, _)| a)
+    }
+
+    /// Where a player who asked over the family of `v6` reaches it: its address in that
+    /// family if it has one, else the other; and its address in the other family.
+    fn addrs_for(&self, v6: bool, now: f64, ttl: f64) -> (SocketAddr, Option<SocketAddr>) {
+        match (self.addr_in(v6, now, ttl), self.addr_in(!v6, now, ttl)) {
+            (Some(a), also) => (a, also),
+            (None, Some(a)) => (a, None),
+            (None, None) => (self.addr, None),
+        }
+    }
+
+    fn registered_from(&self, ip: IpAddr) -> bool {
+        self.seen.iter().flatten().any(|(a, _)| a.ip() == ip)
+    }
 }
 
 /// A registered game as the server keeps it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Listed {
-    /// Its public address.
+    /// Its public address (the one it registered from last).
     pub addr: SocketAddr,
+    /// Its public address in the other family, if it registers over both.
+    pub also: Option<SocketAddr>,
     /// What its host said.
     pub info: ServerInfo,
 }
@@ -181,11 +211,13 @@ impl RendezvousServer {
     }
 
     /// The games registered now, by name.
-    pub fn games(&self) -> Vec<Listed> {
+    pub fn games(&self, now: f64) -> Vec<Listed> {
+        let ttl = f64::from(self.config.ttl);
         self.games
             .values()
             .map(|r| Listed {
                 addr: r.addr,
+                also: r.addr_in(!r.addr.is_ipv6(), now, ttl),
                 info: r.info.clone(),
             })
             .collect()
@@ -316,10 +348,13 @@ impl RendezvousServer {
             return self.refuse(from, &name, Refusal::BadName);
         }
         let expires = now + f64::from(self.config.ttl);
+        let family = usize::from(from.is_ipv6());
         match self.games.get_mut(&name) {
             Some(r) if crypto::same(&r.owner, &owner) => {
-                // A refresh, perhaps from a new address (the host's NAT mapping changed).
+                // A refresh, perhaps from a new address (the host's NAT mapping changed),
+                // or over the other family.
                 r.addr = from;
+                r.seen[family] = Some((from, now));
                 r.info = info;
                 r.expires = expires;
                 self.stats.refreshes += 1;
@@ -330,7 +365,7 @@ impl RendezvousServer {
                 let mine = self
                     .games
                     .values()
-                    .filter(|r| r.addr.ip() == from.ip())
+                    .filter(|r| r.registered_from(from.ip()))
                     .count();
                 if mine >= usize::from(max) {
                     return self.refuse(from, &name, Refusal::TooMany { max });
@@ -338,11 +373,14 @@ impl RendezvousServer {
                 if self.games.len() >= self.config.max_games {
                     return self.refuse(from, &name, Refusal::Full);
                 }
+                let mut seen = [None; 2];
+                seen[family] = Some((from, now));
                 self.games.insert(
                     name.clone(),
                     Registration {
                         owner,
                         addr: from,
+                        seen,
                         info,
                         expires,
                     },
@@ -415,7 +453,12 @@ impl RendezvousServer {
             return self.refuse(from, &name, Refusal::Busy);
         }
         recent.push_back(now);
-        let Some((host, owner)) = self.games.get(&name).map(|r| (r.addr, r.owner)) else {
+        let ttl = f64::from(self.config.ttl);
+        let Some(((host, also), owner)) = self
+            .games
+            .get(&name)
+            .map(|r| (r.addrs_for(from.is_ipv6(), now, ttl), r.owner))
+        else {
             return self.refuse(from, &name, Refusal::NoSuchGame);
         };
         self.stats.introductions += 1;
@@ -426,6 +469,7 @@ impl RendezvousServer {
             &Message::Peer {
                 name: name.clone(),
                 addr: host,
+                also,
                 nonce,
             },
         );
@@ -444,7 +488,8 @@ impl RendezvousServer {
 impl RendezvousServer {
     /// A relay request from `from` (proved) for the session of the join `(name, nonce)`.
     fn relay(&mut self, now: f64, from: SocketAddr, name: String, nonce: u64) {
-        let token = self.relay_token(&name, nonce);
+        let tokens = [false, true].map(|v6| self.relay_token(&name, nonce, v6));
+        let token = |v6| tokens[usize::from(v6)];
         match self
             .relay
             .ask(now, from, (&name, nonce), token, self.config.max_relays)
@@ -484,12 +529,13 @@ impl RendezvousServer {
         }
     }
 
-    /// The token of the relay session of the join `(name, nonce)`: keyed by the server's
-    /// secret, so nobody else can name a session.
-    fn relay_token(&self, name: &str, nonce: u64) -> u64 {
+    /// The token of the relay session of the join `(name, nonce)` asked over the family
+    /// of `v6`: keyed by the server's secret, so nobody else can name a session.
+    fn relay_token(&self, name: &str, nonce: u64, v6: bool) -> u64 {
         let mut h = blake3::Hasher::new_keyed(&self.cookie_key);
         h.update(b"relay token");
         h.update(&nonce.to_le_bytes());
+        h.update(&[u8::from(v6)]);
         h.update(name.as_bytes());
         let mut t = [0; 8];
         t.copy_from_slice(&h.finalize().as_bytes()[..8]);

@@ -108,7 +108,7 @@ impl World {
 }
 
 /// An [`Exchange`] with its outcome type erased, so a joiner and a lister share a world.
-trait Side {
+pub(super) trait Side {
     fn poll(&mut self, now: f64);
     fn drain(&mut self) -> Vec<(SocketAddr, Vec<u8>)>;
     fn take(&mut self, now: f64, from: SocketAddr, bytes: &[u8]);
@@ -185,6 +185,7 @@ fn messages_round_trip_and_requests_are_padded() {
         Message::Peer {
             name: "yard".into(),
             addr: addr(HOST),
+            also: Some(addr("[2001:db8::2]:47810")),
             nonce: 7,
         },
         Message::Introduce {
@@ -360,7 +361,7 @@ fn names_belong_to_their_owner_and_one_address_registers_only_a_few() {
         register(&mut rv, 1.0, "203.0.113.2:50000", 1, "yard"),
         Message::Registered { .. }
     ));
-    assert_eq!(rv.games()[0].addr, addr("203.0.113.2:50000"));
+    assert_eq!(rv.games(1.0)[0].addr, addr("203.0.113.2:50000"));
     assert_eq!(rv.stats().refreshes, 1);
     for n in 1..4 {
         assert!(matches!(
@@ -440,7 +441,7 @@ fn before_a_cookie_an_address_gets_nothing_larger_than_it_sent_and_no_one_else_h
     rv.receive(1.0, victim, &short);
     rv.receive(1.0, victim, &[0u8; 600]);
     assert!(rv.drain_outgoing().is_empty());
-    assert_eq!(rv.games().len(), 1, "nothing registered or dropped");
+    assert_eq!(rv.games(1.0).len(), 1, "nothing registered or dropped");
     assert_eq!(rv.stats().introductions, 0, "no host was sent anything");
     // A cookie from another address, or from two epochs ago, is no cookie.
     let Message::Challenge { cookie, .. } = ({
