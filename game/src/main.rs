@@ -205,7 +205,7 @@ fn main() -> ExitCode {
             window::join(
                 o,
                 target,
-                c.discovery_addr,
+                c.discovery(),
                 shot.window()?,
                 c.record.clone(),
                 first_run,
@@ -218,7 +218,7 @@ fn main() -> ExitCode {
             c.rendezvous = cli.meet.addr()?;
             let mut o = options(&c, "player")?;
             let first_run = remembered(&mut o, &cli.ident);
-            window::menu(o, c.discovery_addr, cli.shot.window()?, first_run)
+            window::menu(o, c.discovery(), cli.shot.window()?, first_run)
         })(),
         #[cfg(not(feature = "client"))]
         Some(Command::Host { .. }) | Some(Command::Join { .. }) | None => {

@@ -93,6 +93,36 @@ fn browse_lists_a_running_server_with_its_player_count() {
 }
 
 #[test]
+fn browse_asks_over_ipv6_too_when_given_an_ipv6_discovery_address() {
+    let port = free_port();
+    let disc = discovery(port);
+    let disc6 = format!("[::1]:{port}");
+    let (_server, addr) = server(&format!("--seconds 20 --discovery-addr {disc} --name Twin"));
+    let addr6 = addr.replace("127.0.0.1", "[::1]");
+    let mut last = String::new();
+    for _ in 0..32 {
+        let out = game(&[
+            "browse",
+            "--discovery-addr",
+            &disc,
+            "--discovery-addr6",
+            &disc6,
+            "--wait",
+            "0.5",
+        ])
+        .output()
+        .unwrap();
+        assert!(out.status.success());
+        last = String::from_utf8_lossy(&out.stdout).into_owned();
+        // One responder, dual-stack, answered both: the server is listed at each address.
+        if last.contains(&format!("{addr}  Twin")) && last.contains(&format!("{addr6}  Twin")) {
+            return;
+        }
+    }
+    panic!("browse never listed the server at both of its addresses:\n{last}");
+}
+
+#[test]
 fn bad_flags_and_unreachable_servers_are_clear_errors() {
     let out = game(&["server", "--rate", "0"]).output().unwrap();
     assert_eq!(out.status.code(), Some(2));

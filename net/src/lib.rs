@@ -46,6 +46,7 @@
 //!   and gets the world afresh. Only a proven resume touches a session.
 #![warn(missing_docs)]
 
+pub mod addrs;
 mod config;
 mod connection;
 mod core;

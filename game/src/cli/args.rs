@@ -120,6 +120,11 @@ pub(crate) struct Disc {
         default_value = "255.255.255.255:47800"
     )]
     pub(crate) discovery_addr: SocketAddr,
+    /// Where LAN discovery requests also go over IPv6 (none by default: IPv4 only), for
+    /// example the link-local all-nodes group on an interface, `[ff02::1%2]:47800`, or a
+    /// host's address; servers answer on the same port over both families.
+    #[arg(long, env = "LANYARD_DISCOVERY_ADDR6")]
+    pub(crate) discovery_addr6: Option<SocketAddr>,
 }
 
 /// The arena.
@@ -155,6 +160,7 @@ pub(crate) struct Common {
     pub(crate) max_players: u16,
     pub(crate) rate: f32,
     pub(crate) discovery_addr: SocketAddr,
+    pub(crate) discovery_addr6: Option<SocketAddr>,
     pub(crate) scene: PathBuf,
     pub(crate) seconds: Option<f32>,
     pub(crate) record: Option<PathBuf>,
@@ -170,6 +176,7 @@ impl Common {
             max_players: 8,
             rate: 20.0,
             discovery_addr: SocketAddr::from(([255, 255, 255, 255], discovery::DEFAULT_PORT)),
+            discovery_addr6: None,
             scene: arena.map_or_else(|| DEFAULT_SCENE.into(), |a| a.scene.clone()),
             seconds: None,
             record: None,
@@ -187,7 +194,18 @@ impl Common {
 
     pub(crate) fn disc(mut self, d: &Disc) -> Common {
         self.discovery_addr = d.discovery_addr;
+        self.discovery_addr6 = d.discovery_addr6;
         self
+    }
+
+    /// Where browsing asks: the discovery address, and the IPv6 one if there is one.
+    pub(crate) fn discovery(&self) -> Addrs {
+        Addrs::new(
+            [self.discovery_addr]
+                .into_iter()
+                .chain(self.discovery_addr6),
+        )
+        .unwrap_or(Addrs::from(self.discovery_addr))
     }
 
     pub(crate) fn run(mut self, t: &Timed, r: &Rec) -> Common {

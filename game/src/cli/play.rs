@@ -67,10 +67,10 @@ pub(crate) fn browse(c: &Common, wait: f32, meet: &Meet) -> Result<(), String> {
     let rv = meet.addr()?;
     // The rendezvous server is asked while the LAN answers.
     let remote = rv.map(|rv| std::thread::spawn(move || rendezvous::list(rv)));
-    let found = discovery::browse(c.discovery_addr, Duration::from_secs_f32(wait))
+    let found = discovery::browse_each(c.discovery(), Duration::from_secs_f32(wait))
         .map_err(|e| format!("cannot browse: {e}"))?;
     if found.is_empty() {
-        println!("no games found on {}", c.discovery_addr);
+        println!("no games found on {}", c.discovery());
     }
     for f in found {
         println!(

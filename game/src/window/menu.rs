@@ -8,7 +8,7 @@ pub(crate) type Reaching = Receiver<Result<(UdpTransport, lanyard_net::rendezvou
 
 pub(crate) struct Menu {
     pub(crate) options: Options,
-    pub(crate) discovery: SocketAddr,
+    pub(crate) discovery: Addrs,
     pub(crate) games: Vec<Found>,
     pub(crate) browsing: Option<Receiver<Result<Vec<Found>, String>>>,
     /// The games registered at the rendezvous server (`options.rendezvous`), if any.
@@ -101,7 +101,7 @@ pub(crate) fn remember_name(name: &str) {
 impl Menu {
     pub(crate) fn with_note(
         options: Options,
-        discovery: SocketAddr,
+        discovery: Addrs,
         allow_host: bool,
         why: &str,
     ) -> Self {
@@ -120,7 +120,7 @@ impl Menu {
     /// name the options carry (Enter keeps it).
     pub(crate) fn first(
         options: Options,
-        discovery: SocketAddr,
+        discovery: Addrs,
         allow_host: bool,
         first_run: bool,
     ) -> Self {
@@ -131,7 +131,7 @@ impl Menu {
         m
     }
 
-    pub(crate) fn new(options: Options, discovery: SocketAddr, allow_host: bool) -> Self {
+    pub(crate) fn new(options: Options, discovery: Addrs, allow_host: bool) -> Self {
         let mut m = Menu {
             options,
             discovery,
@@ -156,7 +156,8 @@ impl Menu {
         let (tx, rx) = channel();
         let d = self.discovery;
         std::thread::spawn(move || {
-            let r = discovery::browse(d, Duration::from_millis(800)).map_err(|e| e.to_string());
+            let r =
+                discovery::browse_each(d, Duration::from_millis(800)).map_err(|e| e.to_string());
             let _ = tx.send(r);
         });
         self.browsing = Some(rx);

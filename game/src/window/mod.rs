@@ -77,7 +77,7 @@ struct Plan {
     stop: Option<Arc<AtomicBool>>,
     /// Where a session that ends (refused, lost, kicked, given up) goes back to: the start
     /// screen with these options and discovery address, showing why.
-    menu: Option<(Options, SocketAddr, bool)>,
+    menu: Option<(Options, Addrs, bool)>,
 }
 
 enum Screen {
@@ -145,7 +145,7 @@ pub fn host(
 pub fn join(
     options: Options,
     target: Option<Target>,
-    discovery: SocketAddr,
+    discovery: Addrs,
     window: WindowOpts,
     record: Option<PathBuf>,
     first_run: bool,
@@ -182,7 +182,7 @@ pub fn join(
 /// name before anything else.
 pub fn menu(
     options: Options,
-    discovery: SocketAddr,
+    discovery: Addrs,
     window: WindowOpts,
     first_run: bool,
 ) -> Result<(), String> {

@@ -137,6 +137,7 @@ pub fn game(args: &[&str]) -> Command {
     c.args(args)
         .env_remove("DISPLAY")
         .env("LANYARD_DISCOVERY_ADDR", "127.255.255.255:1")
+        .env_remove("LANYARD_DISCOVERY_ADDR6")
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
@@ -179,6 +180,7 @@ pub fn windowed(size: &str, line: &str) -> Command {
     c.args(["-a", "-s", &format!("-screen 0 {size}x24"), BIN])
         .args(words(line))
         .env("LANYARD_DISCOVERY_ADDR", "127.255.255.255:1")
+        .env_remove("LANYARD_DISCOVERY_ADDR6")
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
