@@ -202,21 +202,25 @@ fn collect(socket: &mut UdpTransport, sent: Instant, found: &mut Vec<Found>) {
 mod tests {
     use super::*;
 
+    fn info(name: impl Into<String>, players: u16, password: bool) -> ServerInfo {
+        ServerInfo {
+            name: name.into(),
+            players,
+            max_players: 8,
+            spectators: 0,
+            max_spectators: 8,
+            password,
+            version: PROTOCOL_VERSION,
+            game_port: 4000,
+        }
+    }
+
     #[test]
     fn requests_and_answers_roundtrip_and_garbage_is_refused() {
         assert!(is_request(&request()));
         assert!(!is_request(b"LYD?"));
         assert!(!is_request(&request()[..REQUEST_LEN - 1]));
-        let info = ServerInfo {
-            name: "yard".into(),
-            players: 2,
-            max_players: 8,
-            spectators: 0,
-            max_spectators: 8,
-            password: true,
-            version: PROTOCOL_VERSION,
-            game_port: 4000,
-        };
+        let info = info("yard", 2, true);
         assert_eq!(parse_answer(&answer(&info).unwrap()).unwrap(), info);
         assert!(parse_answer(b"LYD!\xff\xff\xff").is_err());
         assert!(parse_answer(b"nope").is_err());
@@ -224,16 +228,7 @@ mod tests {
 
     #[test]
     fn an_answer_is_never_larger_than_the_request() {
-        let mut info = ServerInfo {
-            name: "a yard with a very long name, ".repeat(20) + "é",
-            players: 2,
-            max_players: 8,
-            spectators: 0,
-            max_spectators: 8,
-            password: false,
-            version: PROTOCOL_VERSION,
-            game_port: 4000,
-        };
+        let mut info = info("a yard with a very long name, ".repeat(20) + "é", 2, false);
         let req = request();
         let a = answer_to(&req, &info).unwrap();
         assert!(a.len() <= req.len());
@@ -262,16 +257,7 @@ mod tests {
         let v4 = SocketAddr::from(([127, 255, 255, 255], port));
         let v6 = SocketAddr::new(IpAddr::V6(Ipv6Addr::LOCALHOST), port);
         let mut responder = Responder::bind(v4).unwrap();
-        let info = ServerInfo {
-            name: "twin".into(),
-            players: 0,
-            max_players: 8,
-            spectators: 0,
-            max_spectators: 8,
-            password: false,
-            version: PROTOCOL_VERSION,
-            game_port: 4000,
-        };
+        let info = info("twin", 0, false);
         let done = Arc::new(AtomicBool::new(false));
         let stop = done.clone();
         let answering = std::thread::spawn(move || {
