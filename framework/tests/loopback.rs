@@ -124,3 +124,76 @@ fn a_shadowed_body_s_server_path_writes_the_server_s_copy_on_the_side() {
     assert_eq!(own, vec![mine_net]);
     assert!(g.observed_poses().iter().all(|o| o.id != held));
 }
+
+/// When a holder's section moves the server's copy of a body it holds (the first after a
+/// claim comes a one-way trip late, tens of centimetres ahead on a bad link), the server's
+/// world takes it at once, but the copy sent to the other clients (the shadow packet)
+/// eases there: from where it was shown, never faster than `ease::EASE_SPEED` more than
+/// the body moves.
+#[test]
+fn a_shadowed_copy_eases_from_where_it_was_to_where_the_holder_put_it() {
+    use lanyard::pose::PoseState;
+    let mut r = KindRegistry::new();
+    demo::register(&mut r).unwrap();
+    let config = GroupConfig {
+        gravity: Vec3::ZERO,
+        ..GroupConfig::default()
+    };
+    let dt = config.dt;
+    let mut g = EntityGroup::new(Arc::new(r), config);
+    let holder = Owner::Client(ClientId(1));
+    g.replica().set_clients([ClientId(1)]);
+    let params = demo::CrateParams {
+        pos: [0.0, 3.0, 0.0],
+        half_extents: [0.5; 3],
+        color: [255; 4],
+        can_sleep: false,
+    };
+    let held = g.spawn(demo::PUSHABLE, &params, holder).unwrap();
+    let net = g.get(held).unwrap().net_id();
+    // Floating: no gravity moves it, so every motion here is the holder's or the easing's.
+    g.replica().set_shadowed([net]);
+    g.frame();
+    let shown = |g: &EntityGroup| {
+        let s = g.shadow_packet().sections().next().unwrap();
+        PoseState::read(&mut s.reader()).unwrap().pos
+    };
+    let was = shown(&g);
+    // The holder has it half a metre along, at rest.
+    let there = PoseState {
+        pos: was + Vec3::new(0.5, 0.0, 0.0),
+        ..PoseState::of(g.get(held).unwrap().body())
+    };
+    let mut bytes = Vec::new();
+    there.write(&mut SectionWriter::new(&mut bytes));
+    let mut feed = Feed::with_server_paths();
+    feed.sections.push((net, bytes, holder));
+    g.run_frame(&mut feed);
+    let body = g.get(held).unwrap().body().translation();
+    assert!(
+        body.distance(there.pos) < 0.01,
+        "the world took it: {body:?}"
+    );
+    let mut path = vec![was, shown(&g)];
+    for _ in 0..60 {
+        g.frame();
+        path.push(shown(&g));
+    }
+    let most = path
+        .windows(2)
+        .map(|w| w[0].distance(w[1]))
+        .fold(0.0, f32::max);
+    // Written to the millimetre: a frame's step may read a millimetre more.
+    assert!(
+        most <= lanyard::ease::EASE_SPEED * dt + 0.002,
+        "a frame moved the copy {most} m: {path:?}"
+    );
+    assert!(
+        path[1].distance(was) < 0.04,
+        "shown near where it was: {path:?}"
+    );
+    assert!(
+        path.last().unwrap().distance(there.pos) < 0.002,
+        "then where the holder put it: {path:?}"
+    );
+}

@@ -378,12 +378,22 @@ fn run(scene: &Scene, link: Conditions, seed: u64, bring_forward: bool, seconds:
 }
 
 /// Where entity `net`'s truth came from at server time `t` (see `sources` in [`run`]).
+/// Between a note from one world and the next from another, the truth is interpolated
+/// across the change of worlds (no motion of the body): that interval is a source of its
+/// own, so the frames on either side of it are not compared with it.
 fn source_at(sources: &HashMap<NetId, Vec<(f64, u32)>>, net: NetId, t: f64) -> u32 {
     sources.get(&net).map_or(0, |v| {
         let i = v.partition_point(|(s, _)| *s <= t);
-        v[i.saturating_sub(1).min(v.len() - 1)].1
+        let before = v[i.saturating_sub(1).min(v.len() - 1)].1;
+        match v.get(i) {
+            Some(&(_, after)) if i > 0 && after != before => ACROSS,
+            _ => before,
+        }
     })
 }
+
+/// The source of a truth interpolated between two worlds' notes (see [`source_at`]).
+const ACROSS: u32 = u32::MAX - 1;
 
 fn mean(v: &[f64]) -> f64 {
     v.iter().sum::<f64>() / v.len().max(1) as f64

@@ -21,6 +21,7 @@ use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 
 mod contacts;
+pub mod ease;
 pub(crate) mod pipeline;
 mod replica;
 mod snapshot;
@@ -274,6 +275,8 @@ pub struct EntityGroup {
     shadowed: Vec<NetId>,
     /// What those server paths wrote in the last frame (never looped back).
     shadow: PacketWriter,
+    /// The steps its holder's sections made those copies take, being eased out.
+    easing: ease::Easing,
     /// Entities whose owner's sections are taken even when their controller refuses them,
     /// and how many more (a new host's first words from each client after a migration).
     trusted: std::collections::BTreeMap<NetId, u32>,
@@ -355,6 +358,7 @@ impl EntityGroup {
             lead_ticks: 0,
             holder_leads: std::collections::BTreeMap::new(),
             shadowed: Vec::new(),
+            easing: ease::Easing::default(),
             shadow: PacketWriter::new(),
             trusted: std::collections::BTreeMap::new(),
             observed: Vec::new(),
@@ -486,6 +490,7 @@ impl EntityGroup {
         self.shadowed.extend(nets);
         self.shadowed.sort_unstable();
         self.shadowed.dedup();
+        self.easing.held(&self.shadowed);
     }
 
     /// What the server paths of the entities set by [`Replica::set_shadowed`] wrote in the

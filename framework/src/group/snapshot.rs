@@ -290,7 +290,7 @@ fn body_state(b: &rapier3d::prelude::RigidBody) -> rec::BodyBits {
 const SNAPSHOT_MAGIC: &[u8; 4] = b"LNYS";
 /// The snapshot format version this build writes; it reads every version from 1 on.
 ///
-/// 2 added [`TrustMeta`] after the entity table's fields (1 has none: nobody trusted).
+/// 2 added `TrustMeta` after the entity table's fields (1 has none: nobody trusted).
 pub const SNAPSHOT_VERSION: u32 = 2;
 
 #[derive(Serialize, Deserialize)]

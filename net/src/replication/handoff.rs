@@ -19,7 +19,10 @@
 //! one-way delay as the server takes them (`Replica::set_holder_lead`). The other clients
 //! are sent the server's own copy of a held body (its kind's server path run on it:
 //! `Replica::set_shadowed`), stamped with the server's broadcast like any of its bodies,
-//! not the holder's state as it came: so they see it where its holder has it now. Refused, the claimer is told who
+//! not the holder's state as it came: so they see it where its holder has it now. Each
+//! step a holder's section makes the server's copy take (the first, a one-way trip after
+//! the claim, is the largest) is eased out in what the others are sent, never faster than
+//! [`lanyard::ease::EASE_SPEED`]. Refused, the claimer is told who
 //! holds it and is sent the server's state of it (a `Correction`, as for an illegal
 //! section), which its client paths go on from; its views are drawn smoothly there.
 //! The server gives the body back when it has stayed put for [`REST`], when none of its
