@@ -46,6 +46,13 @@ pub struct Entity {
     pub(crate) owner: Owner,
     pub(crate) kind: KindId,
     pub(crate) body: RigidBodyHandle,
+    /// How many times it changed hands (see [`Entity::authority_seq`]). Not in snapshots
+    /// (a restored world counts from 0; a claim naming a newer count is counted on from).
+    #[serde(skip)]
+    pub(crate) authority_seq: u16,
+    /// The tick it last changed hands (or appeared); not in snapshots (0 when restored).
+    #[serde(skip)]
+    pub(crate) owner_since: u64,
     /// How it looks. Its controller may change it (a crate that glows when hit).
     pub visual: Visual,
 }
@@ -64,6 +71,21 @@ impl Entity {
     /// Who runs its server path.
     pub fn owner(&self) -> Owner {
         self.owner
+    }
+
+    /// Its authority's sequence number: how many times it changed hands, wrapping. On a
+    /// server it counts every change; a client takes the server's count with each change
+    /// it hears of. A claim on a body (hand-off) names the number its claimer saw, and a
+    /// claim that names an older one than the server's is stale: the body changed hands
+    /// since.
+    pub fn authority_seq(&self) -> u16 {
+        self.authority_seq
+    }
+
+    /// The tick (of its group) since which its owner has had it: when it last changed
+    /// hands, or appeared.
+    pub fn owner_since(&self) -> u64 {
+        self.owner_since
     }
 
     /// Its controller kind.

@@ -641,7 +641,8 @@ fn the_journal_records_spawns_despawns_owner_changes_and_renames() {
             Change::Spawned(nb),
             Change::OwnerChanged {
                 net: nb,
-                owner: Owner::Server
+                owner: Owner::Server,
+                seq: 1
             },
             Change::Despawned {
                 net: na,

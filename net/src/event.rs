@@ -115,6 +115,8 @@ pub enum NetEvent {
         net: lanyard::NetId,
         /// The client that holds it now, if one does.
         to: Option<ClientId>,
+        /// Its authority's sequence number now (`Entity::authority_seq`).
+        seq: u16,
     },
     /// A game event from a peer (reliable, in order).
     Event {

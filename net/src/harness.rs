@@ -393,14 +393,28 @@ impl Scenario {
         self.server.group.by_net(net).map(|e| e.owner())
     }
 
+    /// Who holds the body `net` on the server, its authority's sequence number and the
+    /// server's tick since when (see [`lanyard::Entity::authority_seq`]).
+    pub fn authority(&self, net: NetId) -> Option<(Owner, u16, u64)> {
+        let e = self.server.group.by_net(net)?;
+        Some((e.owner(), e.authority_seq(), e.owner_since()))
+    }
+
     /// Asserts that `holder` holds the body `net` on the server and on every connected
-    /// client's screen (hand-off), naming the first peer that thinks otherwise.
+    /// client's screen (hand-off), with the server's authority sequence number everywhere,
+    /// naming the first peer that thinks otherwise.
     pub fn assert_held_by(&self, net: NetId, holder: Owner) {
         assert_eq!(self.holder(net), Some(holder), "{net} on the server");
+        let seq = self.authority(net).map(|a| a.1);
         for (i, c) in self.clients.iter().enumerate() {
             if c.net.is_connected() {
-                let theirs = c.group.by_net(net).map(|e| e.owner());
-                assert_eq!(theirs, Some(holder), "{net} on client {i}");
+                let theirs = c.group.by_net(net).map(|e| (e.owner(), e.authority_seq()));
+                assert_eq!(theirs.map(|t| t.0), Some(holder), "{net} on client {i}");
+                assert_eq!(
+                    theirs.map(|t| t.1),
+                    seq,
+                    "{net}'s authority sequence on client {i}"
+                );
             }
         }
     }

@@ -88,6 +88,15 @@ fn boxes(g: &EntityGroup) -> Vec<(NetId, Owner, Vec3)> {
         .collect()
 }
 
+/// The pushable boxes `holder` holds in group `g`.
+fn held_by(g: &EntityGroup, holder: Owner) -> Vec<NetId> {
+    boxes(g)
+        .into_iter()
+        .filter(|b| b.1 == holder)
+        .map(|b| b.0)
+        .collect()
+}
+
 #[test]
 fn a_player_walking_into_a_stack_takes_it_and_gives_it_back_at_rest() {
     let (mut s, mover) = game();
@@ -101,11 +110,7 @@ fn a_player_walking_into_a_stack_takes_it_and_gives_it_back_at_rest() {
     assert!(before.iter().all(|b| b.1 == Owner::Server));
     walk(&mut s, 0, mover, Vec3::new(2.0, 0.0, 0.0), 2.5);
     // ann holds the boxes she pushed, on the server and on bob's screen too.
-    let held: Vec<NetId> = boxes(&s.server.group)
-        .into_iter()
-        .filter(|b| b.1 == ann)
-        .map(|b| b.0)
-        .collect();
+    let held = held_by(&s.server.group, ann);
     assert!(
         !held.is_empty(),
         "ann took nothing: {:?}",
@@ -447,4 +452,63 @@ fn a_watcher_gets_the_boxes_a_player_holds_where_she_has_them_now() {
     );
     // A trip late (ann to server to bob, 120 ms, at 1.5 m/s) would be 18 cm.
     assert!(median < 0.06, "bob's boxes are {median} m from ann's");
+}
+
+/// Every change of hands counts: the server numbers a body's authority, every screen
+/// agrees on the number, and a claim naming an older number than the server's (taken
+/// before its claimer heard of a change) is refused as stale; the same claim with the
+/// number now is granted.
+#[test]
+fn authority_is_numbered_alike_everywhere_and_a_stale_claim_is_refused() {
+    let (mut s, mover) = game();
+    let ann_id = s.clients[0].net.client_id().unwrap();
+    let ann = Owner::Client(ann_id);
+    let first = boxes(&s.server.group)[0].0;
+    let (owner, seq, since) = s.authority(first).unwrap();
+    assert_eq!((owner, seq), (Owner::Server, 0), "never handed yet");
+    s.assert_held_by(first, Owner::Server);
+    // ann pushes the stack; the boxes return at rest: each handed twice.
+    walk(&mut s, 0, mover, Vec3::new(2.0, 0.0, 0.0), 2.5);
+    let held = held_by(&s.server.group, ann);
+    assert!(!held.is_empty());
+    let taken = held[0];
+    let (_, seq_held, since_held) = s.authority(taken).unwrap();
+    assert_eq!(seq_held % 2, 1, "taken: an odd count");
+    assert!(since_held > since);
+    s.assert_held_by(taken, ann);
+    walk(&mut s, 0, mover, Vec3::ZERO, 0.1);
+    s.run_for(8.0);
+    let (owner, seq_back, _) = s.authority(taken).unwrap();
+    assert_eq!(
+        (owner, seq_back),
+        (Owner::Server, seq_held + 1),
+        "given back"
+    );
+    s.assert_held_by(taken, Owner::Server);
+
+    // ann, beside the box, claims it with the count from before it came back: stale.
+    let refused = |s: &Scenario| s.server.net.peer_stats(ann_id).unwrap().refused_claims;
+    let before = refused(&s);
+    let g = &mut s.clients[0].group;
+    let id = g.id_of(taken).unwrap();
+    g.replica().set_authority_seq(id, seq_held).unwrap();
+    let ann_peer = &mut s.clients[0];
+    ann_peer.net.claim(&mut ann_peer.group, taken).unwrap();
+    s.run_for(0.5);
+    assert_eq!(refused(&s), before + 1, "the stale claim was refused");
+    s.assert_held_by(taken, Owner::Server);
+    // With the count as it is now, the same claim is granted (she is within reach).
+    let ann_peer = &mut s.clients[0];
+    ann_peer.net.claim(&mut ann_peer.group, taken).unwrap();
+    s.run_for(0.5);
+    let (owner, seq_now, _) = s.authority(taken).unwrap();
+    assert_eq!(owner, ann, "granted");
+    assert_eq!(refused(&s), before + 1);
+    assert!(seq_now > seq_back);
+    s.assert_held_by(taken, ann);
+    // A player who joins now is told the count with the world.
+    s.add_client(NetConfig::default(), "cy", None);
+    s.join_within(3.0);
+    s.assert_held_by(taken, ann);
+    s.assert_held_by(first, s.holder(first).unwrap());
 }

@@ -194,6 +194,8 @@ pub enum Change {
         net: NetId,
         /// The new owner.
         owner: Owner,
+        /// Its [authority sequence](crate::Entity::authority_seq) now.
+        seq: u16,
     },
     /// A provisional network id was replaced by the one the server assigned.
     Renamed {

@@ -50,6 +50,14 @@ impl Replica<'_> {
         self.group.set_holder_lead(holder, ticks);
     }
 
+    /// Sets an entity's [authority sequence](Entity::authority_seq) to the server's word
+    /// (a client hears it with each change of hands, and with each spawn): nothing else
+    /// changes, and nothing is recorded (the sequence is no part of the world's state).
+    pub fn set_authority_seq(&mut self, id: EntityId, seq: u16) -> Result<(), Error> {
+        self.group.entity_mut(id)?.authority_seq = seq;
+        Ok(())
+    }
+
     /// On a server: runs the server paths of `nets` too, although clients own them (the
     /// bodies clients hold, hand-off), into [`EntityGroup::shadow_packet`], which is never
     /// looped back: the server's own copy of them, to send the other clients. Their kinds'

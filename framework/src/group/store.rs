@@ -185,6 +185,8 @@ impl EntityGroup {
             owner,
             kind,
             body,
+            authority_seq: 0,
+            owner_since: self.tick,
             visual: bp.visual,
         });
         slot.params = params;
@@ -238,12 +240,17 @@ impl EntityGroup {
         Ok(())
     }
 
-    /// Hands an entity to another owner (a leaving client's entity to the server).
+    /// Hands an entity to another owner (a leaving client's entity to the server): its
+    /// [authority sequence](Entity::authority_seq) goes up by one, and its owner has had
+    /// it since this tick.
     pub fn set_owner(&mut self, id: EntityId, owner: Owner) -> Result<(), Error> {
+        let tick = self.tick;
         let entity = self.entity_mut(id)?;
         entity.owner = owner;
-        let net = entity.net_id;
-        self.journal.push(Change::OwnerChanged { net, owner });
+        entity.authority_seq = entity.authority_seq.wrapping_add(1);
+        entity.owner_since = tick;
+        let (net, seq) = (entity.net_id, entity.authority_seq);
+        self.journal.push(Change::OwnerChanged { net, owner, seq });
         if let Some(r) = &mut self.recorder {
             r.op(Op::SetOwner { net, owner });
         }

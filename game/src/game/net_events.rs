@@ -85,8 +85,8 @@ impl Game {
                     self.received = TakenPoses::default();
                 }
                 NetEvent::Promoted { left } => self.promoted(&left),
-                NetEvent::Handed { net, to } => {
-                    tracing::debug!("{net} is held by {to:?}");
+                NetEvent::Handed { net, to, seq } => {
+                    tracing::debug!("{net} is held by {to:?} (its hand-off {seq})");
                 }
                 NetEvent::ClientJoined {
                     name,

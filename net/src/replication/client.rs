@@ -132,9 +132,10 @@ impl ClientReplication {
         eid: EntityId,
         net: NetId,
     ) {
+        let seq = group.get(eid).map_or(0, |e| e.authority_seq());
         let _ = group.set_owner(eid, group.local_owner());
         self.claims.insert(net);
-        core.push(conn, &Msg::Claim { net });
+        core.push(conn, &Msg::Claim { net, seq });
     }
 
     /// What a client keeps of its replication when a new host takes the game over: only
@@ -404,6 +405,8 @@ impl ClientReplication {
                         if e.owner() != owner {
                             let _ = group.set_owner(eid, owner);
                         }
+                        // Its count, if not 0, follows (`Msg::Authority`).
+                        let _ = group.replica().set_authority_seq(eid, 0);
                         if !mine {
                             let _ = group.set_body_state(eid, &state.into());
                         }
@@ -423,13 +426,18 @@ impl ClientReplication {
                     }
                 }
             }
+            Msg::Authority { net, seq } => {
+                if let Some(eid) = group.id_of(net) {
+                    let _ = group.replica().set_authority_seq(eid, seq);
+                }
+            }
             Msg::Despawn { net } => {
                 self.received.remove(&net);
                 if let Some(eid) = group.id_of(net) {
                     let _ = group.despawn(eid);
                 }
             }
-            Msg::SetOwner { net, owner } => {
+            Msg::SetOwner { net, owner, seq } => {
                 tracing::debug!("{net} is {owner:?}'s now");
                 // The answer to our claim, if we made one: granted, or who holds it.
                 if self.claims.remove(&net) {
@@ -439,7 +447,11 @@ impl ClientReplication {
                     }
                 }
                 if let Some(eid) = group.id_of(net) {
-                    let _ = group.set_owner(eid, owner);
+                    // The change of hands, then the server's count of them.
+                    if group.get(eid).is_some_and(|e| e.owner() != owner) {
+                        let _ = group.set_owner(eid, owner);
+                    }
+                    let _ = group.replica().set_authority_seq(eid, seq);
                 }
             }
             Msg::SpawnConfirmed { provisional, net } => {

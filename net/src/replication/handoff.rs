@@ -12,9 +12,12 @@
 //!   refused), its kind allows hand-off, the client plays (not watches) and holds fewer
 //!   than [`MAX_HELD`];
 //! * it is within [`REACH`] of something the client holds or owns (contact, with room for
-//!   the latency between the two worlds).
+//!   the latency between the two worlds);
+//! * the claim names the body's authority sequence number as the client knew it when it
+//!   took it, and no older one than the server's (`Entity::authority_seq`: a body that
+//!   changed hands since is not the one the client pushed).
 //!
-//! Granted, the body is the client's (`SetOwner`, to everyone); its sections are then
+//! Granted, the body is the client's (`SetOwner`, to everyone, with its number); its sections are then
 //! judged by the kind's `validate` like any owner's, and brought forward by the holder's
 //! one-way delay as the server takes them (`Replica::set_holder_lead`). The other clients
 //! are sent the server's own copy of a held body (its kind's server path run on it:
@@ -66,20 +69,22 @@ impl ServerReplication {
         self.held.keys().copied().collect()
     }
 
-    /// A client's claim on the server's body `net`: granted, or refused with who holds it.
+    /// A client's claim on the server's body `net`, which it took when its authority's
+    /// sequence number was `seq`: granted, or refused with who holds it.
     pub(crate) fn claim(
         &mut self,
         core: &mut Core,
         group: &mut EntityGroup,
         id: ClientId,
         peer: &mut ClientSession,
-        net: NetId,
+        (net, seq): (NetId, u16),
     ) {
         let Some(e) = group.by_net(net) else {
             // Gone meanwhile: its despawn tells the client.
             return;
         };
         let (eid, owner, e_at) = (e.id(), e.owner(), e.body().translation());
+        let now_seq = e.authority_seq();
         let server_state = BodyState::of(e.body());
         let held = self.held.values().filter(|h| h.client == id).count();
         let hand_off = group
@@ -90,6 +95,8 @@ impl ServerReplication {
             Some("a spectator")
         } else if owner != Owner::Server {
             Some("another holds it")
+        } else if older(seq, now_seq) {
+            Some("stale: it changed hands since")
         } else if !hand_off {
             Some("its kind forbids hand-off")
         } else if held >= MAX_HELD {
@@ -104,7 +111,8 @@ impl ServerReplication {
             stats.refused_claims += 1;
             tracing::debug!("{} ({id}) claimed {net}: refused ({why})", peer.name);
             log_refusal(id, &stats.refused_claims, "refused claims");
-            core.push(&mut peer.conn, &Msg::SetOwner { net, owner });
+            let seq = now_seq;
+            core.push(&mut peer.conn, &Msg::SetOwner { net, owner, seq });
             // It may have moved the body meanwhile: put it back (counted as a refused
             // claim, not as a correction of an illegal section).
             let correction = Msg::Correction {
@@ -115,8 +123,13 @@ impl ServerReplication {
             return;
         }
         stats.claims += 1;
-        // It exists: it was just looked up.
+        // It exists: it was just looked up. A claim naming a newer count than the server's
+        // (a new host, whose world began its counts again) counts on from the claim's.
+        if older(now_seq, seq) {
+            let _ = group.replica().set_authority_seq(eid, seq);
+        }
         let _ = group.set_owner(eid, Owner::Client(id));
+        let seq = group.get(eid).map_or(0, |e| e.authority_seq());
         let h = Held {
             client: id,
             anchor: e_at,
@@ -124,8 +137,11 @@ impl ServerReplication {
             near_at: core.now,
         };
         self.held.insert(net, h);
-        core.events
-            .push_back(NetEvent::Handed { net, to: Some(id) });
+        core.events.push_back(NetEvent::Handed {
+            net,
+            to: Some(id),
+            seq,
+        });
     }
 
     /// Once a frame: the held bodies that rested long enough, or that their holder left
@@ -177,7 +193,9 @@ impl ServerReplication {
         self.forward.remove(&net);
         if let Some(eid) = eid {
             let _ = group.set_owner(eid, Owner::Server);
-            core.events.push_back(NetEvent::Handed { net, to: None });
+            let seq = group.get(eid).map_or(0, |e| e.authority_seq());
+            core.events
+                .push_back(NetEvent::Handed { net, to: None, seq });
         }
     }
 
@@ -195,6 +213,12 @@ impl ServerReplication {
             self.give_back(core, group, net, eid);
         }
     }
+}
+
+/// Whether authority sequence number `a` is older than `b` (wrapping: within half the
+/// range behind it).
+pub(crate) fn older(a: u16, b: u16) -> bool {
+    (b.wrapping_sub(a) as i16) > 0
 }
 
 /// Whether `eid` is within [`REACH`] of an entity client `id` holds or owns.

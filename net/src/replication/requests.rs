@@ -99,7 +99,7 @@ impl ServerReplication {
                     None => {}
                 }
             }
-            Msg::Claim { net } => self.claim(core, group, id, peer, net),
+            Msg::Claim { net, seq } => self.claim(core, group, id, peer, (net, seq)),
             Msg::Event { bytes } => core
                 .events
                 .push_back(NetEvent::Event { from: owner, bytes }),

@@ -67,6 +67,12 @@ pub(crate) struct ServerReplication {
     selection: Selection,
 }
 
+/// What follows the spawn of `net` if it has changed hands before: its authority's count.
+fn authority_msg(group: &EntityGroup, net: NetId) -> Option<Msg> {
+    let seq = group.by_net(net)?.authority_seq();
+    (seq != 0).then_some(Msg::Authority { net, seq })
+}
+
 fn spawn_msg(group: &EntityGroup, net: NetId) -> Option<Msg> {
     let e = group.by_net(net)?;
     Some(Msg::Spawn {
@@ -117,6 +123,9 @@ impl ServerReplication {
             if let Some(m) = spawn_msg(group, net) {
                 let msg = core.push(&mut peer.conn, &m);
                 view.ents.insert(self.slots.of(net), net, msg);
+                if let Some(a) = authority_msg(group, net) {
+                    core.push(&mut peer.conn, &a);
+                }
             }
         }
         peer.view = Some(view);
@@ -188,7 +197,7 @@ impl ServerReplication {
                     }
                     self.slots.release(net);
                 }
-                Change::OwnerChanged { net, owner } => {
+                Change::OwnerChanged { net, owner, seq } => {
                     let slot = self.slots.of(net);
                     for p in peers.values_mut() {
                         // An entity a client owned was never sent to it: look at it now.
@@ -196,7 +205,7 @@ impl ServerReplication {
                             v.ents.pend(slot);
                         }
                         if p.view.as_ref().is_some_and(|v| v.ents.holds(slot, net)) {
-                            core.push(&mut p.conn, &Msg::SetOwner { net, owner });
+                            core.push(&mut p.conn, &Msg::SetOwner { net, owner, seq });
                         }
                     }
                 }
@@ -229,6 +238,9 @@ impl ServerReplication {
                     if let Some(m) = spawn_msg(group, net) {
                         let msg = core.push(&mut p.conn, &m);
                         view.ents.insert(slot, net, msg);
+                        if let Some(a) = authority_msg(group, net) {
+                            core.push(&mut p.conn, &a);
+                        }
                     }
                 } else if !relevant && known {
                     view.ents.remove(slot, net);

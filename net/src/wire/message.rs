@@ -19,8 +19,9 @@ pub(crate) enum Msg {
     },
     /// Server to clients: an entity is gone.
     Despawn { net: NetId },
-    /// Server to clients: an entity changed hands.
-    SetOwner { net: NetId, owner: Owner },
+    /// Server to clients: an entity changed hands; `seq` is its authority's sequence
+    /// number now.
+    SetOwner { net: NetId, owner: Owner, seq: u16 },
     /// Client to server: please spawn this entity for me; I already use it under
     /// `provisional`.
     SpawnRequest {
@@ -54,9 +55,14 @@ pub(crate) enum Msg {
     /// the successors) what they need to take the other sessions over.
     Succession(crate::succession::Succession),
     /// Client to server: my body pushes the server's entity `net`, and I simulate it from
-    /// now on (a hand-off). Answered by a `SetOwner`: ours (granted), or who holds it
-    /// (refused, with a `Correction`: go back to the server's state of it).
-    Claim { net: NetId },
+    /// now on (a hand-off); `seq` is its authority's sequence number as I knew it when I
+    /// took it (an older one than the server's is stale: it changed hands since). Answered
+    /// by a `SetOwner`: ours (granted), or who holds it (refused, with a `Correction`: go
+    /// back to the server's state of it).
+    Claim { net: NetId, seq: u16 },
+    /// Server to clients, after a `Spawn` of an entity that has changed hands before: its
+    /// authority's sequence number (`Entity::authority_seq`; a spawn alone means 0).
+    Authority { net: NetId, seq: u16 },
 }
 
 /// A body's state in a spawn message: exact, with the velocities left out when the body
