@@ -549,9 +549,12 @@ pub fn registry() -> KindRegistry {
 /// client's player must be built from the scene's tuning, under the client's own name, at
 /// its own spawn point, and be its only one; a grenade must be thrown by the client that
 /// asks, from near its player, with the scene's fuse, no faster than the tuning allows.
+/// Crates allow hand-off if the arena says so ([`Scene::hand_off`]).
 pub fn registry_for(scene: &Scene) -> KindRegistry {
     let mut r = registry();
     judge_spawns(&mut r, scene).expect("Tumbleyard's kinds are registered");
+    r.set_hand_off(CRATE, scene.hand_off)
+        .expect("Tumbleyard's kinds are registered");
     r
 }
 
@@ -613,10 +616,9 @@ pub fn judge_spawns(r: &mut KindRegistry, scene: &Scene) -> Result<(), Error> {
 /// Registers `crate`, `player` and `grenade`.
 pub fn register(r: &mut KindRegistry) -> Result<(), Error> {
     // A crate's server path only reads its body: a recording need not keep its sections.
-    // Hand-off (a player who walks into a crate takes it over while it moves) is ready
-    // (`KindRegistry::set_hand_off(CRATE, true)`) but off: with it on, the crates a player
-    // pushes drift from the server's copy and a watcher's view of them is worse on a bad
-    // link (BENCHMARKS.md, "Push what you touch").
+    // Hand-off (a player who walks into a crate takes it over while it moves) is the
+    // arena's to turn on (`Scene::hand_off`, read by `registry_for`): off by default (the
+    // README, "Push what you touch", says what still keeps it off).
     let crates = KindOptions {
         decides_alone: true,
         ..KindOptions::default()

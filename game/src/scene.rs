@@ -96,6 +96,11 @@ pub struct Scene {
     pub spawns: Vec<Spawn>,
     /// Gameplay numbers.
     pub tuning: Tuning,
+    /// Whether a player who walks into crates takes them over while they move (hand-off):
+    /// they move at once on that player's screen, and return to the server at rest. Off
+    /// unless the arena says `hand_off = true`.
+    #[serde(default)]
+    pub hand_off: bool,
 }
 
 /// Why a scene could not be loaded.
