@@ -558,6 +558,16 @@ pub fn registry_for(scene: &Scene) -> KindRegistry {
     r
 }
 
+/// The registry a recording of Tumbleyard replays with: [`registry_for`] its arena, which
+/// the recording's header carries (so an arena's `hand_off` replays as it was recorded),
+/// or [`registry`] if the header names no arena this build reads.
+pub fn registry_for_recording(bytes: &[u8]) -> KindRegistry {
+    lanyard::record::Recording::from_bytes(bytes)
+        .ok()
+        .and_then(|r| Scene::parse(&r.header.scene).ok())
+        .map_or_else(registry, |scene| registry_for(&scene))
+}
+
 /// The thrower's player as the server has it.
 fn player_of<'w>(claim: &SpawnClaim<'w>) -> Option<EntityRef<'w>> {
     let player = KindId::of_name(PLAYER);

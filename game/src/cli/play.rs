@@ -133,7 +133,7 @@ fn shell_quoted(text: &str) -> String {
 
 pub(crate) fn replay_verify(file: &Path) -> Result<(), String> {
     let bytes = std::fs::read(file).map_err(|e| format!("cannot read {}: {e}", file.display()))?;
-    let registry = std::sync::Arc::new(lanyard_game::kinds::registry());
+    let registry = std::sync::Arc::new(lanyard_game::kinds::registry_for_recording(&bytes));
     let mut replay =
         Replay::open(&bytes, registry).map_err(|e| format!("{}: {e}", file.display()))?;
     let total = replay.len();
