@@ -512,3 +512,22 @@ fn authority_is_numbered_alike_everywhere_and_a_stale_claim_is_refused() {
     s.assert_held_by(taken, ann);
     s.assert_held_by(first, s.holder(first).unwrap());
 }
+
+/// A body a player holds that the server removes (a crate off the yard is respawned at
+/// home) is gone from the holder's world too, not left there as the holder's own.
+#[test]
+fn a_held_body_the_server_removes_is_gone_from_its_holder_too() {
+    let (mut s, mover) = game();
+    let ann = Owner::Client(s.clients[0].net.client_id().unwrap());
+    walk(&mut s, 0, mover, Vec3::new(2.0, 0.0, 0.0), 2.5);
+    let taken = held_by(&s.server.group, ann)[0];
+    let id = s.server.group.id_of(taken).unwrap();
+    s.server.group.despawn(id).unwrap();
+    s.run_for(0.5);
+    for (c, name) in [(0, "ann"), (1, "bob")] {
+        assert!(
+            s.clients[c].group.by_net(taken).is_none(),
+            "{name} still has {taken}"
+        );
+    }
+}
