@@ -83,24 +83,36 @@ fn a_group_fed_the_servers_packet_every_frame_follows_it_bit_for_bit() {
     assert_eq!(server.state_hash(), mirror.state_hash());
 }
 
+/// A pushable box at 3 m.
+fn pushable() -> demo::CrateParams {
+    demo::CrateParams {
+        pos: [0.0, 3.0, 0.0],
+        half_extents: [0.5; 3],
+        color: [255; 4],
+        can_sleep: false,
+    }
+}
+
+/// A server's group with `config` in which client 1 holds a pushable box: the group and
+/// the box.
+fn holding(config: GroupConfig) -> (EntityGroup, EntityId) {
+    let mut r = KindRegistry::new();
+    demo::register(&mut r).unwrap();
+    let mut g = EntityGroup::new(Arc::new(r), config);
+    g.replica().set_clients([ClientId(1)]);
+    let held = g
+        .spawn(demo::PUSHABLE, &pushable(), Owner::Client(ClientId(1)))
+        .unwrap();
+    (g, held)
+}
+
 /// On a server, a body a client holds (hand-off) that is shadowed has its server path run
 /// too, into the shadow packet: the server's own copy, never looped back nor in the frame's
 /// packet.
 #[test]
 fn a_shadowed_body_s_server_path_writes_the_server_s_copy_on_the_side() {
-    let mut r = KindRegistry::new();
-    demo::register(&mut r).unwrap();
-    let mut g = EntityGroup::new(Arc::new(r), GroupConfig::default());
-    let holder = Owner::Client(ClientId(1));
-    g.replica().set_clients([ClientId(1)]);
-    let params = demo::CrateParams {
-        pos: [0.0, 3.0, 0.0],
-        half_extents: [0.5; 3],
-        color: [255; 4],
-        can_sleep: false,
-    };
-    let held = g.spawn(demo::PUSHABLE, &params, holder).unwrap();
-    let mine = g.spawn(demo::PUSHABLE, &params, Owner::Server).unwrap();
+    let (mut g, held) = holding(GroupConfig::default());
+    let mine = g.spawn(demo::PUSHABLE, &pushable(), Owner::Server).unwrap();
     let (held_net, mine_net) = (g.get(held).unwrap().net_id(), g.get(mine).unwrap().net_id());
 
     g.frame();
@@ -133,23 +145,13 @@ fn a_shadowed_body_s_server_path_writes_the_server_s_copy_on_the_side() {
 #[test]
 fn a_shadowed_copy_eases_from_where_it_was_to_where_the_holder_put_it() {
     use lanyard::pose::PoseState;
-    let mut r = KindRegistry::new();
-    demo::register(&mut r).unwrap();
     let config = GroupConfig {
         gravity: Vec3::ZERO,
         ..GroupConfig::default()
     };
     let dt = config.dt;
-    let mut g = EntityGroup::new(Arc::new(r), config);
+    let (mut g, held) = holding(config);
     let holder = Owner::Client(ClientId(1));
-    g.replica().set_clients([ClientId(1)]);
-    let params = demo::CrateParams {
-        pos: [0.0, 3.0, 0.0],
-        half_extents: [0.5; 3],
-        color: [255; 4],
-        can_sleep: false,
-    };
-    let held = g.spawn(demo::PUSHABLE, &params, holder).unwrap();
     let net = g.get(held).unwrap().net_id();
     // Floating: no gravity moves it, so every motion here is the holder's or the easing's.
     g.replica().set_shadowed([net]);

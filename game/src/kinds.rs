@@ -561,11 +561,15 @@ pub fn registry_for(scene: &Scene) -> KindRegistry {
 /// The registry a recording of Tumbleyard replays with: [`registry_for`] its arena, which
 /// the recording's header carries (so an arena's `hand_off` replays as it was recorded),
 /// or [`registry`] if the header names no arena this build reads.
-pub fn registry_for_recording(bytes: &[u8]) -> KindRegistry {
-    lanyard::record::Recording::from_bytes(bytes)
-        .ok()
-        .and_then(|r| Scene::parse(&r.header.scene).ok())
-        .map_or_else(registry, |scene| registry_for(&scene))
+pub fn registry_for_recording(header: &lanyard::record::RecordingHeader) -> KindRegistry {
+    Scene::parse(&header.scene).map_or_else(|_| registry(), |scene| registry_for(&scene))
+}
+
+/// A replay of a recording of Tumbleyard, read once, with [`registry_for_recording`].
+pub fn open_replay(bytes: &[u8]) -> Result<lanyard::replay::Replay, Error> {
+    let recording = lanyard::record::Recording::from_bytes(bytes)?;
+    let registry = std::sync::Arc::new(registry_for_recording(&recording.header));
+    lanyard::replay::Replay::from_recording(recording, registry)
 }
 
 /// The thrower's player as the server has it.

@@ -1,7 +1,6 @@
 //! `lanyard-game`: Tumbleyard, the Lanyard sample game.
 
 use clap::Parser;
-use lanyard::replay::Replay;
 use lanyard_game::agones::Agones;
 use lanyard_game::bot::Bot;
 use lanyard_game::game::{

@@ -7,11 +7,9 @@
 mod common;
 
 use common::{hub_addr, local_options};
-use lanyard::replay::Replay;
 use lanyard_game::bot::Bot;
 use lanyard_game::game::{Game, TICK_HZ};
 use lanyard_game::kinds;
-use std::sync::Arc;
 
 #[test]
 fn a_server_recording_of_bots_taking_crates_over_replays_bit_exact() {
@@ -58,13 +56,14 @@ fn a_server_recording_of_bots_taking_crates_over_replays_bit_exact() {
     server.shutdown();
     assert!(held > 0, "no bot took a crate over");
     let bytes = std::fs::read(&path).unwrap();
-    let registry = kinds::registry_for_recording(&bytes);
-    let crates = registry.options(lanyard::KindId::of_name(kinds::CRATE));
-    assert!(
-        crates.is_some_and(|o| o.hand_off),
-        "the header's arena says hand-off"
-    );
-    let mut replay = Replay::open(&bytes, Arc::new(registry)).unwrap();
+    let mut replay = kinds::open_replay(&bytes).unwrap();
+    let crates = lanyard::KindId::of_name(kinds::CRATE);
+    let hand_off = replay
+        .group()
+        .registry()
+        .options(crates)
+        .is_some_and(|o| o.hand_off);
+    assert!(hand_off, "the header's arena says hand-off");
     let diverged = replay.verify(|_, _| {}).unwrap();
     let _ = std::fs::remove_dir_all(&dir);
     assert_eq!(diverged, None);

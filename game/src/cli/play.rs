@@ -133,9 +133,8 @@ fn shell_quoted(text: &str) -> String {
 
 pub(crate) fn replay_verify(file: &Path) -> Result<(), String> {
     let bytes = std::fs::read(file).map_err(|e| format!("cannot read {}: {e}", file.display()))?;
-    let registry = std::sync::Arc::new(lanyard_game::kinds::registry_for_recording(&bytes));
     let mut replay =
-        Replay::open(&bytes, registry).map_err(|e| format!("{}: {e}", file.display()))?;
+        lanyard_game::kinds::open_replay(&bytes).map_err(|e| format!("{}: {e}", file.display()))?;
     let total = replay.len();
     let long = total > 2000;
     let outcome = replay

@@ -90,11 +90,7 @@ enum Screen {
 /// Watch a recording in a window, at the speed it was recorded.
 pub fn replay(file: &std::path::Path, window: WindowOpts) -> Result<(), String> {
     let bytes = std::fs::read(file).map_err(|e| format!("cannot read {}: {e}", file.display()))?;
-    let replay = Replay::open(
-        &bytes,
-        std::sync::Arc::new(kinds::registry_for_recording(&bytes)),
-    )
-    .map_err(|e| format!("{}: {e}", file.display()))?;
+    let replay = kinds::open_replay(&bytes).map_err(|e| format!("{}: {e}", file.display()))?;
     let scene =
         Scene::parse(&replay.header().scene).map_err(|e| format!("the recording's arena: {e}"))?;
     let view = ReplayView::new(replay, scene);
