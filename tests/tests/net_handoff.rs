@@ -88,6 +88,11 @@ fn boxes(g: &EntityGroup) -> Vec<(NetId, Owner, Vec3)> {
         .collect()
 }
 
+/// Where body `net` is in group `g`.
+fn pos_of(g: &EntityGroup, net: NetId) -> Vec3 {
+    g.by_net(net).expect("the body").body().translation()
+}
+
 /// The pushable boxes `holder` holds in group `g`.
 fn held_by(g: &EntityGroup, holder: Owner) -> Vec<NetId> {
     boxes(g)
@@ -530,4 +535,55 @@ fn a_held_body_the_server_removes_is_gone_from_its_holder_too() {
             "{name} still has {taken}"
         );
     }
+}
+
+/// A claim and its holder's first section come in one datagram, and that section is the
+/// largest step the server's copy takes (the holder pushed the body a trip before the
+/// server heard of it). The copy the others are sent eases that step as it does every
+/// later one: bob's box never moves faster than the easing allows, and ends where ann
+/// has it.
+#[test]
+fn the_first_section_of_a_granted_claim_is_eased_for_the_others_too() {
+    let (mut s, mover) = game();
+    // ann walks slowly to within reach of the stack without touching it.
+    walk(&mut s, 0, mover, Vec3::new(1.0, 0.0, 0.0), 1.2);
+    walk(&mut s, 0, mover, Vec3::ZERO, 0.1);
+    s.run_for(1.0);
+    let ann_id = s.clients[0].net.client_id().unwrap();
+    let taken = boxes(&s.server.group)[0].0;
+    s.assert_held_by(taken, Owner::Server);
+    let start = pos_of(&s.clients[1].group, taken);
+    // She claims the lowest box and, in the same frame, has it 40 cm further on.
+    let ann_peer = &mut s.clients[0];
+    ann_peer.net.claim(&mut ann_peer.group, taken).unwrap();
+    let g = &mut ann_peer.group;
+    let id = g.id_of(taken).unwrap();
+    let mut st = BodyState::of(g.get(id).unwrap().body());
+    st.pos[0] += 0.4;
+    g.set_body_state(id, &st).unwrap();
+    let mut last = start;
+    let mut fastest: f32 = 0.0;
+    for _ in 0..(1.0 / s.dt).round() as usize {
+        s.step();
+        let at = pos_of(&s.clients[1].group, taken);
+        fastest = fastest.max(at.distance(last));
+        last = at;
+    }
+    // Granted, and (at rest since) given back.
+    let stats = s.server.net.peer_stats(ann_id).unwrap();
+    assert_eq!((stats.claims, stats.refused_claims), (1, 0), "{stats:?}");
+    let theirs = pos_of(&s.clients[0].group, taken);
+    // bob is sent a state every 50 ms: eased, the box moves at most EASE_SPEED in that
+    // time (10 cm, plus the box's own settling); not eased, it would step the whole 40 cm.
+    let bound = lanyard::ease::EASE_SPEED * 0.05 + 0.02;
+    assert!(
+        fastest <= bound,
+        "bob's box stepped {fastest} m in one state (at most {bound})"
+    );
+    assert!(
+        last.distance(theirs) < 0.02,
+        "bob's box is {} m from ann's",
+        last.distance(theirs)
+    );
+    assert!(last.distance(start) > 0.3, "it moved: {start} -> {last}");
 }

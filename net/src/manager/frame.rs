@@ -172,6 +172,11 @@ impl FrameDriver for ServerFrame<'_> {
         s.expire(core, pass.group_mut());
         s.endpoint.knock(core);
         s.tell_succession(core);
+        if pass.group().registry().any_hand_off() {
+            // A claim granted in this frame: its holder's first section, queued with it,
+            // eases the server's copy like every later one (see `lanyard::ease`).
+            pass.group_mut().replica().set_shadowed(s.repl.held_nets());
+        }
     }
 }
 
