@@ -45,10 +45,16 @@ impl SentLog {
     pub fn broadcast(&mut self, number: u32, group: &EntityGroup) {
         let tick = group.tick();
         let mut moved = Vec::new();
-        for o in group.observed_poses() {
-            let Some(e) = group.get(o.id) else { continue };
-            let pos = o.authority.pos.to_array();
-            let net = e.net_id();
+        // A body a client holds (hand-off) was sent to the others as the server's own
+        // copy of it (`EntityGroup::shadow_poses`), not as its holder's sections put it.
+        let shadowed = group.shadow_poses();
+        let held = |net: NetId| shadowed.binary_search_by_key(&net, |s| s.0).is_ok();
+        let observed = group.observed_poses().iter().filter_map(|o| {
+            let net = group.get(o.id)?.net_id();
+            (!held(net)).then_some((net, o.authority.pos))
+        });
+        for (net, pos) in observed.chain(shadowed.iter().copied()) {
+            let pos = pos.to_array();
             let old = self.newest.get(&net);
             if old.is_none_or(|q| distance(*q, pos) > MOVED) {
                 self.newest.insert(net, pos);

@@ -277,6 +277,8 @@ pub struct EntityGroup {
     shadowed: Vec<NetId>,
     /// What those server paths wrote in the last frame (never looped back).
     shadow: PacketWriter,
+    /// Where each of those copies was as its server path wrote it, by network id.
+    shadow_poses: Vec<(NetId, Vec3)>,
     /// The steps its holder's sections made those copies take, being eased out.
     easing: ease::Easing,
     /// Entities whose owner's sections are taken even when their controller refuses them,
@@ -362,6 +364,7 @@ impl EntityGroup {
             shadowed: Vec::new(),
             easing: ease::Easing::default(),
             shadow: PacketWriter::new(),
+            shadow_poses: Vec::new(),
             trusted: std::collections::BTreeMap::new(),
             observed: Vec::new(),
             faults: Vec::new(),
@@ -499,6 +502,13 @@ impl EntityGroup {
     /// last frame: this server's own copy of the bodies clients hold. Never looped back.
     pub fn shadow_packet(&self) -> &PacketWriter {
         &self.shadow
+    }
+
+    /// Where each copy in the [`shadow_packet`](Self::shadow_packet) was as its server path
+    /// wrote it (eased: not always where the body is), in network-id order: what the
+    /// server sent its other clients of the bodies clients hold.
+    pub fn shadow_poses(&self) -> &[(NetId, Vec3)] {
+        &self.shadow_poses
     }
 
     /// The lead set by [`Replica::set_lead`], in ticks.

@@ -184,6 +184,7 @@ impl EntityGroup {
     pub(crate) fn write_sections(&mut self, only_alone: bool) {
         self.outgoing.clear();
         self.shadow.clear();
+        self.shadow_poses.clear();
         if !only_alone {
             self.easing.tick(self.config.dt);
         }
@@ -221,6 +222,7 @@ impl EntityGroup {
                 },
                 None => me,
             };
+            let at = me.body.translation();
             let packet = if shadowing {
                 &mut self.shadow
             } else {
@@ -228,7 +230,11 @@ impl EntityGroup {
             };
             let written = guarded(|| packet.section(net, |w| ctrl.server_update(me, &view, w)));
             match written {
-                Ok(Ok(_)) => {}
+                Ok(Ok(_)) => {
+                    if shadowing {
+                        self.shadow_poses.push((net, at));
+                    }
+                }
                 Ok(Err(error)) => {
                     // Too long to send: dropped, and said so, with the kind and the entity.
                     self.counters.oversized_sections += 1;
