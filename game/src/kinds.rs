@@ -631,8 +631,7 @@ pub fn judge_spawns(r: &mut KindRegistry, scene: &Scene) -> Result<(), Error> {
 pub fn register(r: &mut KindRegistry) -> Result<(), Error> {
     // A crate's server path only reads its body: a recording need not keep its sections.
     // Hand-off (a player who walks into a crate takes it over while it moves) is the
-    // arena's to turn on (`Scene::hand_off`, read by `registry_for`): off by default (the
-    // README, "Push what you touch", says what still keeps it off).
+    // arena's to turn on (`Scene::hand_off`, read by `registry_for`; the Yard does).
     let crates = KindOptions {
         decides_alone: true,
         ..KindOptions::default()

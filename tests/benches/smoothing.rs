@@ -36,7 +36,8 @@
 //!
 //! Environment: `LANYARD_BENCH_SECONDS` (seconds of play per run, default 20);
 //! `LANYARD_BENCH_HAND_OFF` (any value) lets the pusher take the crates it pushes
-//! (hand-off).
+//! (hand-off; without it crates stay the server's, whatever the arena says);
+//! `LANYARD_BENCH_SEED` (default 0) draws every link's losses and delays anew.
 
 use lanyard::KindId;
 use lanyard::interp::{MAX_EXTRAPOLATION, PoseBuffer, Smoother};
@@ -61,12 +62,14 @@ fn addr(i: u8) -> SocketAddr {
 }
 
 fn world(scene: &Scene, role: Role) -> EntityGroup {
+    // Hand-off as the bench is asked, whatever the arena says.
     let mut registry = kinds::registry_for(scene);
-    if std::env::var_os("LANYARD_BENCH_HAND_OFF").is_some() {
-        registry
-            .set_hand_off(kinds::CRATE, true)
-            .expect("crates are registered");
-    }
+    registry
+        .set_hand_off(
+            kinds::CRATE,
+            std::env::var_os("LANYARD_BENCH_HAND_OFF").is_some(),
+        )
+        .expect("crates are registered");
     let mut g = EntityGroup::new(
         Arc::new(registry),
         GroupConfig {
@@ -417,15 +420,21 @@ fn main() {
     );
     println!("|---|---|---|---|---|---|---|");
     let mut hand_off_rows = Vec::new();
+    // Another draw of every link's losses and delays: `LANYARD_BENCH_SEED`.
+    let draw: u64 = std::env::var("LANYARD_BENCH_SEED")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0);
     for (i, (name, latency, jitter, loss)) in presets.into_iter().enumerate() {
+        let seed = i as u64 + 1 + 3 * draw;
         let link = Conditions {
             latency,
             jitter,
             loss,
             ..Conditions::PERFECT
         };
-        let before = run(&scene, link, i as u64 + 1, false, seconds);
-        let after = run(&scene, link, i as u64 + 1, true, seconds);
+        let before = run(&scene, link, seed, false, seconds);
+        let after = run(&scene, link, seed, true, seconds);
         let mut d = after.delays.clone();
         d.sort_by(f64::total_cmp);
         println!(
