@@ -180,6 +180,11 @@ fn a_shadowed_copy_eases_from_where_it_was_to_where_the_holder_put_it() {
     for _ in 0..60 {
         g.frame();
         path.push(shown(&g));
+        // What the group says it wrote of the copy is what the packet carries.
+        let said = g.shadow_poses();
+        assert_eq!(said.len(), 1);
+        assert_eq!(said[0].0, net);
+        assert!(said[0].1.distance(shown(&g)) < 0.001, "{said:?}");
     }
     let most = path
         .windows(2)
