@@ -41,7 +41,8 @@ impl SentLog {
 
     /// Logs broadcast `number`, made in the frame `group` just ran: the poses its sections
     /// carried, as the server's own client paths took them back
-    /// ([`EntityGroup::observed_poses`]).
+    /// ([`EntityGroup::observed_poses`]), and of the bodies clients hold, the server's copy
+    /// the others were sent ([`EntityGroup::shadow_poses`]).
     pub fn broadcast(&mut self, number: u32, group: &EntityGroup) {
         let tick = group.tick();
         let mut moved = Vec::new();

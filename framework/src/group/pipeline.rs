@@ -222,7 +222,6 @@ impl EntityGroup {
                 },
                 None => me,
             };
-            let at = me.body.translation();
             let packet = if shadowing {
                 &mut self.shadow
             } else {
@@ -232,7 +231,7 @@ impl EntityGroup {
             match written {
                 Ok(Ok(_)) => {
                     if shadowing {
-                        self.shadow_poses.push((net, at));
+                        self.shadow_poses.push((net, me.body.translation()));
                     }
                 }
                 Ok(Err(error)) => {

@@ -34,7 +34,6 @@ impl Server {
                 let ticks = (one_way / dt).round() as u32;
                 group.replica().set_holder_lead(Owner::Client(*id), ticks);
             }
-            group.replica().set_shadowed(self.repl.held_nets());
         }
         self.repl.announce(core, group, &mut self.endpoint.peers);
         let broadcast = core.send_due();
@@ -173,8 +172,10 @@ impl FrameDriver for ServerFrame<'_> {
         s.endpoint.knock(core);
         s.tell_succession(core);
         if pass.group().registry().any_hand_off() {
-            // A claim granted in this frame: its holder's first section, queued with it,
-            // eases the server's copy like every later one (see `lanyard::ease`).
+            // The bodies clients hold, once this frame's claims are in: their server paths
+            // write the copy everyone else is sent, and a claim granted now has its
+            // holder's first section, queued with it, eased like every later one (see
+            // `lanyard::ease`).
             pass.group_mut().replica().set_shadowed(s.repl.held_nets());
         }
     }
