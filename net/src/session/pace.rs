@@ -13,7 +13,9 @@
 //!   datagram is not a queue), datagrams wait somewhere: the rate drops by a fifth, at most
 //!   once every two round trips, and at once to under what the client acknowledged receiving over
 //!   the last half second (the link's rate, measured) if that is less and well under what
-//!   was sent meanwhile. A narrow link
+//!   was sent a round trip before, by a sender that used at least half its rate (one with
+//!   little to send, on a link that loses some by chance, would read its own demand as the
+//!   link's rate). A narrow link
 //!   queues before it drops, so the server slows down before anything is lost.
 //! - **Loss caps it.** The share of datagrams lost (as the peer's acks settle them) caps
 //!   the rate at what a TCP flow would get over the same link (the TFRC equation, in its
@@ -50,6 +52,8 @@ const LOSS_MEMORY: f32 = 64.0;
 const LOSS_WARMUP: u32 = 32;
 /// Over how long (µs) the rate the link delivered is measured.
 const DELIVERY_WINDOW_US: u64 = 500_000;
+/// The longest round trip (µs) the delivered rate is set against the sending by.
+const DELIVERY_LAG_US: u64 = 1_000_000;
 /// What a back-off keeps of the rate the link delivered: a little under, so a queue drains.
 const UNDER_DELIVERED: f32 = 0.9;
 
@@ -77,8 +81,10 @@ pub(crate) struct Pace {
     /// Bytes sent in all.
     sent: u64,
     /// When (µs), how many bytes the link had delivered (acknowledged) in all and how many
-    /// had been sent, over the last [`DELIVERY_WINDOW_US`].
+    /// had been sent, over the last [`DELIVERY_WINDOW_US`] and [`DELIVERY_LAG_US`] before.
     deliveries: VecDeque<(u64, u64, u64)>,
+    /// The last round trip (µs), at most [`DELIVERY_LAG_US`].
+    ping_us: u64,
 }
 
 impl Pace {
@@ -96,25 +102,43 @@ impl Pace {
             credit: 0.0,
             sent: 0,
             deliveries: VecDeque::new(),
+            ping_us: 0,
         }
     }
 
     /// Bytes a second the link delivered over the last [`DELIVERY_WINDOW_US`], once it
-    /// has been measured that long, and only if that is well under what was sent meanwhile:
-    /// the link, not the sender, set it. (A sender that had little to send delivers little
-    /// on any link; random loss keeps delivery within a few percent of the sending.)
-    fn link_rate(&self) -> Option<f32> {
-        let (first, last) = (self.deliveries.front()?, self.deliveries.back()?);
+    /// has been measured that long, and only if that is well under what was sent a round
+    /// trip (`rtt_us`) before each end of it (what is acknowledged now left a round trip
+    /// ago): the link, not the sender, set it. (A sender that had little to send delivers
+    /// little on any link; random loss keeps delivery within a few percent of the sending.
+    /// Against what was sent over the same span, the bytes still in flight on a long
+    /// round trip would read as the link's shortfall.)
+    fn link_rate(&self, rtt_us: u64) -> Option<f32> {
+        let last = self.deliveries.back()?;
+        let start = last.0.saturating_sub(DELIVERY_WINDOW_US);
+        let first = self.deliveries.iter().find(|d| d.0 >= start)?;
         let span = last.0.saturating_sub(first.0);
-        let (delivered, sent) = (last.1 - first.1, last.2 - first.2);
-        let limited = span >= DELIVERY_WINDOW_US / 2 && (delivered as f32) < 0.8 * sent as f32;
+        // What had been sent by `t`, as of the last update at or before it.
+        let sent_by = |t: u64| {
+            let i = self.deliveries.partition_point(|d| d.0 <= t);
+            (i > 0).then(|| self.deliveries[i - 1].2)
+        };
+        let sent = sent_by(last.0.saturating_sub(rtt_us))?
+            .saturating_sub(sent_by(first.0.saturating_sub(rtt_us))?);
+        let delivered = last.1 - first.1;
+        // A sender that used less than half its rate had little to send: what it lost of
+        // so little says nothing of what the link carries.
+        let filled = sent as f32 >= 0.5 * self.rate * span as f32 / 1e6;
+        let limited =
+            span >= DELIVERY_WINDOW_US / 2 && filled && (delivered as f32) < 0.8 * sent as f32;
         limited.then(|| delivered as f32 / (span as f32 / 1e6))
     }
 
     /// A back-off: the rate times `keep`, and under the rate the link delivered.
     fn back_off(&mut self, keep: f32, now: u64) {
+        let rtt_us = self.ping_us;
         let measured = self
-            .link_rate()
+            .link_rate(rtt_us)
             .map_or(f32::INFINITY, |d| UNDER_DELIVERED * d);
         self.rate = (self.rate * keep).min(measured);
         self.backed_off = Some(now);
@@ -157,6 +181,7 @@ impl Pace {
         (floor, ceiling): (f32, f32),
     ) {
         let ping = link.ping_ms;
+        self.ping_us = ((ping.max(0.0) * 1000.0) as u64).min(DELIVERY_LAG_US);
         if let Some(least) = link.least_ping_ms.or((ping > 0.0).then_some(ping)) {
             self.floor_ms = Some(self.floor_ms.map_or(least, |f| f.min(least)));
         }
@@ -164,7 +189,7 @@ impl Pace {
         while self
             .deliveries
             .front()
-            .is_some_and(|d| now.saturating_sub(d.0) > DELIVERY_WINDOW_US)
+            .is_some_and(|d| now.saturating_sub(d.0) > DELIVERY_WINDOW_US + DELIVERY_LAG_US)
         {
             self.deliveries.pop_front();
         }
@@ -298,6 +323,32 @@ mod tests {
         assert_eq!(p.rate(), 3_200.0, "again within two round trips");
         p.update(link(200.0, 0, 0, 850_000), false, at(850_000), b);
         assert_eq!(p.rate(), 2_560.0);
+    }
+
+    #[test]
+    fn a_sender_with_little_to_send_keeps_the_rate_its_loss_allows() {
+        // 1.2 kB/s to send (60 B a broadcast, 20 a second) over a link that loses a
+        // quarter of it by chance, with 160 ms round trips. The loss caps the rate (at about
+        // 18 kB/s); what the link delivered of so little says nothing of what it carries,
+        // and must not bring the rate down to it.
+        let mut p = Pace::new(64_000.0);
+        let (mut sent, mut settled, mut lost) = (0u64, 0u32, 0u32);
+        for i in 0..80u64 {
+            p.refill(0.05);
+            p.spend(60);
+            sent += 60;
+            settled += 1;
+            lost += u32::from(i % 4 == 0);
+            let l = Link {
+                ping_ms: 160.0,
+                least_ping_ms: Some(150.0),
+                settled,
+                lost,
+                delivered: sent * 3 / 4,
+            };
+            p.update(l, true, (0.05, i * 50_000), (2_000.0, 64_000.0));
+        }
+        assert!(p.rate() > 10_000.0, "{}", p.rate());
     }
 
     #[test]
