@@ -85,7 +85,6 @@ pub use controller::{
 };
 pub use entity::{Entity, EntityRef, Shape, Visual};
 pub use error::Error;
-pub use group::ease;
 pub use group::{
     Change, Counters, EntityGroup, Fault, Hook, ReceiveReport, Replica, SNAPSHOT_VERSION,
     SectionError, Verdict,

@@ -40,21 +40,16 @@ impl SentLog {
     pub const KEEP_TICKS: u64 = 600;
 
     /// Logs broadcast `number`, made in the frame `group` just ran: the poses its sections
-    /// carried, as the server's own client paths took them back
-    /// ([`EntityGroup::observed_poses`]), and of the bodies clients hold, the server's copy
-    /// the others were sent ([`EntityGroup::shadow_poses`]).
+    /// carried, as the server's own client paths took them ([`EntityGroup::observed_poses`]:
+    /// its own, looped back, and the clients' it relays, as they sent them).
     pub fn broadcast(&mut self, number: u32, group: &EntityGroup) {
         let tick = group.tick();
         let mut moved = Vec::new();
-        // A body a client holds (hand-off) was sent to the others as the server's own
-        // copy of it (`EntityGroup::shadow_poses`), not as its holder's sections put it.
-        let shadowed = group.shadow_poses();
-        let held = |net: NetId| shadowed.binary_search_by_key(&net, |s| s.0).is_ok();
-        let observed = group.observed_poses().iter().filter_map(|o| {
-            let net = group.get(o.id)?.net_id();
-            (!held(net)).then_some((net, o.authority.pos))
-        });
-        for (net, pos) in observed.chain(shadowed.iter().copied()) {
+        let observed = group
+            .observed_poses()
+            .iter()
+            .filter_map(|o| Some((group.get(o.id)?.net_id(), o.authority.pos)));
+        for (net, pos) in observed {
             let pos = pos.to_array();
             let old = self.newest.get(&net);
             if old.is_none_or(|q| distance(*q, pos) > MOVED) {

@@ -2,7 +2,9 @@
 //! come from ([`Entropy`]): plain values, below everything else in the crate.
 
 /// The protocol version this build speaks. Peers with another version are refused at the
-/// handshake. Version 14: changes of hands and claims carry the body's authority
+/// handshake. Version 15: a server where clients may hold its bodies (hand-off) relays
+/// what clients own with when each client sent it (a state entry may begin with its age).
+/// Version 14: changes of hands and claims carry the body's authority
 /// sequence number, and so does a message after the spawn of a body that changed hands
 /// before (`Msg::Authority`); a stale claim is refused. Version 13: a client may claim a server's body it pushes (hand-off,
 /// `Msg::Claim`). Version 12: the succession carries the host's name and, to the successors,
@@ -12,7 +14,7 @@
 /// ChaCha20-Poly1305 (it was tagged with BLAKE3 and travelled in clear). Version 8: a
 /// refusal of another version's hello echoes its nonce (from the hello's fixed place), and
 /// a client believes no refusal that does not.
-pub const PROTOCOL_VERSION: u16 = 14;
+pub const PROTOCOL_VERSION: u16 = 15;
 
 /// How a [`NetManager`](crate::NetManager) behaves. The defaults suit a LAN game.
 #[derive(Debug, Clone, PartialEq)]

@@ -21,7 +21,6 @@ use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 
 mod contacts;
-pub mod ease;
 pub(crate) mod pipeline;
 mod replica;
 mod snapshot;
@@ -272,15 +271,6 @@ pub struct EntityGroup {
     /// On a server: ticks the sections of each client are behind its present, for the
     /// bodies a client holds (hand-off; see [`Replica::set_holder_lead`]).
     holder_leads: std::collections::BTreeMap<Owner, u32>,
-    /// On a server: the bodies clients hold whose server paths run too, into
-    /// [`shadow`](Self::shadow_packet) (sorted).
-    shadowed: Vec<NetId>,
-    /// What those server paths wrote in the last frame (never looped back).
-    shadow: PacketWriter,
-    /// Where each of those copies was as its server path wrote it, by network id.
-    shadow_poses: Vec<(NetId, Vec3)>,
-    /// The steps its holder's sections made those copies take, being eased out.
-    easing: ease::Easing,
     /// Entities whose owner's sections are taken even when their controller refuses them,
     /// and how many more (a new host's first words from each client after a migration).
     trusted: std::collections::BTreeMap<NetId, u32>,
@@ -361,10 +351,6 @@ impl EntityGroup {
             looping_back: false,
             lead_ticks: 0,
             holder_leads: std::collections::BTreeMap::new(),
-            shadowed: Vec::new(),
-            easing: ease::Easing::default(),
-            shadow: PacketWriter::new(),
-            shadow_poses: Vec::new(),
             trusted: std::collections::BTreeMap::new(),
             observed: Vec::new(),
             faults: Vec::new(),
@@ -486,29 +472,6 @@ impl EntityGroup {
         if let Some(r) = &mut self.recorder {
             r.op(Op::HolderLead { holder, ticks });
         }
-    }
-
-    /// The entities whose server paths run although a client owns them (see
-    /// [`Replica::set_shadowed`]).
-    pub(crate) fn set_shadowed(&mut self, nets: impl IntoIterator<Item = NetId>) {
-        self.shadowed.clear();
-        self.shadowed.extend(nets);
-        self.shadowed.sort_unstable();
-        self.shadowed.dedup();
-        self.easing.held(&self.shadowed);
-    }
-
-    /// What the server paths of the entities set by [`Replica::set_shadowed`] wrote in the
-    /// last frame: this server's own copy of the bodies clients hold. Never looped back.
-    pub fn shadow_packet(&self) -> &PacketWriter {
-        &self.shadow
-    }
-
-    /// Where each copy in the [`shadow_packet`](Self::shadow_packet) was as its server path
-    /// wrote it (eased: not always where the body is), in network-id order: what the
-    /// server sent its other clients of the bodies clients hold.
-    pub fn shadow_poses(&self) -> &[(NetId, Vec3)] {
-        &self.shadow_poses
     }
 
     /// The lead set by [`Replica::set_lead`], in ticks.

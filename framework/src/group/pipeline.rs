@@ -21,7 +21,6 @@
 //! The passes themselves are the `EntityGroup` methods at the end of this file.
 
 use super::*;
-use rapier3d::prelude::RigidBody;
 
 /// What one frame did.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -183,11 +182,6 @@ impl EntityGroup {
     /// packet (kept as [`last_packet`](Self::last_packet) until the next call).
     pub(crate) fn write_sections(&mut self, only_alone: bool) {
         self.outgoing.clear();
-        self.shadow.clear();
-        self.shadow_poses.clear();
-        if !only_alone {
-            self.easing.tick(self.config.dt);
-        }
         let local = self.local_owner();
         let view = WorldView {
             slots: &self.slots,
@@ -201,39 +195,16 @@ impl EntityGroup {
             let Some(me) = entity_ref(&self.slots[i], &self.physics) else {
                 continue;
             };
-            // A body a client holds, shadowed: this server's own copy of it, on the side.
-            let shadowing = me.owner() != local;
-            if shadowing {
-                if only_alone || self.shadowed.binary_search(&net).is_err() {
-                    continue;
-                }
-            } else if only_alone && !self.registry.decides_alone(me.kind()) {
+            if me.owner() != local || (only_alone && !self.registry.decides_alone(me.kind())) {
                 continue;
             }
             let Some(ctrl) = self.controllers[i].as_deref_mut() else {
                 continue;
             };
-            // A copy still easing out its holder's steps is written where it is shown.
-            let eased = shadowing.then(|| self.easing.shown(net, me.body)).flatten();
-            let me = match &eased {
-                Some(body) => EntityRef {
-                    entity: me.entity,
-                    body,
-                },
-                None => me,
-            };
-            let packet = if shadowing {
-                &mut self.shadow
-            } else {
-                &mut self.outgoing
-            };
+            let packet = &mut self.outgoing;
             let written = guarded(|| packet.section(net, |w| ctrl.server_update(me, &view, w)));
             match written {
-                Ok(Ok(_)) => {
-                    if shadowing {
-                        self.shadow_poses.push((net, me.body.translation()));
-                    }
-                }
+                Ok(Ok(_)) => {}
                 Ok(Err(error)) => {
                     // Too long to send: dropped, and said so, with the kind and the entity.
                     self.counters.oversized_sections += 1;
@@ -460,11 +431,6 @@ impl EntityGroup {
             });
             let had_section = section.is_some();
             let authority = entity.owner == local;
-            // A held body's copy eases from where it was (see `ease`).
-            let pose = |b: &RigidBody| (b.translation(), *b.rotation());
-            let before = (had_section && self.shadowed.binary_search(&net).is_ok())
-                .then(|| self.physics.bodies.get(entity.body).map(pose))
-                .flatten();
             // A body a client holds (hand-off) is brought forward by its holder's lead.
             let lead = match self.holder_leads.get(&entity.owner) {
                 Some(&ticks)
@@ -495,18 +461,12 @@ impl EntityGroup {
             };
             let kind = entity.kind;
             let owner = entity.owner;
-            let body = entity.body;
             let len = section.map_or(0, |s| s.payload.len());
             let mut run = || guarded(|| ctrl.client_update(entity, section, &mut ctx));
             let (ran, read) = match section {
                 Some(s) => crate::codec::watch_reads(s.payload, run),
                 None => (run(), None),
             };
-            if let Some(before) = before
-                && let Some(after) = self.physics.bodies.get(body).map(pose)
-            {
-                self.easing.took(net, before, after);
-            }
             match ran {
                 Ok(Ok(())) if had_section => {
                     applied += 1;

@@ -58,14 +58,6 @@ impl Replica<'_> {
         Ok(())
     }
 
-    /// On a server: runs the server paths of `nets` too, although clients own them (the
-    /// bodies clients hold, hand-off), into [`EntityGroup::shadow_packet`], which is never
-    /// looped back: the server's own copy of them, to send the other clients. Their kinds'
-    /// server paths must only read their entity (as every server path should).
-    pub fn set_shadowed(&mut self, nets: impl IntoIterator<Item = NetId>) {
-        self.group.set_shadowed(nets);
-    }
-
     /// Spawns an entity under a network id the server assigned (a spawn message on a
     /// client). Later local spawns use ids above it.
     pub fn insert_with_net_id(

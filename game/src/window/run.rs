@@ -96,8 +96,11 @@ pub(crate) async fn run(mut screen: Screen, mut plan: Plan) -> Result<(), String
                 for _ in 0..ticks {
                     game.set_input(latch.for_tick());
                     game.tick(dt);
-                    view.smoother
-                        .after_frame(&game.group, game.net.remote_time());
+                    view.smoother.after_frame_relayed(
+                        &game.group,
+                        game.net.remote_time(),
+                        game.net.relayed_times(),
+                    );
                 }
                 view.alpha = steps.alpha();
                 sounds.frame(game, typing);

@@ -18,19 +18,6 @@ pub(super) struct Client {
     pub(super) lead: u32,
 }
 
-/// The server's clock, in seconds, for a datagram stamped `ms`, given the last stamp read
-/// (`clock`): the stamps wrap every 65.5 s, so each is read as the nearest one to the last.
-pub(super) fn server_time(clock: &mut Option<(u16, f64)>, ms: u16) -> f64 {
-    let t = match *clock {
-        None => f64::from(ms) / 1000.0,
-        Some((last, secs)) => secs + f64::from(ms.wrapping_sub(last) as i16) / 1000.0,
-    };
-    if clock.is_none_or(|(_, s)| t > s) {
-        *clock = Some((ms, t));
-    }
-    t
-}
-
 impl Client {
     /// The lead for a round trip of `ping_ms` at timestep `dt`: half of it in whole ticks,
     /// changed only when the estimate is most of a tick away (so it does not flicker).

@@ -3,10 +3,11 @@
 //! on the server from the frame's packet to the broadcast, on a client from the server's
 //! datagram to the frame's client paths.
 
-use super::client::{Client, server_time};
+use super::client::Client;
 use super::server::Server;
 use super::*;
 use crate::connection::{Connection, Incoming};
+use crate::session::unwrap_ms;
 
 impl Server {
     /// One frame of a server: clients' datagrams in, the group's frame, then what changed
@@ -134,12 +135,14 @@ impl FrameDriver for ServerFrame<'_> {
                     for msg in messages {
                         s.repl.message(core, pass.group_mut(), id, p, msg);
                     }
+                    let rtt = f64::from(p.conn.stats.rtt_ms) / 1000.0;
+                    let sent = p.clock.sent_at(incoming.sent_ms, arrived as f64 / 1e6, rtt);
                     if !incoming.fresh {
                         if !incoming.sections.is_empty() {
                             p.conn.stats.dropped_stale += 1;
                         }
                     } else {
-                        s.repl.sections(pass, id, p, incoming.sections);
+                        s.repl.sections(pass, (id, sent), p, incoming.sections);
                     }
                 }
             }
@@ -171,13 +174,6 @@ impl FrameDriver for ServerFrame<'_> {
         s.expire(core, pass.group_mut());
         s.endpoint.knock(core);
         s.tell_succession(core);
-        if pass.group().registry().any_hand_off() {
-            // The bodies clients hold, once this frame's claims are in: their server paths
-            // write the copy everyone else is sent, and a claim granted now has its
-            // holder's first section, queued with it, eased like every later one (see
-            // `lanyard::ease`).
-            pass.group_mut().replica().set_shadowed(s.repl.held_nets());
-        }
     }
 }
 
@@ -287,6 +283,8 @@ impl FrameDriver for ClientFrame<'_> {
         let core = &mut *self.core;
         let c = &mut *self.client;
         c.remote_time = None;
+        c.repl.relayed.clear();
+        c.repl.relayed_ages.clear();
         if let (Some(ping), true) = (c.endpoint.conn.ping_ms, core.config.bring_forward) {
             c.lead = c.lead_for(ping, pass.group().config().dt);
             pass.group_mut().replica().set_lead(c.lead);
@@ -316,21 +314,30 @@ impl FrameDriver for ClientFrame<'_> {
                 }
                 c.endpoint.succession = s;
             }
+            let sent = unwrap_ms(&mut c.server_clock, incoming.sent_ms);
             if !incoming.sections.is_empty() {
-                let t = server_time(&mut c.server_clock, incoming.sent_ms);
-                c.remote_time = Some(c.remote_time.map_or(t, |r: f64| r.max(t)));
+                c.remote_time = Some(c.remote_time.map_or(sent, |r: f64| r.max(sent)));
             }
             // State is acknowledged promptly: the server's baselines advance with our acks.
             if c.repl.state(
                 pass,
                 &mut conn.stats,
-                incoming.number,
+                (incoming.number, sent),
                 incoming.sections,
                 core.now,
             ) {
                 c.ack_owed = true;
             }
             c.repl.ask_resync(core, conn);
+        }
+        if core.config.bring_forward {
+            // What another client holds came relayed, as it had it a while ago: brought
+            // forward by that while as well as by our own lead.
+            let dt = pass.group().config().dt.max(1e-4);
+            for (&holder, &ms) in &c.repl.relayed_ages {
+                let ticks = c.lead + (f32::from(ms) / 1000.0 / dt).round() as u32;
+                pass.group_mut().replica().set_holder_lead(holder, ticks);
+            }
         }
     }
 

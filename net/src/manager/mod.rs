@@ -158,6 +158,20 @@ impl NetManager {
         }
     }
 
+    /// Client: the other clients' sections the last [`update`](Self::update) applied that
+    /// the server relayed with their times (it does where clients may hold its bodies,
+    /// hand-off), each with when its client sent it, on the server's clock like
+    /// [`remote_time`](Self::remote_time). Feed them to a
+    /// [`Smoother`](lanyard::interp::Smoother) with
+    /// [`after_frame_relayed`](lanyard::interp::Smoother::after_frame_relayed), which draws
+    /// each at the instant its client had it. Empty on a server.
+    pub fn relayed_times(&self) -> &[(lanyard::NetId, f64)] {
+        match &self.side {
+            Side::Client(c) => &c.repl.relayed,
+            Side::Server(_) => &[],
+        }
+    }
+
     /// Whether this is the server.
     pub fn is_server(&self) -> bool {
         matches!(self.side, Side::Server(_))

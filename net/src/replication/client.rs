@@ -76,6 +76,11 @@ pub(crate) struct ClientReplication {
     /// After a resume, until the server says the world is all sent: the entities it
     /// named so far.
     resyncing: Option<BTreeSet<NetId>>,
+    /// The clients' sections the server relayed with their times, applied this frame:
+    /// when (the server's clock, seconds) their clients sent them.
+    pub(crate) relayed: Vec<(NetId, f64)>,
+    /// Of those, how long (ms) before its datagram each holder's newest was sent.
+    pub(crate) relayed_ages: BTreeMap<Owner, u16>,
 }
 
 /// How fast (metres a second) one of our bodies must move for what it touches to be
@@ -160,6 +165,8 @@ impl Default for ClientReplication {
             succession_parts: None,
             claims: BTreeSet::new(),
             resyncing: None,
+            relayed: Vec::new(),
+            relayed_ages: BTreeMap::new(),
         }
     }
 }
@@ -172,7 +179,7 @@ impl ClientReplication {
         &mut self,
         pass: &mut FramePass<'_>,
         stats: &mut PeerStats,
-        number: u32,
+        (number, sent): (u32, f64),
         state: &[u8],
         now: u64,
     ) -> bool {
@@ -211,7 +218,13 @@ impl ClientReplication {
                     listed.push(NetId(net));
                 }
             } else {
-                self.take(pass, stats, at, e.net, e.body, &mut out);
+                let applied = self.take(pass, stats, at, e.net, e.body, &mut out);
+                if let (true, Some(ms)) = (applied, e.relayed) {
+                    self.relayed.push((e.net, sent - f64::from(ms) / 1000.0));
+                    if let Some(e) = pass.group().by_net(e.net) {
+                        self.relayed_ages.insert(e.owner(), ms);
+                    }
+                }
                 listed.push(e.net);
             }
         }
@@ -273,7 +286,7 @@ impl ClientReplication {
     }
 
     /// One entity's entry: resolved against its baseline (or the prediction from it), kept,
-    /// applied if fresh.
+    /// applied if fresh. Returns whether it was applied.
     fn take(
         &mut self,
         pass: &mut FramePass<'_>,
@@ -282,11 +295,11 @@ impl ClientReplication {
         net: NetId,
         body: Body<'_>,
         out: &mut Vec<u8>,
-    ) {
+    ) -> bool {
         let Arrived { number, tick, now } = at;
         let Some(kind) = pass.group().by_net(net).map(|x| x.kind()) else {
             stats.dropped_unknown_entity += 1;
-            return;
+            return false;
         };
         let codec = pass.group().registry().delta_codec(kind);
         let dt = pass.group().config().dt;
@@ -327,7 +340,7 @@ impl ClientReplication {
             if self.asked.insert(net) {
                 self.resync.insert(net);
             }
-            return;
+            return false;
         }
         if matches!(body, Body::Full(_)) {
             self.asked.remove(&net);
@@ -337,7 +350,7 @@ impl ClientReplication {
         rec.at = rec.at.max(now);
         if !fresh {
             stats.dropped_stale += 1;
-            return;
+            return false;
         }
         rec.applied = Some(number);
         let section = Section {
@@ -346,7 +359,9 @@ impl ClientReplication {
         };
         if pass.offer_section(section, Owner::Server) == Verdict::UnknownEntity {
             stats.dropped_unknown_entity += 1;
+            return false;
         }
+        true
     }
 
     /// The session was resumed on a new connection: nothing received before can be named

@@ -17,15 +17,16 @@
 //!   took it, and no older one than the server's (`Entity::authority_seq`: a body that
 //!   changed hands since is not the one the client pushed).
 //!
-//! Granted, the body is the client's (`SetOwner`, to everyone, with its number); its sections are then
-//! judged by the kind's `validate` like any owner's, and brought forward by the holder's
-//! one-way delay as the server takes them (`Replica::set_holder_lead`). The other clients
-//! are sent the server's own copy of a held body (its kind's server path run on it:
-//! `Replica::set_shadowed`), stamped with the server's broadcast like any of its bodies,
-//! not the holder's state as it came: so they see it where its holder has it now. Each
-//! step a holder's section makes the server's copy take (the first, a one-way trip after
-//! the claim, is the largest) is eased out in what the others are sent, never faster than
-//! [`lanyard::ease::EASE_SPEED`]. Refused, the claimer is told who
+//! Granted, the body is the client's (`SetOwner`, to everyone, with its number); its
+//! sections are then judged by the kind's `validate` like any owner's, and brought forward
+//! by the holder's one-way delay as the server takes them (`Replica::set_holder_lead`), so
+//! the server's world has the body where its holder has it now. The other clients are sent
+//! the holder's sections as it wrote them, each with how long before the broadcast its
+//! holder sent it (the server reckons the client's clock from the stamps its datagrams
+//! carry): they draw the body at the instant its holder had it, on one timeline with the
+//! holder's player, never the server's guesses between two sections (see
+//! `NetManager::relayed_times` and `lanyard::interp::Smoother::after_frame_relayed`).
+//! Refused, the claimer is told who
 //! holds it and is sent the server's state of it (a `Correction`, as for an illegal
 //! section), which its client paths go on from; its views are drawn smoothly there.
 //! The server gives the body back when it has stayed put for [`REST`], when none of its
@@ -64,11 +65,6 @@ pub(crate) const APART: f32 = 3.0;
 pub(crate) const MAX_HELD: usize = 32;
 
 impl ServerReplication {
-    /// The server's bodies clients hold now.
-    pub(crate) fn held_nets(&self) -> Vec<NetId> {
-        self.held.keys().copied().collect()
-    }
-
     /// A client's claim on the server's body `net`, which it took when its authority's
     /// sequence number was `seq`: granted, or refused with who holds it.
     pub(crate) fn claim(

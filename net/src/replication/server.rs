@@ -26,7 +26,14 @@ pub(super) struct Current<'a> {
     pub(super) codec: &'a dyn lanyard::delta::DeltaCodec,
     /// Whether clients predict it: the server's, of a kind whose codec predicts.
     pub(super) predicts: bool,
+    /// A client's, relayed with its time: how long (ms) before this broadcast its client
+    /// sent it.
+    pub(super) age: Option<u16>,
 }
+
+/// A client's section to forward: the client, the bytes, and when the client sent it (the
+/// server's clock, seconds).
+pub(super) type Forward = (ClientId, Vec<u8>, f64);
 
 /// How one selected entry is sent.
 enum Pick {
@@ -45,7 +52,7 @@ enum Pick {
 #[derive(Default, Clone)]
 pub(crate) struct ServerReplication {
     /// The newest accepted section of each client-owned entity, to forward.
-    pub(super) forward: BTreeMap<NetId, (ClientId, Vec<u8>)>,
+    pub(super) forward: BTreeMap<NetId, Forward>,
     /// The server's bodies clients hold (hand-off).
     pub(super) held: BTreeMap<NetId, super::handoff::Held>,
     /// Each entity's recent sections, by broadcast, by slot.
@@ -254,7 +261,7 @@ impl ServerReplication {
     pub(crate) fn sections(
         &mut self,
         pass: &mut FramePass<'_>,
-        id: ClientId,
+        (id, sent): (ClientId, f64),
         peer: &mut ClientSession,
         sections: &[u8],
     ) {
@@ -272,7 +279,7 @@ impl ServerReplication {
             };
             match pass.offer_section(section, owner) {
                 Verdict::Accepted => {
-                    self.forward.insert(net, (id, s.payload.to_vec()));
+                    self.forward.insert(net, (id, s.payload.to_vec(), sent));
                 }
                 Verdict::UnknownEntity => stats.dropped_unknown_entity += 1,
                 Verdict::NotOwner => {
@@ -309,7 +316,7 @@ impl ServerReplication {
                 _ => group.despawn(eid),
             };
         }
-        self.forward.retain(|_, (from, _)| *from != id);
+        self.forward.retain(|_, (from, _, _)| *from != id);
         self.withhold.retain(|_, c| *c != id);
     }
 
@@ -331,8 +338,8 @@ impl ServerReplication {
         self.rescope(core, group, peers);
         let world = world_state(
             group,
-            (packet, group.shadow_packet()),
-            &self.forward,
+            packet,
+            (&self.forward, core.now as f64 / 1e6),
             (&mut self.last_vel, &mut self.history, &mut self.slots),
             number,
         );
@@ -440,8 +447,8 @@ fn send_corrections(
 /// each entity's velocity and section for the next broadcast.
 fn world_state<'a>(
     group: &'a EntityGroup,
-    (packet, shadow): (&'a PacketWriter, &'a PacketWriter),
-    forward: &'a BTreeMap<NetId, (ClientId, Vec<u8>)>,
+    packet: &'a PacketWriter,
+    (forward, now): (&'a BTreeMap<NetId, Forward>, f64),
     (last_vel, history, slots): (&mut Vec<Option<Vec3>>, &mut Vec<History>, &mut Slots),
     number: u32,
 ) -> Vec<Current<'a>> {
@@ -453,19 +460,18 @@ fn world_state<'a>(
     let mut world: Vec<Current<'_>> = Vec::with_capacity(packet.section_count());
     let own = packet
         .sections()
-        .map(|s| (s.net_id, s.payload, Owner::Server));
-    // A body a client holds goes out as the server's own copy (brought forward by the
-    // holder's delay as it took the holder's sections), stamped with this broadcast like
-    // every server body; the rest of what clients own, as they sent it.
-    let own_copy: BTreeMap<NetId, &[u8]> =
-        shadow.sections().map(|s| (s.net_id, s.payload)).collect();
-    let forwarded = forward.iter().map(move |(net, (from, b))| {
-        let bytes = own_copy.get(net).copied().unwrap_or(b.as_slice());
-        (*net, bytes, Owner::Client(*from))
+        .map(|s| (s.net_id, s.payload, Owner::Server, None));
+    // What clients own goes out as they sent it. Where they may hold the server's bodies
+    // (hand-off), each with how long before this broadcast its client had it: what a
+    // client moves is drawn at the instant it moved it, on every screen.
+    let relayed = registry.any_hand_off();
+    let forwarded = forward.iter().map(move |(net, (from, b, sent))| {
+        let age = relayed.then(|| ((now - sent).max(0.0) * 1000.0).round().min(60_000.0) as u16);
+        (*net, b.as_slice(), Owner::Client(*from), age)
     });
     // The packet and the group are both in network-id order: walk them together.
     let mut entities = group.iter().peekable();
-    for (net, bytes, owner) in own.chain(forwarded) {
+    for (net, bytes, owner, age) in own.chain(forwarded) {
         while entities.next_if(|e| e.net_id() < net).is_some() {}
         let e = match entities.next_if(|e| e.net_id() == net) {
             Some(e) => e,
@@ -497,6 +503,7 @@ fn world_state<'a>(
             urgency: weight * (1.0 + 0.5 * speed + 2.0 * hit),
             codec,
             predicts: owner == Owner::Server && codec.predicts(),
+            age,
         });
     }
     // Only entities forwarded for clients can be out of order (they come after the rest).
@@ -540,7 +547,12 @@ fn fill_budget(
         };
         let pick = choose(c, seen, cadence.number, (deltas, forecasts));
         let body = body_of(c, &pick, &deltas.bytes);
-        let cost = wire::entry_cost(None, &Entry { net: c.net, body });
+        let e = Entry {
+            net: c.net,
+            body,
+            relayed: c.age,
+        };
+        let cost = wire::entry_cost(None, &e);
         if used + cost > budget {
             misses += 1;
             if misses > 16 {
@@ -577,9 +589,12 @@ fn packetize(
     let mut merged: Vec<(usize, Pick, u32)> = Vec::with_capacity(picks.len());
     for (i, pick) in picks {
         let net = world[i].net;
+        // A relayed section has a time of its own: it is never part of a run.
         if let (Pick::SameAsNewest(_), Some((first, Pick::SameAsNewest(run), _))) =
             (&pick, merged.last_mut())
             && world[*first].net.0.checked_add(*run + 1) == Some(net.0)
+            && world[*first].age.is_none()
+            && world[i].age.is_none()
         {
             *run += 1;
             continue;
@@ -596,6 +611,7 @@ fn packetize(
         let e = Entry {
             net: c.net,
             body: body_of(c, pick, deltas),
+            relayed: c.age,
         };
         if chunks
             .last()

@@ -9,9 +9,11 @@ use lanyard::NetId;
 use std::collections::{BTreeSet, HashMap};
 
 pub(crate) mod baseline;
+mod clock;
 mod pace;
 
 use baseline::ClientView;
+pub(crate) use clock::{PeerClock, unwrap_ms};
 pub(crate) use pace::Pace;
 
 /// A client the server admitted.
@@ -45,6 +47,8 @@ pub(crate) struct ClientSession {
     pub(crate) joined: u64,
     /// The endpoint's epoch when it was last sent the succession (`None`: not yet).
     pub(crate) told: Option<u64>,
+    /// Its clock: when it sent what it sends.
+    pub(crate) clock: PeerClock,
 }
 
 impl ClientSession {
@@ -73,6 +77,7 @@ impl ClientSession {
             pace: Pace::new(ceiling),
             joined,
             told: None,
+            clock: PeerClock::default(),
         }
     }
 

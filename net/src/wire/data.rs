@@ -143,6 +143,9 @@ pub(crate) enum Body<'a> {
 pub(crate) struct Entry<'a> {
     pub(crate) net: NetId,
     pub(crate) body: Body<'a>,
+    /// A client's section relayed with its time: how long (ms) before the datagram's
+    /// stamp its client sent it.
+    pub(crate) relayed: Option<u16>,
 }
 
 fn put_u32(out: &mut Vec<u8>, v: u32) {
@@ -158,6 +161,11 @@ fn get_u32(rest: &mut &[u8]) -> Result<u32, NetError> {
 /// datagram (entries go in rising order).
 pub(crate) fn put_entry(out: &mut Vec<u8>, prev: Option<NetId>, e: &Entry<'_>) {
     put_u32(out, prev.map_or(e.net.0, |p| e.net.0.wrapping_sub(p.0)));
+    // A relayed section's time first, as a code no body has (low three bits clear, the
+    // rest one more than the milliseconds).
+    if let Some(ms) = e.relayed {
+        put_varint(out, (u64::from(ms) + 1) << 3);
+    }
     // The low two bits say which body; the third marks a prediction; the rest is the age
     // (or run).
     let (code, bytes) = match e.body {
@@ -190,16 +198,16 @@ pub(crate) fn entry_cost(prev: Option<NetId>, e: &Entry<'_>) -> usize {
     };
     let head = match e.body {
         Body::Full(_) => Entry {
-            net: e.net,
             body: Body::Full(&[]),
+            ..*e
         },
         Body::Delta { age, predicted, .. } => Entry {
-            net: e.net,
             body: Body::Delta {
                 age,
                 predicted,
                 delta: &[],
             },
+            ..*e
         },
         _ => *e,
     };
@@ -284,7 +292,16 @@ impl<'a> Entries<'a> {
             ),
             Some(_) => return Err(NetError::Malformed("entries out of order".into())),
         };
-        let code = get_u32(&mut self.rest)?;
+        let mut code = get_u32(&mut self.rest)?;
+        let mut relayed = None;
+        if code & 7 == 0 && code >> 3 != 0 {
+            let ms = (code >> 3) - 1;
+            relayed = Some(
+                u16::try_from(ms)
+                    .map_err(|_| NetError::Malformed("relayed too long ago".into()))?,
+            );
+            code = get_u32(&mut self.rest)?;
+        }
         let (age, predicted) = (code >> 3, code & 4 != 0);
         let bytes = |rest: &mut &'a [u8]| -> Result<&'a [u8], NetError> {
             let len = get_u32(rest)? as usize;
@@ -315,7 +332,10 @@ impl<'a> Entries<'a> {
             ),
             _ => net,
         });
-        Ok(Entry { net, body })
+        if relayed.is_some() && matches!(body, Body::SameAsNewest { run } if run > 0) {
+            return Err(NetError::Malformed("a run with one time".into()));
+        }
+        Ok(Entry { net, body, relayed })
     }
 }
 

@@ -275,10 +275,16 @@ mod tests {
             (90, Body::Same { age: 2 }),
             (91, Body::SameAsNewest { run: 40 }),
             (200, Body::SameAsNewest { run: 0 }),
+            (201, Body::Full(&[9])),
+            (202, delta(1, false, &[4])),
+            (203, Body::Same { age: 1 }),
+            (204, Body::SameAsNewest { run: 0 }),
         ]
         .map(|(net, body)| Entry {
             net: NetId(net),
             body,
+            // The last four are a client's, relayed with their times.
+            relayed: (net > 200).then(|| (net as u16 - 201) * 1000),
         });
         let mut out = Vec::new();
         let mut prev = None;

@@ -12,6 +12,9 @@
 //!   rise and slower to fall), bounded. It changes by **time dilation**: the shown time runs a
 //!   few percent fast or slow until it reaches the target, never jumps (except to start, or
 //!   after a gap of more than a second).
+//!   State the authority relays for another peer, stamped with when that peer had it
+//!   ([`RenderClock::relayed_arrival`]), is later than the authority's own: while it comes
+//!   the delay leaves room for it too, so it is drawn between poses that came.
 //! * [`Smoother`]: per entity, what to draw. An entity this peer does not own is drawn from
 //!   its [`PoseBuffer`] at the [`RenderClock`]'s time. One it owns is drawn where its body
 //!   is. Either way, a discontinuity (a correction of an owned body, or a new pose that
@@ -26,10 +29,14 @@
 //! [`Smoother::after_frame`] does the rest.
 
 use crate::group::EntityGroup;
-use crate::id::{EntityId, Owner};
+use crate::id::{EntityId, NetId, Owner};
 use crate::pose::{Observed, PoseState};
 use crate::{Quat, Vec3};
 use std::collections::{HashMap, VecDeque};
+
+mod clock;
+
+pub use clock::{ClockConfig, RELAYED_HOLD, RenderClock};
 
 /// A recent history of an entity's poses, by time in seconds.
 #[derive(Debug, Clone, Default)]
@@ -59,6 +66,14 @@ impl PoseBuffer {
         self.samples.push_back((time, pose));
         while self.samples.len() > CAPACITY {
             self.samples.pop_front();
+        }
+    }
+
+    /// Forgets every pose recorded at `time` or later (what another source said of a span
+    /// that a truer one now covers).
+    pub fn discard_from(&mut self, time: f64) {
+        while self.samples.back().is_some_and(|s| s.0 >= time) {
+            self.samples.pop_back();
         }
     }
 
@@ -102,172 +117,6 @@ impl PoseBuffer {
         let (t1, b) = self.samples[i];
         let k = ((time - t0) / (t1 - t0)) as f32;
         Some((a.pos.lerp(b.pos, k), a.rot.slerp(b.rot, k)))
-    }
-}
-
-/// How a [`RenderClock`] picks its delay.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct ClockConfig {
-    /// The authority's interval between state broadcasts, seconds.
-    pub interval: f64,
-    /// Broadcast intervals in the delay before jitter (1.5: with one lost broadcast the
-    /// buffer runs dry only briefly).
-    pub intervals: f64,
-    /// Multiples of the measured jitter added to it.
-    pub jitter_factor: f64,
-    /// The smallest delay, seconds.
-    pub min_delay: f64,
-    /// The largest delay, seconds.
-    pub max_delay: f64,
-    /// The most the shown time may run fast or slow while the delay moves (0.1: 10%).
-    pub max_dilation: f64,
-}
-
-impl ClockConfig {
-    /// The defaults for an authority broadcasting `rate` times a second.
-    pub fn for_rate(rate: f32) -> Self {
-        let interval = 1.0 / f64::from(rate.max(1.0));
-        ClockConfig {
-            interval,
-            intervals: 1.5,
-            jitter_factor: 3.0,
-            min_delay: interval,
-            max_delay: 0.5_f64.max(4.0 * interval),
-            max_dilation: 0.1,
-        }
-    }
-}
-
-/// Which moment of the authority's timeline to show, with a render delay that adapts to
-/// the link (see the [module docs](self)). Feed it each arrival of authority state
-/// ([`arrival`](Self::arrival)) and ask it, once per drawn frame, what to show
-/// ([`advance`](Self::advance)). Time is a parameter: `local` is this peer's one clock.
-#[derive(Debug, Clone)]
-pub struct RenderClock {
-    config: ClockConfig,
-    /// The trend of `local - remote` at arrival: latency plus the clocks' offset.
-    offset: Option<f64>,
-    /// Mean absolute deviation of arrivals from the trend, seconds.
-    jitter: f64,
-    /// The authority time shown at `last_local`.
-    shown: Option<f64>,
-    last_local: f64,
-    newest_remote: f64,
-}
-
-impl RenderClock {
-    /// A clock with nothing received yet.
-    pub fn new(config: ClockConfig) -> Self {
-        RenderClock {
-            config,
-            offset: None,
-            jitter: 0.0,
-            shown: None,
-            last_local: 0.0,
-            newest_remote: f64::NEG_INFINITY,
-        }
-    }
-
-    /// Its configuration.
-    pub fn config(&self) -> &ClockConfig {
-        &self.config
-    }
-
-    /// Authority state stamped `remote` (the authority's clock, seconds) arrived at `local`
-    /// (this peer's clock). Older stamps than the newest are reordered arrivals: they
-    /// still say something about jitter. The gaps between stamps also tell the
-    /// authority's broadcast interval, which the configured one only starts from.
-    pub fn arrival(&mut self, local: f64, remote: f64) {
-        if !(local.is_finite() && remote.is_finite()) {
-            return;
-        }
-        let gap = remote - self.newest_remote;
-        if gap > 0.0 && gap < 2.5 * self.config.interval {
-            // The smallest gaps are the interval: follow them down quickly, up slowly.
-            // Much longer gaps are a world at rest (nothing changed, nothing sent) or
-            // losses, not the rate.
-            let a = if gap < self.config.interval {
-                0.2
-            } else {
-                0.05
-            };
-            self.config.interval += a * (gap - self.config.interval);
-        }
-        let d = local - remote;
-        match self.offset {
-            None => self.offset = Some(d),
-            Some(o) => {
-                let dev = d - o;
-                // The trend follows slowly (clock drift, a route change); the jitter
-                // estimate rises quickly and falls slowly.
-                self.offset = Some(o + 0.02 * dev);
-                let a = if dev.abs() > self.jitter { 0.1 } else { 0.03 };
-                self.jitter += a * (dev.abs() - self.jitter);
-                if dev.abs() > 1.0 {
-                    // A gap or a restart of the authority's clock: start over.
-                    self.offset = Some(d);
-                    self.jitter = 0.0;
-                    self.shown = None;
-                }
-            }
-        }
-        self.newest_remote = self.newest_remote.max(remote);
-    }
-
-    /// The authority's time now, as arrivals so far reckon it (`local` less the offset of
-    /// the two clocks and the typical latency), or `None` before any arrived.
-    pub fn remote_now(&self, local: f64) -> Option<f64> {
-        Some(local - self.offset?)
-    }
-
-    /// The measured arrival jitter (mean absolute deviation), seconds.
-    pub fn jitter(&self) -> f64 {
-        self.jitter
-    }
-
-    /// The delay the clock is moving toward, seconds.
-    pub fn target(&self) -> f64 {
-        let c = &self.config;
-        (c.intervals * c.interval + c.jitter_factor * self.jitter).clamp(c.min_delay, c.max_delay)
-    }
-
-    /// The delay in use: how far the shown time is behind the authority's time as it
-    /// arrives, seconds. The target until anything was shown.
-    pub fn delay(&self) -> f64 {
-        match (self.offset, self.shown) {
-            (Some(o), Some(s)) => self.last_local - o - s,
-            _ => self.target(),
-        }
-    }
-
-    /// The authority time to show at `local` (this peer's clock, never going backward), or
-    /// `None` before anything arrived.
-    pub fn advance(&mut self, local: f64) -> Option<f64> {
-        let o = self.offset?;
-        let desired = local - o - self.target();
-        let shown = match self.shown {
-            None => desired,
-            Some(s) => {
-                let elapsed = (local - self.last_local).max(0.0);
-                let ahead = s + elapsed;
-                let err = desired - ahead;
-                if err.abs() > 1.0 {
-                    desired
-                } else {
-                    // Run up to max_dilation fast or slow: 50 ms off gives 5%.
-                    let m = self.config.max_dilation;
-                    ahead + elapsed * (err * 1.0).clamp(-m, m)
-                }
-            }
-        };
-        self.shown = Some(shown);
-        self.last_local = local;
-        Some(shown)
-    }
-
-    /// The authority time shown at the last [`advance`](Self::advance).
-    pub fn shown(&self) -> Option<f64> {
-        self.shown
     }
 }
 
@@ -339,10 +188,16 @@ struct Track {
     /// (ours) or its poses: when it changes hands (a hand-off) the drawing switches from
     /// one to the other, and the offset takes the step between them.
     last: Option<((Vec3, Quat), bool)>,
+    /// Whether its last pose came relayed, with its client's time (see
+    /// [`Smoother::after_frame_relayed`]).
+    relayed: bool,
 }
 
 /// Slower than this (m/s), a body whose poses stopped coming is at rest, not lost.
 pub const REST_SPEED: f32 = 0.05;
+
+/// How far back (seconds) a body a client took is dated from its first relayed pose.
+pub const MAX_DATING: f64 = 0.5;
 
 /// How long a stalled remote entity keeps moving along its last velocity before it holds.
 pub const MAX_EXTRAPOLATION: f64 = 0.25;
@@ -391,6 +246,21 @@ impl Smoother {
     /// layer), if any came; without one (a server, a replay) poses are stamped with the
     /// group's own time.
     pub fn after_frame(&mut self, group: &EntityGroup, remote: Option<f64>) {
+        self.after_frame_relayed(group, remote, &[]);
+    }
+
+    /// [`after_frame`](Self::after_frame), with the times of the sections the authority
+    /// relayed for other peers (`(network id, when its peer had it)`, on the authority's
+    /// clock, as `lanyard_net::NetManager::relayed_times` gives them): each such pose is
+    /// stamped with its own time, and the render delay leaves room for them (see
+    /// [`RenderClock::relayed_arrival`]). A body another client pushes is then drawn at
+    /// the instant that client moved it, like everything else it moves.
+    pub fn after_frame_relayed(
+        &mut self,
+        group: &EntityGroup,
+        remote: Option<f64>,
+        relayed: &[(NetId, f64)],
+    ) {
         let local = Self::time_of(group, 0.0);
         self.local = local;
         let observed = group.observed_poses();
@@ -424,15 +294,72 @@ impl Smoother {
         };
         let shown = self.clock.shown();
         let me = group.local_owner();
+        let times: HashMap<NetId, f64> = relayed.iter().copied().collect();
+        for &(_, t) in relayed {
+            self.clock.relayed_arrival(local, t);
+        }
         for o in observed {
-            let owned = group.get(o.id).is_some_and(|e| e.owner() == me);
-            self.observe(o, stamp, shown, owned);
+            let e = group.get(o.id);
+            let owned = e.is_some_and(|e| e.owner() == me);
+            let own_time = e.and_then(|e| times.get(&e.net_id()).copied());
+            self.observe(
+                o,
+                (own_time.unwrap_or(stamp), own_time.is_some()),
+                shown,
+                owned,
+            );
         }
         self.tracks.retain(|id, _| group.get(*id).is_some());
     }
 
-    fn observe(&mut self, o: &Observed, stamp: f64, shown: Option<f64>, owned: bool) {
+    fn observe(
+        &mut self,
+        o: &Observed,
+        (stamp, relayed): (f64, bool),
+        shown: Option<f64>,
+        owned: bool,
+    ) {
         let t = self.tracks.entry(o.id).or_default();
+        // What is shown now, before this pose changes the account: if it changes what was
+        // shown (a pose that contradicts what extrapolation already showed, or a span
+        // another source had told otherwise), the step is taken by the offset.
+        let was = shown
+            .filter(|_| !owned)
+            .and_then(|s| Some((s, t.buffer.sample(s, MAX_EXTRAPOLATION)?)));
+        // A body that came with the authority's time and now comes relayed (a client took
+        // it) or back: what the other source said of the span its new poses cover was the
+        // worse account of it.
+        let speed = o.authority.linvel.length();
+        let mut dated = false;
+        if relayed != t.relayed {
+            let mut from = stamp;
+            let last = t.buffer.latest();
+            // A body a client took: its first pose may come well after the client took it
+            // (the claim, or what followed it, was lost on the way), and what the authority
+            // said of it since it was taken was the worse account. It left where it was
+            // last shown when its velocity says.
+            if relayed
+                && speed > REST_SPEED
+                && let Some((_, p0)) = last
+            {
+                let travel = f64::from(p0.pos.distance(o.authority.pos) / speed);
+                from = stamp - travel.min(MAX_DATING);
+            }
+            t.buffer.discard_from(from);
+            if from < stamp
+                && let Some((_, p0)) = last
+                && t.buffer.latest_time().is_none_or(|l| l < from)
+            {
+                let left = PoseState {
+                    linvel: Vec3::ZERO,
+                    angvel: Vec3::ZERO,
+                    ..p0
+                };
+                t.buffer.push(from, left);
+                dated = true;
+            }
+            t.relayed = relayed;
+        }
         if owned {
             // An owned entity is drawn where its body is: a correction of the body is the
             // only jump it can make. Draw none.
@@ -441,15 +368,12 @@ impl Smoother {
             }
             return;
         }
-        // A pose that contradicts what extrapolation already showed: the same.
-        let was = shown
-            .filter(|s| t.buffer.latest_time().is_some_and(|l| *s > l))
-            .and_then(|s| Some((s, t.buffer.sample(s, MAX_EXTRAPOLATION)?)));
         // An entity at rest is not sent again while it stays so: its last pose held until
         // the broadcast before this one. Say so, or it would seem to have crept from there
         // all along.
         let interval = self.clock.config().interval;
         if let Some((t0, p0)) = t.buffer.latest()
+            && !dated
             && stamp - t0 > 1.5 * interval
             && p0.linvel.length() < REST_SPEED
         {
@@ -535,71 +459,40 @@ mod tests {
         assert!((b.sample(5.0, 0.1).unwrap().0.x - 1.2).abs() < 1e-5);
     }
 
-    /// Feeds a clock `secs` of broadcasts every 50 ms, each arriving after `latency` plus a
-    /// jitter drawn uniformly from ±`jitter`; draws at 60 frames a second. Returns the
-    /// largest step of the shown time relative to the frame time, as a fraction.
-    fn run(
-        c: &mut RenderClock,
-        t: &mut f64,
-        secs: f64,
-        latency: f64,
-        jitter: f64,
-        rng: &mut crate::SeededRng,
-    ) -> f64 {
-        let mut arrivals: Vec<(f64, f64)> = Vec::new();
-        let end = *t + secs;
-        let mut next_send = *t;
-        let mut worst: f64 = 0.0;
-        let mut last_shown = c.shown();
-        while *t < end {
-            while next_send <= *t {
-                let j = (f64::from(rng.next_f32()) * 2.0 - 1.0) * jitter;
-                arrivals.push((next_send + latency + j, next_send));
-                next_send += 0.05;
-            }
-            arrivals.sort_by(|a, b| a.0.total_cmp(&b.0));
-            while arrivals.first().is_some_and(|a| a.0 <= *t) {
-                let (_, remote) = arrivals.remove(0);
-                c.arrival(*t, remote);
-            }
-            *t += 1.0 / 60.0;
-            if let Some(s) = c.advance(*t) {
-                if let Some(l) = last_shown {
-                    worst = worst.max(((s - l) * 60.0 - 1.0).abs());
-                }
-                last_shown = Some(s);
-            }
-        }
-        worst
-    }
-
     #[test]
-    fn the_render_delay_adapts_up_when_jitter_rises_and_back_down_when_it_falls() {
-        let mut rng = crate::SeededRng::new(7);
-        let mut c = RenderClock::new(ClockConfig::for_rate(20.0));
-        let mut t = 0.0;
-        run(&mut c, &mut t, 10.0, 0.001, 0.0005, &mut rng);
-        let calm = c.delay();
+    fn a_body_another_peer_took_is_dated_back_along_its_first_relayed_pose() {
+        let mut s = Smoother::new(20.0);
+        let id = EntityId {
+            index: 0,
+            generation: 0,
+        };
+        let observed = |pose: PoseState| Observed {
+            id,
+            authority: pose,
+            applied: pose,
+            corrected_from: None,
+        };
+        // At rest at x = 0, as the authority said until 2.2 s (its view, a trip late: the
+        // peer that took the body had it moving since 2.1 s).
+        for k in 0..=22 {
+            s.observe(
+                &observed(at(0.0, 0.0)),
+                (f64::from(k) * 0.1, false),
+                None,
+                false,
+            );
+        }
+        // The first pose that peer's sections bring: 2.3 s, 0.4 m on at 2 m/s.
+        s.observe(&observed(at(0.4, 2.0)), (2.3, true), None, false);
+        let b = &s.tracks[&id].buffer;
+        let x = |t: f64| b.sample(t, MAX_EXTRAPOLATION).unwrap().0.x;
+        assert_eq!(x(2.05), 0.0, "still at rest before it was taken");
         assert!(
-            calm <= 2.5 * 0.05,
-            "on a calm link the delay is at most 2.5 intervals: {calm}"
+            (x(2.2) - 0.2).abs() < 1e-5,
+            "moving since 2.1 s: {}",
+            x(2.2)
         );
-        let worst = run(&mut c, &mut t, 10.0, 0.08, 0.03, &mut rng);
-        let rough = c.delay();
-        assert!(
-            rough > calm + 0.03,
-            "jitter raised the delay: {calm} -> {rough}"
-        );
-        assert!(worst <= 0.1 + 1e-9, "time dilated by at most 10%: {worst}");
-        let worst = run(&mut c, &mut t, 30.0, 0.001, 0.0005, &mut rng);
-        let calm_again = c.delay();
-        assert!(
-            calm_again < rough - 0.03 && calm_again <= 2.5 * 0.05,
-            "back down: {rough} -> {calm_again}"
-        );
-        assert!(worst <= 0.1 + 1e-9, "and smoothly: {worst}");
-        assert!(c.delay() <= c.config().max_delay + 1e-9);
-        eprintln!("delay: calm {calm:.4}, rough {rough:.4}, calm again {calm_again:.4}");
+        assert!((x(2.3) - 0.4).abs() < 1e-5);
     }
 
     #[test]
