@@ -28,16 +28,26 @@
 //! ```
 //!
 //! A second table is for hand-off (run with `LANYARD_BENCH_HAND_OFF`): the truth of a crate
-//! is its pose in the world of whoever holds it at that instant (the server's word), the
-//! pusher's screen is measured too (its held crates against its own simulation, the others
-//! against the truth at its shown instant), jumps are counted on both screens, and as a
-//! held crate returns to the server the server's copy is compared with the pusher's.
-//! Without hand-off the truth is the server's world, as in the first table.
+//! is its pose in the world of whoever has authority over it at that instant: the pusher's
+//! from the moment it took the crate in its own world, when the server grants that take
+//! (the server's word of it comes a trip later; a take it refuses never had authority),
+//! until the server says the crate is its own again; the server's otherwise. The pusher's
+//! screen is measured too (its held crates against its own simulation, the others against
+//! the truth at its shown instant), jumps are counted on both screens, and as a held crate
+//! returns to the server the server's copy is compared with the pusher's. Without hand-off
+//! the truth is the server's world, as in the first table. Both screens are drawn with the
+//! times of what the server relays for clients ([`NetManager::relayed_times`]).
+//!
+//! Every peer updates before any lets the tick's time pass, so a datagram takes a tick
+//! each way alike (stepped one after another, the clients would hear the server in the
+//! tick it sent, and it them only in the next: a one-sided half tick that a reckoning of
+//! when a client sent something, which must split the round trip evenly, reads as 8 ms).
 //!
 //! Environment: `LANYARD_BENCH_SECONDS` (seconds of play per run, default 20);
 //! `LANYARD_BENCH_HAND_OFF` (any value) lets the pusher take the crates it pushes
 //! (hand-off; without it crates stay the server's, whatever the arena says);
-//! `LANYARD_BENCH_SEED` (default 0) draws every link's losses and delays anew.
+//! `LANYARD_BENCH_SEED` (default 0) draws every link's losses and delays anew;
+//! `LANYARD_BENCH_LINKS` (names separated by commas, such as `bad`) runs only those links.
 
 use lanyard::KindId;
 use lanyard::interp::{MAX_EXTRAPOLATION, PoseBuffer, Smoother};
@@ -190,7 +200,7 @@ fn run(scene: &Scene, link: Conditions, seed: u64, bring_forward: bool, seconds:
     };
     let mut pusher = client(2, "pusher");
     let mut watcher = client(3, "watcher");
-    let mut history = History::default();
+    let mut truth = Truth::default();
     let mut smoother = Smoother::new(20.0);
     let mut old: HashMap<EntityId, PoseBuffer> = HashMap::new();
     let mut out = Outcome {
@@ -213,8 +223,6 @@ fn run(scene: &Scene, link: Conditions, seed: u64, bring_forward: bool, seconds:
         settled: Vec::new(),
     };
     let mut pusher_smoother = Smoother::new(20.0);
-    // Whose world each crate's truth came from, by server time (0: the server's).
-    let mut sources: HashMap<NetId, Vec<(f64, u32)>> = HashMap::new();
     // Who held each crate at the last tick (the server's word).
     let mut holders: HashMap<NetId, Owner> = HashMap::new();
     let mut stamps = Stamps::default();
@@ -226,20 +234,23 @@ fn run(scene: &Scene, link: Conditions, seed: u64, bring_forward: bool, seconds:
     for tick in 0..ticks {
         // The stamp the server's datagrams carry this update: its clock, whole ms.
         let stamp = stamps.tick(DT);
-        // The truth: a crate's pose in the world of whoever holds it now (the server's
-        // word), else in the server's.
+        // The truth: a crate's pose in the world of whoever has authority over it (see
+        // `Truth`), decided when it is read.
         let holder = pusher.net.client_id().map(Owner::Client);
         for e in server.group.iter() {
-            let held = holder.is_some_and(|me| e.owner() == me && e.kind() == crate_kind);
-            let mine = held
-                .then(|| pusher.group.by_net(e.net_id()))
-                .flatten()
-                .map(|p| PoseState::of(p.body()));
-            history.note(e.net_id(), stamp, mine.unwrap_or(PoseState::of(e.body())));
-            sources
-                .entry(e.net_id())
-                .or_default()
-                .push((stamp, u32::from(mine.is_some())));
+            let is_crate = e.kind() == crate_kind;
+            let theirs = pusher
+                .group
+                .by_net(e.net_id())
+                .filter(|p| is_crate && holder.is_some_and(|me| p.owner() == me));
+            let held = is_crate && holder.is_some_and(|me| e.owner() == me);
+            truth.note(
+                e.net_id(),
+                stamp,
+                PoseState::of(e.body()),
+                theirs.map(|p| PoseState::of(p.body())),
+                held,
+            );
             if e.kind() == crate_kind {
                 let before = holders.insert(e.net_id(), e.owner());
                 if before.is_some_and(|o| o != Owner::Server && Some(o) == holder)
@@ -251,7 +262,7 @@ fn run(scene: &Scene, link: Conditions, seed: u64, bring_forward: bool, seconds:
                 }
             }
         }
-        server.step(DT);
+        server.update(DT);
         // The pusher: its player walks at the stacks, one after another.
         if let (Some(me), false) = (pusher.net.client_id(), spawned) {
             // The server judges the spawn: the player's own spawn point, by its id.
@@ -281,17 +292,35 @@ fn run(scene: &Scene, link: Conditions, seed: u64, bring_forward: bool, seconds:
                 });
             }
         }
-        pusher.step(DT);
-        watcher.step(DT);
+        pusher.update(DT);
+        watcher.update(DT);
+        // Every peer updates before any lets time pass: a datagram takes a tick each way
+        // alike (stepped in turn, the clients would hear the server in the tick it sent,
+        // and it them only in the next).
+        for p in [&mut server, &mut pusher, &mut watcher] {
+            p.advance(DT);
+        }
         if f64::from(tick) * f64::from(DT) < f64::from(join) + 1.0 {
             // Joining and settling.
-            smoother.after_frame(&watcher.group, watcher.net.remote_time());
-            pusher_smoother.after_frame(&pusher.group, pusher.net.remote_time());
+            smoother.after_frame_relayed(
+                &watcher.group,
+                watcher.net.remote_time(),
+                watcher.net.relayed_times(),
+            );
+            pusher_smoother.after_frame_relayed(
+                &pusher.group,
+                pusher.net.remote_time(),
+                pusher.net.relayed_times(),
+            );
             continue;
         }
         // The pusher's screen: what it draws of every crate against the truth, and of the
         // ones it holds against its own simulation.
-        pusher_smoother.after_frame(&pusher.group, pusher.net.remote_time());
+        pusher_smoother.after_frame_relayed(
+            &pusher.group,
+            pusher.net.remote_time(),
+            pusher.net.relayed_times(),
+        );
         if let (Some(shown), Some(me)) = (pusher_smoother.advance(&pusher.group, 0.0), holder) {
             let mut seen = Vec::new();
             for e in pusher.group.iter().filter(|e| e.kind() == crate_kind) {
@@ -302,8 +331,8 @@ fn run(scene: &Scene, link: Conditions, seed: u64, bring_forward: bool, seconds:
                     // Its own crates are drawn at its present: their truth is its body now.
                     out.own_view.push(p.distance(e.body().translation()));
                     seen.push((e.net_id(), p, PoseState::of(e.body()), u32::MAX));
-                } else if let Some(a) = history.at(e.net_id(), shown) {
-                    seen.push((e.net_id(), p, a, source_at(&sources, e.net_id(), shown)));
+                } else if let Some((a, source)) = truth.at(e.net_id(), shown) {
+                    seen.push((e.net_id(), p, a, source));
                 }
             }
             out.pusher.frame_with(seen);
@@ -321,7 +350,11 @@ fn run(scene: &Scene, link: Conditions, seed: u64, bring_forward: bool, seconds:
             }
         }
         // The watcher, after.
-        smoother.after_frame(&watcher.group, watcher.net.remote_time());
+        smoother.after_frame_relayed(
+            &watcher.group,
+            watcher.net.remote_time(),
+            watcher.net.relayed_times(),
+        );
         let Some(shown) = smoother.advance(&watcher.group, 0.0) else {
             continue;
         };
@@ -343,8 +376,8 @@ fn run(scene: &Scene, link: Conditions, seed: u64, bring_forward: bool, seconds:
             else {
                 continue;
             };
-            if let Some(a) = history.at(*net, shown) {
-                seen.push((*net, p, a, source_at(&sources, *net, shown)));
+            if let Some((a, source)) = truth.at(*net, shown) {
+                seen.push((*net, p, a, source));
             }
         }
         out.new.frame_with(seen);
@@ -361,7 +394,7 @@ fn run(scene: &Scene, link: Conditions, seed: u64, bring_forward: bool, seconds:
                 .and_then(|b| b.sample(local - OLD_DELAY, MAX_EXTRAPOLATION))
                 .map(|s| s.0)
                 .or(body);
-            if let (Some(p), Some(a)) = (p, history.at(*net, stamp - OLD_DELAY)) {
+            if let (Some(p), Some((a, _))) = (p, truth.at(*net, stamp - OLD_DELAY)) {
                 seen.push((*net, p, a));
             }
         }
@@ -380,22 +413,63 @@ fn run(scene: &Scene, link: Conditions, seed: u64, bring_forward: bool, seconds:
     out
 }
 
-/// Where entity `net`'s truth came from at server time `t` (see `sources` in [`run`]).
-/// Between a note from one world and the next from another, the truth is interpolated
-/// across the change of worlds (no motion of the body): that interval is a source of its
-/// own, so the frames on either side of it are not compared with it.
-fn source_at(sources: &HashMap<NetId, Vec<(f64, u32)>>, net: NetId, t: f64) -> u32 {
-    sources.get(&net).map_or(0, |v| {
-        let i = v.partition_point(|(s, _)| *s <= t);
-        let before = v[i.saturating_sub(1).min(v.len() - 1)].1;
-        match v.get(i) {
-            Some(&(_, after)) if i > 0 && after != before => ACROSS,
-            _ => before,
-        }
-    })
+/// Each entity's truth: its pose in the world of whoever has authority over it at that
+/// instant. That is the pusher's from the moment it took the crate in its own world, when
+/// the server grants that take (the server's word of it comes a trip later, and a take it
+/// refuses never had authority), until the server says the crate is its own again; the
+/// server's otherwise.
+#[derive(Default)]
+struct Truth {
+    server: History,
+    pusher: History,
+    /// Per entity, per noted stamp: the stamp, whether the pusher has it in its own world,
+    /// and whether the server says the pusher holds it.
+    owners: HashMap<NetId, Vec<(f64, bool, bool)>>,
 }
 
-/// The source of a truth interpolated between two worlds' notes (see [`source_at`]).
+impl Truth {
+    /// Entity `net` at server time `t`: the server's pose of it, the pusher's if the pusher
+    /// has it, and whether the server says the pusher holds it (times rise).
+    fn note(
+        &mut self,
+        net: NetId,
+        t: f64,
+        server: PoseState,
+        pusher: Option<PoseState>,
+        held: bool,
+    ) {
+        self.server.note(net, t, server);
+        self.pusher.note(net, t, pusher.unwrap_or(server));
+        self.owners
+            .entry(net)
+            .or_default()
+            .push((t, pusher.is_some(), held && pusher.is_some()));
+    }
+
+    /// Whether the pusher's world is the truth at the `i`th noted stamp: the server says it
+    /// holds the crate, or it took it and the server grants that before it lets go.
+    fn pushers(v: &[(f64, bool, bool)], i: usize) -> bool {
+        let (_, took, held) = v[i];
+        held || (took && v[i + 1..].iter().take_while(|e| e.1).any(|e| e.2))
+    }
+
+    /// Entity `net`'s truth at server time `t`, and where it came from: 0 the server's
+    /// world, 1 the pusher's, [`ACROSS`] between a note from one and the next from the
+    /// other (no motion of the body: the frames on either side are not compared with it).
+    fn at(&self, net: NetId, t: f64) -> Option<(PoseState, u32)> {
+        let v = self.owners.get(&net)?;
+        let i = v.partition_point(|e| e.0 <= t);
+        if i == 0 || i == v.len() {
+            return None;
+        }
+        let (a, b) = (Self::pushers(v, i - 1), Self::pushers(v, i));
+        let world = if b { &self.pusher } else { &self.server };
+        let pose = world.at(net, t)?;
+        Some((pose, if a == b { u32::from(a) } else { ACROSS }))
+    }
+}
+
+/// The source of a truth interpolated between two worlds' notes (see [`Truth::at`]).
 const ACROSS: u32 = u32::MAX - 1;
 
 fn mean(v: &[f64]) -> f64 {
@@ -425,8 +499,16 @@ fn main() {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(0);
+    // Only some links: `LANYARD_BENCH_LINKS`, names separated by commas.
+    let links = std::env::var("LANYARD_BENCH_LINKS").ok();
     for (i, (name, latency, jitter, loss)) in presets.into_iter().enumerate() {
         let seed = i as u64 + 1 + 3 * draw;
+        if links
+            .as_ref()
+            .is_some_and(|l| !l.split(',').any(|l| l == name))
+        {
+            continue;
+        }
         let link = Conditions {
             latency,
             jitter,

@@ -20,9 +20,23 @@ pub struct BenchPeer {
 impl BenchPeer {
     /// One frame of `dt` seconds: take in datagrams, update, send, let the time pass.
     pub fn step(&mut self, dt: f32) {
+        self.update(dt);
+        self.advance(dt);
+    }
+
+    /// The first half of a [`step`](Self::step): take in datagrams, update, send.
+    pub fn update(&mut self, dt: f32) {
         pump(&mut self.net, self.transport.as_mut());
         self.net.update(&mut self.group, dt);
         pump(&mut self.net, self.transport.as_mut());
+    }
+
+    /// The second half of a [`step`](Self::step): let `dt` seconds pass on its transport
+    /// (a conditioner lets go of what is due). Peers that all update before any advances
+    /// see one another's datagrams a tick later each way alike; stepped one after another,
+    /// a peer stepped later gets what an earlier one sent in the same tick, but the earlier
+    /// one gets its answer only in the next.
+    pub fn advance(&mut self, dt: f32) {
         self.transport.advance(dt);
     }
 }
