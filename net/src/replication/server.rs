@@ -55,6 +55,9 @@ pub(crate) struct ServerReplication {
     pub(super) forward: BTreeMap<NetId, Forward>,
     /// The server's bodies clients hold (hand-off).
     pub(super) held: BTreeMap<NetId, super::handoff::Held>,
+    /// Whether the world had bodies clients may take (hand-off) at the last broadcast:
+    /// then what clients own is relayed with its time.
+    relaying: bool,
     /// Each entity's recent sections, by broadcast, by slot.
     history: Vec<History>,
     /// The number of the last broadcast.
@@ -339,7 +342,7 @@ impl ServerReplication {
         let world = world_state(
             group,
             packet,
-            (&self.forward, core.now as f64 / 1e6),
+            (&self.forward, core.now as f64 / 1e6, &mut self.relaying),
             (&mut self.last_vel, &mut self.history, &mut self.slots),
             number,
         );
@@ -444,11 +447,13 @@ fn send_corrections(
 /// The world's state this broadcast: the server's sections and the newest accepted section
 /// of every client-owned entity, in network-id order, each with its urgency (a fast or
 /// suddenly knocked body is more urgent) and the broadcast since which it is current. Notes
-/// each entity's velocity and section for the next broadcast.
+/// each entity's velocity and section for the next broadcast. What clients own goes with
+/// its time if `relaying` (the last broadcast's world had bodies a client may take), which
+/// it sets for the next.
 fn world_state<'a>(
     group: &'a EntityGroup,
     packet: &'a PacketWriter,
-    (forward, now): (&'a BTreeMap<NetId, Forward>, f64),
+    (forward, now, relaying): (&'a BTreeMap<NetId, Forward>, f64, &mut bool),
     (last_vel, history, slots): (&mut Vec<Option<Vec3>>, &mut Vec<History>, &mut Slots),
     number: u32,
 ) -> Vec<Current<'a>> {
@@ -463,8 +468,10 @@ fn world_state<'a>(
         .map(|s| (s.net_id, s.payload, Owner::Server, None));
     // What clients own goes out as they sent it. Where they may hold the server's bodies
     // (hand-off), each with how long before this broadcast its client had it: what a
-    // client moves is drawn at the instant it moved it, on every screen.
-    let relayed = registry.any_hand_off();
+    // client moves is drawn at the instant it moved it, on every screen. (Where they may
+    // not, the server's world is what the others should see a client's player push.)
+    let relayed = *relaying;
+    let mut takeable = false;
     let forwarded = forward.iter().map(move |(net, (from, b, sent))| {
         let age = relayed.then(|| ((now - sent).max(0.0) * 1000.0).round().min(60_000.0) as u16);
         (*net, b.as_slice(), Owner::Client(*from), age)
@@ -491,7 +498,9 @@ fn world_state<'a>(
         let speed = v.length() + 0.25 * e.body().angvel().length();
         if kind != Some(e.kind()) {
             kind = Some(e.kind());
-            weight = registry.options(e.kind()).map_or(1.0, |o| o.priority);
+            let options = registry.options(e.kind());
+            weight = options.map_or(1.0, |o| o.priority);
+            takeable |= options.is_some_and(|o| o.hand_off);
             codec = registry.delta_codec(e.kind());
         }
         world.push(Current {
@@ -506,6 +515,7 @@ fn world_state<'a>(
             age,
         });
     }
+    *relaying = takeable;
     // Only entities forwarded for clients can be out of order (they come after the rest).
     if !world.is_sorted_by_key(|c| c.net) {
         world.sort_by_key(|c| c.net);
