@@ -95,6 +95,23 @@ impl Core {
         }
     }
 
+    /// [`push`](Self::push), for a message that goes again in every datagram until the
+    /// peer acknowledges it (a claim: a resend's wait would cost its holder's state).
+    pub(crate) fn push_eager<T: serde::Serialize>(
+        &mut self,
+        conn: &mut Connection,
+        msg: &T,
+    ) -> Option<u32> {
+        match wire::encode(msg) {
+            Ok(b) if b.len() <= wire::MAX_MESSAGE => Some(conn.push_reliable_eager(b)),
+            _ => {
+                self.counters.oversized_messages += 1;
+                tracing::error!("a reliable message does not fit in a datagram and was not sent");
+                None
+            }
+        }
+    }
+
     /// Queues datagrams to `to`.
     pub(crate) fn send_all(&mut self, to: SocketAddr, datagrams: Vec<Vec<u8>>) {
         self.outbox.extend(datagrams.into_iter().map(|d| (to, d)));

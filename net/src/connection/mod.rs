@@ -516,6 +516,12 @@ impl Connection {
         self.reliable_out.push(bytes)
     }
 
+    /// Queues an encoded reliable message that goes again in every datagram until the
+    /// peer acknowledges it; returns its id.
+    pub(crate) fn push_reliable_eager(&mut self, bytes: Vec<u8>) -> u32 {
+        self.reliable_out.push_eager(bytes)
+    }
+
     /// Whether the peer has delivered reliable message `id`: it and every message before
     /// it were acknowledged.
     pub(crate) fn delivered(&self, id: u32) -> bool {

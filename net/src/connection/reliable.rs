@@ -16,6 +16,8 @@ struct Outgoing {
     /// How many times it was sent.
     sends: u32,
     acked: bool,
+    /// Sent again in every datagram until acknowledged, not after a wait.
+    eager: bool,
 }
 
 /// A message resent this many times waits the longest: each resend doubles the wait
@@ -32,6 +34,16 @@ pub(crate) struct ReliableSender {
 impl ReliableSender {
     /// Queues an encoded message; returns its id.
     pub(crate) fn push(&mut self, bytes: Vec<u8>) -> u32 {
+        self.push_with(bytes, false)
+    }
+
+    /// Queues an encoded message that goes again in every datagram until acknowledged (a
+    /// small one whose lateness costs more than its bytes); returns its id.
+    pub(crate) fn push_eager(&mut self, bytes: Vec<u8>) -> u32 {
+        self.push_with(bytes, true)
+    }
+
+    fn push_with(&mut self, bytes: Vec<u8>, eager: bool) -> u32 {
         let id = self.next_id;
         self.queue.push_back(Outgoing {
             id: self.next_id,
@@ -40,6 +52,7 @@ impl ReliableSender {
             last_sent: 0,
             sends: 0,
             acked: false,
+            eager,
         });
         self.next_id = self.next_id.wrapping_add(1);
         id
@@ -59,7 +72,7 @@ impl ReliableSender {
     pub(crate) fn afresh(&self) -> ReliableSender {
         let mut s = ReliableSender::default();
         for m in self.queue.iter().filter(|m| !m.acked) {
-            s.push(m.bytes.clone());
+            s.push_with(m.bytes.clone(), m.eager);
         }
         s
     }
@@ -84,8 +97,8 @@ impl ReliableSender {
         self.queue.front().and_then(|m| m.first_sent)
     }
 
-    /// The indices of messages due at `now`: never sent, or unacknowledged for
-    /// `resend_after` µs (twice that after a resend, four times after two, and so on up
+    /// The indices of messages due at `now`: never sent, eager ones not sent at `now`
+    /// yet, or unacknowledged for `resend_after` µs (twice that after a resend, four times after two, and so on up
     /// to eight times: a link that queues does not get the same messages over and over),
     /// and inside the window.
     pub(crate) fn due(&self, now: u64, resend_after: u64) -> VecDeque<usize> {
@@ -100,6 +113,7 @@ impl ReliableSender {
                 !m.acked
                     && m.id.wrapping_sub(window_end) > u32::MAX / 2
                     && (m.first_sent.is_none()
+                        || (m.eager && now > m.last_sent)
                         || now.saturating_sub(m.last_sent)
                             >= resend_after << m.sends.saturating_sub(1).min(MAX_BACKOFF))
             })
@@ -161,6 +175,25 @@ impl ReliableReceiver {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_eager_message_goes_in_every_datagram_until_acked_and_a_plain_one_waits() {
+        let mut s = ReliableSender::default();
+        let plain = s.push(vec![1]);
+        let eager = s.push_eager(vec![2]);
+        assert_eq!(s.due(0, 200_000), [0, 1]);
+        s.send(0, 0);
+        s.send(1, 0);
+        assert!(s.due(0, 200_000).is_empty(), "once per datagram");
+        // The next datagram, 50 ms on: the eager one again, the plain one not yet.
+        assert_eq!(s.due(50_000, 200_000), [1]);
+        s.send(1, 50_000);
+        s.ack(&[eager]);
+        assert!(s.due(100_000, 200_000).is_empty(), "acknowledged");
+        assert_eq!(s.due(200_000, 200_000), [0]);
+        s.ack(&[plain]);
+        assert!(s.due(900_000, 200_000).is_empty());
+    }
 
     #[test]
     fn messages_are_due_until_acked_and_delivered_once_in_order() {

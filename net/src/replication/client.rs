@@ -140,7 +140,7 @@ impl ClientReplication {
         let seq = group.get(eid).map_or(0, |e| e.authority_seq());
         let _ = group.set_owner(eid, group.local_owner());
         self.claims.insert(net);
-        core.push(conn, &Msg::Claim { net, seq });
+        core.push_eager(conn, &Msg::Claim { net, seq });
     }
 
     /// What a client keeps of its replication when a new host takes the game over: only
