@@ -85,14 +85,7 @@ impl Core {
         conn: &mut Connection,
         msg: &T,
     ) -> Option<u32> {
-        match wire::encode(msg) {
-            Ok(b) if b.len() <= wire::MAX_MESSAGE => Some(conn.push_reliable(b)),
-            _ => {
-                self.counters.oversized_messages += 1;
-                tracing::error!("a reliable message does not fit in a datagram and was not sent");
-                None
-            }
-        }
+        self.push_with(conn, msg, false)
     }
 
     /// [`push`](Self::push), for a message that goes again in every datagram until the
@@ -102,8 +95,17 @@ impl Core {
         conn: &mut Connection,
         msg: &T,
     ) -> Option<u32> {
+        self.push_with(conn, msg, true)
+    }
+
+    fn push_with<T: serde::Serialize>(
+        &mut self,
+        conn: &mut Connection,
+        msg: &T,
+        eager: bool,
+    ) -> Option<u32> {
         match wire::encode(msg) {
-            Ok(b) if b.len() <= wire::MAX_MESSAGE => Some(conn.push_reliable_eager(b)),
+            Ok(b) if b.len() <= wire::MAX_MESSAGE => Some(conn.push_reliable(b, eager)),
             _ => {
                 self.counters.oversized_messages += 1;
                 tracing::error!("a reliable message does not fit in a datagram and was not sent");

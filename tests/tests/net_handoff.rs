@@ -407,22 +407,31 @@ fn two_players_pushing_one_box_from_both_sides_agree_on_one_holder_and_never_jum
     }
 }
 
-/// Over a link with 60 ms each way, ann pushes the stack while bob watches. The server
-/// brings what ann sends of the boxes she holds forward by her one-way delay and sends bob
-/// its own copy of them, so bob's boxes are where ann has hers now, not a trip late.
-#[test]
-fn a_watcher_gets_the_boxes_a_player_holds_where_she_has_them_now() {
+/// ann and bob join a stack of three boxes over a link with 60 ms each way (the
+/// conditioner seeded `seed`); ann's mover stands 3 m from the stack. Returns the
+/// scenario, her mover and her.
+fn ann_and_bob_by_a_stack_60_ms_apart(seed: u64) -> (Scenario, NetId, Owner) {
     const SLOW: Conditions = Conditions {
         latency: 0.06,
         ..Conditions::PERFECT
     };
-    let mut s = Scenario::over(SLOW, 3, |g| stack(g, 0.0, 3));
+    let mut s = Scenario::over(SLOW, seed, |g| stack(g, 0.0, 3));
     s.add_client(NetConfig::default(), "ann", None);
     s.add_client(NetConfig::default(), "bob", None);
     s.join_within(5.0);
     let mover = still_mover(&mut s, 0, -3.0, 3.0);
     s.run_for(1.0);
     let ann = Owner::Client(s.clients[0].net.client_id().unwrap());
+    (s, mover, ann)
+}
+
+/// Over a link with 60 ms each way, ann pushes the stack while bob watches. The server
+/// relays what ann sends of the boxes she holds with how long ago she sent it, and bob's
+/// world brings each forward by that as well as by his own lead, so his boxes are where
+/// ann has hers now, not a trip late.
+#[test]
+fn a_watcher_gets_the_boxes_a_player_holds_where_she_has_them_now() {
+    let (mut s, mover, ann) = ann_and_bob_by_a_stack_60_ms_apart(3);
     let mut gaps = Vec::new();
     let n = (3.0 / s.dt).round() as usize;
     for _ in 0..n {
@@ -544,17 +553,7 @@ fn a_held_body_the_server_removes_is_gone_from_its_holder_too() {
 /// own bodies are, it would be a trip and a wait late.
 #[test]
 fn a_watcher_gets_the_boxes_a_player_holds_with_the_instant_she_had_them() {
-    const SLOW: Conditions = Conditions {
-        latency: 0.06,
-        ..Conditions::PERFECT
-    };
-    let mut s = Scenario::over(SLOW, 5, |g| stack(g, 0.0, 3));
-    s.add_client(NetConfig::default(), "ann", None);
-    s.add_client(NetConfig::default(), "bob", None);
-    s.join_within(5.0);
-    let mover = still_mover(&mut s, 0, -3.0, 3.0);
-    s.run_for(1.0);
-    let ann = Owner::Client(s.clients[0].net.client_id().unwrap());
+    let (mut s, mover, ann) = ann_and_bob_by_a_stack_60_ms_apart(5);
     // ann's boxes by the server's clock.
     let mut hers: HashMap<NetId, Vec<(f64, Vec3)>> = HashMap::new();
     let at = |h: &[(f64, Vec3)], t: f64| {

@@ -511,15 +511,9 @@ impl Connection {
         self.key.as_ref()
     }
 
-    /// Queues an encoded reliable message; returns its id.
-    pub(crate) fn push_reliable(&mut self, bytes: Vec<u8>) -> u32 {
-        self.reliable_out.push(bytes)
-    }
-
-    /// Queues an encoded reliable message that goes again in every datagram until the
-    /// peer acknowledges it; returns its id.
-    pub(crate) fn push_reliable_eager(&mut self, bytes: Vec<u8>) -> u32 {
-        self.reliable_out.push_eager(bytes)
+    /// Queues an encoded reliable message, `eager` to resend it in every datagram; its id.
+    pub(crate) fn push_reliable(&mut self, bytes: Vec<u8>, eager: bool) -> u32 {
+        self.reliable_out.push(bytes, eager)
     }
 
     /// Whether the peer has delivered reliable message `id`: it and every message before

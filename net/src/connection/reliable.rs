@@ -32,18 +32,10 @@ pub(crate) struct ReliableSender {
 }
 
 impl ReliableSender {
-    /// Queues an encoded message; returns its id.
-    pub(crate) fn push(&mut self, bytes: Vec<u8>) -> u32 {
-        self.push_with(bytes, false)
-    }
-
-    /// Queues an encoded message that goes again in every datagram until acknowledged (a
-    /// small one whose lateness costs more than its bytes); returns its id.
-    pub(crate) fn push_eager(&mut self, bytes: Vec<u8>) -> u32 {
-        self.push_with(bytes, true)
-    }
-
-    fn push_with(&mut self, bytes: Vec<u8>, eager: bool) -> u32 {
+    /// Queues an encoded message; returns its id. An `eager` one goes again in every
+    /// datagram until acknowledged, not after a wait (a small one whose lateness costs
+    /// more than its bytes).
+    pub(crate) fn push(&mut self, bytes: Vec<u8>, eager: bool) -> u32 {
         let id = self.next_id;
         self.queue.push_back(Outgoing {
             id: self.next_id,
@@ -72,7 +64,7 @@ impl ReliableSender {
     pub(crate) fn afresh(&self) -> ReliableSender {
         let mut s = ReliableSender::default();
         for m in self.queue.iter().filter(|m| !m.acked) {
-            s.push_with(m.bytes.clone(), m.eager);
+            s.push(m.bytes.clone(), m.eager);
         }
         s
     }
@@ -179,8 +171,8 @@ mod tests {
     #[test]
     fn an_eager_message_goes_in_every_datagram_until_acked_and_a_plain_one_waits() {
         let mut s = ReliableSender::default();
-        let plain = s.push(vec![1]);
-        let eager = s.push_eager(vec![2]);
+        let plain = s.push(vec![1], false);
+        let eager = s.push(vec![2], true);
         assert_eq!(s.due(0, 200_000), [0, 1]);
         s.send(0, 0);
         s.send(1, 0);
@@ -199,7 +191,7 @@ mod tests {
     fn messages_are_due_until_acked_and_delivered_once_in_order() {
         let mut s = ReliableSender::default();
         for i in 0..3u8 {
-            s.push(vec![i]);
+            s.push(vec![i], false);
         }
         assert_eq!(s.due(0, 100).len(), 3);
         for i in 0..3 {

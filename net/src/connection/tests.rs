@@ -42,7 +42,7 @@ fn deliver(to: &mut Connection, datagrams: &[Vec<u8>], now: u64) -> Vec<Vec<u8>>
 fn reliable_messages_are_resent_until_acked_and_delivered_once_in_order() {
     let (mut a, mut b) = pair();
     for i in 0..3u8 {
-        a.push_reliable(vec![i; 10]);
+        a.push_reliable(vec![i; 10], false);
     }
     let first = a.build_data(0, PROTOCOL_VERSION, &[]);
     // Lost. Nothing is due again before the resend time...
@@ -65,7 +65,7 @@ fn reliable_messages_are_resent_until_acked_and_delivered_once_in_order() {
 #[test]
 fn a_flipped_bit_anywhere_is_refused_before_use_and_counted() {
     let (mut a, mut b) = pair();
-    a.push_reliable(vec![1, 2, 3]);
+    a.push_reliable(vec![1, 2, 3], false);
     let d = a
         .build_data(0, PROTOCOL_VERSION, &[&[1, 3, 7, 7, 7]])
         .remove(0);
@@ -82,7 +82,7 @@ fn a_flipped_bit_anywhere_is_refused_before_use_and_counted() {
 #[test]
 fn a_replayed_datagram_is_refused_and_counted() {
     let (mut a, mut b) = pair();
-    a.push_reliable(vec![9]);
+    a.push_reliable(vec![9], false);
     let d = a.build_data(0, PROTOCOL_VERSION, &[]);
     assert_eq!(deliver(&mut b, &d, 0).len(), 1);
     let opened = b.open(&d[0]).unwrap();
@@ -121,7 +121,7 @@ fn deadlines_end_the_session_and_heartbeats_fall_due() {
     let (mut a, _) = pair();
     assert_eq!(a.poll_timeout(), Some(500_000));
     assert_eq!(a.handle_timeout(500_000), vec![Deadline::Heartbeat]);
-    a.push_reliable(vec![1]);
+    a.push_reliable(vec![1], false);
     a.build_data(600_000, PROTOCOL_VERSION, &[]);
     assert_eq!(a.poll_timeout(), Some(1_100_000));
     assert_eq!(
@@ -133,7 +133,7 @@ fn deadlines_end_the_session_and_heartbeats_fall_due() {
     );
     assert!(matches!(a.state, State::Closed));
     let (mut c, _) = pair();
-    c.push_reliable(vec![1]);
+    c.push_reliable(vec![1], false);
     c.build_data(0, PROTOCOL_VERSION, &[]);
     c.timers.set(Timer::Idle, 9_000_000);
     assert!(
