@@ -1,7 +1,7 @@
 //! The [`Controller`] trait: everything an entity does, in two paths.
 
 use crate::Vec3;
-use crate::codec::{Section, SectionWriter};
+use crate::codec::{Section, SectionReader, SectionWriter};
 use crate::entity::{Entity, EntityRef, Slot};
 use crate::error::Error;
 use crate::id::{EntityId, KindId, NetId, Owner};
@@ -226,6 +226,8 @@ pub struct ClientContext<'a> {
     pub(crate) tick: u64,
     pub(crate) dt: f32,
     pub(crate) authority: bool,
+    /// Whether the section is this group's own, looped back.
+    pub(crate) own_section: bool,
     pub(crate) kinds: &'a dyn KindLookup,
     pub(crate) commands: &'a mut Vec<Command>,
     pub(crate) effects: &'a mut Vec<Effect>,
@@ -259,6 +261,14 @@ impl ClientContext<'_> {
     /// thrown grenade, belong to the authority alone.
     pub fn is_authority(&self) -> bool {
         self.authority
+    }
+
+    /// Whether this frame's section is this peer's own: what the entity's server path
+    /// wrote this frame, looped back (self-loopback). It describes the body as it is now,
+    /// so a pose in it can be skipped rather than read (see
+    /// [`PoseState::take`](crate::pose::PoseState::take)). False without a section.
+    pub fn section_is_own(&self) -> bool {
+        self.own_section
     }
 
     /// Who owns the entity.
@@ -397,5 +407,58 @@ impl PoseState {
             corrected_from: off.then_some(before),
         });
         off
+    }
+
+    /// Takes a section that is a pose alone: reads it whole and
+    /// [corrects](Self::correct) the body to it. See [`take_then`](Self::take_then).
+    pub fn take(
+        section: &Section<'_>,
+        ctx: &mut ClientContext<'_>,
+        tolerance: f32,
+    ) -> Result<(), Error> {
+        Self::take_then(section, ctx, tolerance, |_| Ok(()))
+    }
+
+    /// Takes a section that starts with a pose: reads the pose, then the rest with
+    /// `rest` (nothing may be left over), and only then [corrects](Self::correct) the body
+    /// to the pose, so a section refused anywhere changes nothing. Returns what `rest`
+    /// read.
+    ///
+    /// A section that is the peer's own, looped back ([`ClientContext::section_is_own`]),
+    /// has its pose passed over instead of decoded: it was written from the body this very
+    /// frame, so it could never correct it. The body's exact pose is reported as the
+    /// authority's ([`EntityGroup::observed_poses`](crate::EntityGroup::observed_poses)).
+    pub fn take_then<'a, T>(
+        section: &Section<'a>,
+        ctx: &mut ClientContext<'_>,
+        tolerance: f32,
+        rest: impl FnOnce(&mut SectionReader<'a>) -> Result<T, Error>,
+    ) -> Result<T, Error> {
+        let own = ctx.section_is_own();
+        let (pose, value) = section.parse(|r| {
+            let pose = if own {
+                r.skip(PoseState::LEN)?;
+                None
+            } else {
+                Some(PoseState::read(r)?)
+            };
+            Ok((pose, rest(r)?))
+        })?;
+        match pose {
+            Some(pose) => {
+                pose.correct(ctx, tolerance);
+            }
+            None => {
+                let now = PoseState::of(ctx.body());
+                let id = ctx.id();
+                ctx.observed.push(Observed {
+                    id,
+                    authority: now,
+                    applied: now,
+                    corrected_from: None,
+                });
+            }
+        }
+        Ok(value)
     }
 }

@@ -135,6 +135,16 @@ pub(crate) struct Slot {
     /// The encoded spawn parameters, to rebuild the controller on restore and to tell late
     /// joiners how to build the entity.
     pub(crate) params: Vec<u8>,
-    /// The newest section received this frame: a range of the group's inbox.
-    pub(crate) pending: Option<(u32, u32)>,
+    /// The newest section received this frame.
+    pub(crate) pending: Option<Pending>,
+}
+
+/// Where a section queued for a client path is: a range of the group's inbox, or, for the
+/// group's own section looped back (`own`), of the packet its server paths just wrote
+/// (not copied: it is still there when the client paths run).
+#[derive(Clone, Copy)]
+pub(crate) struct Pending {
+    pub(crate) start: u32,
+    pub(crate) len: u32,
+    pub(crate) own: bool,
 }

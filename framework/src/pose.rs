@@ -1,6 +1,6 @@
 //! Carrying a body's pose and velocities in a section: the common case for a controller.
 
-use crate::codec::{SectionReader, SectionWriter};
+use crate::codec::{self, SectionReader, SectionWriter};
 use crate::id::EntityId;
 use crate::{Error, Quat, Vec3};
 use rapier3d::prelude::RigidBody;
@@ -46,10 +46,13 @@ impl PoseState {
 
     /// Writes it, quantized.
     pub fn write(&self, out: &mut SectionWriter<'_>) {
-        out.pos_mm(self.pos);
-        out.quat(self.rot);
-        out.vec3_bounded(self.linvel, MAX_LINVEL);
-        out.vec3_bounded(self.angvel, MAX_ANGVEL);
+        // What `pos_mm`, `quat` and `vec3_bounded` write, in one piece.
+        let mut b = [0u8; Self::LEN];
+        b[..12].copy_from_slice(&codec::pos_mm_bytes(self.pos));
+        b[12..19].copy_from_slice(&codec::quat_bytes(self.rot));
+        b[19..25].copy_from_slice(&codec::vec3_bounded_bytes(self.linvel, MAX_LINVEL));
+        b[25..].copy_from_slice(&codec::vec3_bounded_bytes(self.angvel, MAX_ANGVEL));
+        out.fixed(&b);
     }
 
     /// Writes the pose of `body` followed by the kind's own fields, `extra` (any serde

@@ -48,11 +48,9 @@ impl<K: PoseKind> Controller for Posed<K> {
         ctx: &mut ClientContext<'_>,
     ) -> Result<(), Error> {
         let decision = match section {
-            Some(s) => {
-                let (pose, decision) = PoseState::read_with::<K::Decision>(&s)?;
-                pose.correct(ctx, CORRECTION_TOLERANCE);
-                Some(decision)
-            }
+            Some(s) => Some(PoseState::take_then(&s, ctx, CORRECTION_TOLERANCE, |r| {
+                r.serde::<K::Decision>()
+            })?),
             None => None,
         };
         self.0.apply(decision, ctx);

@@ -82,3 +82,41 @@ fn a_group_fed_the_servers_packet_every_frame_follows_it_bit_for_bit() {
     );
     assert_eq!(server.state_hash(), mirror.state_hash());
 }
+
+#[test]
+fn the_authority_passes_over_its_own_pose_and_observes_the_body_exactly() {
+    // A crate floats where no millimetre grid puts it. On the server its own section comes
+    // back looped and is passed over: the pose it observes is the body's, exact. A group
+    // handed the same packet from outside decodes it: the pose it observes is quantized.
+    let floating_crate = || {
+        let mut r = KindRegistry::new();
+        demo::register(&mut r).unwrap();
+        let config = GroupConfig {
+            gravity: Vec3::ZERO,
+            ..GroupConfig::default()
+        };
+        let mut g = EntityGroup::new(Arc::new(r), config);
+        let params = demo::CrateParams {
+            pos: [0.123_456, 2.0, -0.765_432],
+            half_extents: [0.5; 3],
+            color: [0, 0, 0, 255],
+            can_sleep: false,
+        };
+        let id = g.spawn(demo::CRATE, &params, Owner::Server).unwrap();
+        (g, id)
+    };
+    let (mut server, a) = floating_crate();
+    let (mut mirror, _) = floating_crate();
+    let mut capture = Feed::with_server_paths();
+    server.run_frame(&mut capture);
+    Feed::packet(&mut mirror, &capture.outbound, Owner::Server);
+    let seen = |g: &EntityGroup| {
+        let [o] = g.observed_poses() else {
+            panic!("one observed pose, not {}", g.observed_poses().len())
+        };
+        o.authority.pos
+    };
+    let exact = server.get(a).unwrap().body().translation();
+    assert_eq!(seen(&server), exact);
+    assert_eq!(seen(&mirror), Vec3::new(0.123, 2.0, -0.765));
+}

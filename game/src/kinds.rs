@@ -112,8 +112,7 @@ impl Controller for Crate {
         ctx: &mut ClientContext<'_>,
     ) -> Result<(), Error> {
         if let Some(s) = section {
-            let (pose, push) = read_crate(s)?;
-            pose.correct(ctx, CORRECTION);
+            let push = PoseState::take_then(&s, ctx, CORRECTION, read_push)?;
             if let Some(p) = push {
                 let m = ctx.body().mass();
                 ctx.apply_impulse(p * m);
@@ -139,15 +138,16 @@ impl Controller for Crate {
 
 /// A crate's section: its pose, and the push its server path passed on, if any.
 fn read_crate(section: Section<'_>) -> Result<(PoseState, Option<Vec3>), Error> {
-    let mut r = section.reader();
-    let pose = PoseState::read(&mut r)?;
-    let push = match r.u8()? {
-        0 => None,
-        F_PUSH => Some(r.vec3_bounded(64.0)?),
-        _ => return Err(Error::InvalidValue("crate flags")),
-    };
-    r.finish()?;
-    Ok((pose, push))
+    section.parse(|r| Ok((PoseState::read(r)?, read_push(r)?)))
+}
+
+/// What follows the pose in a crate's section: the push, if any.
+fn read_push(r: &mut SectionReader<'_>) -> Result<Option<Vec3>, Error> {
+    match r.u8()? {
+        0 => Ok(None),
+        F_PUSH => Ok(Some(r.vec3_bounded(64.0)?)),
+        _ => Err(Error::InvalidValue("crate flags")),
+    }
 }
 
 /// Spawn parameters of a player.
@@ -515,11 +515,7 @@ impl Controller for Grenade {
         ctx: &mut ClientContext<'_>,
     ) -> Result<(), Error> {
         if let Some(s) = section {
-            let mut r = s.reader();
-            let pose = PoseState::read(&mut r)?;
-            let fuse = u32::from(r.u16()?);
-            r.finish()?;
-            pose.correct(ctx, CORRECTION);
+            let fuse = PoseState::take_then(&s, ctx, CORRECTION, |r| Ok(u32::from(r.u16()?)))?;
             // A fuse only ever burns down.
             self.fuse = self.fuse.min(fuse);
         }

@@ -31,9 +31,7 @@
 //!
 //!     fn client_update(&mut self, _me: &mut Entity, s: Option<Section<'_>>, ctx: &mut ClientContext<'_>) -> Result<(), Error> {
 //!         if let Some(s) = s {
-//!             let (pose, spin): (PoseState, f32) = PoseState::read_with(&s)?;
-//!             pose.correct(ctx, CORRECTION_TOLERANCE);
-//!             self.spin = spin;
+//!             self.spin = PoseState::take_then(&s, ctx, CORRECTION_TOLERANCE, |r| r.serde())?;
 //!         }
 //!         ctx.set_angvel(Vec3::new(0.0, self.spin, 0.0));
 //!         Ok(())
@@ -96,9 +94,7 @@
 //! #     }
 //! #     fn client_update(&mut self, _me: &mut Entity, s: Option<Section<'_>>, ctx: &mut ClientContext<'_>) -> Result<(), Error> {
 //! #         if let Some(s) = s {
-//! #             let (pose, spin): (PoseState, f32) = PoseState::read_with(&s)?;
-//! #             pose.correct(ctx, CORRECTION_TOLERANCE);
-//! #             self.spin = spin;
+//! #             self.spin = PoseState::take_then(&s, ctx, CORRECTION_TOLERANCE, |r| r.serde())?;
 //! #         }
 //! #         ctx.set_angvel(Vec3::new(0.0, self.spin, 0.0));
 //! #         Ok(())
@@ -165,9 +161,7 @@
 //! #     }
 //! #     fn client_update(&mut self, _me: &mut Entity, s: Option<Section<'_>>, ctx: &mut ClientContext<'_>) -> Result<(), Error> {
 //! #         if let Some(s) = s {
-//! #             let (pose, spin): (PoseState, f32) = PoseState::read_with(&s)?;
-//! #             pose.correct(ctx, CORRECTION_TOLERANCE);
-//! #             self.spin = spin;
+//! #             self.spin = PoseState::take_then(&s, ctx, CORRECTION_TOLERANCE, |r| r.serde())?;
 //! #         }
 //! #         ctx.set_angvel(Vec3::new(0.0, self.spin, 0.0));
 //! #         Ok(())
@@ -232,7 +226,7 @@
 //!     }
 //!     fn client_update(&mut self, _me: &mut Entity, s: Option<Section<'_>>, ctx: &mut ClientContext<'_>) -> Result<(), Error> {
 //!         if let Some(s) = s {
-//!             s.parse(PoseState::read)?.correct(ctx, CORRECTION_TOLERANCE);
+//!             PoseState::take(&s, ctx, CORRECTION_TOLERANCE)?;
 //!         }
 //!         let mut now = PoseState::of(ctx.body());
 //!         wind(&mut now, ctx.dt());

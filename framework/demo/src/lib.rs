@@ -128,13 +128,10 @@ impl Controller for PoseCarrier {
         section: Option<Section<'_>>,
         ctx: &mut ClientContext<'_>,
     ) -> Result<(), Error> {
-        if let Some(s) = section {
-            let mut r = s.reader();
-            let state = PoseState::read(&mut r)?;
-            r.finish()?;
-            state.correct(ctx, CORRECTION_TOLERANCE);
+        match section {
+            Some(s) => PoseState::take(&s, ctx, CORRECTION_TOLERANCE),
+            None => Ok(()),
         }
-        Ok(())
     }
 
     fn validate(

@@ -143,50 +143,24 @@ impl<'a> SectionWriter<'a> {
 
     /// A position quantized to whole millimetres (12 bytes, ±2147 km range; NaN writes 0).
     pub fn pos_mm(&mut self, p: Vec3) {
-        let mut b = [0u8; 12];
-        for (out, c) in b.chunks_exact_mut(4).zip([p.x, p.y, p.z]) {
-            // Saturates and maps NaN to 0, which is what we want on the sending side.
-            out.copy_from_slice(&round_i32(c * 1000.0).to_le_bytes());
-        }
-        self.buf.extend_from_slice(&b);
+        self.buf.extend_from_slice(&pos_mm_bytes(p));
     }
 
     /// A rotation in "smallest three" form: the index of the largest component and the
     /// other three as 16-bit fixed point (7 bytes, error below 2e-5 per component).
     pub fn quat(&mut self, q: Quat) {
-        let q = if q.is_finite() && q.length_squared() > 0.0 {
-            q.normalize()
-        } else {
-            Quat::IDENTITY
-        };
-        let c = [q.x, q.y, q.z, q.w];
-        // The first component of greatest magnitude, chosen without branches: which one
-        // it is changes from body to body, and a mispredicted branch costs more than this.
-        let mut largest = 0;
-        let mut most = c[0].abs();
-        for (i, v) in c.iter().enumerate().skip(1) {
-            let bigger = v.abs() > most;
-            largest = if bigger { i } else { largest };
-            most = if bigger { v.abs() } else { most };
-        }
-        let sign = if c[largest] < 0.0 { -1.0 } else { 1.0 };
-        let mut b = [0u8; 7];
-        b[0] = largest as u8;
-        for (out, &i) in b[1..].chunks_exact_mut(2).zip(&OTHER_THREE[largest]) {
-            out.copy_from_slice(&round_i16(c[i] * sign * QUAT_SCALE).to_le_bytes());
-        }
-        self.buf.extend_from_slice(&b);
+        self.buf.extend_from_slice(&quat_bytes(q));
     }
 
     /// A vector whose components lie in `[-max, max]`, as three 16-bit fixed-point values
     /// (6 bytes). Components outside the range are clamped.
     pub fn vec3_bounded(&mut self, v: Vec3, max: f32) {
-        let mut b = [0u8; 6];
-        for (out, c) in b.chunks_exact_mut(2).zip([v.x, v.y, v.z]) {
-            let q = (c / max).clamp(-1.0, 1.0) * f32::from(i16::MAX);
-            out.copy_from_slice(&round_i16(q).to_le_bytes());
-        }
-        self.buf.extend_from_slice(&b);
+        self.buf.extend_from_slice(&vec3_bounded_bytes(v, max));
+    }
+
+    /// Bytes as they are, with no length (the reader must know how many).
+    pub(crate) fn fixed<const N: usize>(&mut self, b: &[u8; N]) {
+        self.buf.extend_from_slice(b);
     }
 
     /// Raw bytes, prefixed by their length as a varint.
@@ -194,6 +168,55 @@ impl<'a> SectionWriter<'a> {
         self.varint(b.len() as u64);
         self.buf.extend_from_slice(b);
     }
+}
+
+/// What [`SectionWriter::pos_mm`] writes.
+#[inline(always)]
+pub(crate) fn pos_mm_bytes(p: Vec3) -> [u8; 12] {
+    let mut b = [0u8; 12];
+    for (out, c) in b.chunks_exact_mut(4).zip([p.x, p.y, p.z]) {
+        // Saturates and maps NaN to 0, which is what we want on the sending side.
+        out.copy_from_slice(&round_i32(c * 1000.0).to_le_bytes());
+    }
+    b
+}
+
+/// What [`SectionWriter::quat`] writes.
+#[inline(always)]
+pub(crate) fn quat_bytes(q: Quat) -> [u8; 7] {
+    let q = if q.is_finite() && q.length_squared() > 0.0 {
+        q.normalize()
+    } else {
+        Quat::IDENTITY
+    };
+    let c = [q.x, q.y, q.z, q.w];
+    // The first component of greatest magnitude, chosen without branches: which one
+    // it is changes from body to body, and a mispredicted branch costs more than this.
+    let mut largest = 0;
+    let mut most = c[0].abs();
+    for (i, v) in c.iter().enumerate().skip(1) {
+        let bigger = v.abs() > most;
+        largest = if bigger { i } else { largest };
+        most = if bigger { v.abs() } else { most };
+    }
+    let sign = if c[largest] < 0.0 { -1.0 } else { 1.0 };
+    let mut b = [0u8; 7];
+    b[0] = largest as u8;
+    for (out, &i) in b[1..].chunks_exact_mut(2).zip(&OTHER_THREE[largest]) {
+        out.copy_from_slice(&round_i16(c[i] * sign * QUAT_SCALE).to_le_bytes());
+    }
+    b
+}
+
+/// What [`SectionWriter::vec3_bounded`] writes.
+#[inline(always)]
+pub(crate) fn vec3_bounded_bytes(v: Vec3, max: f32) -> [u8; 6] {
+    let mut b = [0u8; 6];
+    for (out, c) in b.chunks_exact_mut(2).zip([v.x, v.y, v.z]) {
+        let q = (c / max).clamp(-1.0, 1.0) * f32::from(i16::MAX);
+        out.copy_from_slice(&round_i16(q).to_le_bytes());
+    }
+    b
 }
 
 /// `x.round() as i32`: halves away from zero, saturating, NaN as 0. The same integer for
@@ -326,6 +349,21 @@ impl<'a> SectionReader<'a> {
             Ok(())
         } else {
             Err(Error::TrailingBytes(self.rest.len()))
+        }
+    }
+
+    /// Passes over `n` bytes without reading them (a truncated section fails as a read
+    /// of them would).
+    pub fn skip(&mut self, n: usize) -> Result<(), Error> {
+        match self.rest.split_at_checked(n) {
+            Some((_, tail)) => {
+                self.rest = tail;
+                Ok(())
+            }
+            None => Err(Error::Truncated {
+                needed: n,
+                remaining: self.rest.len(),
+            }),
         }
     }
 
@@ -567,9 +605,17 @@ impl PacketWriter {
 
     /// Its sections, in the order they were written, without parsing the bytes.
     pub fn sections(&self) -> impl Iterator<Item = Section<'_>> + '_ {
-        self.spans.iter().map(|s| Section {
-            net_id: s.net_id,
-            payload: &self.buf[s.payload as usize..s.end as usize],
+        self.sections_at().map(|(_, s)| s)
+    }
+
+    /// Its sections with the offset of each payload in [`as_bytes`](Self::as_bytes).
+    pub(crate) fn sections_at(&self) -> impl Iterator<Item = (u32, Section<'_>)> + '_ {
+        self.spans.iter().map(|s| {
+            let section = Section {
+                net_id: s.net_id,
+                payload: &self.buf[s.payload as usize..s.end as usize],
+            };
+            (s.payload, section)
         })
     }
 

@@ -8,7 +8,7 @@ use crate::controller::{
     ClientContext, Command, Controller, Effect, KindLookup, Legality, SpawnRequest, SpawnTicket,
     WorldView, entity_ref,
 };
-use crate::entity::{Entity, EntityRef, Slot};
+use crate::entity::{Entity, EntityRef, Pending, Slot};
 use crate::error::Error;
 use crate::hash::StateHasher;
 use crate::id::{ClientId, EntityId, KindId, NetId, Owner};

@@ -246,8 +246,8 @@ impl EntityGroup {
         let local = self.local_owner();
         let mut hint = 0;
         self.looping_back = true;
-        for section in packet.sections() {
-            self.offer_at(section, local, &mut hint);
+        for (at, section) in packet.sections_at() {
+            self.offer_at(section, local, &mut hint, Some(at));
         }
         self.looping_back = false;
         self.outgoing = packet;
@@ -267,7 +267,7 @@ impl EntityGroup {
                 self.counters.framing_errors += 1;
                 break;
             };
-            match self.offer_at(section, from, &mut hint) {
+            match self.offer_at(section, from, &mut hint, None) {
                 Verdict::Accepted => report.accepted += 1,
                 Verdict::UnknownEntity => report.unknown_entity += 1,
                 Verdict::NotOwner => report.not_owner += 1,
@@ -287,14 +287,17 @@ impl EntityGroup {
     /// Judges one section from `from` and, if it is accepted, queues it for its entity's
     /// client path this frame (see [`FramePass::offer_section`](crate::FramePass::offer_section)).
     pub(crate) fn offer_section(&mut self, section: Section<'_>, from: Owner) -> Verdict {
-        self.offer_at(section, from, &mut 0)
+        self.offer_at(section, from, &mut 0, None)
     }
 
+    /// [`offer_section`](Self::offer_section) starting the search at `hint`; `own_at` is
+    /// where the section's payload starts in this group's own packet, when it is looped back.
     pub(super) fn offer_at(
         &mut self,
         section: Section<'_>,
         from: Owner,
         hint: &mut usize,
+        own_at: Option<u32>,
     ) -> Verdict {
         let pos = match self.order.get(*hint) {
             Some(&(net, _)) if net == section.net_id => *hint,
@@ -378,9 +381,24 @@ impl EntityGroup {
         }
         let regenerated =
             self.recorder.is_some() && self.looping_back && self.registry.decides_alone(me.kind());
-        let start = self.inbox.len() as u32;
-        self.inbox.extend_from_slice(section.payload);
-        self.slots[i].pending = Some((start, section.payload.len() as u32));
+        let len = section.payload.len() as u32;
+        self.slots[i].pending = Some(match own_at {
+            // The packet the server paths wrote stays as it is until the client paths ran.
+            Some(start) => Pending {
+                start,
+                len,
+                own: true,
+            },
+            None => {
+                let start = self.inbox.len() as u32;
+                self.inbox.extend_from_slice(section.payload);
+                Pending {
+                    start,
+                    len,
+                    own: false,
+                }
+            }
+        });
         self.counters.sections_in += 1;
         // A section this group's own server path wrote for a kind that decides alone is
         // written again by the replay's.
@@ -422,8 +440,14 @@ impl EntityGroup {
             let Some(ctrl) = self.controllers[i].as_deref_mut() else {
                 continue;
             };
-            let section = pending.and_then(|(start, len)| {
-                let payload = self.inbox.get(start as usize..(start + len) as usize)?;
+            let own = pending.is_some_and(|p| p.own);
+            let section = pending.and_then(|p| {
+                let from = if p.own {
+                    self.outgoing.as_bytes()
+                } else {
+                    &self.inbox
+                };
+                let payload = from.get(p.start as usize..(p.start + p.len) as usize)?;
                 Some(Section {
                     net_id: net,
                     payload,
@@ -445,6 +469,7 @@ impl EntityGroup {
             };
             let mut ctx = ClientContext {
                 authority,
+                own_section: own,
                 bodies: &mut self.physics.bodies,
                 handle: entity.body,
                 me: entity.id,
