@@ -66,17 +66,25 @@ fn get_varint_u32(input: &[u8]) -> Result<(u32, usize), Error> {
 #[derive(Debug)]
 pub struct SectionWriter<'a> {
     buf: &'a mut Vec<u8>,
+    /// Where in `buf` this writer's bytes start.
+    start: usize,
 }
 
 impl<'a> SectionWriter<'a> {
     /// A writer appending to `buf`.
     pub fn new(buf: &'a mut Vec<u8>) -> Self {
-        SectionWriter { buf }
+        SectionWriter { buf, start: 0 }
+    }
+
+    /// A writer appending to `buf` whose length counts only what it appends.
+    fn at(buf: &'a mut Vec<u8>) -> Self {
+        let start = buf.len();
+        SectionWriter { buf, start }
     }
 
     /// Bytes written so far.
     pub fn len(&self) -> usize {
-        self.buf.len()
+        self.buf.len() - self.start
     }
 
     /// Writes any serde value (bincode), for the fields a kind does not need quantized:
@@ -88,7 +96,7 @@ impl<'a> SectionWriter<'a> {
 
     /// Whether nothing has been written. An empty section is not sent at all.
     pub fn is_empty(&self) -> bool {
-        self.buf.is_empty()
+        self.len() == 0
     }
 
     /// One byte.
@@ -516,7 +524,6 @@ impl<'a> SectionReader<'a> {
 #[derive(Debug, Default, Clone)]
 pub struct PacketWriter {
     buf: Vec<u8>,
-    scratch: Vec<u8>,
     /// Where each section is, so a packet is never parsed by the peer that wrote it.
     spans: Vec<Span>,
 }
@@ -548,26 +555,42 @@ impl PacketWriter {
         net_id: NetId,
         write: impl FnOnce(&mut SectionWriter<'_>),
     ) -> Result<usize, Error> {
-        self.scratch.clear();
-        write(&mut SectionWriter::new(&mut self.scratch));
-        let len = self.scratch.len();
+        // Written in place after its id and a one-byte length, which a longer payload
+        // widens afterwards. Until it is committed, the section is taken back on any way
+        // out, a panic in `write` included.
+        let head = self.buf.len();
+        put_varint(&mut self.buf, u64::from(net_id.0));
+        self.buf.push(0);
+        let mut payload = self.buf.len();
+        let undo = Uncommitted {
+            buf: &mut self.buf,
+            head,
+        };
+        write(&mut SectionWriter::at(undo.buf));
+        let len = undo.buf.len() - payload;
         if len > MAX_SECTION_LEN {
             return Err(Error::SectionTooLong {
                 len,
                 max: MAX_SECTION_LEN,
             });
         }
-        if len > 0 {
-            put_varint(&mut self.buf, u64::from(net_id.0));
-            put_varint(&mut self.buf, len as u64);
-            let payload = self.buf.len() as u32;
-            self.buf.extend_from_slice(&self.scratch);
-            self.spans.push(Span {
-                net_id,
-                payload,
-                end: self.buf.len() as u32,
-            });
+        if len == 0 {
+            return Ok(0);
         }
+        if len < 0x80 {
+            undo.buf[payload - 1] = len as u8;
+        } else {
+            // Two bytes (a section is at most 1024): the payload moves up by one.
+            let wide = [(len as u8) | 0x80, (len >> 7) as u8];
+            undo.buf.splice(payload - 1..payload, wide);
+            payload += 1;
+        }
+        std::mem::forget(undo);
+        self.spans.push(Span {
+            net_id,
+            payload: payload as u32,
+            end: self.buf.len() as u32,
+        });
         Ok(len)
     }
 
@@ -623,6 +646,19 @@ impl PacketWriter {
     /// splitting the packet across datagrams without parsing it.
     pub fn section_ends(&self) -> impl Iterator<Item = usize> + '_ {
         self.spans.iter().map(|s| s.end as usize)
+    }
+}
+
+/// A section being written into a packet: dropped before it is committed (by
+/// `mem::forget`), it takes the section's bytes back out.
+struct Uncommitted<'a> {
+    buf: &'a mut Vec<u8>,
+    head: usize,
+}
+
+impl Drop for Uncommitted<'_> {
+    fn drop(&mut self) {
+        self.buf.truncate(self.head);
     }
 }
 

@@ -191,3 +191,48 @@ fn oversized_sections_are_refused_on_both_sides() {
     assert!(matches!(it.next(), Some(Err(Error::SectionTooLong { .. }))));
     assert!(it.next().is_none());
 }
+
+#[test]
+fn sections_written_in_place_frame_alike_whatever_their_length_or_fate() {
+    // Each section is written straight into the packet behind a one-byte length, which a
+    // payload of 128 bytes or more widens. The packet must read back the same either way,
+    // its spans must point where a reader finds the payloads, and a section refused or
+    // abandoned by a panic must leave no trace.
+    let mut p = PacketWriter::new();
+    let fill = |n: usize| move |w: &mut SectionWriter<'_>| (0..n).for_each(|i| w.u8(i as u8));
+    for (net, n) in [(1, 127), (2, 128), (3, 5), (200, MAX_SECTION_LEN), (4, 1)] {
+        let written = p.section(NetId(net), |w| {
+            fill(n)(w);
+            assert_eq!(w.len(), n, "a writer counts only its own bytes");
+        });
+        assert_eq!(written.unwrap(), n);
+        let before = p.as_bytes().to_vec();
+        let panicked = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            p.section(NetId(9), |w| {
+                fill(40)(w);
+                panic!("a server path fails half-way");
+            })
+        }));
+        assert!(panicked.is_err());
+        assert!(p.section(NetId(9), fill(MAX_SECTION_LEN + 1)).is_err());
+        assert_eq!(
+            p.as_bytes(),
+            &before[..],
+            "refused or abandoned: nothing left"
+        );
+    }
+    let read: Vec<_> = PacketReader::new(p.as_bytes())
+        .collect::<Result<_, _>>()
+        .unwrap();
+    let spans: Vec<_> = p.sections().collect();
+    assert_eq!(read, spans);
+    let lens: Vec<_> = read.iter().map(|s| (s.net_id.0, s.payload.len())).collect();
+    assert_eq!(
+        lens,
+        [(1, 127), (2, 128), (3, 5), (200, MAX_SECTION_LEN), (4, 1)]
+    );
+    assert!(
+        read.iter()
+            .all(|s| s.payload.iter().enumerate().all(|(i, &b)| b == i as u8))
+    );
+}
