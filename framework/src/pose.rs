@@ -47,12 +47,14 @@ impl PoseState {
     /// Writes it, quantized.
     pub fn write(&self, out: &mut SectionWriter<'_>) {
         // What `pos_mm`, `quat` and `vec3_bounded` write, in one piece.
-        let mut b = [0u8; Self::LEN];
-        b[..12].copy_from_slice(&codec::pos_mm_bytes(self.pos));
-        b[12..19].copy_from_slice(&codec::quat_bytes(self.rot));
-        b[19..25].copy_from_slice(&codec::vec3_bounded_bytes(self.linvel, MAX_LINVEL));
-        b[25..].copy_from_slice(&codec::vec3_bounded_bytes(self.angvel, MAX_ANGVEL));
-        out.fixed(&b);
+        out.fixed(&codec::pose_bytes(
+            self.pos,
+            self.rot,
+            self.linvel,
+            self.angvel,
+            MAX_LINVEL,
+            MAX_ANGVEL,
+        ));
     }
 
     /// Writes the pose of `body` followed by the kind's own fields, `extra` (any serde

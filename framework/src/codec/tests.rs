@@ -41,9 +41,64 @@ fn rounding_matches_the_standard_library_for_every_kind_of_f32() {
         let h = i as f32 + 0.5;
         specials.extend([h, h.next_up(), h.next_down()]);
     }
-    for x in specials {
+    for x in &specials {
+        let x = *x;
         assert_eq!(round_i32(x), x.round() as i32, "{x:e} ({:#x})", x.to_bits());
         assert_eq!(round_i16(x), x.round() as i16, "{x:e} ({:#x})", x.to_bits());
+    }
+    // Four at a time, each in every lane.
+    for lane in 0..4 {
+        for x in &specials {
+            let mut four = [1.5, -0.5, 7.0, f32::NAN];
+            four[lane] = *x;
+            assert_eq!(round_i32x4(four), four.map(round_i32), "{x:e}");
+            assert_eq!(round_i16x4(four), four.map(round_i16), "{x:e}");
+        }
+    }
+}
+
+#[test]
+fn a_pose_in_one_piece_is_the_bytes_of_its_parts() {
+    // `pose_bytes` must write exactly what `pos_mm`, `quat` and two `vec3_bounded` write:
+    // recordings and baselines hold those bytes.
+    let mut rng = crate::rng::SeededRng::new(11);
+    let odd = [
+        0.0f32,
+        -0.0,
+        0.0005,
+        -0.0005,
+        64.0,
+        -64.0,
+        64.1,
+        1e30,
+        -1e30,
+        f32::INFINITY,
+        f32::NEG_INFINITY,
+        f32::NAN,
+    ];
+    let mut value = |i: usize| {
+        if i.is_multiple_of(7) {
+            odd[rng.range_f32(0.0, odd.len() as f32) as usize % odd.len()]
+        } else {
+            rng.range_f32(-100.0, 100.0)
+        }
+    };
+    for i in 0..20_000 {
+        let v: Vec<f32> = (0..13).map(|k| value(i + k)).collect();
+        let pos = Vec3::new(v[0] * 1000.0, v[1], v[2]);
+        let rot = Quat::from_xyzw(v[3], v[4], v[5], v[6]);
+        let (lin, ang) = (Vec3::new(v[7], v[8], v[9]), Vec3::new(v[10], v[11], v[12]));
+        let mut parts = Vec::new();
+        let mut w = SectionWriter::new(&mut parts);
+        w.pos_mm(pos);
+        w.quat(rot);
+        w.vec3_bounded(lin, 64.0);
+        w.vec3_bounded(ang, 32.0);
+        assert_eq!(
+            pose_bytes(pos, rot, lin, ang, 64.0, 32.0).as_slice(),
+            parts.as_slice(),
+            "{v:?}"
+        );
     }
 }
 
