@@ -209,6 +209,9 @@ pub const MAX_EXTRAPOLATION: f64 = 0.25;
 #[derive(Debug)]
 pub struct Smoother {
     clock: RenderClock,
+    /// The clock's configuration as made, which the clock then adapts (the authority's
+    /// broadcast interval): what it starts over from.
+    configured: ClockConfig,
     tracks: HashMap<EntityId, Track>,
     newest_remote: Option<f64>,
     local: f64,
@@ -217,8 +220,10 @@ pub struct Smoother {
 impl Smoother {
     /// A smoother for an authority broadcasting `rate` times a second.
     pub fn new(rate: f32) -> Self {
+        let configured = ClockConfig::for_rate(rate);
         Smoother {
-            clock: RenderClock::new(ClockConfig::for_rate(rate)),
+            clock: RenderClock::new(configured),
+            configured,
             tracks: HashMap::new(),
             newest_remote: None,
             local: 0.0,
@@ -268,8 +273,10 @@ impl Smoother {
             (Some(r), newest) => {
                 if newest.is_none() {
                     // The first stamp from an authority: what was stamped with our own
-                    // clock until now (spawn states while joining) is on another clock.
-                    self.clock = RenderClock::new(*self.clock.config());
+                    // clock until now (spawn states while joining) is on another clock,
+                    // and what that taught the clock of intervals (one a frame, since our
+                    // own frames stamped them) is not the authority's: start over as made.
+                    self.clock = RenderClock::new(self.configured);
                     self.tracks.clear();
                 }
                 if newest.is_none_or(|n| r > n) {
