@@ -10,7 +10,8 @@
 //!   (the server's world) had it at the instant being shown, for bodies under 5 m/s
 //!   (p95, centimetres);
 //! * **jumps**: the frames in which any drawn entity moved more than 5 cm beyond what its
-//!   authority did over the same shown interval;
+//!   authority did over the same shown interval (where its world put it somewhere else
+//!   meanwhile, a correction, beyond what its velocity carries it in a frame);
 //! * the **render delay** in use, and how far behind the server's present the shown
 //!   instant is (the delay plus the one-way latency).
 //!
@@ -124,8 +125,17 @@ impl Drawing {
                     self.moving.push(drawn.distance(auth.pos));
                 }
             }
-            if let Some((d0, a0, _)) = self.last.get(&net).filter(|l| l.2 == present) {
-                let beyond = (drawn - *d0) - (auth.pos - *a0);
+            let beyond = match self.last.get(&net) {
+                // Its truth was corrected (put somewhere else) since: no motion of the
+                // body to compare with but its velocity.
+                Some((d0, _, _)) if present == CORRECTED => Some((drawn - *d0) - auth.linvel * DT),
+                // After one, the truth moves on from where it was put.
+                Some((d0, a0, was)) if *was == present || *was == CORRECTED => {
+                    Some((drawn - *d0) - (auth.pos - *a0))
+                }
+                _ => None,
+            };
+            if let (Some(beyond), Some((d0, a0, _))) = (beyond, self.last.get(&net)) {
                 if beyond.length() > JUMP && std::env::var("LANYARD_BENCH_DEBUG").is_ok() {
                     eprintln!(
                         "jump {} {net:?}: drawn {:?} -> {drawn:?}, authority {:?} -> {:?}",
@@ -227,6 +237,7 @@ fn run(scene: &Scene, link: Conditions, seed: u64, bring_forward: bool, seconds:
     let mut holders: HashMap<NetId, Owner> = HashMap::new();
     let mut stamps = Stamps::default();
     let mut spawned = false;
+    let mut corrected: std::collections::HashSet<NetId> = Default::default();
     let targets: Vec<[f32; 3]> = scene.crate_slots().iter().map(|c| c.0).collect();
     let crate_kind = KindId::of_name(kinds::CRATE);
     let join = 3.0;
@@ -249,7 +260,7 @@ fn run(scene: &Scene, link: Conditions, seed: u64, bring_forward: bool, seconds:
                 stamp,
                 PoseState::of(e.body()),
                 theirs.map(|p| PoseState::of(p.body())),
-                held,
+                (held, corrected.contains(&e.net_id())),
             );
             if e.kind() == crate_kind {
                 let before = holders.insert(e.net_id(), e.owner());
@@ -300,6 +311,14 @@ fn run(scene: &Scene, link: Conditions, seed: u64, bring_forward: bool, seconds:
         for p in [&mut server, &mut pusher, &mut watcher] {
             p.advance(DT);
         }
+        // The crates the pusher's frame corrected (a server section put them elsewhere).
+        corrected = pusher
+            .group
+            .observed_poses()
+            .iter()
+            .filter(|o| o.corrected_from.is_some())
+            .filter_map(|o| Some(pusher.group.get(o.id)?.net_id()))
+            .collect();
         if f64::from(tick) * f64::from(DT) < f64::from(join) + 1.0 {
             // Joining and settling.
             smoother.after_frame_relayed(
@@ -330,7 +349,12 @@ fn run(scene: &Scene, link: Conditions, seed: u64, bring_forward: bool, seconds:
                 if e.owner() == me {
                     // Its own crates are drawn at its present: their truth is its body now.
                     out.own_view.push(p.distance(e.body().translation()));
-                    seen.push((e.net_id(), p, PoseState::of(e.body()), u32::MAX));
+                    let source = if corrected.contains(&e.net_id()) {
+                        CORRECTED
+                    } else {
+                        u32::MAX
+                    };
+                    seen.push((e.net_id(), p, PoseState::of(e.body()), source));
                 } else if let Some((a, source)) = truth.at(e.net_id(), shown) {
                     seen.push((e.net_id(), p, a, source));
                 }
@@ -423,8 +447,9 @@ struct Truth {
     server: History,
     pusher: History,
     /// Per entity, per noted stamp: the stamp, whether the pusher has it in its own world,
-    /// and whether the server says the pusher holds it.
-    owners: HashMap<NetId, Vec<(f64, bool, bool)>>,
+    /// whether the server says the pusher holds it, and whether the pusher's world put it
+    /// somewhere else since the last note (a correction: no motion of the body).
+    owners: HashMap<NetId, Vec<(f64, bool, bool, bool)>>,
 }
 
 impl Truth {
@@ -436,26 +461,29 @@ impl Truth {
         t: f64,
         server: PoseState,
         pusher: Option<PoseState>,
-        held: bool,
+        (held, corrected): (bool, bool),
     ) {
         self.server.note(net, t, server);
         self.pusher.note(net, t, pusher.unwrap_or(server));
-        self.owners
-            .entry(net)
-            .or_default()
-            .push((t, pusher.is_some(), held && pusher.is_some()));
+        self.owners.entry(net).or_default().push((
+            t,
+            pusher.is_some(),
+            held && pusher.is_some(),
+            corrected,
+        ));
     }
 
     /// Whether the pusher's world is the truth at the `i`th noted stamp: the server says it
     /// holds the crate, or it took it and the server grants that before it lets go.
-    fn pushers(v: &[(f64, bool, bool)], i: usize) -> bool {
-        let (_, took, held) = v[i];
+    fn pushers(v: &[(f64, bool, bool, bool)], i: usize) -> bool {
+        let (_, took, held, _) = v[i];
         held || (took && v[i + 1..].iter().take_while(|e| e.1).any(|e| e.2))
     }
 
     /// Entity `net`'s truth at server time `t`, and where it came from: 0 the server's
     /// world, 1 the pusher's, [`ACROSS`] between a note from one and the next from the
-    /// other (no motion of the body: the frames on either side are not compared with it).
+    /// other (no motion of the body: the frames on either side are not compared with it),
+    /// [`CORRECTED`] across a correction in the pusher's world.
     fn at(&self, net: NetId, t: f64) -> Option<(PoseState, u32)> {
         let v = self.owners.get(&net)?;
         let i = v.partition_point(|e| e.0 <= t);
@@ -465,12 +493,20 @@ impl Truth {
         let (a, b) = (Self::pushers(v, i - 1), Self::pushers(v, i));
         let world = if b { &self.pusher } else { &self.server };
         let pose = world.at(net, t)?;
-        Some((pose, if a == b { u32::from(a) } else { ACROSS }))
+        let source = match (a == b, b && v[i].3) {
+            (false, _) => ACROSS,
+            (true, true) => CORRECTED,
+            (true, false) => u32::from(a),
+        };
+        Some((pose, source))
     }
 }
 
 /// The source of a truth interpolated between two worlds' notes (see [`Truth::at`]).
 const ACROSS: u32 = u32::MAX - 1;
+/// The source of a truth its world corrected (put somewhere else) since the frame before:
+/// the drawing is compared with the truth's velocity, not with its step.
+const CORRECTED: u32 = u32::MAX - 2;
 
 fn mean(v: &[f64]) -> f64 {
     v.iter().sum::<f64>() / v.len().max(1) as f64
