@@ -18,6 +18,10 @@
 use crate::{Error, NetId, Quat, Vec3};
 
 mod finite;
+mod quantize;
+
+use quantize::QUAT_SCALE;
+pub(crate) use quantize::{pos_mm_bytes, pose_bytes, quat_bytes, vec3_bounded_bytes};
 
 /// The largest payload a single section may carry. A section must fit in one datagram.
 pub const MAX_SECTION_LEN: usize = 1024;
@@ -177,156 +181,6 @@ impl<'a> SectionWriter<'a> {
         self.buf.extend_from_slice(b);
     }
 }
-
-/// What [`SectionWriter::pos_mm`] writes.
-#[inline(always)]
-pub(crate) fn pos_mm_bytes(p: Vec3) -> [u8; 12] {
-    let mut b = [0u8; 12];
-    for (out, c) in b.chunks_exact_mut(4).zip([p.x, p.y, p.z]) {
-        // Saturates and maps NaN to 0, which is what we want on the sending side.
-        out.copy_from_slice(&round_i32(c * 1000.0).to_le_bytes());
-    }
-    b
-}
-
-/// What [`SectionWriter::quat`] writes.
-#[inline(always)]
-pub(crate) fn quat_bytes(q: Quat) -> [u8; 7] {
-    let (largest, others) = quat_parts(q);
-    let mut b = [0u8; 7];
-    b[0] = largest;
-    for (out, v) in b[1..].chunks_exact_mut(2).zip(others) {
-        out.copy_from_slice(&round_i16(v).to_le_bytes());
-    }
-    b
-}
-
-/// What [`SectionWriter::vec3_bounded`] writes.
-#[inline(always)]
-pub(crate) fn vec3_bounded_bytes(v: Vec3, max: f32) -> [u8; 6] {
-    let mut b = [0u8; 6];
-    for (out, c) in b.chunks_exact_mut(2).zip([v.x, v.y, v.z]) {
-        let q = (c / max).clamp(-1.0, 1.0) * f32::from(i16::MAX);
-        out.copy_from_slice(&round_i16(q).to_le_bytes());
-    }
-    b
-}
-
-/// [`round_i32`] of four values at once, without branches, so that the compiler can do
-/// the four in one go: the same integers as four calls.
-#[inline(always)]
-fn round_i32x4(x: [f32; 4]) -> [i32; 4] {
-    let mut out = [0i32; 4];
-    for (o, x) in out.iter_mut().zip(x) {
-        // As `round_i32`: below 2^23 truncation and the remainder are exact; from there up
-        // (and for NaN) the truncation is the answer.
-        let t = x as i32;
-        let rest = x - t as f32;
-        let near = i32::from(rest >= 0.5) - i32::from(rest <= -0.5);
-        *o = t + near * i32::from(x.abs() < 8_388_608.0);
-    }
-    out
-}
-
-/// [`round_i16`] of four values at once (see [`round_i32x4`]).
-#[inline(always)]
-fn round_i16x4(x: [f32; 4]) -> [i16; 4] {
-    round_i32x4(x).map(|v| v.clamp(i32::from(i16::MIN), i32::from(i16::MAX)) as i16)
-}
-
-/// What [`SectionWriter::pos_mm`], [`quat`](SectionWriter::quat) and two
-/// [`vec3_bounded`](SectionWriter::vec3_bounded) (of `max_lin` and `max_ang`) write, in
-/// one piece: the same bytes, with the roundings four at a time.
-#[inline(always)]
-pub(crate) fn pose_bytes(
-    pos: Vec3,
-    rot: Quat,
-    linvel: Vec3,
-    angvel: Vec3,
-    max_lin: f32,
-    max_ang: f32,
-) -> [u8; 31] {
-    let (largest, others) = quat_parts(rot);
-    let bounded = |c: f32, max: f32| (c / max).clamp(-1.0, 1.0) * f32::from(i16::MAX);
-    let mm = round_i32x4([pos.x * 1000.0, pos.y * 1000.0, pos.z * 1000.0, 0.0]);
-    let q = round_i16x4([others[0], others[1], others[2], 0.0]);
-    let lin = round_i16x4([
-        bounded(linvel.x, max_lin),
-        bounded(linvel.y, max_lin),
-        bounded(linvel.z, max_lin),
-        bounded(angvel.x, max_ang),
-    ]);
-    let ang = round_i16x4([
-        bounded(angvel.y, max_ang),
-        bounded(angvel.z, max_ang),
-        0.0,
-        0.0,
-    ]);
-    let mut b = [0u8; 31];
-    for (out, v) in b[..12].chunks_exact_mut(4).zip(mm) {
-        out.copy_from_slice(&v.to_le_bytes());
-    }
-    b[12] = largest;
-    let sixteen = [
-        q[0], q[1], q[2], lin[0], lin[1], lin[2], lin[3], ang[0], ang[1],
-    ];
-    for (out, v) in b[13..].chunks_exact_mut(2).zip(sixteen) {
-        out.copy_from_slice(&v.to_le_bytes());
-    }
-    b
-}
-
-/// A rotation's "smallest three" before rounding: the index of its largest component,
-/// and the other three, signed so the largest is positive, scaled to 16-bit fixed point.
-#[inline(always)]
-fn quat_parts(q: Quat) -> (u8, [f32; 3]) {
-    let q = if q.is_finite() && q.length_squared() > 0.0 {
-        q.normalize()
-    } else {
-        Quat::IDENTITY
-    };
-    let c = [q.x, q.y, q.z, q.w];
-    // The first component of greatest magnitude, chosen without branches: which one
-    // it is changes from body to body, and a mispredicted branch costs more than this.
-    let mut largest = 0;
-    let mut most = c[0].abs();
-    for (i, v) in c.iter().enumerate().skip(1) {
-        let bigger = v.abs() > most;
-        largest = if bigger { i } else { largest };
-        most = if bigger { v.abs() } else { most };
-    }
-    let sign = if c[largest] < 0.0 { -1.0 } else { 1.0 };
-    let others = OTHER_THREE[largest].map(|i| c[i] * sign * QUAT_SCALE);
-    (largest as u8, others)
-}
-
-/// `x.round() as i32`: halves away from zero, saturating, NaN as 0. The same integer for
-/// every `f32` (the test checks a spread, and all 2^32 were checked once), without the libm
-/// call `round` costs on a baseline x86-64 target, twelve times a pose.
-#[inline]
-fn round_i32(x: f32) -> i32 {
-    // From 2^23 up every f32 is whole. Below, truncation and the remainder are exact.
-    if x.abs() < 8_388_608.0 {
-        let t = x as i32;
-        let rest = x - t as f32;
-        t + i32::from(rest >= 0.5) - i32::from(rest <= -0.5)
-    } else {
-        x as i32
-    }
-}
-
-/// `x.round() as i16`, saturating, NaN as 0 (see [`round_i32`]).
-#[inline]
-fn round_i16(x: f32) -> i16 {
-    round_i32(x).clamp(i32::from(i16::MIN), i32::from(i16::MAX)) as i16
-}
-
-/// For the largest component of a quaternion, the other three in order.
-const OTHER_THREE: [[usize; 3]; 4] = [[1, 2, 3], [0, 2, 3], [0, 1, 3], [0, 1, 2]];
-
-/// `i16::MAX * sqrt(2)`: the three smaller components of a unit quaternion lie in
-/// `[-1/sqrt(2), 1/sqrt(2)]`.
-const QUAT_SCALE: f32 = 32767.0 * std::f32::consts::SQRT_2;
 
 /// One entity's section of a received packet: read-only bytes and the id they are for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

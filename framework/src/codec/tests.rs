@@ -1,5 +1,6 @@
 //! The codec's tests: rounding, quantizers, readers' refusals, packets.
 
+use super::quantize::{round_i16, round_i16x4, round_i32, round_i32x4};
 use super::*;
 
 #[test]
