@@ -31,10 +31,15 @@ pub(crate) fn quat_bytes(q: Quat) -> [u8; 7] {
 pub(crate) fn vec3_bounded_bytes(v: Vec3, max: f32) -> [u8; 6] {
     let mut b = [0u8; 6];
     for (out, c) in b.chunks_exact_mut(2).zip([v.x, v.y, v.z]) {
-        let q = (c / max).clamp(-1.0, 1.0) * f32::from(i16::MAX);
-        out.copy_from_slice(&round_i16(q).to_le_bytes());
+        out.copy_from_slice(&round_i16(bounded(c, max)).to_le_bytes());
     }
     b
+}
+
+/// A component of a vector bounded by `max`, in 16-bit fixed point before rounding.
+#[inline(always)]
+fn bounded(c: f32, max: f32) -> f32 {
+    (c / max).clamp(-1.0, 1.0) * f32::from(i16::MAX)
 }
 
 /// [`round_i32`] of four values at once, without branches, so that the compiler can do
@@ -73,7 +78,6 @@ pub(crate) fn pose_bytes(
     max_ang: f32,
 ) -> [u8; 31] {
     let (largest, others) = quat_parts(rot);
-    let bounded = |c: f32, max: f32| (c / max).clamp(-1.0, 1.0) * f32::from(i16::MAX);
     let mm = round_i32x4([pos.x * 1000.0, pos.y * 1000.0, pos.z * 1000.0, 0.0]);
     let q = round_i16x4([others[0], others[1], others[2], 0.0]);
     let lin = round_i16x4([
