@@ -76,11 +76,17 @@ impl Peer {
         self.transport.conditioner_stats()
     }
 
-    /// One frame: take in datagrams, update, send.
+    /// One frame: take in datagrams, update, send, then let the frame's time pass.
     pub fn step(&mut self, dt: f32) {
+        self.update(dt);
+        self.transport.advance(dt);
+    }
+
+    /// One frame without letting its time pass on the link: take in datagrams, update,
+    /// send. ([`step`](Self::step) is this and the link's advance.)
+    pub fn update(&mut self, dt: f32) {
         if !self.alive {
             // A frozen peer's datagrams pile up unread, like a hung process's socket.
-            self.transport.advance(dt);
             return;
         }
         if self.deaf || self.cut {
@@ -96,7 +102,6 @@ impl Peer {
         while let Some(e) = self.net.poll_event() {
             self.events.push(e);
         }
-        self.transport.advance(dt);
     }
 
     /// The body position of the entity with network id `net`.
@@ -130,6 +135,13 @@ pub struct Scenario {
     pub clients: Vec<Peer>,
     /// The frame time, seconds.
     pub dt: f32,
+    /// Whether every peer updates before any lets the frame's time pass, so a datagram
+    /// waits for its reader alike both ways. By default (false) peers step one after
+    /// another, the server first: a client hears the server in the frame it sent, and the
+    /// server hears a client only in the next, so the way up takes a frame more than the
+    /// way down, a one-sided difference that anything splitting a round trip evenly reads
+    /// as half a frame.
+    pub even: bool,
     conditions: Option<(Conditions, u64)>,
     stranger: Option<Stranger>,
     registry: Arc<KindRegistry>,
@@ -225,6 +237,7 @@ impl Scenario {
             server,
             clients: Vec::new(),
             dt: 1.0 / fps,
+            even: false,
             conditions,
             stranger: None,
             registry,
@@ -287,12 +300,22 @@ impl Scenario {
         self.stranger.as_ref().map_or(0, |s| s.sent)
     }
 
-    /// One frame of every peer: the server first, then the clients.
+    /// One frame of every peer: the server first, then the clients (all before the
+    /// frame's time passes on any link, if [`even`](Self::even)).
     pub fn step(&mut self) {
         if let Some(st) = &mut self.stranger {
             st.spray(hub_addr(0));
             while st.transport.recv().is_some() {}
             st.transport.advance(self.dt);
+        }
+        if self.even {
+            for p in std::iter::once(&mut self.server).chain(&mut self.clients) {
+                p.update(self.dt);
+            }
+            for p in std::iter::once(&mut self.server).chain(&mut self.clients) {
+                p.transport.advance(self.dt);
+            }
+            return;
         }
         self.server.step(self.dt);
         for c in &mut self.clients {

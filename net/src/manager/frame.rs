@@ -135,7 +135,10 @@ impl FrameDriver for ServerFrame<'_> {
                     for msg in messages {
                         s.repl.message(core, pass.group_mut(), id, p, msg);
                     }
-                    let rtt = f64::from(p.conn.stats.rtt_ms) / 1000.0;
+                    // The wire's round trip, without either side's wait before answering
+                    // (an ack's round trip counts the client's, and would date every
+                    // relayed pose early by half of it).
+                    let rtt = f64::from(p.conn.ping_ms.unwrap_or(p.conn.stats.rtt_ms)) / 1000.0;
                     let sent = p.clock.sent_at(incoming.sent_ms, arrived as f64 / 1e6, rtt);
                     if !incoming.fresh {
                         if !incoming.sections.is_empty() {

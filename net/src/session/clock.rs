@@ -16,8 +16,10 @@ pub(crate) fn unwrap_ms(clock: &mut Option<(u16, f64)>, ms: u16) -> f64 {
 
 /// When, on the server's clock, a client sent what its datagrams carry: the client's own
 /// stamp moved by the trend of arrival less stamp (the clocks' offset and the mean one-way
-/// delay), less the mean one-way delay (half the round trip). A datagram that took longer
-/// than most is reckoned sent when it was, not when it arrived.
+/// delay), less the mean one-way delay (half the wire's round trip: the caller's round trip
+/// must leave out the time either side held a datagram before answering it, or every send
+/// is reckoned early by half that). A datagram that took longer than most is reckoned sent
+/// when it was, not when it arrived.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct PeerClock {
     stamps: Option<(u16, f64)>,
