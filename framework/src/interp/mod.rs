@@ -349,31 +349,30 @@ impl Smoother {
         let speed = o.authority.linvel.length();
         let mut dated = false;
         if relayed != t.relayed {
-            let mut from = stamp;
-            let last = t.buffer.latest();
+            t.buffer.discard_from(stamp);
             // A body a client took: its first pose may come well after the client took it
             // (the claim, or what followed it, was lost on the way), and what the authority
-            // said of it since it was taken was the worse account. It left where it was
-            // last shown when its velocity says.
-            if relayed
-                && speed > REST_SPEED
-                && let Some((_, p0)) = last
-            {
-                let travel = f64::from(p0.pos.distance(o.authority.pos) / speed);
-                from = stamp - travel.min(MAX_DATING);
-            }
-            t.buffer.discard_from(from);
-            if from < stamp
-                && let Some((_, p0)) = last
-                && t.buffer.latest_time().is_none_or(|l| l < from)
-            {
-                let left = PoseState {
-                    linvel: Vec3::ZERO,
-                    angvel: Vec3::ZERO,
-                    ..p0
-                };
-                t.buffer.push(from, left);
-                dated = true;
+            // said of it since it was taken was the worse account. It left the last place
+            // that account can have right when its velocity says: poses later than that
+            // go, and one at rest is held until then.
+            if relayed && speed > REST_SPEED {
+                while let Some((t0, p0)) = t.buffer.latest() {
+                    let travel = f64::from(p0.pos.distance(o.authority.pos) / speed);
+                    let left = stamp - travel.min(MAX_DATING);
+                    if t0 < left {
+                        if p0.linvel.length() < REST_SPEED {
+                            let rest = PoseState {
+                                linvel: Vec3::ZERO,
+                                angvel: Vec3::ZERO,
+                                ..p0
+                            };
+                            t.buffer.push(left, rest);
+                            dated = true;
+                        }
+                        break;
+                    }
+                    t.buffer.discard_from(t0);
+                }
             }
             t.relayed = relayed;
         }
@@ -476,19 +475,26 @@ mod tests {
         assert!((b.sample(5.0, 0.1).unwrap().0.x - 1.2).abs() < 1e-5);
     }
 
-    #[test]
-    fn a_body_another_peer_took_is_dated_back_along_its_first_relayed_pose() {
-        let mut s = Smoother::new(20.0);
-        let id = EntityId {
-            index: 0,
-            generation: 0,
-        };
-        let observed = |pose: PoseState| Observed {
-            id,
+    /// The one body of these tests.
+    const ID: EntityId = EntityId {
+        index: 0,
+        generation: 0,
+    };
+
+    /// A frame observed `pose` of it, as the authority's and as applied.
+    fn observed(pose: PoseState) -> Observed {
+        Observed {
+            id: ID,
             authority: pose,
             applied: pose,
             corrected_from: None,
-        };
+        }
+    }
+
+    #[test]
+    fn a_body_another_peer_took_is_dated_back_along_its_first_relayed_pose() {
+        let mut s = Smoother::new(20.0);
+        let id = ID;
         // At rest at x = 0, as the authority said until 2.2 s (its view, a trip late: the
         // peer that took the body had it moving since 2.1 s).
         for k in 0..=22 {
@@ -510,6 +516,38 @@ mod tests {
             x(2.2)
         );
         assert!((x(2.3) - 0.4).abs() < 1e-5);
+    }
+
+    /// The authority's own world had the body leave later than the peer that took it (it
+    /// learns of the push a trip late): at rest until 2.05 s, then moving at 2.1 and 2.15 s.
+    /// The taker's first pose, stamped 2.12 s, is 0.2 m on at 3.6 m/s: it left rest at
+    /// 2.064 s, before the authority's moving poses, which go. Dated from the authority's
+    /// newest pose instead, the drawing would hold there and leap 12 cm in a frame.
+    #[test]
+    fn a_taken_body_leaves_the_last_place_it_rested_even_if_the_authority_had_it_moving() {
+        let mut s = Smoother::new(20.0);
+        for k in 0..=41 {
+            let at_rest = observed(at(0.0, 0.0));
+            s.observe(&at_rest, (f64::from(k) * 0.05, false), None, false);
+        }
+        s.observe(&observed(at(0.07, 2.0)), (2.1, false), None, false);
+        s.observe(&observed(at(0.16, 1.2)), (2.15, false), None, false);
+        s.observe(&observed(at(0.2, 3.6)), (2.12, true), None, false);
+        let b = &s.tracks[&ID].buffer;
+        let x = |t: f64| b.sample(t, MAX_EXTRAPOLATION).unwrap().0.x;
+        let left = 2.12 - 0.2 / 3.6;
+        assert_eq!(x(left - 0.001), 0.0, "at rest until it left");
+        // Drawn frame by frame, it moves at the taker's speed from there.
+        let mut last = x(2.0);
+        for k in 1..=8 {
+            let now = x(2.0 + f64::from(k) / 60.0);
+            assert!(
+                now - last <= 3.6 / 60.0 + 1e-5,
+                "{last} -> {now} at frame {k}"
+            );
+            last = now;
+        }
+        assert!((x(2.12) - 0.2).abs() < 1e-5);
     }
 
     #[test]
