@@ -115,9 +115,38 @@ impl PoseBuffer {
         let i = self.samples.partition_point(|(t, _)| *t <= time);
         let (t0, a) = self.samples[i - 1];
         let (t1, b) = self.samples[i];
-        let k = ((time - t0) / (t1 - t0)) as f32;
+        let k = along(&a, &b, (t1 - t0) as f32, ((time - t0) / (t1 - t0)) as f32);
         Some((a.pos.lerp(b.pos, k), a.rot.slerp(b.rot, k)))
     }
+}
+
+/// How far along from pose `a` to pose `b`, `span` seconds later, the body is at the share
+/// `k` of that time. Evenly (`k`), unless their speeds along the way say it changed speed
+/// abruptly in between (by more than its mean speed: it landed, hit something, or was
+/// knocked from rest, and the pose that would have shown when was lost or never sent): it
+/// is then drawn keeping `a`'s speed, then `b`'s, which covers the way in the time.
+fn along(a: &PoseState, b: &PoseState, span: f32, k: f32) -> f32 {
+    let way = b.pos - a.pos;
+    let len = way.length();
+    if len < 1e-3 || span <= 0.0 {
+        return k;
+    }
+    let dir = way / len;
+    let (s0, s1) = (a.linvel.dot(dir).max(0.0), b.linvel.dot(dir).max(0.0));
+    let mean = len / span;
+    let between = s0.min(s1) < mean && mean < s0.max(s1);
+    if !between || (s0 - s1).abs() <= mean {
+        return k;
+    }
+    // Seconds at `a`'s speed, so that the rest at `b`'s ends at `b`.
+    let first = (len - s1 * span) / (s0 - s1);
+    let t = k * span;
+    let done = if t <= first {
+        s0 * t
+    } else {
+        s0 * first + s1 * (t - first)
+    };
+    (done / len).clamp(0.0, 1.0)
 }
 
 /// A visual offset larger than this (metres) is a teleport: shown at once.
@@ -473,6 +502,36 @@ mod tests {
         assert!((b.sample(1.15, 0.1).unwrap().0.x - 1.1).abs() < 1e-5);
         // ...but never more than the bound.
         assert!((b.sample(5.0, 0.1).unwrap().0.x - 1.2).abs() < 1e-5);
+    }
+
+    /// A body that lands between two poses (4 m/s, then 0.2 m/s, 10 cm in 100 ms): drawn
+    /// evenly it would creep at the mean 1 m/s across the landing and never show it. Drawn
+    /// at the first pose's speed until it lands, then at the second's.
+    #[test]
+    fn a_body_that_lands_between_two_poses_keeps_its_speed_until_it_lands() {
+        let mut b = PoseBuffer::new();
+        b.push(1.0, at(0.0, 4.0));
+        b.push(1.1, at(0.1, 0.2));
+        let x = |t: f64| b.sample(1.0 + t, 0.1).unwrap().0.x;
+        // It lands after (0.1 - 0.2 * 0.1) / (4 - 0.2) s.
+        let landed = (0.1 - 0.02) / 3.8;
+        assert!(
+            (x(1.0 / 60.0) - 4.0 / 60.0).abs() < 1e-4,
+            "{}",
+            x(1.0 / 60.0)
+        );
+        let after = 4.0 * landed + 0.2 * (0.05 - landed);
+        assert!(
+            (x(0.05) - after).abs() < 1e-4,
+            "{} against {after}",
+            x(0.05)
+        );
+        assert!((x(0.1) - 0.1).abs() < 1e-6);
+        // One that only slows a little is drawn evenly, as before.
+        let mut c = PoseBuffer::new();
+        c.push(1.0, at(0.0, 1.1));
+        c.push(1.1, at(0.1, 0.9));
+        assert!((c.sample(1.05, 0.1).unwrap().0.x - 0.05).abs() < 1e-6);
     }
 
     /// The one body of these tests.
