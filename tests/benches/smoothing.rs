@@ -492,12 +492,14 @@ impl Truth {
         }
         let (a, b) = (Self::pushers(v, i - 1), Self::pushers(v, i));
         let world = if b { &self.pusher } else { &self.server };
-        let pose = world.at(net, t)?;
         let source = match (a == b, b && v[i].3) {
             (false, _) => ACROSS,
             (true, true) => CORRECTED,
             (true, false) => u32::from(a),
         };
+        // Across a correction the body was where it was put, not anywhere between there and
+        // where it was before (a blend of the two is a place it never had).
+        let pose = world.at(net, if source == CORRECTED { v[i].0 } else { t })?;
         Some((pose, source))
     }
 }
