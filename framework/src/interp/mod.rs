@@ -413,12 +413,14 @@ impl Smoother {
             }
             return;
         }
-        // An entity at rest is not sent again while it stays so: its last pose held until
-        // the broadcast before this one. Say so, or it would seem to have crept from there
-        // all along.
+        // The server does not send an entity again while it stays at rest: its last pose
+        // held until the broadcast before this one. Say so, or it would seem to have crept
+        // from there all along. (A client sends what it holds every time: a gap in relayed
+        // poses is a loss, and the poses' speeds say when it left.)
         let interval = self.clock.config().interval;
         if let Some((t0, p0)) = t.buffer.latest()
             && !dated
+            && !relayed
             && stamp - t0 > 1.5 * interval
             && p0.linvel.length() < REST_SPEED
         {
@@ -532,6 +534,23 @@ mod tests {
         c.push(1.0, at(0.0, 1.1));
         c.push(1.1, at(0.1, 0.9));
         assert!((c.sample(1.05, 0.1).unwrap().0.x - 0.05).abs() < 1e-6);
+    }
+
+    /// A client sends what it holds every time, at rest or not, so a gap in its relayed
+    /// poses is a loss, not a rest: a held body at rest at 1.05 s and 0.2 m on at 2 m/s at
+    /// 1.2 s left at 1.1 s, not after 1.15 s (when a body the server does not send again
+    /// at rest must still have lain there).
+    #[test]
+    fn a_gap_in_relayed_poses_is_a_loss_not_a_rest() {
+        let mut s = Smoother::new(20.0);
+        s.observe(&observed(at(0.0, 0.0)), (1.0, true), None, false);
+        s.observe(&observed(at(0.0, 0.0)), (1.05, true), None, false);
+        s.observe(&observed(at(0.2, 2.0)), (1.2, true), None, false);
+        let b = &s.tracks[&ID].buffer;
+        let x = |t: f64| b.sample(t, MAX_EXTRAPOLATION).unwrap().0.x;
+        assert_eq!(x(1.09), 0.0);
+        assert!((x(1.125) - 0.05).abs() < 1e-5, "{}", x(1.125));
+        assert!((x(1.2) - 0.2).abs() < 1e-6);
     }
 
     /// The one body of these tests.
