@@ -34,7 +34,10 @@ use crate::pose::{Observed, PoseState};
 use crate::{Quat, Vec3};
 use std::collections::{HashMap, VecDeque};
 
+mod between;
 mod clock;
+
+use between::between;
 
 pub use clock::{ClockConfig, RELAYED_HOLD, RenderClock};
 
@@ -92,8 +95,8 @@ impl PoseBuffer {
         self.samples.back().copied()
     }
 
-    /// The position and rotation to draw at `time`: blended between the poses around it,
-    /// or carried along the newest pose's velocity for at most `max_extrapolation` seconds
+    /// The position and rotation to draw at `time`: between the poses around it (evenly, or
+    /// at their velocities where those say it changed course abruptly), or carried along the newest pose's velocity for at most `max_extrapolation` seconds
     /// past it, or the oldest pose before the history starts.
     pub fn sample(&self, time: f64, max_extrapolation: f64) -> Option<(Vec3, Quat)> {
         let (first_t, first) = *self.samples.front()?;
@@ -115,38 +118,9 @@ impl PoseBuffer {
         let i = self.samples.partition_point(|(t, _)| *t <= time);
         let (t0, a) = self.samples[i - 1];
         let (t1, b) = self.samples[i];
-        let k = along(&a, &b, (t1 - t0) as f32, ((time - t0) / (t1 - t0)) as f32);
-        Some((a.pos.lerp(b.pos, k), a.rot.slerp(b.rot, k)))
+        let (pos, turned) = between(&a, &b, (t1 - t0) as f32, (time - t0) as f32);
+        Some((pos, a.rot.slerp(b.rot, turned)))
     }
-}
-
-/// How far along from pose `a` to pose `b`, `span` seconds later, the body is at the share
-/// `k` of that time. Evenly (`k`), unless their speeds along the way say it changed speed
-/// abruptly in between (by more than its mean speed: it landed, hit something, or was
-/// knocked from rest, and the pose that would have shown when was lost or never sent): it
-/// is then drawn keeping `a`'s speed, then `b`'s, which covers the way in the time.
-fn along(a: &PoseState, b: &PoseState, span: f32, k: f32) -> f32 {
-    let way = b.pos - a.pos;
-    let len = way.length();
-    if len < 1e-3 || span <= 0.0 {
-        return k;
-    }
-    let dir = way / len;
-    let (s0, s1) = (a.linvel.dot(dir).max(0.0), b.linvel.dot(dir).max(0.0));
-    let mean = len / span;
-    let between = s0.min(s1) < mean && mean < s0.max(s1);
-    if !between || (s0 - s1).abs() <= mean {
-        return k;
-    }
-    // Seconds at `a`'s speed, so that the rest at `b`'s ends at `b`.
-    let first = (len - s1 * span) / (s0 - s1);
-    let t = k * span;
-    let done = if t <= first {
-        s0 * t
-    } else {
-        s0 * first + s1 * (t - first)
-    };
-    (done / len).clamp(0.0, 1.0)
 }
 
 /// A visual offset larger than this (metres) is a teleport: shown at once.
