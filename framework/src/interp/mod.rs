@@ -385,6 +385,10 @@ impl Smoother {
             if let Some(from) = o.corrected_from {
                 t.offset.absorb(from, (o.applied.pos, o.applied.rot));
             }
+            // What its poses said before it was ours is stale: when it is handed back, its
+            // poses start again from the first that comes (whether or not it was drawn
+            // while it was ours).
+            t.buffer = PoseBuffer::new();
             return;
         }
         // The server does not send an entity again while it stays at rest: its last pose
@@ -525,6 +529,27 @@ mod tests {
         assert_eq!(x(1.09), 0.0);
         assert!((x(1.125) - 0.05).abs() < 1e-5, "{}", x(1.125));
         assert!((x(1.2) - 0.2).abs() < 1e-6);
+    }
+
+    /// A body this peer held for a while and handed back elsewhere: the poses from before
+    /// it was ours say nothing of where it has been since, so it does not slide from there
+    /// (it was not drawn while ours, so the drawing cannot tell that it was).
+    #[test]
+    fn a_body_handed_back_starts_from_its_first_pose_not_from_before_it_was_ours() {
+        let mut s = Smoother::new(20.0);
+        s.observe(&observed(at(0.0, 0.0)), (1.0, false), None, false);
+        for k in 1..=50 {
+            let carried = at(f64::from(k) as f32 * 0.05, 1.0);
+            s.observe(
+                &observed(carried),
+                (1.0 + f64::from(k) * 0.05, false),
+                None,
+                true,
+            );
+        }
+        s.observe(&observed(at(2.3, 0.0)), (3.9, false), None, false);
+        let b = &s.tracks[&ID].buffer;
+        assert_eq!(b.sample(3.87, MAX_EXTRAPOLATION).unwrap().0.x, 2.3);
     }
 
     /// The one body of these tests.
