@@ -382,7 +382,9 @@ impl Smoother {
         if owned {
             // An owned entity is drawn where its body is: a correction of the body is the
             // only jump it can make. Draw none.
-            if let Some(from) = o.corrected_from {
+            if let Some(from) = o.corrected_from
+                && t.last.is_some_and(|(_, ours)| ours)
+            {
                 t.offset.absorb(from, (o.applied.pos, o.applied.rot));
             }
             // What its poses said before it was ours is stale: when it is handed back, its
@@ -550,6 +552,28 @@ mod tests {
         s.observe(&observed(at(2.3, 0.0)), (3.9, false), None, false);
         let b = &s.tracks[&ID].buffer;
         assert_eq!(b.sample(3.87, MAX_EXTRAPOLATION).unwrap().0.x, 2.3);
+    }
+
+    /// A correction of a body that becomes ours in the same frame: it was drawn from its
+    /// poses until then, not from the body the correction moved, so the switch to the body
+    /// takes the whole step and the correction adds nothing (it would move the drawing by
+    /// the correction). Drawn from the body, the correction is what the offset takes.
+    #[test]
+    fn a_correction_moves_the_drawing_only_if_the_body_was_what_was_drawn() {
+        for drawn_ours in [false, true] {
+            let mut s = Smoother::new(20.0);
+            s.observe(&observed(at(0.0, 0.0)), (1.0, false), None, false);
+            s.tracks.get_mut(&ID).unwrap().last = Some(((Vec3::ZERO, Quat::IDENTITY), drawn_ours));
+            let mut o = observed(at(-0.2, 0.0));
+            o.corrected_from = Some((Vec3::new(-0.4, 0.0, 0.0), Quat::IDENTITY));
+            s.observe(&o, (1.05, false), None, true);
+            let off = s.tracks[&ID].offset.pos.x;
+            let want = if drawn_ours { -0.2 } else { 0.0 };
+            assert!(
+                (off - want).abs() < 1e-6,
+                "drawn ours {drawn_ours}: offset {off}"
+            );
+        }
     }
 
     /// The one body of these tests.
