@@ -376,6 +376,11 @@ impl Smoother {
                     }
                     t.buffer.discard_from(t0);
                 }
+            } else if relayed && let Some((s, _)) = was {
+                // At rest where the holder has it: what the authority said of it after the
+                // instant shown, not drawn yet, goes as well (the way there is then drawn
+                // over what is left of the span, not in the last of it).
+                t.buffer.discard_from(s.min(stamp));
             }
             t.relayed = relayed;
         }
@@ -574,6 +579,25 @@ mod tests {
                 "drawn ours {drawn_ours}: offset {off}"
             );
         }
+    }
+
+    /// Taken where it rests, the body rests 9 cm from where the server's world has it
+    /// (the holder's copy drifted). The server's pose after the instant shown is dropped
+    /// too, so the way to the holder's place is drawn from the instant shown, not in the
+    /// 18 ms between the server's last pose and the holder's first.
+    #[test]
+    fn a_body_taken_at_rest_elsewhere_moves_there_from_the_instant_shown() {
+        let mut s = Smoother::new(20.0);
+        s.observe(&observed(at(0.0, 0.0)), (0.95, false), None, false);
+        s.observe(&observed(at(0.0, 0.0)), (1.0, false), Some(0.9), false);
+        s.observe(&observed(at(0.09, 0.0)), (1.018, true), Some(0.97), false);
+        let b = &s.tracks[&ID].buffer;
+        let x = |t: f64| b.sample(t, MAX_EXTRAPOLATION).unwrap().0.x;
+        let frames: Vec<f32> = (0..4).map(|k| x(0.97 + f64::from(k) / 60.0)).collect();
+        for w in frames.windows(2) {
+            assert!(w[1] - w[0] < 0.03, "{frames:?}");
+        }
+        assert!((x(1.018) - 0.09).abs() < 1e-6);
     }
 
     /// The one body of these tests.
