@@ -37,7 +37,9 @@
 //!   added) drains its transport into its NetManager, updates, and sends what it queued
 //!   ([`crate::pump`] before and after [`NetManager::update`], as a game loop does).
 //! * Peer order sets latency on a perfect hub: what the server sends in a frame reaches
-//!   the clients the same frame; what a client sends reaches the server the next.
+//!   the clients the same frame; what a client sends reaches the server the next. With
+//!   [`Scenario::even`] every peer updates before the frame's time passes on any link, and
+//!   a datagram takes a frame each way alike.
 //! * [`Scenario::wait_for`] runs until a condition holds within a budget, and otherwise
 //!   fails with a dump of every peer (connection, entities, last events).
 
