@@ -38,8 +38,8 @@
 //!   ([`crate::pump`] before and after [`NetManager::update`], as a game loop does).
 //! * Peer order sets latency on a perfect hub: what the server sends in a frame reaches
 //!   the clients the same frame; what a client sends reaches the server the next. With
-//!   [`Scenario::even`] every peer updates before the frame's time passes on any link, and
-//!   a datagram takes a frame each way alike.
+//!   [`Scenario::even`] every peer updates before any sends or lets the frame's time pass,
+//!   and a datagram takes a frame each way alike.
 //! * [`Scenario::wait_for`] runs until a condition holds within a budget, and otherwise
 //!   fails with a dump of every peer (connection, entities, last events).
 
@@ -87,6 +87,12 @@ impl Peer {
     /// One frame without letting its time pass on the link: take in datagrams, update,
     /// send. ([`step`](Self::step) is this and the link's advance.)
     pub fn update(&mut self, dt: f32) {
+        self.take_in_and_update(dt);
+        self.send_out();
+    }
+
+    /// Takes in what came and updates, sending nothing yet.
+    fn take_in_and_update(&mut self, dt: f32) {
         if !self.alive {
             // A frozen peer's datagrams pile up unread, like a hung process's socket.
             return;
@@ -97,6 +103,14 @@ impl Peer {
         pump(&mut self.net, self.transport.as_mut());
         let f = self.net.update(&mut self.group, dt);
         self.frames.push(f);
+    }
+
+    /// Sends what the update queued (and takes in what came meanwhile), and keeps its
+    /// events.
+    fn send_out(&mut self) {
+        if !self.alive {
+            return;
+        }
         if self.cut {
             self.net.drain_outgoing().for_each(drop);
         }
@@ -137,8 +151,8 @@ pub struct Scenario {
     pub clients: Vec<Peer>,
     /// The frame time, seconds.
     pub dt: f32,
-    /// Whether every peer updates before any lets the frame's time pass, so a datagram
-    /// waits for its reader alike both ways. By default (false) peers step one after
+    /// Whether every peer updates before any sends or lets the frame's time pass, so a
+    /// datagram waits for its reader alike both ways (a frame on a perfect hub). By default (false) peers step one after
     /// another, the server first: a client hears the server in the frame it sent, and the
     /// server hears a client only in the next, so the way up takes a frame more than the
     /// way down, a one-sided difference that anything splitting a round trip evenly reads
@@ -312,9 +326,10 @@ impl Scenario {
         }
         if self.even {
             for p in std::iter::once(&mut self.server).chain(&mut self.clients) {
-                p.update(self.dt);
+                p.take_in_and_update(self.dt);
             }
             for p in std::iter::once(&mut self.server).chain(&mut self.clients) {
+                p.send_out();
                 p.transport.advance(self.dt);
             }
             return;

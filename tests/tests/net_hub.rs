@@ -363,3 +363,24 @@ fn a_wait_in_vain_says_what_it_waited_for_and_dumps_every_peer() {
     assert!(text.contains("client 0: connected"), "{text}");
     assert!(text.contains("demo.crate"), "{text}");
 }
+
+/// On a perfect hub, stepped in turn, what the server sends reaches a client in the frame it
+/// was sent and what a client sends reaches the server a frame later: the wire's round trip
+/// reads one frame. With `Scenario::even` every peer updates before any sends, so a
+/// datagram takes a frame each way: two.
+#[test]
+fn stepped_evenly_a_datagram_takes_a_frame_each_way() {
+    let ping = |even: bool| {
+        let mut s = Scenario::new(NetConfig::default(), None, 60.0, |g| crates_and_balls(g, 4));
+        s.even = even;
+        s.add_client(NetConfig::default(), "ann", None);
+        s.join_within(3.0);
+        s.run_for(2.0);
+        let id = s.clients[0].net.client_id().unwrap();
+        s.server.net.peer_stats(id).unwrap().ping_ms
+    };
+    let frame = 1000.0 / 60.0;
+    let (turns, even) = (ping(false), ping(true));
+    assert!((turns - frame).abs() < 1.5, "in turn: {turns} ms");
+    assert!((even - 2.0 * frame).abs() < 1.5, "evenly: {even} ms");
+}
