@@ -80,15 +80,9 @@ impl Peer {
 
     /// One frame: take in datagrams, update, send, then let the frame's time pass.
     pub fn step(&mut self, dt: f32) {
-        self.update(dt);
-        self.transport.advance(dt);
-    }
-
-    /// One frame without letting its time pass on the link: take in datagrams, update,
-    /// send. ([`step`](Self::step) is this and the link's advance.)
-    pub fn update(&mut self, dt: f32) {
         self.take_in_and_update(dt);
         self.send_out();
+        self.transport.advance(dt);
     }
 
     /// Takes in what came and updates, sending nothing yet.
@@ -152,11 +146,11 @@ pub struct Scenario {
     /// The frame time, seconds.
     pub dt: f32,
     /// Whether every peer updates before any sends or lets the frame's time pass, so a
-    /// datagram waits for its reader alike both ways (a frame on a perfect hub). By default (false) peers step one after
-    /// another, the server first: a client hears the server in the frame it sent, and the
-    /// server hears a client only in the next, so the way up takes a frame more than the
-    /// way down, a one-sided difference that anything splitting a round trip evenly reads
-    /// as half a frame.
+    /// datagram waits for its reader alike both ways (a frame on a perfect hub). By default
+    /// (false) peers step one after another, the server first: a client hears the server
+    /// in the frame it sent, and the server hears a client only in the next, so the way up
+    /// takes a frame more than the way down, a one-sided difference that anything splitting
+    /// a round trip evenly reads as half a frame.
     pub even: bool,
     conditions: Option<(Conditions, u64)>,
     stranger: Option<Stranger>,

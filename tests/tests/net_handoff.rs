@@ -415,12 +415,17 @@ fn ann_and_bob_by_a_stack_60_ms_apart(seed: u64) -> (Scenario, NetId, Owner) {
         latency: 0.06,
         ..Conditions::PERFECT
     };
-    let mut s = Scenario::over(SLOW, seed, |g| stack(g, 0.0, 3));
+    ann_and_bob_by_a_stack(Scenario::over(SLOW, seed, |g| stack(g, 0.0, 3)), 1.0)
+}
+
+/// ann and bob join `s` (a stack of three boxes), ann's mover 3 m from the stack, and
+/// `settle` seconds pass. Returns the scenario, her mover and her.
+fn ann_and_bob_by_a_stack(mut s: Scenario, settle: f32) -> (Scenario, NetId, Owner) {
     s.add_client(NetConfig::default(), "ann", None);
     s.add_client(NetConfig::default(), "bob", None);
     s.join_within(5.0);
     let mover = still_mover(&mut s, 0, -3.0, 3.0);
-    s.run_for(1.0);
+    s.run_for(settle);
     let ann = Owner::Client(s.clients[0].net.client_id().unwrap());
     (s, mover, ann)
 }
@@ -670,12 +675,7 @@ fn over_a_jittery_lossy_link_the_server_dates_relayed_poses_when_they_were_sent(
         // A datagram waits for its reader alike both ways (as over a real link): the
         // server splits the round trip evenly.
         s.even = true;
-        s.add_client(NetConfig::default(), "ann", None);
-        s.add_client(NetConfig::default(), "bob", None);
-        s.join_within(5.0);
-        let mover = still_mover(&mut s, 0, -3.0, 3.0);
-        s.run_for(2.0);
-        let ann = Owner::Client(s.clients[0].net.client_id().unwrap());
+        let (mut s, mover, ann) = ann_and_bob_by_a_stack(s, 2.0);
         let (hers, got) = anns_poses_relayed_to_bob(&mut s, mover, ann);
         off.extend(got.iter().filter_map(|&(net, sent, pos, _)| {
             let t = when_at(hers.get(&net)?, pos, sent)?;

@@ -96,8 +96,9 @@ impl PoseBuffer {
     }
 
     /// The position and rotation to draw at `time`: between the poses around it (evenly, or
-    /// at their velocities where those say it changed course abruptly), or carried along the newest pose's velocity for at most `max_extrapolation` seconds
-    /// past it, or the oldest pose before the history starts.
+    /// at their velocities where those say it changed course abruptly), or carried along
+    /// the newest pose's velocity for at most `max_extrapolation` seconds past it, or the
+    /// oldest pose before the history starts.
     pub fn sample(&self, time: f64, max_extrapolation: f64) -> Option<(Vec3, Quat)> {
         let (first_t, first) = *self.samples.front()?;
         if time <= first_t {
