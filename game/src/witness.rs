@@ -15,13 +15,14 @@ use std::collections::{BTreeMap, VecDeque};
 /// A pose moved by less than this (metres) since the last one logged is not logged again.
 const MOVED: f32 = 1e-4;
 
-/// One broadcast: its number, the server's tick, and the entities that moved since the
-/// broadcasts before it, with where they were.
+/// One broadcast: its number, the server's tick, the entities that moved (or came) since
+/// the broadcasts before it, with where they were, and the entities that left since.
 #[derive(Debug, Clone)]
 struct Broadcast {
     number: u32,
     tick: u64,
     moved: Vec<(NetId, [f32; 3])>,
+    gone: Vec<NetId>,
 }
 
 /// Server: the poses of the last [`SentLog::KEEP_TICKS`] ticks' broadcasts.
@@ -58,10 +59,20 @@ impl SentLog {
                 moved.push((net, pos));
             }
         }
+        let gone: Vec<NetId> = self
+            .newest
+            .keys()
+            .filter(|n| group.by_net(**n).is_none())
+            .copied()
+            .collect();
+        for n in &gone {
+            self.newest.remove(n);
+        }
         self.kept.push_back(Broadcast {
             number,
             tick,
             moved,
+            gone,
         });
         while self
             .kept
@@ -72,13 +83,17 @@ impl SentLog {
                 break;
             };
             self.base.extend(old.moved);
+            for n in &old.gone {
+                self.base.remove(n);
+            }
             self.base_number = old.number;
         }
     }
 
     /// The log in a summary's shape: `base_number` and `base` (net id -> position as of
-    /// that broadcast), then `broadcasts`, oldest first, each with its `number`, `tick` and
-    /// the positions of the entities that `moved` since.
+    /// that broadcast, of every entity in the world then), then `broadcasts`, oldest first,
+    /// each with its `number`, `tick`, the positions of the entities that `moved` (or came)
+    /// since, and the net ids of those `gone` since.
     pub fn to_json(&self) -> serde_json::Value {
         let poses = |it: &mut dyn Iterator<Item = (&NetId, &[f32; 3])>| {
             let m: serde_json::Map<String, serde_json::Value> = it
@@ -94,6 +109,7 @@ impl SentLog {
                     "number": b.number,
                     "tick": b.tick,
                     "moved": poses(&mut b.moved.iter().map(|(n, p)| (n, p))),
+                    "gone": b.gone.iter().map(|n| n.0).collect::<Vec<_>>(),
                 })
             })
             .collect();

@@ -247,3 +247,56 @@ fn a_bot_plays_the_servers_arena_whatever_file_it_has() {
     assert_crates_agree("the bot", r, &summary);
     assert_eq!(r["network"]["server"]["missing_baselines"], 0);
 }
+
+/// The crate check itself, on a made-up summary: crate 3 falls off and leaves at broadcast
+/// 105, and comes home as crate 11 at once. A bot whose newest state is from broadcast 103
+/// may hold crate 3 and not 11 (they changed near then); it may not miss crate 2, which was
+/// there all along, nor hold a crate with no state that came long before.
+#[test]
+fn the_crate_check_allows_only_what_came_or_left_near_the_bots_newest_state() {
+    let crate_at = |x: f64| serde_json::json!({ "kind": "crate", "pos": [x, 0.5, 0.0] });
+    let mut broadcasts: Vec<Value> = (101..=110)
+        .map(|n| serde_json::json!({ "number": n, "tick": 3 * n, "moved": {}, "gone": [] }))
+        .collect();
+    broadcasts[4] = serde_json::json!({
+        "number": 105, "tick": 315, "moved": { "11": [0.0, 0.5, 0.0] }, "gone": [3],
+    });
+    let summary = serde_json::json!({
+        "entities": { "1": crate_at(1.0), "2": crate_at(2.0), "11": crate_at(0.0) },
+        "broadcasts": {
+            "base_number": 100,
+            "base": { "1": [1.0, 0.5, 0.0], "2": [2.0, 0.5, 0.0], "3": [3.0, 0.5, 0.0] },
+            "broadcasts": broadcasts,
+        },
+    });
+    let held = |x: f64, n: Option<u64>| {
+        let mut e = crate_at(x);
+        if let Some(n) = n {
+            e["broadcast"] = n.into();
+            e["received"] = serde_json::json!([x, 0.5, 0.0]);
+        }
+        e
+    };
+    let report = |entities: Value| serde_json::json!({ "entities": entities });
+    let fails =
+        |r: Value| std::panic::catch_unwind(|| assert_crates_agree("bot", &r, &summary)).is_err();
+
+    let whole = report(serde_json::json!({
+        "1": held(1.0, Some(103)), "2": held(2.0, Some(101)), "3": held(3.0, Some(102)),
+    }));
+    assert_crates_agree("bot", &whole, &summary);
+    let with_the_new_one = report(serde_json::json!({
+        "1": held(1.0, Some(103)), "2": held(2.0, Some(101)), "11": held(0.0, None),
+    }));
+    assert_crates_agree("bot", &with_the_new_one, &summary);
+
+    assert!(fails(report(serde_json::json!({
+        "1": held(1.0, Some(103)), "3": held(3.0, Some(102)),
+    }))));
+    assert!(fails(report(serde_json::json!({
+        "1": held(1.0, Some(103)), "2": held(2.0, None), "3": held(3.0, Some(102)),
+    }))));
+    assert!(fails(report(serde_json::json!({
+        "1": held(1.0, Some(103)), "2": held(2.05, Some(101)), "3": held(3.0, Some(102)),
+    }))));
+}

@@ -3,7 +3,7 @@
 #![allow(dead_code)] // Each test file uses its own subset.
 
 use serde_json::Value;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::io::Read;
 use std::net::UdpSocket;
 use std::path::PathBuf;
@@ -459,11 +459,19 @@ fn gap(p: [f64; 3], q: [f64; 3]) -> f64 {
 }
 
 /// What a server's summary says it sent in its last seconds (`broadcasts`): every entity's
-/// position as of the broadcast `base_number`, then each later broadcast's moves.
+/// position as of the broadcast `base_number`, then each later broadcast's moves and
+/// arrivals, and the entities that left.
 pub struct SentLog {
     base_number: u64,
     base: BTreeMap<String, [f64; 3]>,
-    broadcasts: Vec<(u64, BTreeMap<String, [f64; 3]>)>,
+    broadcasts: Vec<Logged>,
+}
+
+/// One broadcast in a [`SentLog`].
+struct Logged {
+    number: u64,
+    moved: BTreeMap<String, [f64; 3]>,
+    gone: BTreeSet<String>,
 }
 
 impl SentLog {
@@ -486,7 +494,16 @@ impl SentLog {
                 .as_array()
                 .expect("a list of broadcasts")
                 .iter()
-                .map(|b| (b["number"].as_u64().unwrap(), poses(&b["moved"])))
+                .map(|b| Logged {
+                    number: b["number"].as_u64().expect("a broadcast's number"),
+                    moved: poses(&b["moved"]),
+                    gone: b["gone"]
+                        .as_array()
+                        .expect("a broadcast lists what left")
+                        .iter()
+                        .map(|n| n.to_string())
+                        .collect(),
+                })
                 .collect(),
         }
     }
@@ -497,21 +514,66 @@ impl SentLog {
         if n < self.base_number {
             return None;
         }
+        let mut at = self.base.get(id).copied();
+        for b in self.broadcasts.iter().take_while(|b| b.number <= n) {
+            if b.gone.contains(id) {
+                at = None;
+            } else if let Some(p) = b.moved.get(id) {
+                at = Some(*p);
+            }
+        }
+        at
+    }
+
+    /// The net ids of every entity in the world at broadcast `n` (`n` not older than the
+    /// log).
+    pub fn world_at(&self, n: u64) -> BTreeSet<String> {
+        let mut world: BTreeSet<String> = self.base.keys().cloned().collect();
+        for b in self.broadcasts.iter().take_while(|b| b.number <= n) {
+            world.extend(b.moved.keys().cloned());
+            world.retain(|id| !b.gone.contains(id));
+        }
+        world
+    }
+
+    /// Whether entity `id` came into the world or left it at a broadcast within `k` of `n`.
+    pub fn came_or_left_near(&self, id: &str, n: u64, k: u64) -> bool {
+        let mut seen = self.base.contains_key(id);
+        self.broadcasts.iter().any(|b| {
+            let came = !seen && b.moved.contains_key(id);
+            seen |= came;
+            (came || b.gone.contains(id)) && b.number.abs_diff(n) <= k
+        })
+    }
+
+    /// Whether entity `id` came into the world at most `k` broadcasts before `n` (or after).
+    pub fn came_since(&self, id: &str, n: u64, k: u64) -> bool {
+        if self.base.contains_key(id) {
+            return false;
+        }
         self.broadcasts
             .iter()
-            .rev()
-            .filter(|(m, _)| *m <= n)
-            .find_map(|(_, moved)| moved.get(id).copied())
-            .or_else(|| self.base.get(id).copied())
+            .find(|b| b.moved.contains_key(id))
+            .is_some_and(|b| b.number + k >= n)
     }
 }
 
+/// How many broadcasts apart a bot's newest state and its list of entities may be: its
+/// report lists the entities it holds as it ends, and a crate knocked off the edge near the
+/// end comes home as a new entity (a higher id), or one left, a moment before or after the
+/// newest state it took. A second at the default 20 broadcasts a second.
+pub const LIST_SLACK: u64 = 20;
+
 /// Asserts that the crates in a bot's report `r` agree with the server's `summary`, each
-/// compared with the server at the same moment (`who` names the bot in failures): every
-/// crate the bot has holds a state from a server broadcast at most [`STALE_BROADCASTS`]
-/// older than the newest it took (a crate never updated, or no longer, fails), and that
-/// state is where the server's broadcast of the same number had the crate, within
-/// [`CRATE_TOLERANCE`].
+/// compared with the server at the same moment (`who` names the bot in failures):
+///
+/// - the bot holds the crates the server's world held at the newest broadcast the bot took
+///   anything from, but for crates that came or left within [`LIST_SLACK`] broadcasts of it;
+/// - every crate the bot has holds a state from a server broadcast at most
+///   [`STALE_BROADCASTS`] older than that newest (a crate never updated, or no longer, fails;
+///   one that came home so lately that no refresh was due yet holds none);
+/// - that state is where the server's broadcast of the same number had the crate, within
+///   [`CRATE_TOLERANCE`].
 ///
 /// That state is what the bot shows: a window draws an entity it does not own from the
 /// poses it took. The bot's bodies are its own prediction between states (a resting crate
@@ -521,54 +583,55 @@ impl SentLog {
 pub fn assert_crates_agree(who: &str, r: &Value, summary: &Value) {
     let server_crates = crates(&summary["entities"]);
     let sent = SentLog::of(summary);
+    let all_mine = r["entities"].as_object().expect("entities is an object");
     let mine = crates(&r["entities"]);
-    // A crate knocked off near the end may reach the edge after the bot reported: the
-    // server then returns it home as a new entity (a higher id) before its summary,
-    // taken a little later. That, at most twice, and nothing else, may differ.
-    let only_bot: Vec<&String> = mine
-        .keys()
-        .filter(|k| !server_crates.contains_key(*k))
-        .collect();
-    let only_server: Vec<&String> = server_crates
-        .keys()
-        .filter(|k| !mine.contains_key(*k))
-        .collect();
-    let newest_bot = mine
-        .keys()
-        .filter_map(|k| k.parse::<u64>().ok())
-        .max()
-        .unwrap_or(0);
-    assert!(
-        only_bot.len() == only_server.len()
-            && only_bot.len() <= 2
-            && only_server
-                .iter()
-                .all(|k| k.parse::<u64>().unwrap_or(0) > newest_bot),
-        "{who} has other crates than the server: only the bot {only_bot:?}, only the server {only_server:?}"
-    );
-    // The newest broadcast the bot took anything from: every crate's state is at most
-    // twice the 4 s refresh older (a resting crate is refreshed, a moving one sent as it
-    // moves), so a bot whose crates stopped following fails.
-    let newest = r["entities"]
-        .as_object()
-        .unwrap()
+    // The newest broadcast the bot took anything from.
+    let newest = all_mine
         .values()
         .filter_map(|e| e["broadcast"].as_u64())
         .max()
-        .unwrap_or(0);
+        .unwrap_or_else(|| panic!("{who} took no state from any broadcast: {r}"));
+    // The server's world then, against the bot's list. An entity the server's summary no
+    // longer holds may have been a crate (its kind is not logged): it counts as one if the
+    // bot does not hold it under any kind.
+    let world = sent.world_at(newest);
+    let only_bot: Vec<&String> = mine.keys().filter(|k| !world.contains(*k)).collect();
+    let only_server: Vec<&String> = world
+        .iter()
+        .filter(|k| !all_mine.contains_key(*k))
+        .filter(|k| server_crates.contains_key(*k) || summary["entities"].get(k).is_none())
+        .collect();
+    let unexplained: Vec<&&String> = only_bot
+        .iter()
+        .chain(&only_server)
+        .filter(|k| !sent.came_or_left_near(k, newest, LIST_SLACK))
+        .collect();
+    assert!(
+        unexplained.is_empty(),
+        "{who} has other crates than the server at broadcast {newest}: only the bot \
+         {only_bot:?}, only the server {only_server:?}; of those, {unexplained:?} neither \
+         came nor left near then"
+    );
     let mut widest: f64 = 0.0;
     for id in mine.keys() {
         let e = &r["entities"][id];
-        let n = e["broadcast"]
-            .as_u64()
-            .unwrap_or_else(|| panic!("{who}: crate {id} holds no state from any broadcast: {e}"));
+        let Some(n) = e["broadcast"].as_u64() else {
+            assert!(
+                sent.came_since(id, newest, STALE_BROADCASTS),
+                "{who}: crate {id} holds no state from any broadcast, and did not come lately: {e}"
+            );
+            continue;
+        };
         assert!(
             newest - n <= STALE_BROADCASTS,
             "{who}: crate {id}'s state is from broadcast {n}, {} before the newest it took",
             newest - n
         );
         let q = sent.at(id, n).unwrap_or_else(|| {
-            panic!("{who}: crate {id}'s state is from broadcast {n}, before the server's log")
+            panic!(
+                "{who}: crate {id}'s state is from broadcast {n}, before the server's log \
+                 or when its world held no such entity"
+            )
         });
         let d = gap(xyz(&e["received"]), q);
         assert!(
@@ -578,8 +641,10 @@ pub fn assert_crates_agree(who: &str, r: &Value, summary: &Value) {
         widest = widest.max(d);
     }
     eprintln!(
-        "{who}: {} crates, each as the server sent it; widest gap {:.2} mm",
+        "{who}: {} crates, each as the server sent it at broadcast {newest} or before, \
+         {} came or left near then; widest gap {:.2} mm",
         mine.len(),
+        only_bot.len() + only_server.len(),
         widest * 1000.0
     );
 }
