@@ -1,4 +1,4 @@
-//! The client's side of a [`NetManager`](crate::NetManager): its endpoint and replication,
+//! The client's side of a [`NetManager`]: its endpoint and replication,
 //! the server's clock and the lead, and the frame driver that applies the server's state
 //! and sends ours up.
 

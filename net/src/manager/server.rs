@@ -1,4 +1,4 @@
-//! The server's side of a [`NetManager`](crate::NetManager): its endpoint and replication,
+//! The server's side of a [`NetManager`]: its endpoint and replication,
 //! leaving clients, and the frame driver that takes clients' datagrams in and broadcasts.
 
 use super::*;
