@@ -251,7 +251,8 @@ fn a_bot_plays_the_servers_arena_whatever_file_it_has() {
 /// The crate check itself, on a made-up summary: crate 3 falls off and leaves at broadcast
 /// 105, and comes home as crate 11 at once. A bot whose newest state is from broadcast 103
 /// may hold crate 3 and not 11 (they changed near then); it may not miss crate 2, which was
-/// there all along, nor hold a crate with no state that came long before.
+/// there all along, nor hold a crate with no state that came long before, nor one 5 cm from
+/// where the server sent it; and a bot whose newest state is older than the log fails.
 #[test]
 fn the_crate_check_allows_only_what_came_or_left_near_the_bots_newest_state() {
     let crate_at = |x: f64| serde_json::json!({ "kind": "crate", "pos": [x, 0.5, 0.0] });
@@ -298,5 +299,9 @@ fn the_crate_check_allows_only_what_came_or_left_near_the_bots_newest_state() {
     }))));
     assert!(fails(report(serde_json::json!({
         "1": held(1.0, Some(103)), "2": held(2.05, Some(101)), "3": held(3.0, Some(102)),
+    }))));
+    // A bot whose newest state is older than the server's log cannot be judged.
+    assert!(fails(report(serde_json::json!({
+        "1": held(1.0, Some(99)), "2": held(2.0, Some(99)), "3": held(3.0, Some(99)),
     }))));
 }

@@ -526,7 +526,7 @@ impl SentLog {
     }
 
     /// The net ids of every entity in the world at broadcast `n` (`n` not older than the
-    /// log).
+    /// log: then the base is the world at the log's start).
     pub fn world_at(&self, n: u64) -> BTreeSet<String> {
         let mut world: BTreeSet<String> = self.base.keys().cloned().collect();
         for b in self.broadcasts.iter().take_while(|b| b.number <= n) {
@@ -594,6 +594,11 @@ pub fn assert_crates_agree(who: &str, r: &Value, summary: &Value) {
     // The server's world then, against the bot's list. An entity the server's summary no
     // longer holds may have been a crate (its kind is not logged): it counts as one if the
     // bot does not hold it under any kind.
+    assert!(
+        newest >= sent.base_number,
+        "{who}'s newest state is from broadcast {newest}, before the server's log ({})",
+        sent.base_number
+    );
     let world = sent.world_at(newest);
     let only_bot: Vec<&String> = mine.keys().filter(|k| !world.contains(*k)).collect();
     let only_server: Vec<&String> = world
