@@ -278,9 +278,10 @@ pub struct EntityGroup {
     observed: Vec<Observed>,
     /// Hooks that panicked this frame.
     faults: Vec<Fault>,
-    /// The clients with a session, when a network layer says (a server's spawns may name
-    /// only them as owners); `None` for a group with no network.
-    clients: Option<std::collections::BTreeSet<ClientId>>,
+    /// The clients with a session, sorted, when a network layer says (a server's spawns may
+    /// name only them as owners); `None` for a group with no network. Told every frame, so
+    /// the list is refilled in place.
+    clients: Option<Vec<ClientId>>,
     /// Strict mode: sections refused for coming from a peer that does not own their entity,
     /// or for an entity this group does not have, are listed in the frame's report too,
     /// not only counted.
@@ -376,7 +377,11 @@ impl EntityGroup {
     /// Tells a server's group which clients have a session (the network layer does, every
     /// frame): a spawn owned by any other client is refused ([`Error::NoSuchOwner`]).
     pub(crate) fn set_clients(&mut self, clients: impl IntoIterator<Item = ClientId>) {
-        self.clients = Some(clients.into_iter().collect());
+        let known = self.clients.get_or_insert_with(Vec::new);
+        known.clear();
+        known.extend(clients);
+        known.sort_unstable();
+        known.dedup();
     }
 
     /// The hooks that panicked and the sections refused this frame, for its report.

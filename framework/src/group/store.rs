@@ -102,7 +102,7 @@ impl EntityGroup {
         }
         if let Owner::Client(c) = owner {
             match &self.clients {
-                Some(known) if !known.contains(&c) => {
+                Some(known) if known.binary_search(&c).is_err() => {
                     return Err(Error::NoSuchOwner {
                         kind: kind_label(&self.registry, kind),
                         owner: c.0,
