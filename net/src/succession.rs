@@ -19,7 +19,8 @@ pub struct Successor {
 
 /// One session as a successor needs it to take the session over: who it is, and the token
 /// its client will prove when it resumes with the new host. The token is derived from the
-/// session's resume token ([`migration_token`](crate::crypto::migration_token)); it never opens a session on the old host.
+/// session's resume token ([`migration_token`](crate::crypto::migration_token)); it never
+/// opens a session on the old host.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub(crate) struct Heir {
     pub(crate) client: ClientId,

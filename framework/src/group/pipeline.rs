@@ -112,8 +112,8 @@ impl FramePass<'_> {
     ///
     /// The server (`from == Owner::Server`) may send a section for any entity. Anyone else
     /// only for an entity they own, and then the entity's controller
-    /// ([`Controller::validate`]) judges whether the content is
-    /// legal. Every refusal is counted in [`EntityGroup::counters`].
+    /// ([`Controller::validate`]) judges whether the content is legal. Every refusal is
+    /// counted in [`EntityGroup::counters`].
     pub fn offer_section(&mut self, section: Section<'_>, from: Owner) -> Verdict {
         self.group.offer_section(section, from)
     }

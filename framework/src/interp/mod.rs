@@ -396,7 +396,7 @@ impl Smoother {
             // What its poses said before it was ours is stale: when it is handed back, its
             // poses start again from the first that comes (whether or not it was drawn
             // while it was ours).
-            t.buffer = PoseBuffer::new();
+            t.buffer.samples.clear();
             return;
         }
         // The server does not send an entity again while it stays at rest: its last pose

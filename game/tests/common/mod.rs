@@ -531,7 +531,9 @@ impl SentLog {
         let mut world: BTreeSet<String> = self.base.keys().cloned().collect();
         for b in self.broadcasts.iter().take_while(|b| b.number <= n) {
             world.extend(b.moved.keys().cloned());
-            world.retain(|id| !b.gone.contains(id));
+            for id in &b.gone {
+                world.remove(id);
+            }
         }
         world
     }

@@ -1,6 +1,6 @@
-//! The client's side of a [`NetManager`]: its endpoint and replication,
-//! the server's clock and the lead, and the frame driver that applies the server's state
-//! and sends ours up.
+//! The client's side of a [`NetManager`]: its endpoint and replication, the server's
+//! clock and the lead, and the frame driver that applies the server's state and sends ours
+//! up.
 
 use super::*;
 

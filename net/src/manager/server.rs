@@ -1,5 +1,5 @@
-//! The server's side of a [`NetManager`]: its endpoint and replication,
-//! leaving clients, and the frame driver that takes clients' datagrams in and broadcasts.
+//! The server's side of a [`NetManager`]: its endpoint and replication, leaving clients,
+//! and the frame driver that takes clients' datagrams in and broadcasts.
 
 use super::*;
 
