@@ -110,10 +110,17 @@ pub(crate) fn pose_bytes(
 /// and the other three, signed so the largest is positive, scaled to 16-bit fixed point.
 #[inline(always)]
 fn quat_parts(q: Quat) -> (u8, [f32; 3]) {
-    let q = if q.is_finite() && q.length_squared() > 0.0 {
+    // A body's rotation is a unit quaternion to within a few ulps. Dividing one by its
+    // length (a square root and a division the rest waits for) would move a component by
+    // less than a fortieth of the quantum, so only a rotation further from unit is
+    // normalized.
+    let len2 = q.length_squared();
+    let q = if !(len2.is_finite() && len2 > 0.0) {
+        Quat::IDENTITY
+    } else if (len2 - 1.0).abs() > 1e-6 {
         q.normalize()
     } else {
-        Quat::IDENTITY
+        q
     };
     let c = [q.x, q.y, q.z, q.w];
     // The first component of greatest magnitude, chosen without branches: which one

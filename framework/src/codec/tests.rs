@@ -175,6 +175,28 @@ fn quantizers_roundtrip_within_their_precision() {
 }
 
 #[test]
+fn a_rotation_is_written_as_its_unit_rotation_whatever_its_length() {
+    // A body's rotation is unit to within a few ulps and is written as it is; any other
+    // length is normalized first, so a scaled rotation writes the same bytes as the unit
+    // one, and one that is not a rotation at all writes the identity.
+    let q = Quat::from_euler(crate::glam::EulerRot::XYZ, 0.3, -2.1, 1.4);
+    let bytes = |q: Quat| {
+        let mut buf = Vec::new();
+        SectionWriter::new(&mut buf).quat(q);
+        buf
+    };
+    for scale in [2.0, 0.5, 1.001, 0.999] {
+        assert_eq!(bytes(q * scale), bytes(q), "scaled by {scale}");
+    }
+    for bad in [
+        Quat::from_xyzw(0.0, 0.0, 0.0, 0.0),
+        Quat::from_xyzw(f32::NAN, 0.0, 0.0, 1.0),
+    ] {
+        assert_eq!(bytes(bad), bytes(Quat::IDENTITY), "{bad:?}");
+    }
+}
+
+#[test]
 fn a_cut_quantized_value_says_how_far_it_got() {
     // The whole value is read at once; a cut one component by component, so the error
     // names the first component missing, not the whole value.
