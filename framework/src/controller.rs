@@ -369,6 +369,19 @@ impl ClientContext<'_> {
     pub fn net_id(&self) -> NetId {
         self.net_id
     }
+
+    /// Reports the body's exact pose as its authority's (what a looped-back pose of its own
+    /// would have said, unquantized), for
+    /// [`EntityGroup::observed_poses`](crate::EntityGroup::observed_poses).
+    fn observe_own(&mut self) {
+        let now = PoseState::of(&self.bodies[self.handle]);
+        self.observed.push(Observed {
+            id: self.me,
+            authority: now,
+            applied: now,
+            corrected_from: None,
+        });
+    }
 }
 
 /// Taking a pose from the authority lives here, beside the context it writes to.
@@ -434,31 +447,16 @@ impl PoseState {
         tolerance: f32,
         rest: impl FnOnce(&mut SectionReader<'a>) -> Result<T, Error>,
     ) -> Result<T, Error> {
-        let own = ctx.section_is_own();
-        let (pose, value) = section.parse(|r| {
-            let pose = if own {
+        if ctx.section_is_own() {
+            let value = section.parse(|r| {
                 r.skip(PoseState::LEN)?;
-                None
-            } else {
-                Some(PoseState::read(r)?)
-            };
-            Ok((pose, rest(r)?))
-        })?;
-        match pose {
-            Some(pose) => {
-                pose.correct(ctx, tolerance);
-            }
-            None => {
-                let now = PoseState::of(ctx.body());
-                let id = ctx.id();
-                ctx.observed.push(Observed {
-                    id,
-                    authority: now,
-                    applied: now,
-                    corrected_from: None,
-                });
-            }
+                rest(r)
+            })?;
+            ctx.observe_own();
+            return Ok(value);
         }
+        let (pose, value) = section.parse(|r| Ok((PoseState::read(r)?, rest(r)?)))?;
+        pose.correct(ctx, tolerance);
         Ok(value)
     }
 }
