@@ -120,3 +120,79 @@ fn the_authority_passes_over_its_own_pose_and_observes_the_body_exactly() {
     assert_eq!(seen(&server), exact);
     assert_eq!(seen(&mirror), Vec3::new(0.123, 2.0, -0.765));
 }
+
+/// A kind whose server path writes nothing; its client path counts the sections it got.
+#[derive(Default)]
+struct Silent {
+    sections: u32,
+}
+
+impl Controller for Silent {
+    fn server_update(&mut self, _: EntityRef<'_>, _: &WorldView<'_>, _: &mut SectionWriter<'_>) {}
+
+    fn client_update(
+        &mut self,
+        _: &mut Entity,
+        section: Option<Section<'_>>,
+        _: &mut ClientContext<'_>,
+    ) -> Result<(), Error> {
+        self.sections += u32::from(section.is_some());
+        Ok(())
+    }
+}
+
+#[test]
+fn each_entity_on_the_server_gets_back_its_own_section_and_no_other() {
+    // Three movers, each with its own seed, with entities that write no section between
+    // them: every mover ends exactly where it ends alone, and the silent ones get nothing.
+    let mut r = KindRegistry::new();
+    demo::register(&mut r).unwrap();
+    r.register("silent", |_: &()| Blueprint {
+        body: RigidBodyBuilder::fixed().build(),
+        colliders: vec![],
+        visual: Visual {
+            shape: Shape::Ball { radius: 1.0 },
+            color: [0; 4],
+        },
+        controller: Box::new(Silent::default()),
+    })
+    .unwrap();
+    let config = GroupConfig {
+        gravity: Vec3::ZERO,
+        ..GroupConfig::default()
+    };
+    let mover = |seed: u64| MoverParams {
+        seed,
+        ..MoverParams::at([10.0 * seed as f32, 5.0, 0.0])
+    };
+    let registry = Arc::new(r);
+    let mut mixed = EntityGroup::new(registry.clone(), config);
+    let mut movers = Vec::new();
+    let mut silent = Vec::new();
+    for seed in 1..=3 {
+        silent.push(mixed.spawn("silent", &(), Owner::Server).unwrap());
+        movers.push((
+            seed,
+            mixed
+                .spawn(demo::MOVER, &mover(seed), Owner::Server)
+                .unwrap(),
+        ));
+    }
+    for _ in 0..60 {
+        assert_eq!(mixed.frame().sections_applied, 3);
+    }
+    for (seed, id) in movers {
+        let mut alone = EntityGroup::new(registry.clone(), config);
+        let solo = alone
+            .spawn(demo::MOVER, &mover(seed), Owner::Server)
+            .unwrap();
+        for _ in 0..60 {
+            alone.frame();
+        }
+        let at = |g: &EntityGroup, id| g.get(id).unwrap().body().translation();
+        assert_eq!(at(&mixed, id), at(&alone, solo), "mover {seed}");
+    }
+    for id in silent {
+        assert_eq!(mixed.controller::<Silent>(id).unwrap().sections, 0);
+    }
+}

@@ -256,6 +256,8 @@ pub struct EntityGroup {
     next_net_id: u32,
     tick: u64,
     outgoing: PacketWriter,
+    /// The slot of each section in `outgoing`, in order.
+    written: Vec<u32>,
     inbox: Vec<u8>,
     commands: Vec<Command>,
     effects: Vec<Effect>,
@@ -342,6 +344,7 @@ impl EntityGroup {
             next_net_id: 1,
             tick: 0,
             outgoing: PacketWriter::new(),
+            written: Vec::new(),
             inbox: Vec::new(),
             commands: Vec::new(),
             effects: Vec::new(),

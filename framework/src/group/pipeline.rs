@@ -182,6 +182,7 @@ impl EntityGroup {
     /// packet (kept as [`last_packet`](Self::last_packet) until the next call).
     pub(crate) fn write_sections(&mut self, only_alone: bool) {
         self.outgoing.clear();
+        self.written.clear();
         let local = self.local_owner();
         let view = WorldView {
             slots: &self.slots,
@@ -204,7 +205,8 @@ impl EntityGroup {
             let packet = &mut self.outgoing;
             let written = guarded(|| packet.section(net, |w| ctrl.server_update(me, &view, w)));
             match written {
-                Ok(Ok(_)) => {}
+                Ok(Ok(0)) => {}
+                Ok(Ok(_)) => self.written.push(index),
                 Ok(Err(error)) => {
                     // Too long to send: dropped, and said so, with the kind and the entity.
                     self.counters.oversized_sections += 1;
@@ -244,10 +246,20 @@ impl EntityGroup {
     pub(crate) fn loop_back(&mut self) {
         let packet = std::mem::take(&mut self.outgoing);
         let local = self.local_owner();
-        let mut hint = 0;
         self.looping_back = true;
-        for (at, section) in packet.sections_at() {
-            self.offer_at(section, local, &mut hint, Some(at));
+        if local == Owner::Server {
+            // The server's word needs no judging, and each section's entity is known (its
+            // path just wrote it): queue them without looking anyone up.
+            let written = std::mem::take(&mut self.written);
+            for (&i, (at, section)) in written.iter().zip(packet.sections_at()) {
+                self.queue(i as usize, section, Some(at));
+            }
+            self.written = written;
+        } else {
+            let mut hint = 0;
+            for (at, section) in packet.sections_at() {
+                self.offer_at(section, local, &mut hint, Some(at));
+            }
         }
         self.looping_back = false;
         self.outgoing = packet;
@@ -379,8 +391,13 @@ impl EntityGroup {
                 return Verdict::Illegal;
             }
         }
-        let regenerated =
-            self.recorder.is_some() && self.looping_back && self.registry.decides_alone(me.kind());
+        self.queue(i, section, own_at);
+        Verdict::Accepted
+    }
+
+    /// Queues an accepted section for the client path of the entity in slot `i` (see
+    /// [`offer_at`](Self::offer_at)), and records it.
+    fn queue(&mut self, i: usize, section: Section<'_>, own_at: Option<u32>) {
         let len = section.payload.len() as u32;
         self.slots[i].pending = Some(match own_at {
             // The packet the server paths wrote stays as it is until the client paths ran.
@@ -400,14 +417,18 @@ impl EntityGroup {
             }
         });
         self.counters.sections_in += 1;
-        // A section this group's own server path wrote for a kind that decides alone is
-        // written again by the replay's.
-        if let Some(r) = &mut self.recorder
-            && !regenerated
-        {
-            r.section(section.net_id, section.payload);
+        if let Some(r) = &mut self.recorder {
+            // A section this group's own server path wrote for a kind that decides alone
+            // is written again by the replay's.
+            let regenerated = self.looping_back
+                && self.slots[i]
+                    .entity
+                    .as_ref()
+                    .is_some_and(|e| self.registry.decides_alone(e.kind));
+            if !regenerated {
+                r.section(section.net_id, section.payload);
+            }
         }
-        Verdict::Accepted
     }
 
     /// Whether a section is queued for the entity with network id `net` this frame.
@@ -456,16 +477,19 @@ impl EntityGroup {
             let had_section = section.is_some();
             let authority = entity.owner == local;
             // A body a client holds (hand-off) is brought forward by its holder's lead.
-            let lead = match self.holder_leads.get(&entity.owner) {
-                Some(&ticks)
-                    if self
-                        .registry
-                        .options(entity.kind)
-                        .is_some_and(|o| o.hand_off) =>
-                {
-                    ticks as f32 * self.config.dt
-                }
-                _ => lead,
+            let lead = match entity.owner {
+                Owner::Server => lead,
+                holder => match self.holder_leads.get(&holder) {
+                    Some(&ticks)
+                        if self
+                            .registry
+                            .options(entity.kind)
+                            .is_some_and(|o| o.hand_off) =>
+                    {
+                        ticks as f32 * self.config.dt
+                    }
+                    _ => lead,
+                },
             };
             let mut ctx = ClientContext {
                 authority,
