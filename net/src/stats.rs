@@ -35,6 +35,10 @@ pub struct PeerStats {
     pub dropped_unknown_entity: u64,
     /// Sections for entities the peer does not own.
     pub dropped_not_owner: u64,
+    /// Server: of those, the sections for a body the server had just kept or taken back
+    /// from this client (hand-off), sent before the client heard. They are expected, and
+    /// not logged as a warning as the rest are.
+    pub late_sections: u64,
     /// Sections the entity's validation hook judged illegal.
     pub dropped_illegal: u64,
     /// Spawn requests the server refused (kind, parameters, claimed state or count).
@@ -65,8 +69,11 @@ pub struct PeerStats {
     /// Server: at the last broadcast, how old the state this client held of the entities
     /// it needs was, in milliseconds, at the 95th percentile over them. An entity that did
     /// not change since the state the client acknowledged is 0 old; a changed one is as old
-    /// as that state. It stays near a round trip while the byte budget carries every change,
-    /// and rises when the budget starves bodies (which then go in turn, by priority).
+    /// as the time since it first changed from that state, or from the last moment the
+    /// client held it itself (hand-off): a body that rested for minutes, or that the client
+    /// pushed until now, is not that old the moment the server's copy moves. It stays near
+    /// a round trip while the byte budget carries every change, and rises when the budget
+    /// starves bodies (which then go in turn, by priority).
     /// Client: 0.
     pub state_age_p95_ms: f32,
     /// Server: the oldest of those, milliseconds. Client: 0.

@@ -344,3 +344,55 @@ fn on_a_narrow_link_the_pace_settles_under_its_capacity_with_little_loss() {
     // The client is starved, and the server says so.
     assert!(stats.state_age_p95_ms > 300.0, "{stats:?}");
 }
+
+#[test]
+fn bodies_knocked_after_a_long_rest_are_not_reported_as_old_as_the_rest() {
+    // 100 bodies settle, most to rest for seconds, while one client is fed every change. Then
+    // all are knocked at once: the client's copies went out of date at that moment, not
+    // when it last heard of them, so its state age stays near a round trip (and the
+    // server does not warn that its state goes stale).
+    let config = NetConfig {
+        budget: 1_000_000,
+        ..config()
+    };
+    let mut s = Scenario::new(config.clone(), None, 60.0, |g| crates_and_balls(g, 100));
+    s.add_client(config, "ann", None);
+    s.join_within(3.0);
+    s.run_for(6.0);
+    let ann = s.clients[0].net.client_id().unwrap();
+    let still = |s: &Scenario| {
+        s.server
+            .group
+            .iter()
+            .filter(|e| e.body().linvel().length() < 0.01)
+            .count()
+    };
+    assert!(still(&s) >= 50, "only {} of 100 at rest", still(&s));
+    let knocked: Vec<EntityId> = s
+        .server
+        .group
+        .iter()
+        .filter(|e| e.owner() == Owner::Server)
+        .map(|e| e.id())
+        .collect();
+    for id in knocked {
+        let body = s.server.group.get(id).unwrap().body();
+        let state = lanyard::pose::BodyState {
+            linvel: [0.0, 3.0, 0.0],
+            ..lanyard::pose::BodyState::of(body)
+        };
+        s.server.group.set_body_state(id, &state).unwrap();
+    }
+    // Every broadcast until the client has them all again.
+    let mut worst = (0.0f32, 0.0f32);
+    for _ in 0..30 {
+        s.step();
+        let st = s.server.net.peer_stats(ann).unwrap();
+        worst = (
+            worst.0.max(st.state_age_p95_ms),
+            worst.1.max(st.state_age_max_ms),
+        );
+    }
+    assert!(worst.0 <= 100.0, "p95 age {} ms", worst.0);
+    assert!(worst.1 <= 150.0, "oldest {} ms", worst.1);
+}

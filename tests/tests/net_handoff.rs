@@ -184,6 +184,49 @@ fn a_player_walking_into_a_stack_takes_it_and_gives_it_back_at_rest() {
 }
 
 #[test]
+fn the_boxes_a_player_gave_back_are_not_stale_for_her_and_her_late_sections_are_expected() {
+    // Over a link 40 ms each way. While ann holds the boxes her copies are the
+    // authority's; when they come back to the server her copies are current, and they go
+    // stale only if the server's copy changes and does not reach her: her state age stays
+    // near a round trip throughout. The sections she sent for them before she heard they
+    // went back cross that news on the wire: dropped as late, not as sections for
+    // entities she does not own.
+    let link = Conditions {
+        latency: 0.04,
+        ..Conditions::PERFECT
+    };
+    let mut s = Scenario::new(NetConfig::default(), Some((link, 5)), 60.0, |g| {
+        stack(g, 0.0, 3)
+    });
+    s.add_client(NetConfig::default(), "ann", None);
+    s.join_within(3.0);
+    let mover = still_mover(&mut s, 0, -3.0, 2.0);
+    s.run_for(2.0);
+    let id = s.clients[0].net.client_id().unwrap();
+    let ann = Owner::Client(id);
+    walk(&mut s, 0, mover, Vec3::new(2.0, 0.0, 0.0), 2.5);
+    assert!(
+        !held_by(&s.server.group, ann).is_empty(),
+        "ann took nothing"
+    );
+    walk(&mut s, 0, mover, Vec3::ZERO, 0.1);
+    let mut oldest: f32 = 0.0;
+    for _ in 0..(8.0 / s.dt) as usize {
+        s.step();
+        let stats = s.server.net.peer_stats(id).unwrap();
+        oldest = oldest.max(stats.state_age_max_ms);
+    }
+    assert!(
+        held_by(&s.server.group, ann).is_empty(),
+        "the boxes did not come back"
+    );
+    assert!(oldest <= 200.0, "ann's state was {oldest} ms old");
+    let stats = s.server.net.peer_stats(id).unwrap();
+    assert!(stats.late_sections >= 1, "{stats:?}");
+    assert_eq!(stats.dropped_not_owner, stats.late_sections, "{stats:?}");
+}
+
+#[test]
 fn the_server_refuses_claims_it_must_and_corrects_a_teleport() {
     let (mut s, mover) = game();
     let ann_id = s.clients[0].net.client_id().unwrap();

@@ -129,6 +129,7 @@ impl Game {
                 "duplicates": s.duplicates,
                 "dropped_illegal": s.dropped_illegal,
                 "dropped_not_owner": s.dropped_not_owner,
+                "late_sections": s.late_sections,
                 "refused_spawns": s.refused_spawns,
                 "corrections": s.corrections,
                 "resends": s.resends,

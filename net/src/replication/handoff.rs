@@ -61,6 +61,10 @@ pub(crate) const REST: f32 = 0.5;
 /// A held body none of its holder's other bodies came within reach of for this long
 /// (seconds) returns to the server.
 pub(crate) const APART: f32 = 3.0;
+/// How long (seconds) after the server keeps or takes back a body a client believed it
+/// held, that client's sections for it are taken for ones that crossed the news on the
+/// wire (dropped quietly), not for a client sending for what it does not own.
+const LATE: f32 = 2.0;
 /// The most bodies one client holds at once.
 pub(crate) const MAX_HELD: usize = 32;
 
@@ -105,6 +109,8 @@ impl ServerReplication {
         let stats = &mut peer.conn.stats;
         if let Some(why) = refusal {
             stats.refused_claims += 1;
+            // It took the body at once: its sections for it are on the way.
+            self.taken_back.insert(net, (id, core.now));
             tracing::debug!("{} ({id}) claimed {net}: refused ({why})", peer.name);
             log_refusal(id, &stats.refused_claims, "refused claims");
             let seq = now_seq;
@@ -143,6 +149,8 @@ impl ServerReplication {
     /// Once a frame: the held bodies that rested long enough, or that their holder left
     /// alone long enough, return to the server.
     pub(crate) fn settle_held(&mut self, core: &mut Core, group: &mut EntityGroup) {
+        self.taken_back
+            .retain(|_, (_, at)| core.now.saturating_sub(*at) < us(LATE));
         if self.held.is_empty() {
             return;
         }
@@ -185,7 +193,9 @@ impl ServerReplication {
         net: NetId,
         eid: Option<EntityId>,
     ) {
-        self.held.remove(&net);
+        if let Some(h) = self.held.remove(&net) {
+            self.taken_back.insert(net, (h.client, core.now));
+        }
         self.forward.remove(&net);
         if let Some(eid) = eid {
             let _ = group.set_owner(eid, Owner::Server);

@@ -178,6 +178,9 @@ pub(super) fn candidates(
         let i = *i as usize;
         let c = &world[i];
         if c.owner == Owner::Client(id) {
+            if let Some(seen) = view.ents.get_mut(slot, c.net) {
+                seen.held_until = number;
+            }
             continue;
         }
         let Some(announced) = view.ents.get(slot, c.net).map(Seen::announced) else {
@@ -195,6 +198,7 @@ pub(super) fn candidates(
         };
         // Unchanged if the client acknowledged a broadcast at which the current bytes were
         // already current (or, rarely, if they came back to what it holds).
+        let held_until = seen.held_until;
         let base = seen.baseline();
         let same = base.is_some_and(|(f, b)| f >= c.version || b == c.bytes);
         let foreseen = !same && c.predicts && follows_prediction(c, seen, forecasts, history);
@@ -217,8 +221,15 @@ pub(super) fn candidates(
             seen.priority += REFRESH_PRIORITY + OVERDUE_PRIORITY * overdue;
             cands.push((i, false, seen.priority));
         } else {
+            // Out of date since the first change after the state the client holds, or
+            // after it last held the body itself (not since it was sent that state: a body
+            // that rested long, or that the client pushed, is not stale the moment the
+            // server's copy moves). No change since it held it: its copy is current.
             if let Some((b, _)) = base {
-                ages.stale.push(number - b);
+                let since = history[c.slot as usize]
+                    .changed_after(b.max(held_until))
+                    .unwrap_or(number);
+                ages.stale.push(number.saturating_sub(since));
             }
             seen.priority += c.urgency;
             cands.push((i, true, seen.priority));

@@ -55,6 +55,9 @@ pub(crate) struct ServerReplication {
     pub(super) forward: BTreeMap<NetId, Forward>,
     /// The server's bodies clients hold (hand-off).
     pub(super) held: BTreeMap<NetId, super::handoff::Held>,
+    /// Bodies a client believed it held that the server has just kept or taken back, and
+    /// when (µs): that client's sections for them still cross the news on the wire.
+    pub(super) taken_back: BTreeMap<NetId, (ClientId, u64)>,
     /// Whether the world had bodies clients may take (hand-off) at the last broadcast:
     /// then what clients own is relayed with its time.
     relaying: bool,
@@ -287,11 +290,17 @@ impl ServerReplication {
                 Verdict::UnknownEntity => stats.dropped_unknown_entity += 1,
                 Verdict::NotOwner => {
                     stats.dropped_not_owner += 1;
-                    log_refusal(
-                        id,
-                        &stats.dropped_not_owner,
-                        "sections for entities it does not own",
-                    );
+                    if self.taken_back.get(&net).is_some_and(|(c, _)| *c == id) {
+                        // Sent before the client heard the body is the server's: expected.
+                        stats.late_sections += 1;
+                        tracing::debug!("{id}: a late section for {net}, taken back");
+                    } else {
+                        log_refusal(
+                            id,
+                            &(stats.dropped_not_owner - stats.late_sections),
+                            "sections for entities it does not own",
+                        );
+                    }
                 }
                 Verdict::Illegal => {
                     stats.dropped_illegal += 1;

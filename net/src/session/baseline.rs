@@ -87,6 +87,14 @@ impl History {
         self.tip.number
     }
 
+    /// The broadcast at which the section first changed after broadcast `number`: when a
+    /// client that holds the section of `number` stopped holding the current one. If the
+    /// history no longer reaches back to `number`, the oldest change it keeps (a moment
+    /// the client's copy was out of date already). None if nothing changed since.
+    pub(crate) fn changed_after(&self, number: u32) -> Option<u32> {
+        self.versions.iter().map(|(f, _)| *f).find(|f| *f > number)
+    }
+
     /// The section that was current at `number`, if still known.
     pub(crate) fn at(&self, number: u32) -> Option<&[u8]> {
         self.shared_at(number).map(|b| &b[..])
@@ -112,6 +120,9 @@ pub(crate) struct Seen {
     baseline: Option<(u32, Arc<[u8]>)>,
     /// The broadcast the entity's state last went out in.
     pub(crate) last_sent: Option<u32>,
+    /// The last broadcast at which the client itself held the entity (hand-off): its copy
+    /// was the authority's until then, however old its baseline (0: never).
+    pub(crate) held_until: u32,
     /// The accumulated priority.
     pub(crate) priority: f32,
 }
