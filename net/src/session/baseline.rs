@@ -396,4 +396,27 @@ mod tests {
         assert_eq!(h.newest(), Some(3));
         assert_eq!(h.at(2), Some(&[7; Tip::INLINE + 1][..]));
     }
+
+    #[test]
+    fn a_history_forgets_what_no_baseline_can_name_any_more() {
+        // It keeps the newest version at or before the window's start, and all after.
+        let window = SERVER_WINDOW + IN_FLIGHT as u32;
+        let mut h = History::default();
+        for (n, b) in [(1, 1u8), (2, 2), (3, 3)] {
+            h.update(n, &[b; 31]);
+        }
+        h.update(2 + window, &[3; 31]);
+        assert_eq!(h.at(1), None, "version 1 went");
+        assert_eq!(h.at(2), Some(&[2; 31][..]));
+        assert_eq!(h.changed_after(1), Some(2), "the oldest change it keeps");
+        assert_eq!(h.changed_after(2), Some(3));
+        h.update(3 + window, &[3; 31]);
+        assert_eq!(h.at(2), None, "version 2 went");
+        assert_eq!(h.at(3 + window), Some(&[3; 31][..]));
+        assert_eq!(h.changed_after(3), None, "nothing changed since 3");
+        // A new version after a long quiet is kept with the one before it.
+        h.update(10 + window, &[4; 31]);
+        assert_eq!(h.at(9 + window), Some(&[3; 31][..]));
+        assert_eq!(h.changed_after(9 + window), Some(10 + window));
+    }
 }
