@@ -147,7 +147,8 @@ impl ServerReplication {
     }
 
     /// Once a frame: the held bodies that rested long enough, or that their holder left
-    /// alone long enough, return to the server.
+    /// alone long enough, return to the server; the bodies taken back more than [`LATE`]
+    /// ago are forgotten (a section for them is no longer a late one).
     pub(crate) fn settle_held(&mut self, core: &mut Core, group: &mut EntityGroup) {
         self.taken_back
             .retain(|_, (_, at)| core.now.saturating_sub(*at) < us(LATE));
