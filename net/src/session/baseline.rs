@@ -146,14 +146,9 @@ impl Seen {
 /// refresh may come due now (a timer wheel). Never at the whole world.
 #[derive(Default, Clone)]
 pub(crate) struct Ents {
-    /// The entity held at each slot.
-    nets: Vec<Option<NetId>>,
-    /// The broadcast at which each slot's wheel entry is meant to wake it (an entry whose
-    /// slot was given a later wake since is stale, and passed over).
-    wake: Vec<u32>,
-    /// The broadcast each slot was last looked at, so it is looked at once per broadcast.
-    looked: Vec<u32>,
-    seen: Vec<Seen>,
+    /// What the client holds at each slot, one cache line a slot: a broadcast looks at a
+    /// few slots of every client, and each look then costs one miss, not one per field.
+    slots: Vec<Slot>,
     /// Slots to look at next broadcast whatever happens.
     pending: Vec<u32>,
     /// Slots to look at by the broadcast they wake at, modulo the wheel's length.
@@ -162,36 +157,50 @@ pub(crate) struct Ents {
     settled: usize,
 }
 
+/// What a client's view has at one slot.
+#[derive(Default, Clone)]
+#[repr(align(64))]
+struct Slot {
+    /// The entity held there.
+    net: Option<NetId>,
+    /// The broadcast at which the slot's wheel entry is meant to wake it (an entry whose
+    /// slot was given a later wake since is stale, and passed over).
+    wake: u32,
+    /// The broadcast the slot was last looked at, so it is looked at once per broadcast.
+    looked: u32,
+    seen: Seen,
+}
+
 impl Ents {
     fn grow(&mut self, slot: usize) {
-        if slot >= self.nets.len() {
-            let len = slot + 1;
-            self.nets.resize(len, None);
-            self.wake.resize(len, 0);
-            self.looked.resize(len, 0);
-            self.seen.resize(len, Seen::default());
+        if slot >= self.slots.len() {
+            self.slots.resize(slot + 1, Slot::default());
         }
     }
 
     /// Whether entity `net` is held at `slot`.
     pub(crate) fn holds(&self, slot: u32, net: NetId) -> bool {
-        self.nets.get(slot as usize) == Some(&Some(net))
+        self.slots
+            .get(slot as usize)
+            .is_some_and(|s| s.net == Some(net))
     }
 
     fn held(&self, slot: u32) -> bool {
-        self.nets.get(slot as usize).is_some_and(Option::is_some)
+        self.slots
+            .get(slot as usize)
+            .is_some_and(|s| s.net.is_some())
     }
 
     /// Holds entity `net` at `slot`, announced by reliable message `announced` (none: known
     /// already), with no baseline.
     pub(crate) fn insert(&mut self, slot: u32, net: NetId, announced: Option<u32>) {
         let s = slot as usize;
-        if let Some(Some(held)) = self.nets.get(s).copied() {
+        if let Some(held) = self.slots.get(s).and_then(|s| s.net) {
             self.remove(slot, held);
         }
         self.grow(s);
-        self.nets[s] = Some(net);
-        self.seen[s] = Seen {
+        self.slots[s].net = Some(net);
+        self.slots[s].seen = Seen {
             announced,
             ..Seen::default()
         };
@@ -207,8 +216,8 @@ impl Ents {
             return None;
         }
         let s = slot as usize;
-        self.nets[s] = None;
-        let seen = std::mem::take(&mut self.seen[s]);
+        self.slots[s].net = None;
+        let seen = std::mem::take(&mut self.slots[s].seen);
         if seen.announced.is_none() {
             self.settled -= 1;
         }
@@ -217,18 +226,20 @@ impl Ents {
 
     /// What is known of entity `net` at `slot`, if it is held.
     pub(crate) fn get(&self, slot: u32, net: NetId) -> Option<&Seen> {
-        self.holds(slot, net).then(|| &self.seen[slot as usize])
+        self.holds(slot, net)
+            .then(|| &self.slots[slot as usize].seen)
     }
 
     /// The same, to change its priority and when it was last sent.
     pub(crate) fn get_mut(&mut self, slot: u32, net: NetId) -> Option<&mut Seen> {
-        self.holds(slot, net).then(|| &mut self.seen[slot as usize])
+        self.holds(slot, net)
+            .then(|| &mut self.slots[slot as usize].seen)
     }
 
     /// The client acknowledged the message that announced the entity at `slot`.
     pub(crate) fn settle(&mut self, slot: u32) {
-        if let Some(seen) = self.seen.get_mut(slot as usize)
-            && seen.announced.take().is_some()
+        if let Some(s) = self.slots.get_mut(slot as usize)
+            && s.seen.announced.take().is_some()
         {
             self.settled += 1;
         }
@@ -254,7 +265,7 @@ impl Ents {
         if look || baseline.is_none() {
             self.pending.push(slot);
         }
-        self.seen[slot as usize].baseline = baseline;
+        self.slots[slot as usize].seen.baseline = baseline;
     }
 
     /// Looks at the held entity at `slot` again next broadcast.
@@ -274,7 +285,7 @@ impl Ents {
             self.pending.push(slot);
             return;
         }
-        self.wake[slot as usize] = wake;
+        self.slots[slot as usize].wake = wake;
         let len = self.wheel.len();
         self.wheel[wake as usize % len].push(slot);
     }
@@ -284,8 +295,8 @@ impl Ents {
     pub(crate) fn wake_all(&mut self, len: usize) {
         self.wheel = vec![Vec::new(); len.max(1)];
         self.pending.clear();
-        for (s, n) in self.nets.iter().enumerate() {
-            if n.is_some() {
+        for (s, at) in self.slots.iter().enumerate() {
+            if at.net.is_some() {
                 self.pending.push(s as u32);
             }
         }
@@ -302,13 +313,15 @@ impl Ents {
         let at = number as usize % self.wheel.len();
         let bucket = std::mem::take(&mut self.wheel[at]);
         let pending = std::mem::take(&mut self.pending);
-        let woken = bucket
-            .iter()
-            .filter(|s| self.wake.get(**s as usize) == Some(&number));
-        for &slot in pending.iter().chain(changed).chain(woken) {
-            let s = slot as usize;
-            if self.held(slot) && self.looked[s] != number {
-                self.looked[s] = number;
+        let woken = bucket.iter().map(|s| (*s, true));
+        let any = pending.iter().chain(changed).map(|s| (*s, false));
+        for (slot, if_woken) in any.chain(woken) {
+            if let Some(at) = self.slots.get_mut(slot as usize)
+                && at.net.is_some()
+                && at.looked != number
+                && (!if_woken || at.wake == number)
+            {
+                at.looked = number;
                 out.push(slot);
             }
         }
@@ -366,6 +379,12 @@ impl ClientView {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn what_a_client_has_at_a_slot_is_one_cache_line() {
+        assert_eq!(std::mem::size_of::<Slot>(), 64);
+        assert_eq!(std::mem::align_of::<Slot>(), 64);
+    }
 
     #[test]
     fn a_history_finds_its_versions_short_and_long_alike() {
