@@ -35,7 +35,7 @@ pub(super) struct Cadence {
     /// Broadcasts after which an unchanged entity is sent again.
     pub(super) refresh: u32,
     /// Refreshes alone go out every this many broadcasts, so a resting world sends few
-    /// datagrams; they also ride along whenever changed state goes.
+    /// datagrams; they also ride along with changed state that goes when they come due.
     pub(super) batch: u32,
     /// Whether this broadcast is a refresh round (every half refresh).
     pub(super) at_round: bool,
@@ -219,7 +219,10 @@ pub(super) fn candidates(
             }
             let overdue = age.saturating_sub(cadence.refresh) as f32 / cadence.rate;
             seen.priority += REFRESH_PRIORITY + OVERDUE_PRIORITY * overdue;
+            // When it is looked at again depends on whether anything goes to the client
+            // now: see `next_looks`.
             cands.push((i, false, seen.priority));
+            continue;
         } else {
             // Out of date since the first change after the state the client holds, or
             // after it last held the body itself (not since it was sent that state: a body
@@ -234,12 +237,35 @@ pub(super) fn candidates(
             seen.priority += c.urgency;
             cands.push((i, true, seen.priority));
         }
-        // Sent or not, a candidate is looked at again next broadcast.
+        // Sent or not, a changed candidate is looked at again next broadcast.
         view.ents.pend(slot);
     }
     sel.due = due;
     ages.held = view.ents.settled().saturating_sub(own);
     (cands, predicted)
+}
+
+/// When the refreshes among `cands` are looked at again: at the next broadcast if state
+/// goes to the client now (sent or not, a candidate is looked at again), or else at the
+/// next batch, when refreshes alone go (until then, looking at them again would find the
+/// same: anything that changes is looked at anyway).
+pub(super) fn next_looks(
+    view: &mut ClientView,
+    cands: &[(usize, bool, f32)],
+    world: &[Current<'_>],
+    cadence: &Cadence,
+    sends: bool,
+) {
+    let batch = cadence.batch.max(1);
+    let next_batch = (cadence.number / batch + 1) * batch;
+    for &(i, _, _) in cands.iter().filter(|c| !c.1) {
+        let slot = world[i].slot;
+        if sends {
+            view.ents.pend(slot);
+        } else {
+            view.ents.sleep_until(slot, next_batch);
+        }
+    }
 }
 
 /// Whether the client's prediction of `c` stands for its state now, whichever section the
@@ -362,5 +388,58 @@ mod tests {
         ents.due(9, &[], 8, &mut out);
         out.sort_unstable();
         assert_eq!(out, [3, 4, 7]);
+    }
+
+    #[test]
+    fn refreshes_that_cannot_go_alone_wait_for_the_batch_unless_state_goes_now() {
+        let bytes = [1u8; 4];
+        let world: Vec<Current<'_>> = (0..3u32)
+            .map(|s| Current {
+                net: NetId(100 + s),
+                slot: s,
+                bytes: &bytes,
+                version: 1,
+                owner: Owner::Server,
+                urgency: 1.0,
+                codec: &lanyard::delta::ByteDelta,
+                predicts: false,
+                age: None,
+            })
+            .collect();
+        let looks = |sends: bool| {
+            let mut view = ClientView::default();
+            let mut out = Vec::new();
+            for s in 0..3u32 {
+                view.ents.insert(s, NetId(100 + s), None);
+            }
+            view.ents.due(1, &[], 16, &mut out);
+            // Broadcast 6 (batches every 5): entities 0 and 2 are due for a refresh.
+            let cands = [(0, false, 1.0), (2, false, 1.0)];
+            next_looks(&mut view, &cands, &world, &cadence(80, 5, 6), sends);
+            (7..=10)
+                .map(|n| {
+                    out.clear();
+                    view.ents.due(n, &[], 16, &mut out);
+                    out.sort_unstable();
+                    out.clone()
+                })
+                .collect::<Vec<_>>()
+        };
+        let nothing: Vec<u32> = Vec::new();
+        assert_eq!(
+            looks(false),
+            [
+                nothing.clone(),
+                nothing.clone(),
+                nothing.clone(),
+                vec![0, 2]
+            ],
+            "nothing went: looked at again at the next batch, not before"
+        );
+        assert_eq!(
+            looks(true),
+            [vec![0, 2], nothing.clone(), nothing.clone(), nothing],
+            "state went: looked at again next broadcast"
+        );
     }
 }

@@ -4,7 +4,7 @@
 
 use super::age::Ages;
 use super::forecast::Forecasts;
-use super::select::{Cadence, Selection, candidates};
+use super::select::{Cadence, Selection, candidates, next_looks};
 use super::slots::Slots;
 use super::*;
 use crate::connection::Connection;
@@ -421,7 +421,9 @@ impl ServerReplication {
             let (stats, warned) = (&mut p.conn.stats, &mut p.stale_warned);
             ages.note(stats, (warned, &p.name), cadence.rate, core.now);
             let changed = cands.iter().filter(|c| c.1).count();
-            if changed == 0 && !number.is_multiple_of(cadence.batch) && !predicted {
+            let sends = changed > 0 || number.is_multiple_of(cadence.batch) || predicted;
+            next_looks(view, &cands, &world, &cadence, sends);
+            if !sends {
                 pace(&mut p.pace, &mut p.conn, held, &cadence, core.now);
                 continue;
             }
