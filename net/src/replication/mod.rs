@@ -84,6 +84,7 @@ mod requests;
 mod select;
 mod server;
 mod slots;
+mod world;
 
 pub(crate) use client::ClientReplication;
 pub(crate) use server::ServerReplication;

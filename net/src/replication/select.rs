@@ -14,7 +14,7 @@
 
 use super::age::Ages;
 use super::forecast::Forecasts;
-use super::server::Current;
+use super::world::Current;
 use super::*;
 use crate::connection::Connection;
 use crate::session::baseline::{ClientView, History, Seen};
