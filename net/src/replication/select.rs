@@ -394,17 +394,7 @@ mod tests {
     fn refreshes_that_cannot_go_alone_wait_for_the_batch_unless_state_goes_now() {
         let bytes = [1u8; 4];
         let world: Vec<Current<'_>> = (0..3u32)
-            .map(|s| Current {
-                net: NetId(100 + s),
-                slot: s,
-                bytes: &bytes,
-                version: 1,
-                owner: Owner::Server,
-                urgency: 1.0,
-                codec: &lanyard::delta::ByteDelta,
-                predicts: false,
-                age: None,
-            })
+            .map(|s| Current::server(NetId(100 + s), s, &bytes, 1))
             .collect();
         let looks = |sends: bool| {
             let mut view = ClientView::default();

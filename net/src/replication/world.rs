@@ -147,6 +147,24 @@ pub(super) fn world_state<'a>(
     world
 }
 
+/// For tests: an entry of the server's, current since `version`, sent whole.
+#[cfg(test)]
+impl<'a> Current<'a> {
+    pub(super) fn server(net: NetId, slot: u32, bytes: &'a [u8], version: u32) -> Self {
+        Current {
+            net,
+            slot,
+            bytes,
+            version,
+            owner: Owner::Server,
+            urgency: 1.0,
+            codec: &lanyard::delta::ByteDelta,
+            predicts: false,
+            age: None,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -157,17 +175,7 @@ mod tests {
         let bytes = [1u8, 2, 3];
         let mut world = buf.take();
         for n in 0..1000 {
-            world.push(Current {
-                net: NetId(n),
-                slot: n,
-                bytes: &bytes,
-                version: 0,
-                owner: Owner::Server,
-                urgency: 1.0,
-                codec: &lanyard::delta::ByteDelta,
-                predicts: false,
-                age: None,
-            });
+            world.push(Current::server(NetId(n), n, &bytes, 0));
         }
         let (at, capacity) = (world.as_ptr() as usize, world.capacity());
         buf.keep(world);
