@@ -224,16 +224,31 @@ thread_local! {
     static WATCH: std::cell::Cell<(usize, usize, usize)> = const { std::cell::Cell::new((0, 0, 0)) };
 }
 
-/// Runs `f` (a client path given `payload`) and says how far into `payload` its readers
-/// got: `None` if no reader of it was dropped, else the furthest offset. A client path
-/// that read some of its section but not to the end forgot
-/// [`SectionReader::finish`], and the frame's report says so.
-pub(crate) fn watch_reads<T>(payload: &[u8], f: impl FnOnce() -> T) -> (T, Option<usize>) {
+/// Watches how far the readers of `payload` (a client path's section) get, until
+/// [`ReadWatch::end`]. A client path that read some of its section but not to the end
+/// forgot [`SectionReader::finish`], and the frame's report says so.
+pub(crate) fn watch_reads(payload: &[u8]) -> ReadWatch {
     let start = payload.as_ptr() as usize;
     let before = WATCH.with(|w| w.replace((start, start + payload.len(), 0)));
-    let out = f();
-    let (_, _, far) = WATCH.with(|w| w.replace(before));
-    (out, (far != 0).then(|| far - start))
+    ReadWatch { before, start }
+}
+
+/// A watch on a section's readers ([`watch_reads`]). Not a guard around the client path
+/// (a closure moved in and out costs the frame more than the watch itself): the caller
+/// ends it, after a panic too, since its client paths run guarded.
+#[must_use]
+pub(crate) struct ReadWatch {
+    before: (usize, usize, usize),
+    start: usize,
+}
+
+impl ReadWatch {
+    /// Stops watching: `None` if no reader of the section was dropped, else the furthest
+    /// offset one got to.
+    pub(crate) fn end(self) -> Option<usize> {
+        let (_, _, far) = WATCH.with(|w| w.replace(self.before));
+        (far != 0).then(|| far - self.start)
+    }
 }
 
 impl Drop for SectionReader<'_> {

@@ -511,11 +511,9 @@ impl EntityGroup {
             let kind = entity.kind;
             let owner = entity.owner;
             let len = section.map_or(0, |s| s.payload.len());
-            let mut run = || guarded(|| ctrl.client_update(entity, section, &mut ctx));
-            let (ran, read) = match section {
-                Some(s) => crate::codec::watch_reads(s.payload, run),
-                None => (run(), None),
-            };
+            let watch = section.map(|s| crate::codec::watch_reads(s.payload));
+            let ran = guarded(|| ctrl.client_update(entity, section, &mut ctx));
+            let read = watch.and_then(crate::codec::ReadWatch::end);
             match ran {
                 Ok(Ok(())) if had_section => {
                     applied += 1;
