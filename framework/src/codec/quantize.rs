@@ -42,10 +42,17 @@ fn bounded(c: f32, max: f32) -> f32 {
     (c / max).clamp(-1.0, 1.0) * f32::from(i16::MAX)
 }
 
-/// [`round_i32`] of four values at once, without branches, so that the compiler can do
-/// the four in one go: the same integers as four calls.
+/// Whether every value is under [`NEAR_LIMIT`] in magnitude (NaN is not), checked without
+/// a branch for each.
 #[inline(always)]
-pub(super) fn round_i32x4(x: [f32; 4]) -> [i32; 4] {
+pub(super) fn all_near(x: &[f32]) -> bool {
+    x.iter().fold(true, |all, v| all & (v.abs() < NEAR_LIMIT))
+}
+
+/// [`round_i32`] of any four values at once, without branches, so that the compiler can
+/// do the four in one go: the same integers as four calls.
+#[inline(always)]
+pub(super) fn round_any_i32x4(x: [f32; 4]) -> [i32; 4] {
     let mut out = [0i32; 4];
     for (o, x) in out.iter_mut().zip(x) {
         // As `round_i32`: below 2^23 truncation and the remainder are exact; from there up
@@ -58,10 +65,37 @@ pub(super) fn round_i32x4(x: [f32; 4]) -> [i32; 4] {
     out
 }
 
-/// [`round_i16`] of four values at once (see [`round_i32x4`]).
+/// Below this magnitude (2^22) [`round_near_i32x4`] is exact: every velocity and rotation
+/// the pose codec rounds, and positions within 4 km of the origin.
+pub(super) const NEAR_LIMIT: f32 = 4_194_304.0;
+
+/// 1.5 * 2^23: any value under [`NEAR_LIMIT`] added to it lands where the floats are the
+/// whole numbers, so the sum is the value rounded (half-way to even), and the sum's bits
+/// less this one's are that whole number.
+const MAGIC: f32 = 12_582_912.0;
+
+/// [`round_any_i32x4`] of four values under [`NEAR_LIMIT`] in magnitude, in float
+/// arithmetic and bit operations only: no conversion to an integer, which Rust saturates
+/// and the compiler then does one value at a time. Every value a pose holds but a
+/// position over 4 km out, checked once for all 2^32 floats under the limit.
 #[inline(always)]
-pub(super) fn round_i16x4(x: [f32; 4]) -> [i16; 4] {
-    round_i32x4(x).map(|v| v.clamp(i32::from(i16::MIN), i32::from(i16::MAX)) as i16)
+pub(super) fn round_near_i32x4(x: [f32; 4]) -> [i32; 4] {
+    let mut out = [0i32; 4];
+    for (o, x) in out.iter_mut().zip(x) {
+        let sum = x + MAGIC;
+        let whole = (sum.to_bits() as i32).wrapping_sub(MAGIC.to_bits() as i32);
+        // Exact, and in [-0.5, 0.5]: at a half-way value the sum went to the even
+        // neighbour; rounding goes away from zero instead.
+        let rest = x - (sum - MAGIC);
+        *o = whole + i32::from(rest == 0.5 && x > 0.0) - i32::from(rest == -0.5 && x < 0.0);
+    }
+    out
+}
+
+/// The nearest `i16`.
+#[inline(always)]
+pub(super) fn saturate_i16(v: i32) -> i16 {
+    v.clamp(i32::from(i16::MIN), i32::from(i16::MAX)) as i16
 }
 
 /// What [`SectionWriter::pos_mm`](super::SectionWriter::pos_mm),
@@ -78,20 +112,45 @@ pub(crate) fn pose_bytes(
     max_ang: f32,
 ) -> [u8; 31] {
     let (largest, others) = quat_parts(rot);
-    let mm = round_i32x4([pos.x * 1000.0, pos.y * 1000.0, pos.z * 1000.0, 0.0]);
-    let q = round_i16x4([others[0], others[1], others[2], 0.0]);
-    let lin = round_i16x4([
-        bounded(linvel.x, max_lin),
-        bounded(linvel.y, max_lin),
-        bounded(linvel.z, max_lin),
-        bounded(angvel.x, max_ang),
-    ]);
-    let ang = round_i16x4([
-        bounded(angvel.y, max_ang),
-        bounded(angvel.z, max_ang),
-        0.0,
-        0.0,
-    ]);
+    let values = [
+        [pos.x * 1000.0, pos.y * 1000.0, pos.z * 1000.0, 0.0],
+        [others[0], others[1], others[2], 0.0],
+        [
+            bounded(linvel.x, max_lin),
+            bounded(linvel.y, max_lin),
+            bounded(linvel.z, max_lin),
+            bounded(angvel.x, max_ang),
+        ],
+        [
+            bounded(angvel.y, max_ang),
+            bounded(angvel.z, max_ang),
+            0.0,
+            0.0,
+        ],
+    ];
+    // One check for the sixteen, so that a pose takes one way or the other as a whole.
+    let [mm, q, lin, ang] = if all_near(values.as_flattened()) {
+        let [a, b, c, d] = values;
+        [
+            round_near_i32x4(a),
+            round_near_i32x4(b),
+            round_near_i32x4(c),
+            round_near_i32x4(d),
+        ]
+    } else {
+        let [a, b, c, d] = values;
+        [
+            round_any_i32x4(a),
+            round_any_i32x4(b),
+            round_any_i32x4(c),
+            round_any_i32x4(d),
+        ]
+    };
+    let (q, lin, ang) = (
+        q.map(saturate_i16),
+        lin.map(saturate_i16),
+        ang.map(saturate_i16),
+    );
     let mut b = [0u8; 31];
     for (out, v) in b[..12].chunks_exact_mut(4).zip(mm) {
         out.copy_from_slice(&v.to_le_bytes());

@@ -1,6 +1,8 @@
 //! The codec's tests: rounding, quantizers, readers' refusals, packets.
 
-use super::quantize::{round_i16, round_i16x4, round_i32, round_i32x4};
+use super::quantize::{
+    NEAR_LIMIT, all_near, round_any_i32x4, round_i16, round_i32, round_near_i32x4, saturate_i16,
+};
 use super::*;
 
 #[test]
@@ -20,6 +22,11 @@ fn rounding_matches_the_standard_library_for_every_kind_of_f32() {
         -8_388_607.5,
         8_388_608.0,
         16_777_217.0,
+        4_194_303.5,
+        -4_194_303.5,
+        4_194_304.0,
+        -4_194_304.0,
+        4_194_304.5,
         32_767.5,
         -32_768.5,
         32_768.0,
@@ -47,13 +54,23 @@ fn rounding_matches_the_standard_library_for_every_kind_of_f32() {
         assert_eq!(round_i32(x), x.round() as i32, "{x:e} ({:#x})", x.to_bits());
         assert_eq!(round_i16(x), x.round() as i16, "{x:e} ({:#x})", x.to_bits());
     }
-    // Four at a time, each in every lane.
+    // Four at a time, each in every lane: the general way for any value, the way in float
+    // arithmetic for values under its limit (checked once for all 2^32 floats).
     for lane in 0..4 {
         for x in &specials {
             let mut four = [1.5, -0.5, 7.0, f32::NAN];
             four[lane] = *x;
-            assert_eq!(round_i32x4(four), four.map(round_i32), "{x:e}");
-            assert_eq!(round_i16x4(four), four.map(round_i16), "{x:e}");
+            assert_eq!(round_any_i32x4(four), four.map(round_i32), "{x:e}");
+            let i16s = round_any_i32x4(four).map(saturate_i16);
+            assert_eq!(i16s, four.map(round_i16), "{x:e}");
+            let mut four = [1.5, -0.5, 7.0, -4_194_303.5];
+            four[lane] = *x;
+            if x.abs() < NEAR_LIMIT {
+                assert!(all_near(&four));
+                assert_eq!(round_near_i32x4(four), four.map(round_i32), "{x:e}");
+            } else {
+                assert!(!all_near(&four), "{x:e}");
+            }
         }
     }
 }
