@@ -35,6 +35,7 @@ impl PoseState {
     pub const LEN: usize = 12 + 7 + 6 + 6;
 
     /// The state of `body` now.
+    #[inline]
     pub fn of(body: &RigidBody) -> Self {
         PoseState {
             pos: body.translation(),
@@ -45,6 +46,7 @@ impl PoseState {
     }
 
     /// Writes it, quantized.
+    #[inline]
     pub fn write(&self, out: &mut SectionWriter<'_>) {
         // What `pos_mm`, `quat` and `vec3_bounded` write, in one piece.
         out.fixed(&codec::pose_bytes(
