@@ -6,7 +6,7 @@ use crate::entity::{Entity, EntityRef, Slot};
 use crate::error::Error;
 use crate::id::{EntityId, KindId, NetId, Owner};
 use crate::params::encode_params;
-use crate::pose::{Observed, PoseState};
+use crate::pose::{Observations, Observed, PoseState};
 use rapier3d::prelude::{PhysicsWorld, RigidBody, RigidBodyHandle, RigidBodySet};
 use serde::Serialize;
 use std::any::Any;
@@ -237,7 +237,7 @@ pub struct ClientContext<'a> {
     /// The world's gravity.
     pub(crate) gravity: Vec3,
     /// Poses taken from the authority this frame (see [`crate::pose::Observed`]).
-    pub(crate) observed: &'a mut Vec<Observed>,
+    pub(crate) observed: &'a mut Observations,
 }
 
 impl ClientContext<'_> {
@@ -374,13 +374,7 @@ impl ClientContext<'_> {
     /// would have said, unquantized), for
     /// [`EntityGroup::observed_poses`](crate::EntityGroup::observed_poses).
     fn observe_own(&mut self) {
-        let now = PoseState::of(&self.bodies[self.handle]);
-        self.observed.push(Observed {
-            id: self.me,
-            authority: now,
-            applied: now,
-            corrected_from: None,
-        });
+        self.observed.push_own(self.me, &self.bodies[self.handle]);
     }
 }
 
@@ -429,6 +423,11 @@ impl PoseState {
         ctx: &mut ClientContext<'_>,
         tolerance: f32,
     ) -> Result<(), Error> {
+        // The peer's own pose, whole (anything else is refused below as a parse would).
+        if ctx.section_is_own() && section.payload.len() == PoseState::LEN {
+            ctx.observe_own();
+            return Ok(());
+        }
         Self::take_then(section, ctx, tolerance, |_| Ok(()))
     }
 

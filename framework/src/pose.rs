@@ -191,6 +191,103 @@ pub struct Observed {
     pub corrected_from: Option<(Vec3, Quat)>,
 }
 
+/// What a group's client paths observed in a frame: the [`Observed`] poses of
+/// [`EntityGroup::observed_poses`](crate::EntityGroup::observed_poses), kept in two lists.
+///
+/// A peer's own poses, looped back, are a whole frame's worth every frame (a server's
+/// every body) and are read only when someone asks, so they are kept compactly: 64 bytes
+/// each instead of an [`Observed`]'s 144. The two lists are merged, in the order the client
+/// paths ran, on the first ask after a frame.
+#[derive(Default)]
+pub(crate) struct Observations {
+    /// Poses taken from an authority's section, corrections, and states put from outside.
+    taken: Vec<Observed>,
+    /// This peer's own poses.
+    own: Vec<OwnPose>,
+    /// Both lists, merged on the first ask after a frame.
+    merged: std::cell::OnceCell<Vec<Observed>>,
+    /// The last merge's allocation, kept for the next.
+    spare: std::cell::Cell<Vec<Observed>>,
+}
+
+impl std::fmt::Debug for Observations {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Observations")
+            .field("taken", &self.taken.len())
+            .field("own", &self.own.len())
+            .finish_non_exhaustive()
+    }
+}
+
+/// A pose of the peer's own, as [`Observations`] keeps it.
+#[derive(Debug, Clone, Copy)]
+struct OwnPose {
+    id: EntityId,
+    pose: PoseState,
+    /// How many taken poses came before it.
+    after: u32,
+}
+
+impl Observations {
+    /// Forgets the last frame's, keeping the allocations.
+    pub(crate) fn clear(&mut self) {
+        self.taken.clear();
+        self.own.clear();
+        self.forget_merged();
+    }
+
+    /// Notes a pose taken from the authority (or put from outside).
+    pub(crate) fn push(&mut self, o: Observed) {
+        self.taken.push(o);
+        self.forget_merged();
+    }
+
+    /// Notes the exact pose of `body`, an entity of this peer's own, as its looped-back
+    /// section would have said it (the authority's pose and the applied one, uncorrected).
+    pub(crate) fn push_own(&mut self, id: EntityId, body: &RigidBody) {
+        let after = self.taken.len() as u32;
+        self.own.push(OwnPose {
+            id,
+            pose: PoseState::of(body),
+            after,
+        });
+        self.forget_merged();
+    }
+
+    /// After a note, a merge made before it (an ask in the middle of a frame) is stale.
+    fn forget_merged(&mut self) {
+        if let Some(merged) = self.merged.take() {
+            self.spare.set(merged);
+        }
+    }
+
+    /// All of them, in the order they were noted.
+    pub(crate) fn all(&self) -> &[Observed] {
+        if self.own.is_empty() {
+            return &self.taken;
+        }
+        self.merged.get_or_init(|| {
+            let mut all = self.spare.take();
+            all.clear();
+            all.reserve(self.taken.len() + self.own.len());
+            let mut next = 0;
+            for o in &self.own {
+                let upto = o.after as usize;
+                all.extend_from_slice(&self.taken[next..upto]);
+                next = upto;
+                all.push(Observed {
+                    id: o.id,
+                    authority: o.pose,
+                    applied: o.pose,
+                    corrected_from: None,
+                });
+            }
+            all.extend_from_slice(&self.taken[next..]);
+            all
+        })
+    }
+}
+
 /// A body's exact pose and velocities, for spawn messages and corrections: what a peer
 /// needs to put a freshly built body where the authority's is now. 52 bytes, no
 /// quantization.

@@ -196,3 +196,103 @@ fn each_entity_on_the_server_gets_back_its_own_section_and_no_other() {
         assert_eq!(mixed.controller::<Silent>(id).unwrap().sections, 0);
     }
 }
+
+/// A crate whose server path writes its pose and one byte more, which its client path
+/// (`PoseState::take`) does not expect.
+#[derive(Default)]
+struct Padded;
+
+impl Controller for Padded {
+    fn server_update(&mut self, me: EntityRef<'_>, _: &WorldView<'_>, out: &mut SectionWriter<'_>) {
+        lanyard::pose::PoseState::of(me.body()).write(out);
+        out.u8(7);
+    }
+
+    fn client_update(
+        &mut self,
+        _: &mut Entity,
+        section: Option<Section<'_>>,
+        ctx: &mut ClientContext<'_>,
+    ) -> Result<(), Error> {
+        match &section {
+            Some(s) => lanyard::pose::PoseState::take(s, ctx, 0.002),
+            None => Ok(()),
+        }
+    }
+}
+
+#[test]
+fn a_looped_back_pose_with_a_byte_left_over_is_refused_on_the_authority_too() {
+    // The authority passes over its own pose without decoding it; a section longer than a
+    // pose is still read as a whole, and refused for what is left over.
+    let mut r = KindRegistry::new();
+    r.register("padded", |_: &()| Blueprint {
+        body: RigidBodyBuilder::dynamic().build(),
+        colliders: vec![],
+        visual: Visual {
+            shape: Shape::Ball { radius: 1.0 },
+            color: [0; 4],
+        },
+        controller: Box::new(Padded),
+    })
+    .unwrap();
+    let mut g = EntityGroup::new(Arc::new(r), GroupConfig::default());
+    g.spawn("padded", &(), Owner::Server).unwrap();
+    let report = g.frame();
+    assert_eq!((report.sections_written, report.bad_sections), (1, 1));
+    assert_eq!(report.section_errors[0].error, Error::TrailingBytes(1));
+    assert!(g.observed_poses().is_empty());
+}
+
+#[test]
+fn observed_poses_keep_the_client_pass_order_with_the_authoritys_own_among_them() {
+    // Three crates on a server: the first and the last its own, the middle one a client's.
+    // The client's section is taken (and observed as the section says); the server's own
+    // are observed exactly, each where the client pass came to it.
+    let mut r = KindRegistry::new();
+    demo::register(&mut r).unwrap();
+    let config = GroupConfig {
+        gravity: Vec3::ZERO,
+        ..GroupConfig::default()
+    };
+    let mut g = EntityGroup::new(Arc::new(r), config);
+    g.replica().set_clients([ClientId(1)]);
+    let client = Owner::Client(ClientId(1));
+    let at = |x: f32| demo::CrateParams {
+        pos: [x, 2.0, 0.0],
+        half_extents: [0.5; 3],
+        color: [0, 0, 0, 255],
+        can_sleep: false,
+    };
+    let ids = [
+        g.spawn(demo::CRATE, &at(0.0), Owner::Server).unwrap(),
+        g.spawn(demo::CRATE, &at(3.0), client).unwrap(),
+        g.spawn(demo::CRATE, &at(6.0), Owner::Server).unwrap(),
+    ];
+    let held = g.get(ids[1]).unwrap();
+    let mut packet = lanyard::codec::PacketWriter::new();
+    let mut sent = lanyard::pose::PoseState::of(held.body());
+    sent.pos.x += 0.25;
+    packet.section(held.net_id(), |w| sent.write(w)).unwrap();
+    let mut feed = common::Feed::with_server_paths();
+    feed.packets.push((packet.as_bytes().to_vec(), client));
+    g.run_frame(&mut feed);
+    let seen: Vec<(EntityId, f32, bool)> = g
+        .observed_poses()
+        .iter()
+        .map(|o| (o.id, o.authority.pos.x, o.corrected_from.is_some()))
+        .collect();
+    assert_eq!(
+        seen,
+        vec![
+            (ids[0], 0.0, false),
+            (ids[1], 3.25, true),
+            (ids[2], 6.0, false)
+        ]
+    );
+    // Asked again, the same; a frame later, that frame's.
+    assert_eq!(g.observed_poses().len(), 3);
+    g.frame();
+    let ids_seen: Vec<EntityId> = g.observed_poses().iter().map(|o| o.id).collect();
+    assert_eq!(ids_seen, vec![ids[0], ids[2]]);
+}

@@ -13,7 +13,7 @@ use crate::error::Error;
 use crate::hash::StateHasher;
 use crate::id::{ClientId, EntityId, KindId, NetId, Owner};
 use crate::params::encode_params;
-use crate::pose::{BodyState, Observed};
+use crate::pose::{BodyState, Observations, Observed};
 use crate::record::format::{self as rec, Op, Recorder, RecordingHeader, TickRecord};
 use crate::registry::KindRegistry;
 use rapier3d::prelude::{Collider, ColliderHandle, PhysicsWorld};
@@ -277,7 +277,7 @@ pub struct EntityGroup {
     /// and how many more (a new host's first words from each client after a migration).
     trusted: std::collections::BTreeMap<NetId, u32>,
     /// Poses client paths took from their authorities in the last frame.
-    observed: Vec<Observed>,
+    observed: Observations,
     /// Hooks that panicked this frame.
     faults: Vec<Fault>,
     /// The clients with a session, sorted, when a network layer says (a server's spawns may
@@ -356,7 +356,7 @@ impl EntityGroup {
             lead_ticks: 0,
             holder_leads: std::collections::BTreeMap::new(),
             trusted: std::collections::BTreeMap::new(),
-            observed: Vec::new(),
+            observed: Observations::default(),
             faults: Vec::new(),
             section_errors: Vec::new(),
             tickets: std::collections::HashMap::new(),
@@ -492,7 +492,7 @@ impl EntityGroup {
     /// and the bodies put in a state from outside (a correction of an owned body, a
     /// spawn's state): what a [`Smoother`](crate::interp::Smoother) draws from.
     pub fn observed_poses(&self) -> &[Observed] {
-        &self.observed
+        self.observed.all()
     }
 
     /// Running totals of refused and failed work.
