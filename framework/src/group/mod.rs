@@ -267,6 +267,10 @@ pub struct EntityGroup {
     recorder: Option<Recorder>,
     /// Inside [`loop_back`](Self::loop_back): the sections offered are this group's own.
     looping_back: bool,
+    /// Set by [`loop_back`](Self::loop_back) on a server that records nothing: its own
+    /// sections were not queued, and the client pass takes them from `outgoing` in step
+    /// with `written` (both are in network-id order, as the client pass is).
+    own_in_step: bool,
     /// Ticks the sections from outside are behind this peer's present (see
     /// [`ClientContext::lead`]).
     lead_ticks: u32,
@@ -353,6 +357,7 @@ impl EntityGroup {
             counters: Counters::default(),
             recorder: None,
             looping_back: false,
+            own_in_step: false,
             lead_ticks: 0,
             holder_leads: std::collections::BTreeMap::new(),
             trusted: std::collections::BTreeMap::new(),

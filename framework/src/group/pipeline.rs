@@ -247,9 +247,14 @@ impl EntityGroup {
         let packet = std::mem::take(&mut self.outgoing);
         let local = self.local_owner();
         self.looping_back = true;
-        if local == Owner::Server {
+        if local == Owner::Server && self.recorder.is_none() {
             // The server's word needs no judging, and each section's entity is known (its
-            // path just wrote it): queue them without looking anyone up.
+            // path just wrote it, in the order the client pass goes): the client pass takes
+            // them from the packet as it comes to them.
+            self.counters.sections_in += self.written.len() as u64;
+            self.own_in_step = true;
+        } else if local == Owner::Server {
+            // The same, queued one by one, so that the recorder sees each.
             let written = std::mem::take(&mut self.written);
             for (&i, (at, section)) in written.iter().zip(packet.sections_at()) {
                 self.queue(i as usize, section, Some(at));
@@ -448,10 +453,24 @@ impl EntityGroup {
         let mut applied = 0;
         let mut bad = 0;
         let lead = self.lead_ticks as f32 * self.config.dt;
+        let in_step = std::mem::take(&mut self.own_in_step);
+        let own_count = if in_step { self.written.len() } else { 0 };
+        let mut own = self.written[..own_count]
+            .iter()
+            .zip(self.outgoing.payload_spans())
+            .peekable();
         for &(net, index) in &self.order {
             let i = index as usize;
             let slot = &mut self.slots[i];
-            let pending = slot.pending.take();
+            let mut pending = slot.pending.take();
+            if let Some((_, (start, len))) = own.next_if(|(w, _)| **w == index) {
+                // This group's own section, looped back in step (see `loop_back`).
+                pending = Some(Pending {
+                    start,
+                    len,
+                    own: true,
+                });
+            }
             let Some(entity) = slot.entity.as_mut() else {
                 continue;
             };
