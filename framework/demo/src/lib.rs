@@ -128,8 +128,8 @@ impl Controller for PoseCarrier {
         section: Option<Section<'_>>,
         ctx: &mut ClientContext<'_>,
     ) -> Result<(), Error> {
-        match section {
-            Some(s) => PoseState::take(&s, ctx, CORRECTION_TOLERANCE),
+        match &section {
+            Some(s) => PoseState::take(s, ctx, CORRECTION_TOLERANCE),
             None => Ok(()),
         }
     }
