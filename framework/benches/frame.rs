@@ -19,9 +19,10 @@ const BODIES: usize = 1000;
 const WARMUP: usize = 120;
 /// Frames measured in each world.
 const FRAMES: usize = 600;
-/// Frames of one world in a row before the other's turn: a few, so that both keep their
-/// own data in the cache as a game's one world does, and few enough that the machine's
-/// noise (this is a shared VM) lands on both alike.
+/// Frames of one world in a row before the other's turn: one, so that the machine's noise
+/// (this is a shared VM) lands on both alike. Each frame of either world then starts after
+/// the other's step, with some of its own data out of the cache (a game's one world would
+/// find more of it there): the group's passes, which read every body again, pay for that.
 const TURN: usize = 1;
 
 fn params(i: usize) -> CrateParams {
