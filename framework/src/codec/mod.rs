@@ -574,9 +574,10 @@ impl PacketWriter {
     }
 
     /// Its sections with the offset of each payload in [`as_bytes`](Self::as_bytes).
-    /// Where each section's payload starts in [`as_bytes`](Self::as_bytes), and its length.
-    pub(crate) fn payload_spans(&self) -> impl Iterator<Item = (u32, u32)> + '_ {
-        self.spans.iter().map(|s| (s.payload, s.end - s.payload))
+    /// Where the payload of the `k`th section starts in [`as_bytes`](Self::as_bytes), and
+    /// its length.
+    pub(crate) fn payload_span(&self, k: usize) -> Option<(u32, u32)> {
+        self.spans.get(k).map(|s| (s.payload, s.end - s.payload))
     }
 
     pub(crate) fn sections_at(&self) -> impl Iterator<Item = (u32, Section<'_>)> + '_ {

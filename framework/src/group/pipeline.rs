@@ -455,26 +455,30 @@ impl EntityGroup {
         let lead = self.lead_ticks as f32 * self.config.dt;
         let in_step = std::mem::take(&mut self.own_in_step);
         let own_count = if in_step { self.written.len() } else { 0 };
-        let mut own = self.written[..own_count]
-            .iter()
-            .zip(self.outgoing.payload_spans())
-            .peekable();
+        let mut next_own = 0;
         for &(net, index) in &self.order {
             let i = index as usize;
             let slot = &mut self.slots[i];
             let mut pending = slot.pending.take();
-            if let Some((_, (start, len))) = own.next_if(|(w, _)| **w == index) {
-                // This group's own section, looped back in step (see `loop_back`).
-                pending = Some(Pending {
-                    start,
-                    len,
-                    own: true,
-                });
+            // This group's own section, looped back in step (see `loop_back`).
+            let mut in_step = false;
+            if next_own < own_count && self.written[next_own] == index {
+                if let Some((start, len)) = self.outgoing.payload_span(next_own) {
+                    pending = Some(Pending {
+                        start,
+                        len,
+                        own: true,
+                    });
+                    in_step = true;
+                }
+                next_own += 1;
             }
             let Some(entity) = slot.entity.as_mut() else {
                 continue;
             };
-            if self.physics.bodies.get(entity.body).is_none() {
+            // A body whose server path ran this frame was there then, and nothing removes
+            // bodies before the commands.
+            if !in_step && self.physics.bodies.get(entity.body).is_none() {
                 continue;
             }
             let Some(ctrl) = self.controllers[i].as_deref_mut() else {
