@@ -216,8 +216,9 @@ pub enum Command {
 /// Reading the body is free; the first mutable access tells rapier the body changed (so a
 /// controller that only looks costs the physics step nothing extra).
 pub struct ClientContext<'a> {
-    /// The group's bodies. Invariant: `handle` is in it (the group checks before it builds
-    /// the context, and nothing reachable from here removes bodies).
+    /// The group's bodies. Invariant: while a client path runs, `handle` is in it (the
+    /// group checks, or its server path found the body this frame, before it sets `handle`
+    /// for that client path; nothing reachable from here removes bodies).
     pub(crate) bodies: &'a mut RigidBodySet,
     pub(crate) handle: RigidBodyHandle,
     pub(crate) me: EntityId,

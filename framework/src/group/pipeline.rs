@@ -456,6 +456,28 @@ impl EntityGroup {
         let in_step = std::mem::take(&mut self.own_in_step);
         let own_count = if in_step { self.written.len() } else { 0 };
         let mut next_own = 0;
+        // One context for the pass: what differs from entity to entity is set before each
+        // client path runs.
+        let mut ctx = ClientContext {
+            authority: false,
+            own_section: false,
+            bodies: &mut self.physics.bodies,
+            handle: rapier3d::prelude::RigidBodyHandle::invalid(),
+            me: EntityId {
+                index: u32::MAX,
+                generation: 0,
+            },
+            net_id: NetId(0),
+            owner: Owner::Server,
+            tick: self.tick,
+            dt: self.config.dt,
+            kinds: &*self.registry,
+            commands: &mut self.commands,
+            effects: &mut self.effects,
+            lead: 0.0,
+            gravity: self.config.gravity,
+            observed: &mut self.observed,
+        };
         for &(net, index) in &self.order {
             let i = index as usize;
             let slot = &mut self.slots[i];
@@ -478,7 +500,7 @@ impl EntityGroup {
             };
             // A body whose server path ran this frame was there then, and nothing removes
             // bodies before the commands.
-            if !in_step && self.physics.bodies.get(entity.body).is_none() {
+            if !in_step && ctx.bodies.get(entity.body).is_none() {
                 continue;
             }
             let Some(ctrl) = self.controllers[i].as_deref_mut() else {
@@ -514,23 +536,13 @@ impl EntityGroup {
                     _ => lead,
                 },
             };
-            let mut ctx = ClientContext {
-                authority,
-                own_section: own,
-                bodies: &mut self.physics.bodies,
-                handle: entity.body,
-                me: entity.id,
-                net_id: net,
-                owner: entity.owner,
-                tick: self.tick,
-                dt: self.config.dt,
-                kinds: &*self.registry,
-                commands: &mut self.commands,
-                effects: &mut self.effects,
-                lead: if authority || !had_section { 0.0 } else { lead },
-                gravity: self.config.gravity,
-                observed: &mut self.observed,
-            };
+            ctx.authority = authority;
+            ctx.own_section = own;
+            ctx.handle = entity.body;
+            ctx.me = entity.id;
+            ctx.net_id = net;
+            ctx.owner = entity.owner;
+            ctx.lead = if authority || !had_section { 0.0 } else { lead };
             let kind = entity.kind;
             let owner = entity.owner;
             let len = section.map_or(0, |s| s.payload.len());
