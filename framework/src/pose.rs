@@ -256,9 +256,7 @@ impl Observations {
 
     /// After a note, a merge made before it (an ask in the middle of a frame) is stale.
     fn forget_merged(&mut self) {
-        if self.merged.get().is_some()
-            && let Some(merged) = self.merged.take()
-        {
+        if let Some(merged) = self.merged.take() {
             self.spare.set(merged);
         }
     }

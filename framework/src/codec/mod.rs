@@ -573,13 +573,13 @@ impl PacketWriter {
         self.sections_at().map(|(_, s)| s)
     }
 
-    /// Its sections with the offset of each payload in [`as_bytes`](Self::as_bytes).
     /// Where the payload of the `k`th section starts in [`as_bytes`](Self::as_bytes), and
     /// its length.
     pub(crate) fn payload_span(&self, k: usize) -> Option<(u32, u32)> {
         self.spans.get(k).map(|s| (s.payload, s.end - s.payload))
     }
 
+    /// Its sections with the offset of each payload in [`as_bytes`](Self::as_bytes).
     pub(crate) fn sections_at(&self) -> impl Iterator<Item = (u32, Section<'_>)> + '_ {
         self.spans.iter().map(|s| {
             let section = Section {

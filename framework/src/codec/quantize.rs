@@ -129,6 +129,7 @@ pub(crate) fn pose_bytes(
         ],
     ];
     // One check for the sixteen, so that a pose takes one way or the other as a whole.
+    // (Spelled out call by call: `values.map(..)` left the calls out of line.)
     let [mm, q, lin, ang] = if all_near(values.as_flattened()) {
         let [a, b, c, d] = values;
         [

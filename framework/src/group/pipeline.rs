@@ -483,7 +483,7 @@ impl EntityGroup {
             let slot = &mut self.slots[i];
             let mut pending = slot.pending.take();
             // This group's own section, looped back in step (see `loop_back`).
-            let mut in_step = false;
+            let mut own_here = false;
             if next_own < own_count && self.written[next_own] == index {
                 if let Some((start, len)) = self.outgoing.payload_span(next_own) {
                     pending = Some(Pending {
@@ -491,7 +491,7 @@ impl EntityGroup {
                         len,
                         own: true,
                     });
-                    in_step = true;
+                    own_here = true;
                 }
                 next_own += 1;
             }
@@ -500,7 +500,7 @@ impl EntityGroup {
             };
             // A body whose server path ran this frame was there then, and nothing removes
             // bodies before the commands.
-            if !in_step && ctx.bodies.get(entity.body).is_none() {
+            if !own_here && ctx.bodies.get(entity.body).is_none() {
                 continue;
             }
             let Some(ctrl) = self.controllers[i].as_deref_mut() else {
