@@ -8,17 +8,32 @@ use lanyard::prelude::*;
 use lanyard_demo::{self as demo, Mover, MoverParams};
 use std::sync::Arc;
 
-fn floating_mover(loopback: bool) -> (EntityGroup, EntityId) {
+/// A group of the demo's kinds with no gravity, its loopback on or off.
+fn weightless_demo_group(loopback: bool) -> EntityGroup {
     let mut r = KindRegistry::new();
     demo::register(&mut r).unwrap();
-    let mut g = EntityGroup::new(
+    EntityGroup::new(
         Arc::new(r),
         GroupConfig {
             gravity: Vec3::ZERO,
             loopback,
             ..GroupConfig::default()
         },
-    );
+    )
+}
+
+/// A crate of the demo's at `pos`, kept awake.
+fn crate_at(pos: [f32; 3]) -> demo::CrateParams {
+    demo::CrateParams {
+        pos,
+        half_extents: [0.5; 3],
+        color: [0, 0, 0, 255],
+        can_sleep: false,
+    }
+}
+
+fn floating_mover(loopback: bool) -> (EntityGroup, EntityId) {
+    let mut g = weightless_demo_group(loopback);
     let params = MoverParams {
         pos: [0.0, 5.0, 0.0],
         half_extents: [0.5, 0.5, 0.5],
@@ -89,19 +104,8 @@ fn the_authority_passes_over_its_own_pose_and_observes_the_body_exactly() {
     // back looped and is passed over: the pose it observes is the body's, exact. A group
     // handed the same packet from outside decodes it: the pose it observes is quantized.
     let floating_crate = || {
-        let mut r = KindRegistry::new();
-        demo::register(&mut r).unwrap();
-        let config = GroupConfig {
-            gravity: Vec3::ZERO,
-            ..GroupConfig::default()
-        };
-        let mut g = EntityGroup::new(Arc::new(r), config);
-        let params = demo::CrateParams {
-            pos: [0.123_456, 2.0, -0.765_432],
-            half_extents: [0.5; 3],
-            color: [0, 0, 0, 255],
-            can_sleep: false,
-        };
+        let mut g = weightless_demo_group(true);
+        let params = crate_at([0.123_456, 2.0, -0.765_432]);
         let id = g.spawn(demo::CRATE, &params, Owner::Server).unwrap();
         (g, id)
     };
@@ -249,21 +253,10 @@ fn observed_poses_keep_the_client_pass_order_with_the_authoritys_own_among_them(
     // Three crates on a server: the first and the last its own, the middle one a client's.
     // The client's section is taken (and observed as the section says); the server's own
     // are observed exactly, each where the client pass came to it.
-    let mut r = KindRegistry::new();
-    demo::register(&mut r).unwrap();
-    let config = GroupConfig {
-        gravity: Vec3::ZERO,
-        ..GroupConfig::default()
-    };
-    let mut g = EntityGroup::new(Arc::new(r), config);
+    let mut g = weightless_demo_group(true);
     g.replica().set_clients([ClientId(1)]);
     let client = Owner::Client(ClientId(1));
-    let at = |x: f32| demo::CrateParams {
-        pos: [x, 2.0, 0.0],
-        half_extents: [0.5; 3],
-        color: [0, 0, 0, 255],
-        can_sleep: false,
-    };
+    let at = |x: f32| crate_at([x, 2.0, 0.0]);
     let ids = [
         g.spawn(demo::CRATE, &at(0.0), Owner::Server).unwrap(),
         g.spawn(demo::CRATE, &at(3.0), client).unwrap(),
