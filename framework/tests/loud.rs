@@ -122,6 +122,56 @@ fn a_client_path_that_reads_part_of_its_section_and_skips_finish_is_in_the_repor
     assert_eq!((report.sections_applied, report.bad_sections), (1, 0));
 }
 
+/// A kind whose client path runs a whole frame of a group of its own (with a [`Sloppy`] box
+/// in it) and only then reads its own section, by hand, one byte of two, without `finish`.
+struct Nesting {
+    inner: EntityGroup,
+}
+
+impl Controller for Nesting {
+    fn server_update(&mut self, _: EntityRef<'_>, _: &WorldView<'_>, out: &mut SectionWriter<'_>) {
+        out.u8(1);
+        out.u8(2);
+    }
+
+    fn client_update(
+        &mut self,
+        _: &mut Entity,
+        section: Option<Section<'_>>,
+        _: &mut ClientContext<'_>,
+    ) -> Result<(), Error> {
+        let inner = self.inner.frame();
+        assert_eq!(inner.section_errors.len(), 1, "the inner box: {inner:?}");
+        if let Some(s) = section {
+            let mut r = s.reader();
+            let _first = r.u8()?;
+        }
+        Ok(())
+    }
+}
+
+#[test]
+fn a_client_path_that_runs_a_frame_of_its_own_is_still_watched_afterwards() {
+    // The inner group's client pass watches its own sections while it runs; the outer one's
+    // section is watched again when it ends.
+    let mut r = KindRegistry::new();
+    r.register("test.nesting", |_: &u8| {
+        let mut inner = sloppy_group();
+        inner.spawn("test.sloppy", &0u8, Owner::Server).unwrap();
+        Blueprint::dynamic_box([0.0; 3], [0.5; 3], [0; 4], Nesting { inner })
+    })
+    .unwrap();
+    let mut g = EntityGroup::new(Arc::new(r), GroupConfig::default());
+    let id = g.spawn("test.nesting", &0u8, Owner::Server).unwrap();
+    let net = g.get(id).unwrap().net_id();
+    let report = g.frame();
+    assert_eq!(report.faults, vec![], "the inner frame went as it should");
+    assert_eq!(report.section_errors.len(), 1, "{report:?}");
+    let e = &report.section_errors[0];
+    assert_eq!((e.net, e.kind.as_str()), (net, "test.nesting"));
+    assert_eq!(e.error, Error::SectionNotFinished { read: 1, len: 2 });
+}
+
 #[test]
 fn spawn_parameters_of_another_type_of_the_same_shape_are_refused_by_name() {
     #[derive(serde::Serialize)]

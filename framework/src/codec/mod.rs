@@ -219,35 +219,52 @@ pub struct SectionReader<'a> {
 }
 
 thread_local! {
-    /// While a client path runs with a section: where the section's bytes start and end
+    /// While a client pass runs: where the running client path's section starts and ends
     /// (addresses), and the furthest any reader of them got (0: none was dropped yet).
     static WATCH: std::cell::Cell<(usize, usize, usize)> = const { std::cell::Cell::new((0, 0, 0)) };
 }
 
-/// Watches how far the readers of `payload` (a client path's section) get, until
-/// [`ReadWatch::end`]. A client path that read some of its section but not to the end
-/// forgot [`SectionReader::finish`], and the frame's report says so.
-pub(crate) fn watch_reads(payload: &[u8]) -> ReadWatch {
-    let start = payload.as_ptr() as usize;
-    let before = WATCH.with(|w| w.replace((start, start + payload.len(), 0)));
-    ReadWatch { before, start }
+/// Starts watching the readers of a client pass's sections: a client path that read some
+/// of its section but not to the end forgot [`SectionReader::finish`], and the frame's
+/// report says so. The pass names each section with [`ReadWatch::section`] before its
+/// client path runs and asks [`ReadWatch::furthest`] after; [`ReadWatch::end`] watches
+/// again what was watched before (a pass this one runs inside).
+pub(crate) fn watch_reads() -> ReadWatch {
+    ReadWatch {
+        before: WATCH.with(|w| w.replace((0, 0, 0))),
+    }
 }
 
-/// A watch on a section's readers ([`watch_reads`]). Not a guard around the client path
-/// (a closure moved in and out costs the frame more than the watch itself): the caller
-/// ends it, after a panic too, since its client paths run guarded.
+/// The watch of one client pass ([`watch_reads`]). Not a guard (a pass's loop inside a
+/// closure costs the frame more than the watch itself): the caller ends it.
 #[must_use]
 pub(crate) struct ReadWatch {
     before: (usize, usize, usize),
-    start: usize,
 }
 
 impl ReadWatch {
-    /// Stops watching: `None` if no reader of the section was dropped, else the furthest
-    /// offset one got to.
-    pub(crate) fn end(self) -> Option<usize> {
-        let (_, _, far) = WATCH.with(|w| w.replace(self.before));
-        (far != 0).then(|| far - self.start)
+    /// Watches the readers of `section` (the payload of the client path about to run), or
+    /// none.
+    #[inline]
+    pub(crate) fn section(&self, section: Option<&[u8]>) {
+        let (start, end) = section.map_or((0, 0), |p| {
+            let start = p.as_ptr() as usize;
+            (start, start + p.len())
+        });
+        WATCH.with(|w| w.set((start, end, 0)));
+    }
+
+    /// `None` if no reader of the watched section was dropped, else the furthest offset
+    /// one got to.
+    #[inline]
+    pub(crate) fn furthest(&self) -> Option<usize> {
+        let (start, _, far) = WATCH.with(std::cell::Cell::get);
+        (far != 0).then(|| far - start)
+    }
+
+    /// Stops watching, and watches again what was watched before.
+    pub(crate) fn end(self) {
+        WATCH.with(|w| w.set(self.before));
     }
 }
 

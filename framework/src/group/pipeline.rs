@@ -478,6 +478,7 @@ impl EntityGroup {
             gravity: self.config.gravity,
             observed: &mut self.observed,
         };
+        let watch = crate::codec::watch_reads();
         for &(net, index) in &self.order {
             let i = index as usize;
             let slot = &mut self.slots[i];
@@ -546,14 +547,13 @@ impl EntityGroup {
             let kind = entity.kind;
             let owner = entity.owner;
             let len = section.map_or(0, |s| s.payload.len());
-            let watch = section.map(|s| crate::codec::watch_reads(s.payload));
+            watch.section(section.map(|s| s.payload));
             let ran = guarded(|| ctrl.client_update(entity, section, &mut ctx));
-            let read = watch.and_then(crate::codec::ReadWatch::end);
             match ran {
                 Ok(Ok(())) if had_section => {
                     applied += 1;
                     // Read in part and taken: the rest was ignored (no `finish`).
-                    if let Some(read) = read.filter(|r| *r < len) {
+                    if let Some(read) = watch.furthest().filter(|r| *r < len) {
                         self.section_errors.push(SectionError {
                             net,
                             kind: kind_label(&self.registry, kind),
@@ -589,6 +589,7 @@ impl EntityGroup {
                 }
             }
         }
+        watch.end();
         self.inbox.clear();
         (applied, bad)
     }
