@@ -229,6 +229,8 @@ pub struct ClientContext<'a> {
     pub(crate) authority: bool,
     /// Whether the section is this group's own, looped back.
     pub(crate) own_section: bool,
+    /// Where an own section's payload starts in the group's own packet.
+    pub(crate) own_at: u32,
     pub(crate) kinds: &'a dyn KindLookup,
     pub(crate) commands: &'a mut Vec<Command>,
     pub(crate) effects: &'a mut Vec<Effect>,
@@ -371,11 +373,11 @@ impl ClientContext<'_> {
         self.net_id
     }
 
-    /// Reports the body's exact pose as its authority's (what a looped-back pose of its own
-    /// would have said, unquantized), for
-    /// [`EntityGroup::observed_poses`](crate::EntityGroup::observed_poses).
+    /// Reports the pose this peer's own section starts with as its authority's, for
+    /// [`EntityGroup::observed_poses`](crate::EntityGroup::observed_poses), which decodes
+    /// it when asked.
     fn observe_own(&mut self) {
-        self.observed.push_own(self.me, &self.bodies[self.handle]);
+        self.observed.push_own(self.me, self.own_at);
     }
 }
 
@@ -439,8 +441,9 @@ impl PoseState {
     ///
     /// A section that is the peer's own, looped back ([`ClientContext::section_is_own`]),
     /// has its pose passed over instead of decoded: it was written from the body this very
-    /// frame, so it could never correct it. The body's exact pose is reported as the
-    /// authority's ([`EntityGroup::observed_poses`](crate::EntityGroup::observed_poses)).
+    /// frame, so it could never correct it. It is reported as the authority's pose all the
+    /// same ([`EntityGroup::observed_poses`](crate::EntityGroup::observed_poses) decodes it
+    /// when asked).
     pub fn take_then<'a, T>(
         section: &Section<'a>,
         ctx: &mut ClientContext<'_>,

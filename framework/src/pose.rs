@@ -195,14 +195,15 @@ pub struct Observed {
 /// [`EntityGroup::observed_poses`](crate::EntityGroup::observed_poses), kept in two lists.
 ///
 /// A peer's own poses, looped back, are a whole frame's worth every frame (a server's
-/// every body) and are read only when someone asks, so they are kept compactly: 64 bytes
-/// each instead of an [`Observed`]'s 144. The two lists are merged, in the order the client
-/// paths ran, on the first ask after a frame.
+/// every body) and are read only when someone asks (a headless server never does), so
+/// only where each one's section lies in the group's own packet is noted: 16 bytes each
+/// instead of an [`Observed`]'s 144. On the first ask after a frame they are decoded from
+/// that packet, and the two lists are merged in the order the client paths ran.
 #[derive(Default)]
 pub(crate) struct Observations {
     /// Poses taken from an authority's section, corrections, and states put from outside.
     taken: Vec<Observed>,
-    /// This peer's own poses.
+    /// This peer's own poses, by where their sections are.
     own: Vec<OwnPose>,
     /// Both lists, merged on the first ask after a frame.
     merged: std::cell::OnceCell<Vec<Observed>>,
@@ -219,11 +220,12 @@ impl std::fmt::Debug for Observations {
     }
 }
 
-/// A pose of the peer's own, as [`Observations`] keeps it.
+/// A pose of the peer's own, as [`Observations`] keeps it: where its section's payload
+/// starts in the group's own packet.
 #[derive(Debug, Clone, Copy)]
 struct OwnPose {
     id: EntityId,
-    pose: PoseState,
+    at: u32,
     /// How many taken poses came before it.
     after: u32,
 }
@@ -242,15 +244,12 @@ impl Observations {
         self.forget_merged();
     }
 
-    /// Notes the exact pose of `body`, an entity of this peer's own, as its looped-back
-    /// section would have said it (the authority's pose and the applied one, uncorrected).
-    pub(crate) fn push_own(&mut self, id: EntityId, body: &RigidBody) {
+    /// Notes the pose of an entity of this peer's own, `id`, whose looped-back section's
+    /// payload starts at `at` in the group's own packet and is a [`PoseState`]: observed as
+    /// the section carried it (the authority's pose and the applied one, uncorrected).
+    pub(crate) fn push_own(&mut self, id: EntityId, at: u32) {
         let after = self.taken.len() as u32;
-        self.own.push(OwnPose {
-            id,
-            pose: PoseState::of(body),
-            after,
-        });
+        self.own.push(OwnPose { id, at, after });
         self.forget_merged();
     }
 
@@ -261,8 +260,9 @@ impl Observations {
         }
     }
 
-    /// All of them, in the order they were noted.
-    pub(crate) fn all(&self) -> &[Observed] {
+    /// All of them, in the order they were noted; `packet` is the group's own packet of
+    /// the frame, where the own poses' sections are.
+    pub(crate) fn all(&self, packet: &[u8]) -> &[Observed] {
         if self.own.is_empty() {
             return &self.taken;
         }
@@ -275,12 +275,18 @@ impl Observations {
                 let upto = o.after as usize;
                 all.extend_from_slice(&self.taken[next..upto]);
                 next = upto;
-                all.push(Observed {
-                    id: o.id,
-                    authority: o.pose,
-                    applied: o.pose,
-                    corrected_from: None,
-                });
+                // Written by `PoseState::write` this frame, and checked to be a pose's
+                // length when it was noted: it decodes (a pose that did not is left out).
+                let at = o.at as usize;
+                let bytes = packet.get(at..at + PoseState::LEN).unwrap_or_default();
+                if let Ok(pose) = PoseState::read(&mut SectionReader::new(bytes)) {
+                    all.push(Observed {
+                        id: o.id,
+                        authority: pose,
+                        applied: pose,
+                        corrected_from: None,
+                    });
+                }
             }
             all.extend_from_slice(&self.taken[next..]);
             all

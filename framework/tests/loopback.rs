@@ -99,17 +99,18 @@ fn a_group_fed_the_servers_packet_every_frame_follows_it_bit_for_bit() {
 }
 
 #[test]
-fn the_authority_passes_over_its_own_pose_and_observes_the_body_exactly() {
+fn the_authority_passes_over_its_own_pose_and_observes_it_as_its_section_carried_it() {
     // A crate floats where no millimetre grid puts it. On the server its own section comes
-    // back looped and is passed over: the pose it observes is the body's, exact. A group
-    // handed the same packet from outside decodes it: the pose it observes is quantized.
+    // back looped and is passed over, not decoded, and not copied: the pose it observes is
+    // decoded from its packet when asked, quantized, just as a group handed the same packet
+    // from outside decodes it.
     let floating_crate = || {
         let mut g = weightless_demo_group(true);
         let params = crate_at([0.123_456, 2.0, -0.765_432]);
         let id = g.spawn(demo::CRATE, &params, Owner::Server).unwrap();
         (g, id)
     };
-    let (mut server, a) = floating_crate();
+    let (mut server, _) = floating_crate();
     let (mut mirror, _) = floating_crate();
     let mut capture = Feed::with_server_paths();
     server.run_frame(&mut capture);
@@ -118,11 +119,12 @@ fn the_authority_passes_over_its_own_pose_and_observes_the_body_exactly() {
         let [o] = g.observed_poses() else {
             panic!("one observed pose, not {}", g.observed_poses().len())
         };
-        o.authority.pos
+        assert!(o.corrected_from.is_none());
+        (o.authority, o.applied)
     };
-    let exact = server.get(a).unwrap().body().translation();
-    assert_eq!(seen(&server), exact);
-    assert_eq!(seen(&mirror), Vec3::new(0.123, 2.0, -0.765));
+    let quantized = Vec3::new(0.123, 2.0, -0.765);
+    assert_eq!(seen(&server).0.pos, quantized);
+    assert_eq!(seen(&server), seen(&mirror));
 }
 
 /// A kind whose server path writes nothing; its client path counts the sections it got.

@@ -42,8 +42,8 @@ impl SentLog {
 
     /// Logs broadcast `number`, made in the frame `group` just ran: the poses its sections
     /// carried, as the server's own client paths took them ([`EntityGroup::observed_poses`]:
-    /// its own as the bodies stood when their sections were written, and the clients' it
-    /// relays, as they sent them).
+    /// its own as their sections carried them, quantized, and the clients' it relays, as
+    /// they sent them).
     pub fn broadcast(&mut self, number: u32, group: &EntityGroup) {
         let tick = group.tick();
         let mut moved = Vec::new();

@@ -497,7 +497,7 @@ impl EntityGroup {
     /// and the bodies put in a state from outside (a correction of an owned body, a
     /// spawn's state): what a [`Smoother`](crate::interp::Smoother) draws from.
     pub fn observed_poses(&self) -> &[Observed] {
-        self.observed.all()
+        self.observed.all(self.outgoing.as_bytes())
     }
 
     /// Running totals of refused and failed work.

@@ -461,6 +461,7 @@ impl EntityGroup {
         let mut ctx = ClientContext {
             authority: false,
             own_section: false,
+            own_at: 0,
             bodies: &mut self.physics.bodies,
             handle: rapier3d::prelude::RigidBodyHandle::invalid(),
             me: EntityId {
@@ -539,6 +540,7 @@ impl EntityGroup {
             };
             ctx.authority = authority;
             ctx.own_section = own;
+            ctx.own_at = pending.map_or(0, |p| p.start);
             ctx.handle = entity.body;
             ctx.me = entity.id;
             ctx.net_id = net;
