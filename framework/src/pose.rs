@@ -275,8 +275,9 @@ impl Observations {
                 let upto = o.after as usize;
                 all.extend_from_slice(&self.taken[next..upto]);
                 next = upto;
-                // Written by `PoseState::write` this frame, and checked to be a pose's
-                // length when it was noted: it decodes (a pose that did not is left out).
+                // The section's first bytes, read as every peer reads them (`take` saw
+                // that there are enough); one that is no pose is left out, as a peer
+                // would refuse it.
                 let at = o.at as usize;
                 let bytes = packet.get(at..at + PoseState::LEN).unwrap_or_default();
                 if let Ok(pose) = PoseState::read(&mut SectionReader::new(bytes)) {
