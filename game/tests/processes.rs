@@ -8,6 +8,27 @@ use serde_json::Value;
 use std::time::Duration;
 
 #[test]
+fn the_ports_the_tests_give_games_are_never_handed_out_for_port_0() {
+    // A port picked for a game to bind later must not be one the kernel may give any
+    // socket bound to port 0 meanwhile (the discovery port of a migration test was, once).
+    let low = std::fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range")
+        .ok()
+        .and_then(|r| r.split_whitespace().next()?.parse::<u16>().ok());
+    let Some(low) = low.filter(|&l| l >= 13_024) else {
+        return;
+    };
+    let ports: Vec<u16> = (0..50).map(|_| free_port()).collect();
+    assert!(
+        ports.iter().all(|&p| p < low),
+        "{ports:?} (ephemeral from {low})"
+    );
+    let mut distinct = ports.clone();
+    distinct.sort_unstable();
+    distinct.dedup();
+    assert_eq!(distinct.len(), ports.len(), "{ports:?}");
+}
+
+#[test]
 fn a_server_and_two_bots_play_together_for_twenty_seconds() {
     let _one = one_at_a_time();
     let dir = scratch("play");

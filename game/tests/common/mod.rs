@@ -100,22 +100,48 @@ pub fn hub_games(
 /// The binary under test.
 pub const BIN: &str = env!("CARGO_BIN_EXE_lanyard-game");
 
-/// A UDP port that was free a moment ago on 127.0.0.1.
+/// A UDP port free on 127.0.0.1 now, that no other socket of the machine will be given
+/// before the game binds it (see [`pick_port`]).
 pub fn free_port() -> u16 {
-    UdpSocket::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
+    pick_port(|p| UdpSocket::bind(("127.0.0.1", p)).is_ok()).unwrap_or_else(|| {
+        let s = UdpSocket::bind("127.0.0.1:0").unwrap();
+        s.local_addr().unwrap().port()
+    })
 }
 
-/// A TCP port that was free a moment ago on 127.0.0.1.
+/// A TCP port free on 127.0.0.1 now, as [`free_port`] picks them.
 pub fn free_port_tcp() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
+    let free = |p| std::net::TcpListener::bind(("127.0.0.1", p)).is_ok();
+    pick_port(free).unwrap_or_else(|| {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        l.local_addr().unwrap().port()
+    })
+}
+
+/// A port for a game process to bind later, for which `free` holds.
+///
+/// Not one the kernel hands out for port 0: between the pick and the game's bind (a
+/// process start, seconds on a busy machine) any socket bound to port 0 on the machine,
+/// another test's bot for one, could be given an ephemeral port just released, and the
+/// game's bind then fails ("Address already in use"). So the ports come from the 12 000
+/// below the ephemeral range (Linux's starts at 32768), which nothing is given unasked.
+/// Each test process starts at its own place there (by its id) and counts on, so two
+/// tests of a process never pick the same port, and a port is checked free before it is
+/// given. `None` where the ephemeral range leaves no such room (the kernel picks then).
+fn pick_port(free: impl Fn(u16) -> bool) -> Option<u16> {
+    use std::sync::atomic::{AtomicU32, Ordering};
+    static NEXT: AtomicU32 = AtomicU32::new(0);
+    const SPAN: u32 = 12_000;
+    let ephemeral_low = std::fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range")
+        .ok()
+        .and_then(|r| r.split_whitespace().next()?.parse::<u32>().ok())
+        .unwrap_or(32_768);
+    let low = ephemeral_low.checked_sub(SPAN).filter(|&low| low >= 1024)?;
+    let start = std::process::id().wrapping_mul(2_654_435_761) % SPAN;
+    (0..SPAN)
+        .map(|_| low + (start + NEXT.fetch_add(1, Ordering::Relaxed)) % SPAN)
+        .map(|p| p as u16)
+        .find(|&p| free(p))
 }
 
 /// The loopback broadcast address on `port`: discovery never leaves this machine.
