@@ -551,6 +551,23 @@ impl SentLog {
         at
     }
 
+    /// What the log says of `id` from broadcast `from` to `to`: where it started, and each
+    /// broadcast that moved it or saw it go (for a failure's message).
+    pub fn history(&self, id: &str, from: u64, to: u64) -> String {
+        let mut out = format!("at {from}: {:?}", self.at(id, from));
+        for b in self.broadcasts.iter() {
+            if b.number > from && b.number <= to {
+                if let Some(p) = b.moved.get(id) {
+                    out += &format!("; {}: {p:?}", b.number);
+                }
+                if b.gone.contains(id) {
+                    out += &format!("; {}: gone", b.number);
+                }
+            }
+        }
+        out
+    }
+
     /// The net ids of every entity in the world at broadcast `n` (`n` not older than the
     /// log: then the base is the world at the log's start).
     pub fn world_at(&self, n: u64) -> BTreeSet<String> {
@@ -669,7 +686,9 @@ pub fn assert_crates_agree(who: &str, r: &Value, summary: &Value) {
         let d = gap(xyz(&e["received"]), q);
         assert!(
             d <= CRATE_TOLERANCE,
-            "{who}: crate {id} as broadcast {n} reached the bot is {d} m from what the server sent"
+            "{who}: crate {id} as broadcast {n} reached the bot is {d} m from what the server sent\n\
+             the bot's entry: {e}\nthe server's log of it: {}",
+            sent.history(id, n.saturating_sub(60), newest)
         );
         widest = widest.max(d);
     }
