@@ -122,31 +122,31 @@ fn a_client_path_that_reads_part_of_its_section_and_skips_finish_is_in_the_repor
     assert_eq!((report.sections_applied, report.bad_sections), (1, 0));
 }
 
-/// A kind whose client path runs a whole frame of a group of its own (with a [`Sloppy`] box
-/// in it) and only then reads its own section, by hand, one byte of two, without `finish`.
+/// A [`Sloppy`] box whose client path first runs a whole frame of a group of its own (with
+/// another `Sloppy` box in it), and only then reads its own section as `Sloppy` does.
 struct Nesting {
     inner: EntityGroup,
 }
 
 impl Controller for Nesting {
-    fn server_update(&mut self, _: EntityRef<'_>, _: &WorldView<'_>, out: &mut SectionWriter<'_>) {
-        out.u8(1);
-        out.u8(2);
+    fn server_update(
+        &mut self,
+        me: EntityRef<'_>,
+        world: &WorldView<'_>,
+        out: &mut SectionWriter<'_>,
+    ) {
+        Sloppy.server_update(me, world, out);
     }
 
     fn client_update(
         &mut self,
-        _: &mut Entity,
+        me: &mut Entity,
         section: Option<Section<'_>>,
-        _: &mut ClientContext<'_>,
+        ctx: &mut ClientContext<'_>,
     ) -> Result<(), Error> {
         let inner = self.inner.frame();
         assert_eq!(inner.section_errors.len(), 1, "the inner box: {inner:?}");
-        if let Some(s) = section {
-            let mut r = s.reader();
-            let _first = r.u8()?;
-        }
-        Ok(())
+        Sloppy.client_update(me, section, ctx)
     }
 }
 
