@@ -7,6 +7,7 @@ use crate::error::Error;
 use crate::id::{EntityId, KindId, NetId, Owner};
 use crate::params::encode_params;
 use crate::pose::{Observations, Observed, PoseState};
+use crate::predict::Steer;
 use rapier3d::prelude::{PhysicsWorld, RigidBody, RigidBodyHandle, RigidBodySet};
 use serde::Serialize;
 use std::any::Any;
@@ -47,6 +48,18 @@ pub trait Controller: Any + Send {
         section: Option<Section<'_>>,
         ctx: &mut ClientContext<'_>,
     ) -> Result<(), Error>;
+
+    /// The entity's motion: what it does to its own body every tick, after its client path
+    /// and before the physics step, on every peer (a pull toward a planet, a thrust toward
+    /// its own target height). Read and steer through `body` alone: the same code runs on
+    /// the body here and on a predicted state where the network layer foresees the body
+    /// (see [`crate::predict`]), so a body that only moves as its motion and the physics
+    /// step move it costs nothing on the wire. Read only `&self` (the spawn parameters and
+    /// the state the paths keep): the prediction runs it many ticks ahead. The default does
+    /// nothing.
+    fn motion(&self, body: &mut Steer<'_>) {
+        let _ = body;
+    }
 
     /// On the server, judges a section the entity's owner (a client) sent, before it is
     /// applied or forwarded. `me` is the server's own copy of the entity and `world` the

@@ -22,7 +22,7 @@ use crate::codec::{MAX_SECTION_LEN, put_varint};
 use crate::error::Error;
 
 /// Writes a section as a difference from a baseline, and reads it back.
-pub trait DeltaCodec: Send + Sync {
+pub trait DeltaCodec {
     /// Appends to `out` what turns `base` into `cur`.
     fn encode(&self, base: &[u8], cur: &[u8], out: &mut Vec<u8>);
     /// Appends to `out` the section `delta` (written by [`encode`](Self::encode) against
@@ -43,6 +43,12 @@ pub trait DeltaCodec: Send + Sync {
     fn predict(&self, base: &[u8], ticks: u32, dt: f32, out: &mut Vec<u8>) -> bool {
         let _ = (base, ticks, dt, out);
         false
+    }
+
+    /// The precision its [`agrees`](Self::agrees) judges by, if it is a pose's: checked
+    /// when the codec is set on a kind. None by default.
+    fn tolerance(&self) -> Option<crate::predict::Tolerance> {
+        None
     }
 
     /// Whether the `predicted` section stands for the `actual` one closely enough that the

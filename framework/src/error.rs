@@ -36,6 +36,17 @@ pub enum Error {
     /// A kind name was registered twice.
     #[error("controller kind '{0}' is already registered")]
     DuplicateKind(String),
+    /// A kind was registered with a precision that means nothing: a [`Tolerance`] with a
+    /// value that is NaN, infinite, zero or negative.
+    ///
+    /// [`Tolerance`]: crate::predict::Tolerance
+    #[error("controller kind '{kind}' has a bad tolerance: {why}")]
+    BadTolerance {
+        /// The kind, by name.
+        kind: String,
+        /// Which value, and what is wrong with it.
+        why: String,
+    },
     /// Two different names hash to the same kind id.
     #[error("controller kind '{new}' has the same id as '{existing}'; rename one of them")]
     KindIdCollision {

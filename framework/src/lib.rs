@@ -86,8 +86,8 @@ pub use controller::{
 pub use entity::{Entity, EntityRef, Shape, Visual};
 pub use error::Error;
 pub use group::{
-    Change, Counters, EntityGroup, Fault, Hook, ReceiveReport, Replica, SNAPSHOT_VERSION,
-    SectionError, Verdict,
+    Change, Counters, EntityGroup, Fault, Hook, PoseCodec, ReceiveReport, Replica,
+    SNAPSHOT_VERSION, SectionError, Verdict,
 };
 pub use hash::StateHasher;
 pub use id::{ClientId, EntityId, KindId, NetId, Owner};
@@ -110,6 +110,7 @@ pub use rapier3d::math::Pose;
 /// The names a controller author needs, in one import.
 pub mod prelude {
     pub use crate::codec::{Section, SectionReader, SectionWriter};
+    pub use crate::predict::Steer;
     pub use crate::{
         Blueprint, ClientContext, ClientId, Controller, Entity, EntityGroup, EntityId, EntityRef,
         Error, GroupConfig, KindRegistry, NetId, Owner, PoseKind, Posed, Quat, Role, SeededRng,

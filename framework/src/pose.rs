@@ -48,6 +48,8 @@ impl PoseState {
     /// Writes it, quantized.
     #[inline]
     pub fn write(&self, out: &mut SectionWriter<'_>) {
+        // Written first, it makes the section predictable by default (`crate::predict`).
+        out.mark_pose();
         // What `pos_mm`, `quat` and `vec3_bounded` write, in one piece.
         out.fixed(&codec::pose_bytes(
             self.pos,

@@ -2,20 +2,227 @@
 //! state they share, so a body that goes where it was predicted costs nothing on the wire,
 //! and one that does not costs only its difference from the prediction.
 //!
-//! A kind declares its [`Motion`], the forces its client path applies each tick (a pull
-//! toward a planet, a thrust), as a plain function of the state, and a [`Tolerance`]: how
-//! far a prediction may be from the authority's state and still be drawn. The prediction
-//! repeats one tick as a peer runs it: the motion, then the free flight the physics step
-//! gives a body nothing touches. Both ends run the same code on the same quantized state,
-//! so they predict alike; the server sends nothing while the prediction from what the
-//! client holds stays within the tolerance of its own state, and a collision's change
+//! Every kind whose section starts with a pose ([`PoseState::write`] at the section's
+//! start, as [`PoseState::write_with`] and [`Posed`](crate::Posed) do) is predicted by
+//! default: one tick of a prediction is the kind's own [motion](crate::Controller::motion)
+//! (a [`Steer`] over the predicted state, the very code that steers the body), then what
+//! rapier's step does to a body nothing touches ([`FreeFlight`]: gravity, substeps and
+//! damping). Both ends run the same code on the same quantized state, so they predict
+//! alike; the server sends nothing while the prediction from what the client holds stays
+//! within the kind's [`Tolerance`] of its own state
+//! ([`KindOptions::tolerance`](crate::KindOptions::tolerance)), and a collision's change
 //! travels as a [`PoseDelta`] against the prediction.
+//!
+//! [`PredictedPose`] is the older, explicit codec of the same idea, with a [`Motion`]
+//! function instead of the controller's motion and no gravity: a kind that sets it keeps
+//! it.
 
 use crate::codec::{SectionReader, SectionWriter};
 use crate::delta::{DeltaCodec, PoseDelta};
 use crate::error::Error;
 use crate::pose::PoseState;
 use crate::{Quat, Vec3};
+use rapier3d::prelude::{IntegrationParameters, RigidBody, RigidBodyHandle, RigidBodySet};
+
+/// A body as a kind's [motion](crate::Controller::motion) sees and steers it: the body
+/// itself in a peer's frame, or a predicted state of it. Reads and writes go to whichever
+/// it is, as the same `f32` values, so a motion does the same to both.
+pub struct Steer<'a> {
+    target: Target<'a>,
+    dt: f32,
+}
+
+enum Target<'a> {
+    Body {
+        bodies: &'a mut RigidBodySet,
+        handle: RigidBodyHandle,
+    },
+    State(&'a mut PoseState),
+}
+
+impl<'a> Steer<'a> {
+    /// Steers the body `handle` of `bodies` (which must hold it) for a tick of `dt`.
+    pub(crate) fn body(bodies: &'a mut RigidBodySet, handle: RigidBodyHandle, dt: f32) -> Self {
+        Steer {
+            target: Target::Body { bodies, handle },
+            dt,
+        }
+    }
+
+    /// Steers a predicted state for a tick of `dt` seconds.
+    pub fn state(state: &'a mut PoseState, dt: f32) -> Self {
+        Steer {
+            target: Target::State(state),
+            dt,
+        }
+    }
+
+    fn read<T>(&self, f: impl FnOnce(&RigidBody) -> T, g: impl FnOnce(&PoseState) -> T) -> T {
+        match &self.target {
+            Target::Body { bodies, handle } => f(&bodies[*handle]),
+            Target::State(s) => g(s),
+        }
+    }
+
+    /// The tick's length, seconds.
+    pub fn dt(&self) -> f32 {
+        self.dt
+    }
+
+    /// The body's position.
+    pub fn pos(&self) -> Vec3 {
+        self.read(|b| b.translation(), |s| s.pos)
+    }
+
+    /// The body's rotation.
+    pub fn rot(&self) -> Quat {
+        self.read(|b| *b.rotation(), |s| s.rot)
+    }
+
+    /// The body's linear velocity.
+    pub fn linvel(&self) -> Vec3 {
+        self.read(|b| b.linvel(), |s| s.linvel)
+    }
+
+    /// The body's angular velocity.
+    pub fn angvel(&self) -> Vec3 {
+        self.read(|b| b.angvel(), |s| s.angvel)
+    }
+
+    /// Sets the linear velocity (waking the body, if it changes).
+    pub fn set_linvel(&mut self, v: Vec3) {
+        match &mut self.target {
+            Target::Body { bodies, handle } => {
+                if bodies[*handle].linvel() != v {
+                    bodies[*handle].set_linvel(v, true);
+                }
+            }
+            Target::State(s) => s.linvel = v,
+        }
+    }
+
+    /// Sets the angular velocity (waking the body, if it changes).
+    pub fn set_angvel(&mut self, w: Vec3) {
+        match &mut self.target {
+            Target::Body { bodies, handle } => {
+                if bodies[*handle].angvel() != w {
+                    bodies[*handle].set_angvel(w, true);
+                }
+            }
+            Target::State(s) => s.angvel = w,
+        }
+    }
+}
+
+/// What one physics step does to a body nothing touches (no contact, no force of its
+/// own), as rapier 0.36 steps it: `substeps` times, the velocity gains gravity for a
+/// substep, the gyroscopic term turns the angular velocity, and the body moves and turns
+/// along them (about its centre of mass, the rotation linearized); then the step's damping
+/// scales the velocities. A free body follows it to
+/// within float rounding (a test holds it to 1 µm a tick for 600 ticks).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct FreeFlight {
+    /// The step, seconds.
+    pub dt: f32,
+    /// Substeps a step (rapier's solver iterations, and the body's additional ones).
+    pub substeps: u32,
+    /// Gravity on the body (the world's, times the body's gravity scale).
+    pub gravity: Vec3,
+    /// The body's linear damping.
+    pub linear_damping: f32,
+    /// The body's angular damping.
+    pub angular_damping: f32,
+    /// The body's centre of mass, in its own frame.
+    pub local_com: Vec3,
+    /// Its gyroscopic term, if on (rapier's default for a dynamic body): a tumbling body
+    /// that is not a ball keeps its angular momentum, not its angular velocity.
+    pub gyroscopic: Option<Gyroscopic>,
+}
+
+/// What the gyroscopic term of a body's step needs: its principal inertia and where its
+/// principal axes lie in the body's frame.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Gyroscopic {
+    /// The principal axes, in the body's frame.
+    pub frame: Quat,
+    /// The inertia about each principal axis.
+    pub inertia: Vec3,
+    /// Its inverse (zero about a locked axis).
+    pub inv_inertia: Vec3,
+}
+
+impl Gyroscopic {
+    /// The angular velocity `w` of a body turned `rot` after `h` seconds of the explicit
+    /// gyroscopic torque, its angular momentum's length kept.
+    fn turn(&self, rot: Quat, w: Vec3, h: f32) -> Vec3 {
+        let axes = rot * self.frame;
+        let local = axes.inverse() * w;
+        let momentum = self.inertia * local;
+        let turned = momentum - local.cross(momentum) * h;
+        let sq = turned.length_squared();
+        if sq == 0.0 {
+            return w;
+        }
+        let kept = turned * (momentum.length_squared() / sq).sqrt();
+        axes * (self.inv_inertia * kept)
+    }
+}
+
+impl FreeFlight {
+    /// How `body` flies in a world stepped with `params` under `gravity`.
+    pub fn of(body: &RigidBody, params: &IntegrationParameters, gravity: Vec3) -> Self {
+        FreeFlight {
+            dt: params.dt,
+            substeps: (params.num_solver_iterations + body.additional_solver_iterations()).max(1)
+                as u32,
+            gravity: gravity * body.gravity_scale(),
+            linear_damping: body.linear_damping(),
+            angular_damping: body.angular_damping(),
+            local_com: body.local_center_of_mass(),
+            gyroscopic: (body.gyroscopic_forces_enabled() && body.is_dynamic()).then(|| {
+                let m = &body.mass_properties().local_mprops;
+                Gyroscopic {
+                    frame: m.principal_inertia_local_frame,
+                    inertia: m.principal_inertia(),
+                    inv_inertia: m.inv_principal_inertia,
+                }
+            }),
+        }
+    }
+
+    /// A body with none of its own: no damping, its centre at its origin, `substeps`
+    /// substeps of a `dt` step under `gravity`.
+    pub fn plain(dt: f32, substeps: u32, gravity: Vec3) -> Self {
+        FreeFlight {
+            dt,
+            substeps: substeps.max(1),
+            gravity,
+            linear_damping: 0.0,
+            angular_damping: 0.0,
+            local_com: Vec3::ZERO,
+            gyroscopic: None,
+        }
+    }
+
+    /// One step of `s`.
+    pub fn step(&self, s: &mut PoseState) {
+        let h = self.dt / self.substeps as f32;
+        let pull = self.gravity * h;
+        let mut com = s.pos + s.rot * self.local_com;
+        for _ in 0..self.substeps {
+            s.linvel += pull;
+            if let Some(g) = &self.gyroscopic {
+                s.angvel = g.turn(s.rot, s.angvel, h);
+            }
+            let half = s.angvel * (h * 0.5);
+            s.rot = (Quat::from_xyzw(half.x, half.y, half.z, 1.0) * s.rot).normalize();
+            com += s.linvel * h;
+        }
+        s.pos = com - s.rot * self.local_com;
+        s.linvel *= 1.0 / (1.0 + self.dt * self.linear_damping);
+        s.angvel *= 1.0 / (1.0 + self.dt * self.angular_damping);
+    }
+}
 
 /// What a kind's client path does to its body each tick before the physics step, as a
 /// function of the state and the tick's length in seconds: what [`PredictedPose`] repeats
@@ -57,6 +264,30 @@ impl Default for Tolerance {
 }
 
 impl Tolerance {
+    /// Whether every value is a precision: finite and above zero. An error naming the value
+    /// and what is wrong with it if not (a NaN or a negative value would send every body
+    /// every broadcast; an infinite one would never correct a client).
+    pub fn check(&self) -> Result<(), String> {
+        for (name, v) in [
+            ("pos", self.pos),
+            ("rot", self.rot),
+            ("linvel", self.linvel),
+            ("angvel", self.angvel),
+        ] {
+            let wrong = if v.is_nan() {
+                "NaN"
+            } else if v.is_infinite() {
+                "infinite"
+            } else if v <= 0.0 {
+                "not above zero"
+            } else {
+                continue;
+            };
+            return Err(format!("{name} = {v} is {wrong}"));
+        }
+        Ok(())
+    }
+
     /// Whether `a` and `b` are within it of each other.
     pub fn holds(&self, a: &PoseState, b: &PoseState) -> bool {
         let turned = 2.0 * a.rot.dot(b.rot).abs().min(1.0).acos();
@@ -100,7 +331,8 @@ impl PredictedPose {
         }
     }
 
-    /// The same, judged by `tolerance`.
+    /// The same, judged by `tolerance` (checked when the codec is set on a kind:
+    /// [`KindRegistry::set_delta_codec`](crate::KindRegistry::set_delta_codec)).
     pub fn within(self, tolerance: Tolerance) -> Self {
         PredictedPose { tolerance, ..self }
     }
@@ -134,6 +366,10 @@ impl DeltaCodec for PredictedPose {
 
     fn predicts(&self) -> bool {
         true
+    }
+
+    fn tolerance(&self) -> Option<Tolerance> {
+        Some(self.tolerance)
     }
 
     fn predict(&self, base: &[u8], ticks: u32, dt: f32, out: &mut Vec<u8>) -> bool {
@@ -195,6 +431,114 @@ mod tests {
 
     fn pull(s: &mut PoseState, dt: f32) {
         s.linvel = pulled_toward_origin(s.pos, s.linvel, 1600.0, dt);
+    }
+
+    /// Steps a free body in a rapier world `ticks` times; each tick, predicts the step
+    /// from the body's exact state and returns the worst distance and angle between the
+    /// prediction and where rapier put it.
+    fn worst_free_flight(body: RigidBody, collider: rapier3d::prelude::Collider) -> (f32, f32) {
+        let mut world = rapier3d::prelude::PhysicsWorld {
+            gravity: Vec3::new(0.0, -9.81, 0.0),
+            ..Default::default()
+        };
+        world.integration_parameters.dt = 1.0 / 60.0;
+        let h = world.insert_body(body);
+        world.insert_collider(collider, Some(h));
+        let (mut worst_pos, mut worst_rot) = (0.0f32, 0.0f32);
+        // And the whole flight predicted from the start, as a client predicts a body it
+        // heard nothing of for 10 s.
+        let start = PoseState::of(&world.bodies[h]);
+        let flight = FreeFlight::of(
+            &world.bodies[h],
+            &world.integration_parameters,
+            world.gravity,
+        );
+        let mut whole = start;
+        for _ in 0..600 {
+            flight.step(&mut whole);
+        }
+        for _ in 0..600 {
+            let b = &world.bodies[h];
+            let flight = FreeFlight::of(b, &world.integration_parameters, world.gravity);
+            let mut s = PoseState::of(b);
+            flight.step(&mut s);
+            world.step();
+            let after = PoseState::of(&world.bodies[h]);
+            worst_pos = worst_pos.max(s.pos.distance(after.pos));
+            // The turn between them, from the vector part (acos near 1 is too coarse in f32).
+            let d = s.rot * after.rot.inverse();
+            worst_rot = worst_rot.max(2.0 * Vec3::new(d.x, d.y, d.z).length());
+            assert!(s.linvel.distance(after.linvel) < 1e-5, "{s:?} vs {after:?}");
+        }
+        let end = PoseState::of(&world.bodies[h]);
+        assert!(
+            whole.pos.distance(end.pos) <= 600.0 * 1e-6,
+            "600 ticks predicted at once: {:?} vs {:?}",
+            whole.pos,
+            end.pos
+        );
+        (worst_pos, worst_rot)
+    }
+
+    #[test]
+    fn a_free_body_under_gravity_is_predicted_within_a_micrometre_a_tick() {
+        use rapier3d::prelude::{ColliderBuilder, RigidBodyBuilder};
+        let body = RigidBodyBuilder::dynamic()
+            .translation(Vec3::new(0.0, 50.0, 0.0))
+            .linvel(Vec3::new(3.0, 12.0, -1.0))
+            .angvel(Vec3::new(0.7, -1.3, 2.1))
+            .can_sleep(false)
+            .build();
+        let (pos, rot) = worst_free_flight(body, ColliderBuilder::ball(0.5).build());
+        assert!(pos <= 1e-6, "a ball: {pos} m off in a tick");
+        assert!(rot <= 1e-6, "a ball: {rot} rad off in a tick");
+        // Damped, its centre of mass off its origin, gyroscopic (not a ball), with gravity
+        // scaled and more substeps.
+        let body = RigidBodyBuilder::dynamic()
+            .translation(Vec3::new(0.0, 50.0, 0.0))
+            .linvel(Vec3::new(-2.0, 5.0, 4.0))
+            .angvel(Vec3::new(0.2, 1.5, -0.4))
+            .linear_damping(0.3)
+            .angular_damping(0.5)
+            .gravity_scale(0.5)
+            .additional_solver_iterations(2)
+            .can_sleep(false)
+            .build();
+        let offset = ColliderBuilder::cuboid(0.5, 0.2, 0.3)
+            .translation(Vec3::new(0.4, 0.1, 0.0))
+            .build();
+        let (pos, rot) = worst_free_flight(body, offset);
+        assert!(
+            pos <= 1e-6,
+            "a damped, off-centre box: {pos} m off in a tick"
+        );
+        assert!(
+            rot <= 1e-6,
+            "a damped, off-centre box: {rot} rad off in a tick"
+        );
+    }
+
+    #[test]
+    fn a_motion_steers_a_body_and_a_state_alike() {
+        let mut s = orbiting();
+        let mut bodies = RigidBodySet::new();
+        let h = bodies.insert(
+            rapier3d::prelude::RigidBodyBuilder::dynamic()
+                .translation(s.pos)
+                .rotation(s.rot.to_scaled_axis())
+                .linvel(s.linvel)
+                .angvel(s.angvel)
+                .build(),
+        );
+        let steer = |b: &mut Steer<'_>| {
+            let v = pulled_toward_origin(b.pos(), b.linvel(), 1600.0, b.dt());
+            b.set_linvel(v);
+            b.set_angvel(b.angvel() * 0.5);
+        };
+        s = PoseState::of(&bodies[h]);
+        steer(&mut Steer::body(&mut bodies, h, 0.1));
+        steer(&mut Steer::state(&mut s, 0.1));
+        assert_eq!(PoseState::of(&bodies[h]), s);
     }
 
     #[test]

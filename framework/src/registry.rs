@@ -10,6 +10,7 @@ use crate::error::Error;
 use crate::id::{ClientId, KindId};
 use crate::params::decode_params;
 use crate::pose::BodyState;
+use crate::predict::Tolerance;
 use rapier3d::prelude::{Collider, RigidBody};
 use serde::de::DeserializeOwned;
 use std::collections::BTreeMap;
@@ -107,6 +108,12 @@ pub struct KindOptions {
     /// [`controller_mut`](crate::EntityGroup::controller_mut), say) must leave it off: its
     /// replay would diverge at the first such change (and say at which tick).
     pub decides_alone: bool,
+    /// The precision its bodies need on every screen, for a kind whose section starts with
+    /// a pose: how far a prediction of the body may be from the authority's state before
+    /// the authority sends a correction (see [`crate::predict`]). The default is
+    /// [`Tolerance::default`]: 2 mm, 2 mrad, 5 cm/s and 0.05 rad/s. A value that is NaN,
+    /// infinite, zero or negative is refused at registration ([`Error::BadTolerance`]).
+    pub tolerance: Tolerance,
     /// The version of the state its controller saves (`save_state`). Raise it when that
     /// state's layout changes: a recording made with another version then says so by the
     /// kind's name and both versions when opened, unless the kind supplies a migration
@@ -123,6 +130,7 @@ impl Default for KindOptions {
             hand_off: false,
             priority: 1.0,
             decides_alone: false,
+            tolerance: Tolerance::default(),
             state_version: 0,
         }
     }
@@ -139,7 +147,9 @@ struct Kind {
     options: KindOptions,
     factory: Factory,
     judge: Option<Judge>,
-    delta: Arc<dyn DeltaCodec>,
+    /// The codec the kind set; `None`: the default (see
+    /// [`has_own_codec`](KindRegistry::has_own_codec)).
+    delta: Option<Arc<dyn DeltaCodec + Send + Sync>>,
     describe: Option<Box<Describer>>,
     /// Migrations of its saved state, by the version they start from (to the next).
     migrations: BTreeMap<u16, Migration>,
@@ -220,6 +230,13 @@ impl KindRegistry {
         F: Fn(&P) -> Blueprint + Send + Sync + 'static,
     {
         let id = KindId::of_name(name);
+        options
+            .tolerance
+            .check()
+            .map_err(|why| Error::BadTolerance {
+                kind: name.to_owned(),
+                why,
+            })?;
         if let Some(existing) = self.kinds.get(&id) {
             return Err(if existing.name == name {
                 Error::DuplicateKind(name.to_owned())
@@ -239,7 +256,7 @@ impl KindRegistry {
                 options,
                 factory,
                 judge: None,
-                delta: Arc::new(ByteDelta),
+                delta: None,
                 describe: None,
                 migrations: BTreeMap::new(),
                 params_type: std::any::type_name::<P>(),
@@ -294,19 +311,28 @@ impl KindRegistry {
     }
 
     /// Sets how sections of the kind registered as `name` travel as deltas against a
-    /// baseline (see [`crate::delta`]). The default, [`ByteDelta`], suits any data; a kind
-    /// whose section starts with a [`PoseState`](crate::pose::PoseState) should use
-    /// [`PoseDelta`](crate::delta::PoseDelta).
+    /// baseline (see [`crate::delta`]), in place of the default. A kind needs none: by
+    /// default a section that starts with a [`PoseState`](crate::pose::PoseState) is
+    /// predicted and travels as a [`PoseDelta`](crate::delta::PoseDelta) against its
+    /// prediction (see [`crate::predict`]), and any other as a [`ByteDelta`]. Set one for a
+    /// kind that knows its own bytes better. A codec's precision
+    /// ([`DeltaCodec::tolerance`]) is checked as a kind's is at registration.
     pub fn set_delta_codec(
         &mut self,
         name: &str,
-        codec: impl DeltaCodec + 'static,
+        codec: impl DeltaCodec + Send + Sync + 'static,
     ) -> Result<(), Error> {
         let id = self
             .id_of(name)
             .ok_or_else(|| Error::UnknownKindName(name.to_owned()))?;
+        if let Some(Err(why)) = codec.tolerance().map(|t| t.check()) {
+            return Err(Error::BadTolerance {
+                kind: name.to_owned(),
+                why,
+            });
+        }
         let kind = self.kinds.get_mut(&id).ok_or(Error::UnknownKind(id))?;
-        kind.delta = Arc::new(codec);
+        kind.delta = Some(Arc::new(codec));
         Ok(())
     }
 
@@ -392,12 +418,29 @@ impl KindRegistry {
         Ok(state)
     }
 
-    /// The delta codec of a kind ([`ByteDelta`] for a kind this registry does not know).
+    /// The delta codec a kind set ([`set_delta_codec`](Self::set_delta_codec)), or else
+    /// [`ByteDelta`], what a section that does not start with a pose travels as. (A kind
+    /// with no codec of its own whose sections start with a pose is predicted: the network
+    /// layer asks the group, [`EntityGroup::pose_codec`](crate::EntityGroup::pose_codec).)
     pub fn delta_codec(&self, id: KindId) -> &dyn DeltaCodec {
-        match self.kinds.get(&id) {
-            Some(k) => &*k.delta,
+        match self.kinds.get(&id).and_then(|k| k.delta.as_deref()) {
+            Some(codec) => codec,
             None => &ByteDelta,
         }
+    }
+
+    /// Whether a kind set a delta codec of its own. One that did not, and whose sections
+    /// start with a pose, is predicted by default.
+    pub fn has_own_codec(&self, id: KindId) -> bool {
+        self.kinds.get(&id).is_some_and(|k| k.delta.is_some())
+    }
+
+    /// The precision a kind's bodies need ([`KindOptions::tolerance`]); the default for a
+    /// kind not registered.
+    pub fn tolerance(&self, id: KindId) -> Tolerance {
+        self.kinds
+            .get(&id)
+            .map_or_else(Tolerance::default, |k| k.options.tolerance)
     }
 
     /// Judges a client's request to spawn `kind` with encoded `params`: the kind must be

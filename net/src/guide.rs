@@ -200,65 +200,64 @@
 //!
 //! # 4. Bodies that never rest
 //!
-//! A body that is always in motion changes its section every broadcast. If both ends can
-//! compute where it goes, it need not: declare the forces the client path applies as a
-//! [`Motion`](lanyard::predict::Motion), and how close a prediction must stay as a
-//! [`Tolerance`](lanyard::predict::Tolerance), and give the kind a
-//! [`PredictedPose`](lanyard::predict::PredictedPose) codec. The server then sends nothing
-//! while the client's prediction holds, and only the difference when it does not:
+//! A body that is always in motion changes its section every broadcast. Both ends can
+//! compute where it goes, so it need not be sent: a kind whose section starts with a pose
+//! is predicted by default, through gravity, the physics step's substeps and damping. What
+//! the kind does to its body on its own each tick (a wind, a lift, a pull toward a planet)
+//! goes in its [`motion`](lanyard::Controller::motion), which every peer runs on the body
+//! and both ends repeat to predict it; nothing is set at registration. The server then
+//! sends nothing while the client's prediction stays within the kind's
+//! [`Tolerance`](lanyard::predict::Tolerance) (`KindOptions::tolerance`, 2 mm by default),
+//! and only the difference when it does not:
 //!
 //! ```
 //! use lanyard::codec::{Section, SectionWriter};
 //! use lanyard::pose::{CORRECTION_TOLERANCE, PoseState};
-//! use lanyard::predict::{PredictedPose, Tolerance};
 //! use lanyard::prelude::*;
 //! use lanyard_net::{NetConfig, harness::Scenario};
 //!
-//! /// A steady wind: what the client path does each tick, and what both ends predict.
-//! fn wind(s: &mut PoseState, dt: f32) {
-//!     s.linvel += Vec3::new(0.5, 0.0, 0.0) * dt;
+//! /// A balloon that a wind pushes east and a lift holds up against most of gravity.
+//! struct Balloon {
+//!     lift: f32,
 //! }
-//!
-//! struct Kite;
-//! impl Controller for Kite {
+//! impl Controller for Balloon {
 //!     fn server_update(&mut self, me: EntityRef<'_>, _w: &WorldView<'_>, out: &mut SectionWriter<'_>) {
 //!         PoseState::of(me.body()).write(out);
 //!     }
 //!     fn client_update(&mut self, _me: &mut Entity, s: Option<Section<'_>>, ctx: &mut ClientContext<'_>) -> Result<(), Error> {
-//!         if let Some(s) = s {
-//!             PoseState::take(&s, ctx, CORRECTION_TOLERANCE)?;
+//!         match s {
+//!             Some(s) => PoseState::take(&s, ctx, CORRECTION_TOLERANCE),
+//!             None => Ok(()),
 //!         }
-//!         let mut now = PoseState::of(ctx.body());
-//!         wind(&mut now, ctx.dt());
-//!         ctx.set_linvel(now.linvel);
-//!         Ok(())
+//!     }
+//!     // Every tick, on every peer, and in every prediction of it.
+//!     fn motion(&self, body: &mut Steer<'_>) {
+//!         let push = Vec3::new(0.5, self.lift, 0.0) * body.dt();
+//!         body.set_linvel(body.linvel() + push);
 //!     }
 //! }
 //!
 //! let mut r = KindRegistry::new();
-//! r.register("kite", |_: &()| Blueprint {
+//! r.register("balloon", |lift: &f32| Blueprint {
 //!     body: RigidBodyBuilder::dynamic().linvel(Vec3::new(1.0, 0.0, 2.0)).build(),
 //!     colliders: vec![ColliderBuilder::ball(0.3).build()],
 //!     visual: Visual { shape: Shape::Ball { radius: 0.3 }, color: [200; 4] },
-//!     controller: Box::new(Kite),
+//!     controller: Box::new(Balloon { lift: *lift }),
 //! }).unwrap();
-//! let tolerance = Tolerance { pos: 0.005, ..Tolerance::default() };
-//! r.set_delta_codec("kite", PredictedPose::new(wind).within(tolerance)).unwrap();
 //!
 //! let config = NetConfig { rate: 30.0, ..NetConfig::default() };
 //! let mut s = Scenario::with_registry(std::sync::Arc::new(r), |_| {}, config.clone(), None, 60.0, |g| {
-//!     g.set_gravity(Vec3::ZERO).unwrap();
-//!     g.spawn("kite", &(), Owner::Server).unwrap();
+//!     g.spawn("balloon", &9.0f32, Owner::Server).unwrap(); // under gravity's 9.81
 //! });
 //! s.add_client(config, "ann", None);
 //! s.wait_for(3.0, "ann to join", |s| s.all_joined()).unwrap();
 //! let ann = s.clients[0].net.client_id().unwrap();
 //! let before = s.server.net.peer_stats(ann).unwrap().entries;
 //! s.run_for(2.0);
-//! // 60 broadcasts, and the kite changed in every one of them; few went.
+//! // 60 broadcasts, and the balloon changed in every one of them; few went.
 //! let sent = s.server.net.peer_stats(ann).unwrap().entries - before;
 //! assert!(sent <= 10, "{sent} entries");
-//! let kite = s.server.group.iter().next().unwrap().net_id();
-//! let off = (s.server.pos(kite).unwrap() - s.clients[0].pos(kite).unwrap()).length();
-//! assert!(off < 0.01, "the client's kite is {off} m from the server's");
+//! let balloon = s.server.group.iter().next().unwrap().net_id();
+//! let off = (s.server.pos(balloon).unwrap() - s.clients[0].pos(balloon).unwrap()).length();
+//! assert!(off < 0.01, "the client's balloon is {off} m from the server's");
 //! ```

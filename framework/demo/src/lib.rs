@@ -496,11 +496,11 @@ pub fn register(registry: &mut KindRegistry) -> Result<(), Error> {
 /// each pulled toward the planetoid's centre by its own controller. The scene of the
 /// asteroid benchmark (`cargo bench -p lanyard-tests --bench asteroids`).
 pub mod asteroids {
-    use super::{PoseCarrier, dynamic_at};
+    use super::dynamic_at;
     use lanyard::KindOptions;
     use lanyard::codec::{Section, SectionWriter};
-    use lanyard::pose::PoseState;
-    use lanyard::predict::{PredictedPose, Tolerance, pulled_toward_origin};
+    use lanyard::pose::{CORRECTION_TOLERANCE, PoseState};
+    use lanyard::predict::pulled_toward_origin;
     use lanyard::prelude::*;
     use rapier3d::prelude::Collider;
     use serde::{Deserialize, Serialize};
@@ -528,24 +528,20 @@ pub mod asteroids {
         pub radius: f32,
     }
 
-    /// How close a predicted asteroid must stay to the server's: the published scene's
-    /// precision, 1 cm and 1 mrad, with half the centimetre left for drawing.
-    pub const TOLERANCE: Tolerance = Tolerance {
-        pos: 0.005,
-        rot: 0.001,
-        linvel: 0.05,
-        angvel: 0.05,
-    };
-
-    /// The planetoid's pull on an asteroid for one tick: what its client path does, and what
-    /// both ends repeat to predict it.
-    pub fn pull(s: &mut PoseState, dt: f32) {
-        s.linvel = pulled_toward_origin(s.pos, s.linvel, PULL, dt);
+    /// The planetoid's pull on an asteroid for one tick: its [motion](Controller::motion),
+    /// which every peer runs on its body and both ends of a session repeat to predict it.
+    pub fn pull(body: &mut Steer<'_>) {
+        body.set_linvel(pulled_toward_origin(
+            body.pos(),
+            body.linvel(),
+            PULL,
+            body.dt(),
+        ));
     }
 
-    /// An asteroid: the authority writes its pose, everyone else is corrected to it when they
-    /// drift; every peer pulls it toward the planetoid each tick, so a client's own simulation
-    /// follows the server's between states, and both ends predict it alike.
+    /// An asteroid, written the plain way: the authority writes its pose, everyone else is
+    /// corrected to it when they drift, and its motion is the planetoid's pull. Nothing is
+    /// set at registration: both ends predict it, since its section starts with a pose.
     #[derive(Debug, Default)]
     pub struct Asteroid;
 
@@ -553,24 +549,26 @@ pub mod asteroids {
         fn server_update(
             &mut self,
             me: EntityRef<'_>,
-            world: &WorldView<'_>,
+            _world: &WorldView<'_>,
             out: &mut SectionWriter<'_>,
         ) {
-            // The pose, as a pose carrier writes and takes it; the pull is the client path's.
-            PoseCarrier.server_update(me, world, out);
+            PoseState::of(me.body()).write(out);
         }
 
         fn client_update(
             &mut self,
-            me: &mut Entity,
+            _me: &mut Entity,
             section: Option<Section<'_>>,
             ctx: &mut ClientContext<'_>,
         ) -> Result<(), Error> {
-            PoseCarrier.client_update(me, section, ctx)?;
-            let mut s = PoseState::of(ctx.body());
-            pull(&mut s, ctx.dt());
-            ctx.set_linvel(s.linvel);
-            Ok(())
+            match section {
+                Some(s) => PoseState::take(&s, ctx, CORRECTION_TOLERANCE),
+                None => Ok(()),
+            }
+        }
+
+        fn motion(&self, body: &mut Steer<'_>) {
+            pull(body);
         }
     }
 
@@ -650,6 +648,6 @@ pub mod asteroids {
             },
             controller: Box::new(Asteroid),
         })?;
-        registry.set_delta_codec(ASTEROID, PredictedPose::new(pull).within(TOLERANCE))
+        Ok(())
     }
 }

@@ -72,18 +72,29 @@ pub struct SectionWriter<'a> {
     buf: &'a mut Vec<u8>,
     /// Where in `buf` this writer's bytes start.
     start: usize,
+    /// Whether its first bytes are a pose ([`PoseState::write`](crate::pose::PoseState::write)
+    /// wrote them): what makes a section predictable by default.
+    posed: bool,
 }
 
 impl<'a> SectionWriter<'a> {
     /// A writer appending to `buf`.
     pub fn new(buf: &'a mut Vec<u8>) -> Self {
-        SectionWriter { buf, start: 0 }
+        SectionWriter {
+            buf,
+            start: 0,
+            posed: false,
+        }
     }
 
     /// A writer appending to `buf` whose length counts only what it appends.
     fn at(buf: &'a mut Vec<u8>) -> Self {
         let start = buf.len();
-        SectionWriter { buf, start }
+        SectionWriter {
+            buf,
+            start,
+            posed: false,
+        }
     }
 
     /// Bytes written so far.
@@ -168,6 +179,20 @@ impl<'a> SectionWriter<'a> {
     /// (6 bytes). Components outside the range are clamped.
     pub fn vec3_bounded(&mut self, v: Vec3, max: f32) {
         self.buf.extend_from_slice(&vec3_bounded_bytes(v, max));
+    }
+
+    /// Whether the section starts with a pose: a [`PoseState`](crate::pose::PoseState)
+    /// written first.
+    pub fn starts_with_pose(&self) -> bool {
+        self.posed
+    }
+
+    /// Notes that a pose is about to be written: if nothing was written before it, the
+    /// section starts with one.
+    pub(crate) fn mark_pose(&mut self) {
+        if self.is_empty() {
+            self.posed = true;
+        }
     }
 
     /// Bytes as they are, with no length (the reader must know how many).
@@ -493,6 +518,8 @@ struct Span {
     net_id: NetId,
     payload: u32,
     end: u32,
+    /// Whether the section starts with a pose ([`SectionWriter::starts_with_pose`]).
+    posed: bool,
 }
 
 impl PacketWriter {
@@ -525,7 +552,9 @@ impl PacketWriter {
             buf: &mut self.buf,
             head,
         };
-        write(&mut SectionWriter::at(undo.buf));
+        let mut writer = SectionWriter::at(undo.buf);
+        write(&mut writer);
+        let posed = writer.posed;
         let len = undo.buf.len() - payload;
         if len > MAX_SECTION_LEN {
             return Err(Error::SectionTooLong {
@@ -549,6 +578,7 @@ impl PacketWriter {
             net_id,
             payload: payload as u32,
             end: self.buf.len() as u32,
+            posed,
         });
         Ok(len)
     }
@@ -570,6 +600,7 @@ impl PacketWriter {
                 net_id: section.net_id,
                 payload,
                 end: self.buf.len() as u32,
+                posed: false,
             });
         }
         Ok(())
@@ -588,6 +619,19 @@ impl PacketWriter {
     /// Its sections, in the order they were written, without parsing the bytes.
     pub fn sections(&self) -> impl Iterator<Item = Section<'_>> + '_ {
         self.sections_at().map(|(_, s)| s)
+    }
+
+    /// Its sections, in the order they were written, each with whether it starts with a
+    /// pose ([`SectionWriter::starts_with_pose`]; never for a section appended already
+    /// encoded).
+    pub fn sections_posed(&self) -> impl Iterator<Item = (Section<'_>, bool)> + '_ {
+        self.spans.iter().map(|s| {
+            let section = Section {
+                net_id: s.net_id,
+                payload: &self.buf[s.payload as usize..s.end as usize],
+            };
+            (section, s.posed)
+        })
     }
 
     /// Where the payload of the `k`th section starts in [`as_bytes`](Self::as_bytes), and

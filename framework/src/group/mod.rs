@@ -21,11 +21,13 @@ use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 
 mod contacts;
+mod foresee;
 pub(crate) mod pipeline;
 mod replica;
 mod snapshot;
 mod store;
 
+pub use foresee::PoseCodec;
 pub use replica::Replica;
 pub use snapshot::SNAPSHOT_VERSION;
 

@@ -21,6 +21,7 @@
 //! The passes themselves are the `EntityGroup` methods at the end of this file.
 
 use super::*;
+use crate::predict::Steer;
 
 /// What one frame did.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -550,7 +551,13 @@ impl EntityGroup {
             let owner = entity.owner;
             let len = section.map_or(0, |s| s.payload.len());
             watch.section(section.map(|s| s.payload));
-            let ran = guarded(|| ctrl.client_update(entity, section, &mut ctx));
+            let ran = guarded(|| {
+                let taken = ctrl.client_update(entity, section, &mut ctx);
+                // Its motion, on every peer, whatever the section did: what a prediction
+                // of the body repeats.
+                ctrl.motion(&mut Steer::body(ctx.bodies, ctx.handle, ctx.dt));
+                taken
+            });
             match ran {
                 Ok(Ok(())) if had_section => {
                     applied += 1;

@@ -2,6 +2,7 @@
 //! back into sections (against the baselines they name) and handed to the group; our own
 //! spawns sent up under provisional ids.
 
+use super::world::CodecRef;
 use super::*;
 
 /// The sections a client received of one entity, by the server's broadcast: what the
@@ -14,6 +15,10 @@ struct Versions {
     applied: Option<u32>,
     /// When (µs) a section of the entity last came.
     at: u64,
+    /// Whether its sections start with a pose, as the last whole one said
+    /// ([`Body::FullPosed`]): they then travel by the group's
+    /// [`PoseCodec`](lanyard::PoseCodec) for it.
+    posed: bool,
 }
 
 impl Versions {
@@ -42,6 +47,18 @@ impl Versions {
         while self.versions.len() > 1 && self.versions[1].0 < cutoff {
             self.versions.pop_front();
         }
+    }
+}
+
+/// The codec of entity `id`'s sections: the group's prediction of it if they start with a
+/// pose (`posed`) and its kind has no codec of its own, its kind's codec otherwise (what
+/// the server encodes with, `replication/world.rs`).
+fn codec_of(group: &EntityGroup, id: EntityId, posed: bool) -> CodecRef<'_> {
+    match posed.then(|| group.pose_codec(id)).flatten() {
+        Some(c) => CodecRef::Pose(c),
+        None => CodecRef::Kind(group.get(id).map_or(&lanyard::delta::ByteDelta, |e| {
+            group.registry().delta_codec(e.kind())
+        })),
     }
 }
 
@@ -258,21 +275,25 @@ impl ClientReplication {
         let dt = pass.group().config().dt;
         let mut out = Vec::new();
         for net in due {
-            let Some(e) = pass.group().by_net(net) else {
-                continue;
-            };
-            let codec = pass.group().registry().delta_codec(e.kind());
-            if e.owner() != Owner::Server || !codec.predicts() {
-                continue;
-            }
             let Some(rec) = self.received.get_mut(&net) else {
                 continue;
             };
+            let group = pass.group();
+            let Some(e) = group.by_net(net) else {
+                continue;
+            };
+            let codec = codec_of(group, e.id(), rec.posed);
+            if e.owner() != Owner::Server || !codec.get().predicts() {
+                continue;
+            }
             let Some((base, Some(tick))) = rec.newest() else {
                 continue;
             };
             out.clear();
-            if !codec.predict(base, head.tick.wrapping_sub(tick), dt, &mut out) {
+            if !codec
+                .get()
+                .predict(base, head.tick.wrapping_sub(tick), dt, &mut out)
+            {
                 continue;
             }
             rec.applied = Some(at.number);
@@ -297,13 +318,20 @@ impl ClientReplication {
         out: &mut Vec<u8>,
     ) -> bool {
         let Arrived { number, tick, now } = at;
-        let Some(kind) = pass.group().by_net(net).map(|x| x.kind()) else {
+        let group = pass.group();
+        let Some(id) = group.id_of(net) else {
             stats.dropped_unknown_entity += 1;
             return false;
         };
-        let codec = pass.group().registry().delta_codec(kind);
-        let dt = pass.group().config().dt;
+        let dt = group.config().dt;
         let rec = self.received.entry(net).or_default();
+        match body {
+            Body::Full(_) => rec.posed = false,
+            Body::FullPosed(_) => rec.posed = true,
+            _ => {}
+        }
+        let codec = codec_of(group, id, rec.posed);
+        let codec = codec.get();
         out.clear();
         // The prediction from the section of `age` broadcasts ago.
         let mut predicted = Vec::new();
@@ -313,7 +341,7 @@ impl ClientReplication {
                 .is_some_and(|(base, ticks)| codec.predict(base, ticks, dt, predicted))
         };
         let ok = match body {
-            Body::Full(b) => {
+            Body::Full(b) | Body::FullPosed(b) => {
                 out.extend_from_slice(b);
                 true
             }
@@ -342,7 +370,7 @@ impl ClientReplication {
             }
             return false;
         }
-        if matches!(body, Body::Full(_)) {
+        if matches!(body, Body::Full(_) | Body::FullPosed(_)) {
             self.asked.remove(&net);
         }
         let fresh = rec.applied.is_none_or(|a| number > a);

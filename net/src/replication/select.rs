@@ -279,7 +279,7 @@ fn follows_prediction(
     let Some((bf, base)) = seen.baseline() else {
         return false;
     };
-    if !forecasts.agrees(c.net, c.codec, (bf, base), c.bytes) {
+    if !forecasts.agrees(c.net, c.codec.get(), (bf, base), c.bytes) {
         return false;
     }
     match seen.last_sent.filter(|s| *s > bf) {
@@ -287,7 +287,7 @@ fn follows_prediction(
         Some(s) => history
             .get(c.slot as usize)
             .and_then(|h| h.at(s))
-            .is_some_and(|b| forecasts.agrees(c.net, c.codec, (s, b), c.bytes)),
+            .is_some_and(|b| forecasts.agrees(c.net, c.codec.get(), (s, b), c.bytes)),
     }
 }
 

@@ -597,7 +597,7 @@ fn choose(
     }
     let forecast = c
         .predicts
-        .then(|| forecasts.of(c.net, c.codec, bf, base))
+        .then(|| forecasts.of(c.net, c.codec.get(), bf, base))
         .flatten()
         .map(|r| &forecasts.bytes[r]);
     // Sent at all, it goes exactly: a refresh puts the client back on the server's state,
@@ -610,7 +610,9 @@ fn choose(
         .entry((c.net, bf))
         .or_insert_with(|| {
             let start = bytes.len();
-            c.codec.encode(forecast.unwrap_or(base), c.bytes, bytes);
+            c.codec
+                .get()
+                .encode(forecast.unwrap_or(base), c.bytes, bytes);
             (start..bytes.len(), forecast.is_some())
         })
         .clone();
@@ -623,6 +625,7 @@ fn choose(
 
 fn body_of<'a>(c: &Current<'a>, pick: &Pick, deltas: &'a [u8]) -> Body<'a> {
     match pick {
+        Pick::Full if c.posed => Body::FullPosed(c.bytes),
         Pick::Full => Body::Full(c.bytes),
         Pick::Delta(age, r, predicted) => Body::Delta {
             age: *age,

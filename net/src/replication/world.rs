@@ -5,6 +5,9 @@
 use super::slots::Slots;
 use super::*;
 use crate::session::baseline::History;
+use lanyard::PoseCodec;
+use lanyard::delta::DeltaCodec;
+use lanyard::predict::Tolerance;
 
 /// One entity's state this broadcast, as the server has it.
 pub(super) struct Current<'a> {
@@ -17,12 +20,33 @@ pub(super) struct Current<'a> {
     pub(super) owner: Owner,
     /// What it gains in priority this broadcast if it changed.
     pub(super) urgency: f32,
-    pub(super) codec: &'a dyn lanyard::delta::DeltaCodec,
+    pub(super) codec: CodecRef<'a>,
+    /// Whether its sections start with a pose, as its first section of the server's own
+    /// did: it then goes whole as [`Body::FullPosed`], and travels by its group's
+    /// [`PoseCodec`] unless its kind set a codec of its own.
+    pub(super) posed: bool,
     /// Whether clients predict it: the server's, of a kind whose codec predicts.
     pub(super) predicts: bool,
     /// A client's, relayed with its time: how long (ms) before this broadcast its client
     /// sent it.
     pub(super) age: Option<u16>,
+}
+
+/// An entity's delta codec: its kind's, or, for a kind with none of its own whose sections
+/// start with a pose, the entity's own prediction.
+#[derive(Clone, Copy)]
+pub(super) enum CodecRef<'a> {
+    Kind(&'a dyn DeltaCodec),
+    Pose(PoseCodec<'a>),
+}
+
+impl CodecRef<'_> {
+    pub(super) fn get(&self) -> &dyn DeltaCodec {
+        match self {
+            CodecRef::Kind(c) => *c,
+            CodecRef::Pose(c) => c,
+        }
+    }
 }
 
 /// A client's section to forward: the client, the bytes, and when the client sent it (the
@@ -79,12 +103,12 @@ pub(super) fn world_state<'a>(
     let registry = group.registry();
     // Most entities share a kind with the one before: look its options up once.
     let mut kind = None;
-    let (mut weight, mut codec): (f32, &dyn lanyard::delta::DeltaCodec) =
-        (1.0, &lanyard::delta::ByteDelta);
+    let (mut weight, mut codec): (f32, &dyn DeltaCodec) = (1.0, &lanyard::delta::ByteDelta);
+    let (mut own_codec, mut tolerance) = (false, Tolerance::default());
     world.reserve(packet.section_count() + forward.len());
     let own = packet
-        .sections()
-        .map(|s| (s.net_id, s.payload, Owner::Server, None));
+        .sections_posed()
+        .map(|(s, posed)| (s.net_id, s.payload, Owner::Server, None, posed));
     // What clients own goes out as they sent it. Where they may hold the server's bodies
     // (hand-off), each with how long before this broadcast its client had it: what a
     // client moves is drawn at the instant it moved it, on every screen. (Where they may
@@ -93,11 +117,11 @@ pub(super) fn world_state<'a>(
     let mut takeable = false;
     let forwarded = forward.iter().map(move |(net, (from, b, sent))| {
         let age = relayed.then(|| ((now - sent).max(0.0) * 1000.0).round().min(60_000.0) as u16);
-        (*net, b.as_slice(), Owner::Client(*from), age)
+        (*net, b.as_slice(), Owner::Client(*from), age, false)
     });
     // The packet and the group are both in network-id order: walk them together.
     let mut entities = group.iter().peekable();
-    for (net, bytes, owner, age) in own.chain(forwarded) {
+    for (net, bytes, owner, age, posed) in own.chain(forwarded) {
         while entities.next_if(|e| e.net_id() < net).is_some() {}
         let e = match entities.next_if(|e| e.net_id() == net) {
             Some(e) => e,
@@ -121,7 +145,16 @@ pub(super) fn world_state<'a>(
             weight = options.map_or(1.0, |o| o.priority);
             takeable |= options.is_some_and(|o| o.hand_off);
             codec = registry.delta_codec(e.kind());
+            own_codec = registry.has_own_codec(e.kind());
+            tolerance = registry.tolerance(e.kind());
         }
+        // Fixed by the entity's first section (a client's, forwarded, never starts with a
+        // pose), so that every whole section a client gets of it says the same.
+        let posed = history[s].posed(posed);
+        let codec = match posed && !own_codec {
+            true => CodecRef::Pose(PoseCodec::new(group, e.id(), tolerance)),
+            false => CodecRef::Kind(codec),
+        };
         world.push(Current {
             net,
             slot,
@@ -130,7 +163,8 @@ pub(super) fn world_state<'a>(
             owner,
             urgency: weight * (1.0 + 0.5 * speed + 2.0 * hit),
             codec,
-            predicts: owner == Owner::Server && codec.predicts(),
+            posed,
+            predicts: owner == Owner::Server && codec.get().predicts(),
             age,
         });
     }
@@ -158,7 +192,8 @@ impl<'a> Current<'a> {
             version,
             owner: Owner::Server,
             urgency: 1.0,
-            codec: &lanyard::delta::ByteDelta,
+            codec: CodecRef::Kind(&lanyard::delta::ByteDelta),
+            posed: false,
             predicts: false,
             age: None,
         }

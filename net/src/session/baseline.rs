@@ -22,6 +22,8 @@ pub(crate) struct History {
     /// compares every entity's section with its newest, and the histories of a thousand
     /// entities read front to back cost far less than a thousand pointers followed.
     tip: Tip,
+    /// Whether the entity's sections start with a pose, fixed by its first.
+    posed: Option<bool>,
 }
 
 /// The newest section of a [`History`], kept inline when it is at most [`Tip::INLINE`]
@@ -65,6 +67,12 @@ impl Tip {
 }
 
 impl History {
+    /// Whether the entity's sections start with a pose: what its first section said
+    /// (`now`, for the first).
+    pub(crate) fn posed(&mut self, now: bool) -> bool {
+        *self.posed.get_or_insert(now)
+    }
+
     /// Notes the section current at `number`.
     pub(crate) fn update(&mut self, number: u32, cur: &[u8]) {
         let same = match self.tip.holds(cur) {

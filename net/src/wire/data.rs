@@ -122,6 +122,10 @@ pub(crate) fn parse_data(body: &[u8]) -> Result<Data<'_>, NetError> {
 pub(crate) enum Body<'a> {
     /// The whole section.
     Full(&'a [u8]),
+    /// The whole section, which starts with a pose: the entity's sections travel by its
+    /// group's [`PoseCodec`](lanyard::PoseCodec) (predicted, if its kind has no codec of
+    /// its own).
+    FullPosed(&'a [u8]),
     /// A delta against the section of `age` broadcasts ago, or, when `predicted`, against
     /// the kind's prediction from it.
     Delta {
@@ -170,6 +174,8 @@ pub(crate) fn put_entry(out: &mut Vec<u8>, prev: Option<NetId>, e: &Entry<'_>) {
     // (or run).
     let (code, bytes) = match e.body {
         Body::Full(b) => (0, Some(b)),
+        // A prediction of broadcast 0 ago would mean nothing: its code says "posed".
+        Body::FullPosed(b) => (4, Some(b)),
         Body::Predicted { age } => (4 | u64::from(age) << 3, None),
         Body::Delta {
             age,
@@ -193,12 +199,16 @@ pub(crate) fn put_entry(out: &mut Vec<u8>, prev: Option<NetId>, e: &Entry<'_>) {
 pub(crate) fn entry_cost(prev: Option<NetId>, e: &Entry<'_>) -> usize {
     let mut scratch = Vec::with_capacity(8);
     let payload = match e.body {
-        Body::Full(b) | Body::Delta { delta: b, .. } => b.len(),
+        Body::Full(b) | Body::FullPosed(b) | Body::Delta { delta: b, .. } => b.len(),
         Body::Same { .. } | Body::SameAsNewest { .. } | Body::Predicted { .. } => 0,
     };
     let head = match e.body {
         Body::Full(_) => Entry {
             body: Body::Full(&[]),
+            ..*e
+        },
+        Body::FullPosed(_) => Entry {
+            body: Body::FullPosed(&[]),
             ..*e
         },
         Body::Delta { age, predicted, .. } => Entry {
@@ -314,6 +324,7 @@ impl<'a> Entries<'a> {
         };
         let body = match (code & 3, predicted) {
             (0, false) if age == 0 => Body::Full(bytes(&mut self.rest)?),
+            (0, true) if age == 0 => Body::FullPosed(bytes(&mut self.rest)?),
             (0, true) => Body::Predicted { age },
             (1, _) => Body::Delta {
                 age,

@@ -274,6 +274,7 @@ mod tests {
             (8, Body::Predicted { age: 41 }),
             (90, Body::Same { age: 2 }),
             (91, Body::SameAsNewest { run: 40 }),
+            (150, Body::FullPosed(&[4; 31])),
             (200, Body::SameAsNewest { run: 0 }),
             (201, Body::Full(&[9])),
             (202, delta(1, false, &[4])),
@@ -306,8 +307,10 @@ mod tests {
         }
         let bad = [1, 0, 0, 0, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff];
         assert!(Entries::new(&bad).any(|e| e.is_err()));
-        // A whole section marked predicted is no body at all.
-        assert!(Entries::new(&[1, 4, 1, 9]).any(|e| e.is_err()));
+        // A whole section marked as a prediction of this very broadcast is a section that
+        // starts with a pose.
+        let posed: Vec<_> = Entries::new(&[1, 4, 1, 9]).map(Result::unwrap).collect();
+        assert_eq!(posed[0].body, Body::FullPosed(&[9]));
     }
 
     #[test]
