@@ -355,3 +355,58 @@ fn spawn_parameters_that_do_not_decode_name_the_field() {
     assert!(e.to_string().contains("in the field `lift`"), "{e}");
     assert!(e.to_string().contains("for test.buoy"), "{e}");
 }
+
+#[test]
+fn a_tolerance_that_means_nothing_is_refused_at_registration_naming_the_kind() {
+    use lanyard::KindOptions;
+    use lanyard::predict::{PredictedPose, Tolerance};
+    let blueprint = |_: &u8| Blueprint::dynamic_box([0.0; 3], [0.5; 3], [0; 4], Sloppy);
+    for (bad, says) in [
+        (f32::NAN, "NaN"),
+        (0.0, "not above zero"),
+        (-1.0, "not above zero"),
+        (f32::INFINITY, "infinite"),
+    ] {
+        let tolerance = Tolerance {
+            pos: bad,
+            ..Tolerance::default()
+        };
+        let options = KindOptions {
+            tolerance,
+            ..KindOptions::default()
+        };
+        let mut r = KindRegistry::new();
+        let e = r
+            .register_with("test.drone", options, blueprint)
+            .unwrap_err();
+        let text = e.to_string();
+        assert!(
+            matches!(&e, Error::BadTolerance { kind, .. } if kind == "test.drone"),
+            "{e:?}"
+        );
+        assert!(text.contains("pos") && text.contains(says), "{text}");
+        assert!(
+            r.id_of("test.drone").is_none(),
+            "a refused kind is not registered"
+        );
+        // The explicit codec's tolerance is checked as well.
+        r.register("test.kite", blueprint).unwrap();
+        let e = r
+            .set_delta_codec("test.kite", PredictedPose::default().within(tolerance))
+            .unwrap_err();
+        assert!(
+            matches!(&e, Error::BadTolerance { kind, .. } if kind == "test.kite"),
+            "{e:?}"
+        );
+    }
+    // A sound one is taken.
+    let mut r = KindRegistry::new();
+    let fine = KindOptions {
+        tolerance: Tolerance {
+            pos: 0.01,
+            ..Tolerance::default()
+        },
+        ..KindOptions::default()
+    };
+    r.register_with("test.drone", fine, blueprint).unwrap();
+}

@@ -40,6 +40,15 @@ pub enum NetEvent {
         /// Why.
         reason: DisconnectReason,
     },
+    /// Server: the bodies of a kind mostly miss their prediction while they touch nothing
+    /// (told once a kind): its [motion](lanyard::Controller::motion) is likely not what its
+    /// client path does to them, and each miss costs a delta on the wire.
+    Mispredicted {
+        /// The kind, by name.
+        kind: String,
+        /// The share of its free bodies' updates that missed, percent.
+        percent: u8,
+    },
     /// Client: the server accepted us.
     Joined {
         /// Our id.

@@ -49,6 +49,14 @@ pub struct PeerStats {
     /// Claims the server refused (the body touches nothing the client holds, another
     /// client holds it, its kind forbids hand-off, the client holds too many).
     pub refused_claims: u64,
+    /// Server: the entries of this client's predicted bodies, touching nothing, that
+    /// changed since what it holds and that its prediction stood for (nothing was sent).
+    pub predictions_held: u64,
+    /// Server: those its prediction missed (a difference from the prediction was due). A
+    /// kind whose free bodies mostly miss is warned about ([`NetEvent::Mispredicted`]).
+    ///
+    /// [`NetEvent::Mispredicted`]: crate::NetEvent::Mispredicted
+    pub predictions_missed: u64,
     /// Corrections: on a server, sent to this client; on a client, received.
     pub corrections: u64,
     /// Reliable messages that were not acceptable (wrong direction, bad content).

@@ -492,6 +492,8 @@ pub fn register(registry: &mut KindRegistry) -> Result<(), Error> {
     asteroids::register(registry)
 }
 
+pub mod drones;
+
 /// Bodies that never rest: asteroids around a static planetoid, in a world with no gravity,
 /// each pulled toward the planetoid's centre by its own controller. The scene of the
 /// asteroid benchmark (`cargo bench -p lanyard-tests --bench asteroids`).

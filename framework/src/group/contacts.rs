@@ -5,6 +5,22 @@ use super::*;
 use rapier3d::prelude::RigidBodyHandle;
 
 impl EntityGroup {
+    /// Whether entity `id`'s body touches anything now (an active contact with an entity
+    /// or with scenery, after the last frame's step). False for no such entity.
+    pub fn touches_anything(&self, id: EntityId) -> bool {
+        let Some(b) = self
+            .get(id)
+            .and_then(|e| self.physics.bodies.get(e.entity().body))
+        else {
+            return false;
+        };
+        b.colliders().iter().any(|&c| {
+            self.physics
+                .contact_pairs_with(c)
+                .any(|pair| pair.has_any_active_contact())
+        })
+    }
+
     /// The pairs (one of `ids`, an entity its body touches) with an active contact now
     /// (after the last frame's step), each once, in no particular order. Bodies that only
     /// touch scenery (colliders of no entity) have no pairs.

@@ -71,6 +71,8 @@ impl Game {
                     }
                 }
                 NetEvent::Resumed { .. } => self.messages.push("reconnected".into()),
+                // A developer's matter: the network layer logs it as a warning.
+                NetEvent::Mispredicted { .. } => {}
                 NetEvent::HostLeft { host, next } => {
                     tracing::info!("{} left: {next} takes over", who(&host));
                     self.following = true;

@@ -80,6 +80,7 @@ mod age;
 mod client;
 mod forecast;
 mod handoff;
+mod hits;
 mod requests;
 mod select;
 mod server;

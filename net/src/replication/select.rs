@@ -115,6 +115,9 @@ pub(super) struct Selection {
     schedule: Option<(u32, u32)>,
     /// The slots one client looks at.
     due: Vec<u32>,
+    /// Of one client's candidates, those it predicts that changed since what it holds:
+    /// (index in the world, whether its prediction stands for the state).
+    pub(super) outcomes: Vec<(u32, bool)>,
 }
 
 impl Selection {
@@ -164,6 +167,7 @@ pub(super) fn candidates(
     let mut predicted = false;
     let number = cadence.number;
     let mut cands = Vec::new();
+    sel.outcomes.clear();
     let own = sel.owned.get(&id).copied().unwrap_or(0);
     let mut due = std::mem::take(&mut sel.due);
     due.clear();
@@ -203,6 +207,10 @@ pub(super) fn candidates(
         let same = base.is_some_and(|(f, b)| f >= c.version || b == c.bytes);
         let foreseen = !same && c.predicts && follows_prediction(c, seen, forecasts, history);
         predicted |= foreseen;
+        // Judged only against a state the client holds (before its first, nothing is).
+        if !same && c.predicts && base.is_some() {
+            sel.outcomes.push((i as u32, foreseen));
+        }
         if same || foreseen {
             let f = base.map_or(0, |(f, _)| f);
             let age = number - f;

@@ -4,6 +4,7 @@
 
 use super::age::Ages;
 use super::forecast::Forecasts;
+use super::hits::Hits;
 use super::select::{Cadence, Selection, candidates, next_looks};
 use super::slots::Slots;
 use super::world::{Current, Forward, WorldBuf, world_state};
@@ -52,6 +53,8 @@ pub(crate) struct ServerReplication {
     pub(super) withhold: HashMap<NetId, ClientId>,
     /// The broadcast's predictions.
     forecasts: Forecasts,
+    /// How often each kind's free bodies follow their prediction.
+    hits: Hits,
     /// Each entity's slot in the flat arrays.
     pub(super) slots: Slots,
     /// The broadcast's world by slot, and what each client looks at.
@@ -326,6 +329,7 @@ impl ServerReplication {
         self.number += 1;
         let number = self.number;
         self.forecasts.begin(number, tick, group.config().dt);
+        self.hits.begin();
         send_corrections(core, group, peers);
         self.rescope(core, group, peers);
         let world = world_state(
@@ -362,6 +366,9 @@ impl ServerReplication {
             let fc = (&mut self.forecasts, &self.history[..]);
             let sel = (&mut self.selection, &world[..]);
             let (cands, predicted) = candidates(*id, view, &p.conn, sel, &cadence, &mut ages, fc);
+            let (outcomes, stats) = (&self.selection.outcomes, &mut p.conn.stats);
+            self.hits
+                .note(outcomes, (&world, group), stats, &mut core.events);
             let (stats, warned) = (&mut p.conn.stats, &mut p.stale_warned);
             ages.note(stats, (warned, &p.name), cadence.rate, core.now);
             let changed = cands.iter().filter(|c| c.1).count();

@@ -5,9 +5,9 @@
 use super::slots::Slots;
 use super::*;
 use crate::session::baseline::History;
-use lanyard::PoseCodec;
 use lanyard::delta::DeltaCodec;
 use lanyard::predict::Tolerance;
+use lanyard::{KindId, PoseCodec};
 
 /// One entity's state this broadcast, as the server has it.
 pub(super) struct Current<'a> {
@@ -18,6 +18,7 @@ pub(super) struct Current<'a> {
     /// The broadcast since which `bytes` are current.
     pub(super) version: u32,
     pub(super) owner: Owner,
+    pub(super) kind: KindId,
     /// What it gains in priority this broadcast if it changed.
     pub(super) urgency: f32,
     pub(super) codec: CodecRef<'a>,
@@ -161,6 +162,7 @@ pub(super) fn world_state<'a>(
             bytes,
             version: 0,
             owner,
+            kind: e.kind(),
             urgency: weight * (1.0 + 0.5 * speed + 2.0 * hit),
             codec,
             posed,
@@ -191,6 +193,7 @@ impl<'a> Current<'a> {
             bytes,
             version,
             owner: Owner::Server,
+            kind: lanyard::KindId(0),
             urgency: 1.0,
             codec: CodecRef::Kind(&lanyard::delta::ByteDelta),
             posed: false,
