@@ -137,6 +137,11 @@ pub(crate) struct Slot {
     pub(crate) params: Vec<u8>,
     /// The newest section received this frame.
     pub(crate) pending: Option<Pending>,
+    /// Whether game code reached into its controller from outside the group's paths
+    /// ([`controller_mut`](crate::EntityGroup::controller_mut)): its server path may then
+    /// decide from what no recording holds, so a recording keeps its own sections from then
+    /// on, and a replay takes them instead of writing them again.
+    pub(crate) outside: bool,
 }
 
 /// Where a section queued for a client path is: a range of the group's inbox, or, for the

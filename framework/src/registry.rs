@@ -99,14 +99,16 @@ pub struct KindOptions {
     pub priority: f32,
     /// Whether its server path decides from the world alone: from its entity, the world it
     /// sees, its own saved state and the inputs handed to it through
-    /// [`EntityGroup::send_input`](crate::EntityGroup::send_input) (which are recorded),
-    /// never from anything else changed in its controller from outside the group. A
+    /// [`EntityGroup::send_input`](crate::EntityGroup::send_input) (which are recorded). A
     /// recording then keeps none of the sections its own server path writes: a replay runs
     /// that server path again and loops its section back, as the group did, so a body that
-    /// moves costs a recording nothing a tick. Off by default. A kind whose controller game
-    /// code changes in another way (through
-    /// [`controller_mut`](crate::EntityGroup::controller_mut), say) must leave it off: its
-    /// replay would diverge at the first such change (and say at which tick).
+    /// moves costs a recording nothing a tick. **On by default.** An entity whose
+    /// controller game code reaches into ([`controller_mut`](crate::EntityGroup::controller_mut))
+    /// is noticed: its sections are recorded from then on, and its replay verifies all the
+    /// same. Turn it off only for a kind whose server path reads something the group cannot
+    /// see change (a channel or a shared value of the game's): every section it writes is
+    /// then recorded. Left on for such a kind, its replay diverges at the first such change
+    /// (and says at which tick).
     pub decides_alone: bool,
     /// The precision its bodies need on every screen, for a kind whose section starts with
     /// a pose: how far a prediction of the body may be from the authority's state before
@@ -129,7 +131,7 @@ impl Default for KindOptions {
             client_spawnable: false,
             hand_off: false,
             priority: 1.0,
-            decides_alone: false,
+            decides_alone: true,
             tolerance: Tolerance::default(),
             state_version: 0,
         }

@@ -110,9 +110,17 @@ impl<const V2: bool> Controller for Versioned<V2> {
 
 /// The kind with the state layout of version 2 or 1 (`V2`), registered as `version`.
 fn kinds<const V2: bool>(version: u16, migrate: bool) -> Arc<KindRegistry> {
+    kinds_deciding::<V2>(version, migrate, false)
+}
+
+/// The same, deciding alone (`alone`) or not.
+fn kinds_deciding<const V2: bool>(version: u16, migrate: bool, alone: bool) -> Arc<KindRegistry> {
     let mut r = KindRegistry::new();
     let options = KindOptions {
         state_version: version,
+        // Its saved state leaves out the spin it decided last (it is in its sections), so
+        // its server path cannot be run again on replay: its sections are recorded.
+        decides_alone: alone,
         ..KindOptions::default()
     };
     r.register_with("test.ticker", options, |seed: &u64| {
@@ -145,11 +153,16 @@ fn kinds<const V2: bool>(version: u16, migrate: bool) -> Arc<KindRegistry> {
 /// Two tickers recorded by the layout of version 1 (registered as `version`) for 100
 /// ticks, starting mid-countdown (so the saved state matters).
 fn recorded_by_v1(version: u16) -> Vec<u8> {
+    recorded_with(kinds::<false>(version, false))
+}
+
+/// Two tickers of `kinds` recorded for 100 ticks, starting mid-countdown.
+fn recorded_with(kinds: Arc<KindRegistry>) -> Vec<u8> {
     let config = GroupConfig {
         gravity: Vec3::ZERO,
         ..GroupConfig::default()
     };
-    let mut g = EntityGroup::new(kinds::<false>(version, false), config);
+    let mut g = EntityGroup::new(kinds, config);
     g.spawn("test.ticker", &1u64, Owner::Server).unwrap();
     g.spawn("test.ticker", &2u64, Owner::Server).unwrap();
     for _ in 0..45 {
@@ -210,4 +223,21 @@ fn a_state_that_does_not_load_names_the_kind_and_the_entity() {
         }
         other => panic!("not a state error naming the kind: {other}"),
     }
+}
+
+#[test]
+fn a_kind_left_deciding_alone_whose_state_misses_a_decision_diverges_and_says_what_to_do() {
+    // The ticker's saved state leaves out its last spin: run again on replay, its server
+    // path starts from no spin, and the replay cannot follow.
+    let kinds = kinds_deciding::<false>(0, false, true);
+    let bytes = recorded_with(kinds.clone());
+    let mut replay = Replay::open(&bytes, kinds).unwrap();
+    let d = replay.verify(|_, _| {}).unwrap().expect("it diverges");
+    let text = d.to_string();
+    assert!(
+        text.contains("test.ticker")
+            && text.contains("wrote its sections again")
+            && text.contains("decides_alone to false"),
+        "{text}"
+    );
 }

@@ -499,7 +499,6 @@ pub mod drones;
 /// asteroid benchmark (`cargo bench -p lanyard-tests --bench asteroids`).
 pub mod asteroids {
     use super::dynamic_at;
-    use lanyard::KindOptions;
     use lanyard::codec::{Section, SectionWriter};
     use lanyard::pose::{CORRECTION_TOLERANCE, PoseState};
     use lanyard::predict::pulled_toward_origin;
@@ -624,15 +623,11 @@ pub mod asteroids {
             .collect()
     }
 
-    /// Registers [`ASTEROID`]. Its server path only reads its body, so it
-    /// [decides alone](lanyard::KindOptions::decides_alone): recordings keep none of its
-    /// sections.
+    /// Registers [`ASTEROID`], with nothing set but its factory: its server path only reads
+    /// its body, so recordings keep none of its sections (it decides alone, the default),
+    /// and its section starts with a pose, so both ends predict it.
     pub fn register(registry: &mut KindRegistry) -> Result<(), Error> {
-        let alone = KindOptions {
-            decides_alone: true,
-            ..KindOptions::default()
-        };
-        registry.register_with(ASTEROID, alone, |p: &AsteroidParams| Blueprint {
+        registry.register(ASTEROID, |p: &AsteroidParams| Blueprint {
             body: dynamic_at(p.pos)
                 .linvel(Vec3::from_array(p.vel))
                 .angvel(Vec3::from_array(p.spin))

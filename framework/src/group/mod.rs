@@ -585,6 +585,24 @@ impl EntityGroup {
             .then_some(slot.params.as_slice())
     }
 
+    /// Whether entity `id` was changed from outside (see
+    /// [`controller_mut`](Self::controller_mut)).
+    pub(crate) fn is_outside(&self, id: EntityId) -> bool {
+        self.slots
+            .get(id.index as usize)
+            .is_some_and(|s| s.generation == id.generation && s.outside)
+    }
+
+    /// Marks the entity with network id `net` as changed from outside (see
+    /// [`controller_mut`](Self::controller_mut)): a replay does so when the recording holds
+    /// a section the recording peer's own server path wrote for it.
+    pub(crate) fn mark_outside(&mut self, net: NetId) {
+        if let Ok(pos) = self.order.binary_search_by_key(&net, |e| e.0) {
+            let index = self.order[pos].1 as usize;
+            self.slots[index].outside = true;
+        }
+    }
+
     /// An entity's controller, if it is of type `T`.
     pub fn controller<T: Controller>(&self, id: EntityId) -> Option<&T> {
         self.get(id)?;
@@ -615,8 +633,19 @@ impl EntityGroup {
     }
 
     /// An entity's controller, mutably, if it is of type `T`.
+    ///
+    /// Whatever is changed here no recording sees, so from now on a recording keeps the
+    /// sections this group's own server path writes for the entity (instead of leaving
+    /// them for a replay to write again, as it does for every kind that
+    /// [decides alone](crate::KindOptions::decides_alone)), and its replay verifies bit
+    /// for bit. A change that only the game's own rules read (a score, a last hitter) is
+    /// better kept outside the controller; one the server path acts on travels best as an
+    /// input ([`send_input`](Self::send_input)), which costs a recording only the input.
     pub fn controller_mut<T: Controller>(&mut self, id: EntityId) -> Option<&mut T> {
         self.get(id)?;
+        if let Some(slot) = self.slots.get_mut(id.index as usize) {
+            slot.outside = true;
+        }
         let c: &mut dyn Controller = self
             .controllers
             .get_mut(id.index as usize)?

@@ -98,6 +98,12 @@ pub struct FramePass<'g> {
 }
 
 impl FramePass<'_> {
+    /// Marks an entity as changed from outside (a replay: see
+    /// [`EntityGroup::controller_mut`]).
+    pub(crate) fn mark_outside(&mut self, net: NetId) {
+        self.group.mark_outside(net);
+    }
+
     /// The group.
     pub fn group(&self) -> &EntityGroup {
         self.group
@@ -197,7 +203,10 @@ impl EntityGroup {
             let Some(me) = entity_ref(&self.slots[i], &self.physics) else {
                 continue;
             };
-            if me.owner() != local || (only_alone && !self.registry.decides_alone(me.kind())) {
+            // A replay writes again what was not recorded: the sections of kinds that
+            // decide alone, of entities nothing changed from outside.
+            let recorded = !self.registry.decides_alone(me.kind()) || self.slots[i].outside;
+            if me.owner() != local || (only_alone && recorded) {
                 continue;
             }
             let Some(ctrl) = self.controllers[i].as_deref_mut() else {
@@ -426,8 +435,10 @@ impl EntityGroup {
         if let Some(r) = &mut self.recorder {
             // A section this group's own server path wrote for a kind that decides alone
             // is written again by the replay's.
+            let slot = &self.slots[i];
             let regenerated = self.looping_back
-                && self.slots[i]
+                && !slot.outside
+                && slot
                     .entity
                     .as_ref()
                     .is_some_and(|e| self.registry.decides_alone(e.kind));

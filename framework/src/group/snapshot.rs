@@ -268,6 +268,7 @@ impl EntityGroup {
                 entity: s.entity,
                 params: s.params,
                 pending: None,
+                outside: false,
             });
             group.controllers.push(controller);
         }

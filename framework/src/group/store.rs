@@ -169,6 +169,7 @@ impl EntityGroup {
                     entity: None,
                     params: Vec::new(),
                     pending: None,
+                    outside: false,
                 });
                 self.controllers.push(None);
                 (self.slots.len() - 1) as u32
@@ -191,6 +192,7 @@ impl EntityGroup {
         });
         slot.params = params;
         slot.pending = None;
+        slot.outside = false;
         self.controllers[index as usize] = Some(bp.controller);
         self.order.insert(pos, (net, index));
         self.journal.push(Change::Spawned(net));
@@ -223,6 +225,7 @@ impl EntityGroup {
         slot.generation = slot.generation.wrapping_add(1);
         slot.params = Vec::new();
         slot.pending = None;
+        slot.outside = false;
         self.controllers[id.index as usize] = None;
         self.trusted.remove(&entity.net_id);
         self.physics.remove_body(entity.body);

@@ -221,6 +221,8 @@ impl Replay {
             return Ok(Step::Matched(record.tick));
         }
         let (compared_at, entities) = self.explain()?;
+        let mut notes: Vec<FrameNote> = self.notes.iter().cloned().collect();
+        notes.extend(self.written_again(&entities, record.tick));
         Ok(Step::Diverged(Box::new(Divergence {
             tick: record.tick,
             expected: record.hash,
@@ -228,8 +230,32 @@ impl Replay {
             compared_at,
             entities,
             decisions,
-            notes: self.notes.iter().cloned().collect(),
+            notes,
         })))
+    }
+
+    /// Of the entities that differ, those whose sections this replay wrote again (their
+    /// kind decides alone, nothing changed them from outside, and the recording peer had
+    /// them): the likeliest cause, said with what to do about it.
+    fn written_again(&self, entities: &[EntityDiff], tick: u64) -> Vec<FrameNote> {
+        let g = &self.group;
+        entities
+            .iter()
+            .filter_map(|d| {
+                let e = g.by_net(d.net)?;
+                let rewritten = g.has_authority(e.owner())
+                    && g.registry().decides_alone(e.kind())
+                    && !g.is_outside(e.id());
+                let kind = g.registry().name_of(e.kind())?;
+                rewritten.then(|| FrameNote {
+                    tick,
+                    what: format!(
+                        "{kind} {}: this replay wrote its sections again (its kind decides                          alone, the default), from its saved state and the recorded inputs:                          if its server path reads anything else (state its save_state leaves                          out, a value the game shares with it), set                          KindOptions::decides_alone to false for it",
+                        d.net
+                    ),
+                })
+            })
+            .collect()
     }
 
     /// After a divergence at the tick just replayed: runs a copy of the replay on to the
@@ -470,6 +496,12 @@ fn offer(
             held.insert(net, payload.to_vec());
         }
         _ => {
+            // A section of its own that the recording peer recorded: its entity was
+            // changed from outside (or its kind does not decide alone), and this section,
+            // not its server path here, is what it decided.
+            if own {
+                pass.mark_outside(net);
+            }
             pass.offer_section(
                 Section {
                     net_id: net,
