@@ -47,7 +47,7 @@ pub trait DeltaCodec {
 
     /// The precision its [`agrees`](Self::agrees) judges by, if it is a pose's: checked
     /// when the codec is set on a kind. None by default.
-    fn tolerance(&self) -> Option<crate::predict::Tolerance> {
+    fn tolerance(&self) -> Option<crate::pose::Tolerance> {
         None
     }
 

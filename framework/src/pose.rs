@@ -176,6 +176,68 @@ impl PoseState {
     }
 }
 
+/// How far a predicted pose may be from the authority's and still stand for it: the
+/// precision a kind needs. The defaults are the framework's correction tolerance
+/// ([`CORRECTION_TOLERANCE`], 2 mm) and 2 mrad, with
+/// velocities to 5 cm/s and 0.05 rad/s.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Tolerance {
+    /// Metres between the positions.
+    pub pos: f32,
+    /// Radians between the rotations.
+    pub rot: f32,
+    /// Metres per second between the linear velocities.
+    pub linvel: f32,
+    /// Radians per second between the angular velocities.
+    pub angvel: f32,
+}
+
+impl Default for Tolerance {
+    fn default() -> Self {
+        Tolerance {
+            pos: CORRECTION_TOLERANCE,
+            rot: 0.002,
+            linvel: 0.05,
+            angvel: 0.05,
+        }
+    }
+}
+
+impl Tolerance {
+    /// Whether every value is a precision: finite and above zero. An error naming the value
+    /// and what is wrong with it if not (a NaN or a negative value would send every body
+    /// every broadcast; an infinite one would never correct a client).
+    pub fn check(&self) -> Result<(), String> {
+        for (name, v) in [
+            ("pos", self.pos),
+            ("rot", self.rot),
+            ("linvel", self.linvel),
+            ("angvel", self.angvel),
+        ] {
+            let wrong = if v.is_nan() {
+                "NaN"
+            } else if v.is_infinite() {
+                "infinite"
+            } else if v <= 0.0 {
+                "not above zero"
+            } else {
+                continue;
+            };
+            return Err(format!("{name} = {v} is {wrong}"));
+        }
+        Ok(())
+    }
+
+    /// Whether `a` and `b` are within it of each other.
+    pub fn holds(&self, a: &PoseState, b: &PoseState) -> bool {
+        let turned = 2.0 * a.rot.dot(b.rot).abs().min(1.0).acos();
+        (a.pos - b.pos).length() <= self.pos
+            && turned <= self.rot
+            && (a.linvel - b.linvel).length() <= self.linvel
+            && (a.angvel - b.angvel).length() <= self.angvel
+    }
+}
+
 /// Faster than this vertically (m/s), a body is in flight for [`PoseState::advanced`].
 pub const AIRBORNE_SPEED: f32 = 0.5;
 

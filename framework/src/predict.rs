@@ -21,6 +21,7 @@ use crate::codec::{SectionReader, SectionWriter};
 use crate::delta::{DeltaCodec, PoseDelta};
 use crate::error::Error;
 use crate::pose::PoseState;
+pub use crate::pose::Tolerance;
 use crate::{Quat, Vec3};
 use rapier3d::prelude::{IntegrationParameters, RigidBody, RigidBodyHandle, RigidBodySet};
 
@@ -236,68 +237,6 @@ pub fn coasting(_: &mut PoseState, _: f32) {}
 /// and the state goes whole or as a delta against the baseline itself.
 pub const MAX_PREDICTED_TICKS: u32 = 600;
 
-/// How far a predicted pose may be from the authority's and still stand for it: the
-/// precision a kind needs. The defaults are the framework's correction tolerance
-/// ([`CORRECTION_TOLERANCE`](crate::pose::CORRECTION_TOLERANCE), 2 mm) and 2 mrad, with
-/// velocities to 5 cm/s and 0.05 rad/s.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Tolerance {
-    /// Metres between the positions.
-    pub pos: f32,
-    /// Radians between the rotations.
-    pub rot: f32,
-    /// Metres per second between the linear velocities.
-    pub linvel: f32,
-    /// Radians per second between the angular velocities.
-    pub angvel: f32,
-}
-
-impl Default for Tolerance {
-    fn default() -> Self {
-        Tolerance {
-            pos: crate::pose::CORRECTION_TOLERANCE,
-            rot: 0.002,
-            linvel: 0.05,
-            angvel: 0.05,
-        }
-    }
-}
-
-impl Tolerance {
-    /// Whether every value is a precision: finite and above zero. An error naming the value
-    /// and what is wrong with it if not (a NaN or a negative value would send every body
-    /// every broadcast; an infinite one would never correct a client).
-    pub fn check(&self) -> Result<(), String> {
-        for (name, v) in [
-            ("pos", self.pos),
-            ("rot", self.rot),
-            ("linvel", self.linvel),
-            ("angvel", self.angvel),
-        ] {
-            let wrong = if v.is_nan() {
-                "NaN"
-            } else if v.is_infinite() {
-                "infinite"
-            } else if v <= 0.0 {
-                "not above zero"
-            } else {
-                continue;
-            };
-            return Err(format!("{name} = {v} is {wrong}"));
-        }
-        Ok(())
-    }
-
-    /// Whether `a` and `b` are within it of each other.
-    pub fn holds(&self, a: &PoseState, b: &PoseState) -> bool {
-        let turned = 2.0 * a.rot.dot(b.rot).abs().min(1.0).acos();
-        (a.pos - b.pos).length() <= self.pos
-            && turned <= self.rot
-            && (a.linvel - b.linvel).length() <= self.linvel
-            && (a.angvel - b.angvel).length() <= self.angvel
-    }
-}
-
 /// The delta codec of a kind whose section starts with a [`PoseState`]: it predicts the
 /// section some ticks on (see the [module](self)), judges a prediction by the kind's
 /// [`Tolerance`], and writes a changed section as a [`PoseDelta`] (against the
@@ -379,6 +318,10 @@ impl DeltaCodec for PredictedPose {
         if ticks > MAX_PREDICTED_TICKS {
             return false;
         }
+        if at_rest(base) {
+            out.extend_from_slice(base);
+            return true;
+        }
         for _ in 0..ticks {
             self.tick(&mut s, dt);
         }
@@ -399,6 +342,25 @@ impl DeltaCodec for PredictedPose {
             _ => predicted == actual,
         }
     }
+}
+
+/// Below this speed (m/s, and rad/s turning), as a section carries it, a body is at rest
+/// for a prediction ([`at_rest`]).
+pub const REST_SPEED: f32 = 0.02;
+
+/// Whether `section` starts with a pose at rest: slower than [`REST_SPEED`], moving and
+/// turning, as the section carries it. A body at rest is predicted to stay: under gravity,
+/// a body that barely moves is resting on something (the ground, a pile), which no free
+/// flight foresees. A body that starts to move from rest, or creeps, is mispredicted until
+/// it is off by the kind's tolerance; the difference goes then.
+pub fn at_rest(section: &[u8]) -> bool {
+    let Some(head) = section.get(..PoseState::LEN) else {
+        return false;
+    };
+    PoseState::read(&mut SectionReader::new(head)).is_ok_and(|s| {
+        s.linvel.length_squared() <= REST_SPEED * REST_SPEED
+            && s.angvel.length_squared() <= REST_SPEED * REST_SPEED
+    })
 }
 
 /// A pull toward the origin of strength `mu` (m³/s², as gravity toward a point mass), on

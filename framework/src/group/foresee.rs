@@ -1,6 +1,6 @@
 //! The default prediction of one entity's pose: its kind's own motion and rapier's free
-//! flight, as [`crate::predict`] describes, behind a [`DeltaCodec`] the network layer asks
-//! the group for.
+//! flight (a body at rest stays: [`at_rest`]), as [`crate::predict`] describes, behind a
+//! [`DeltaCodec`] the network layer asks the group for.
 
 use crate::codec::{SectionReader, SectionWriter};
 use crate::controller::Controller;
@@ -9,7 +9,7 @@ use crate::error::Error;
 use crate::group::EntityGroup;
 use crate::id::EntityId;
 use crate::pose::PoseState;
-use crate::predict::{FreeFlight, MAX_PREDICTED_TICKS, Steer, Tolerance};
+use crate::predict::{FreeFlight, MAX_PREDICTED_TICKS, Steer, Tolerance, at_rest};
 
 /// The delta codec of one entity whose section starts with a pose and whose kind set no
 /// codec of its own ([`EntityGroup::pose_codec`]): a [`PoseDelta`] against a prediction
@@ -108,6 +108,10 @@ impl DeltaCodec for PoseCodec<'_> {
         let (Some(mut s), Some((controller, flight))) = (read_pose(base), self.motion()) else {
             return false;
         };
+        if at_rest(base) {
+            out.extend_from_slice(base);
+            return true;
+        }
         // A motion is the kind's own code: one that panics predicts nothing.
         let ran = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
             for _ in 0..ticks {

@@ -372,7 +372,7 @@ impl ServerReplication {
             let (stats, warned) = (&mut p.conn.stats, &mut p.stale_warned);
             ages.note(stats, (warned, &p.name), cadence.rate, core.now);
             let changed = cands.iter().filter(|c| c.1).count();
-            let sends = changed > 0 || number.is_multiple_of(cadence.batch) || predicted;
+            let sends = changed > 0 || number.is_multiple_of(cadence.batch);
             next_looks(view, &cands, &world, &cadence, sends);
             if !sends {
                 pace(&mut p.pace, &mut p.conn, held, &cadence, core.now);
@@ -617,10 +617,24 @@ fn choose(
         .entry((c.net, bf))
         .or_insert_with(|| {
             let start = bytes.len();
-            c.codec
-                .get()
-                .encode(forecast.unwrap_or(base), c.bytes, bytes);
-            (start..bytes.len(), forecast.is_some())
+            let codec = c.codec.get();
+            codec.encode(base, c.bytes, bytes);
+            let Some(forecast) = forecast else {
+                return (start..bytes.len(), false);
+            };
+            // Against the prediction, unless the prediction went further astray than
+            // the baseline (a body that slid or struck something): the smaller goes.
+            let mid = bytes.len();
+            codec.encode(forecast, c.bytes, bytes);
+            if bytes.len() - mid < mid - start {
+                let len = bytes.len() - mid;
+                bytes.copy_within(mid.., start);
+                bytes.truncate(start + len);
+                (start..start + len, true)
+            } else {
+                bytes.truncate(mid);
+                (start..mid, false)
+            }
         })
         .clone();
     if range.len() >= c.bytes.len() {
