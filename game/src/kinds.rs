@@ -9,7 +9,6 @@
 use crate::aim;
 use crate::scene::{Scene, Tuning};
 use lanyard::codec::{Section, SectionReader, SectionWriter};
-use lanyard::delta::PoseDelta;
 use lanyard::pose::PoseState;
 use lanyard::prelude::*;
 use lanyard::{KindId, KindOptions, Legality, OnHostLeave, OnOwnerLeave, SpawnClaim};
@@ -43,12 +42,11 @@ pub struct CrateParams {
     pub color: [u8; 4],
 }
 
-/// A crate: carries its pose; takes pushes from explosions through its section; remembers
-/// who last blew it about (for the score).
+/// A crate: carries its pose; takes pushes from explosions through its section. (Who last
+/// blew it about, for the score, is the server's rules' to remember: game code that
+/// reached into a controller would have its sections recorded.)
 #[derive(Debug, Default)]
 pub struct Crate {
-    /// The player whose explosion last pushed it (set by the server's rules).
-    pub last_hit_by: Option<Owner>,
     push: Option<Vec3>,
 }
 
@@ -625,14 +623,13 @@ pub fn judge_spawns(r: &mut KindRegistry, scene: &Scene) -> Result<(), Error> {
 
 /// Registers `crate`, `player` and `grenade`.
 pub fn register(r: &mut KindRegistry) -> Result<(), Error> {
-    // A crate's server path only reads its body: a recording need not keep its sections.
-    // Hand-off (a player who walks into a crate takes it over while it moves) is the
-    // arena's to turn on (`Scene::hand_off`, read by `registry_for`; the Yard does).
-    let crates = KindOptions {
-        decides_alone: true,
-        ..KindOptions::default()
-    };
-    r.register_with(CRATE, crates, |p: &CrateParams| {
+    // Nothing set: a crate's server path only reads its body and the pushes handed to it
+    // (recorded inputs), so a recording keeps none of its sections; its section starts with
+    // its pose, so both ends predict it (a crate in flight after a blast costs nothing
+    // until it lands). Hand-off (a player who walks into a crate takes it over while it
+    // moves) is the arena's to turn on (`Scene::hand_off`, read by `registry_for`; the Yard
+    // does).
+    r.register(CRATE, |p: &CrateParams| {
         let h = p.size / 2.0;
         Blueprint {
             body: RigidBodyBuilder::dynamic()
@@ -660,9 +657,6 @@ pub fn register(r: &mut KindRegistry) -> Result<(), Error> {
         client_spawnable: true,
         // Other people watch a player: its changes go first when a budget is tight.
         priority: 8.0,
-        // Its owner's keys come through `send_input` (recorded): a recording need not keep
-        // its sections.
-        decides_alone: true,
         ..KindOptions::default()
     };
     r.register_with(PLAYER, player_options, |p: &PlayerParams| {
@@ -704,8 +698,6 @@ pub fn register(r: &mut KindRegistry) -> Result<(), Error> {
         // A grenade the old host threw would score for the new one: it goes.
         on_host_leave: OnHostLeave::Despawn,
         client_spawnable: true,
-        // Its fuse counts down by itself.
-        decides_alone: true,
         ..KindOptions::default()
     };
     r.register_with(GRENADE, thrown, |p: &GrenadeParams| Blueprint {
@@ -729,9 +721,5 @@ pub fn register(r: &mut KindRegistry) -> Result<(), Error> {
             thrower: p.thrower,
         }),
     })?;
-    // Every section starts with the body's pose.
-    for kind in [CRATE, PLAYER, GRENADE] {
-        r.set_delta_codec(kind, PoseDelta::default())?;
-    }
     Ok(())
 }

@@ -9,22 +9,19 @@ use lanyard::KindId;
 use lanyard::pose::BodyState;
 use lanyard::prelude::*;
 use lanyard_game::game::Game;
-use lanyard_game::kinds::{CRATE, Crate};
+use lanyard_game::kinds::CRATE;
 
 /// Puts one of the host's crates below the yard, last pushed by `by`: the next tick's
 /// rules score it.
 fn knock_off(host: &mut Game, by: Owner) {
     let kind = KindId::of_name(CRATE);
-    let id = host
+    let (id, net) = host
         .group
         .iter()
         .find(|e| e.kind() == kind)
-        .map(|e| e.id())
+        .map(|e| (e.id(), e.net_id()))
         .expect("a crate");
-    host.group
-        .controller_mut::<Crate>(id)
-        .expect("a crate's controller")
-        .last_hit_by = Some(by);
+    host.note_crate_hit(net, by);
     let below = BodyState {
         pos: [0.0, host.scene.kill_y - 1.0, 0.0],
         rot: [0.0, 0.0, 0.0, 1.0],

@@ -29,6 +29,7 @@ impl Game {
             chat_times: HashMap::new(),
             scores,
             player_hits: HashMap::new(),
+            crate_hits: HashMap::new(),
             fallen: BTreeSet::new(),
             scores_dirty: true,
         });

@@ -134,6 +134,8 @@ struct ServerRules {
     scores: BTreeMap<String, u32>,
     /// Who last blew each player about, and when (seconds).
     player_hits: HashMap<NetId, (Owner, f64)>,
+    /// Who last blew each crate about (it scores if the crate goes off the yard).
+    crate_hits: HashMap<NetId, Owner>,
     fallen: BTreeSet<NetId>,
     scores_dirty: bool,
 }

@@ -80,9 +80,9 @@ impl Game {
             .filter(|e| e.kind() == crate_kind && e.body().translation().y < kill_y)
             .map(|e| {
                 let by = self
-                    .group
-                    .controller::<Crate>(e.id())
-                    .and_then(|c| c.last_hit_by);
+                    .server
+                    .as_mut()
+                    .and_then(|s| s.crate_hits.remove(&e.net_id()));
                 (
                     e.id(),
                     by,
@@ -179,6 +179,14 @@ impl Game {
         let _ = self.net.send_event(GameEvent::Scores { table }.encode());
     }
 
+    /// On a server: notes that `by` last blew the crate `net` about, as a blast does; it
+    /// scores for them if it goes off the yard. Nothing on a client.
+    pub fn note_crate_hit(&mut self, net: NetId, by: Owner) {
+        if let Some(s) = &mut self.server {
+            s.crate_hits.insert(net, by);
+        }
+    }
+
     pub(super) fn explode(&mut self, at: Vec3, thrower: Owner, grenade: NetId, now: f64) {
         let in_reach: Vec<(EntityId, NetId, KindId, Owner, Vec3)> = self
             .group
@@ -204,8 +212,8 @@ impl Game {
                 // hears of the blast as every client does.
                 let pushed = owner != Owner::Server
                     || self.group.send_input(id, &Crate::push_input(push)).is_ok();
-                if pushed && let Some(c) = self.group.controller_mut::<Crate>(id) {
-                    c.last_hit_by = Some(thrower);
+                if pushed {
+                    self.note_crate_hit(net, thrower);
                 }
             } else if kind == player {
                 if let Some(s) = &mut self.server {

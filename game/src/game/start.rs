@@ -75,6 +75,7 @@ impl Game {
             chat_times: HashMap::new(),
             scores: BTreeMap::new(),
             player_hits: HashMap::new(),
+            crate_hits: HashMap::new(),
             fallen: BTreeSet::new(),
             scores_dirty: true,
         };

@@ -43,8 +43,9 @@ fn a_grenade_goes_off_when_its_fuse_burns_down_and_pushes_the_crates_near_it() {
             .iter()
             .all(|e| e.kind() != KindId::of_name(kinds::GRENADE))
     );
-    let c = g.group.controller::<Crate>(id).unwrap();
-    assert_eq!(c.last_hit_by, Some(Owner::Server));
+    let net = g.group.get(id).unwrap().net_id();
+    let hits = &g.server.as_ref().unwrap().crate_hits;
+    assert_eq!(hits.get(&net), Some(&Owner::Server));
     assert!(
         g.group.get(id).unwrap().body().linvel().length() > 1.0,
         "the crate was not pushed"
@@ -55,7 +56,8 @@ fn a_grenade_goes_off_when_its_fuse_burns_down_and_pushes_the_crates_near_it() {
 fn a_crate_off_the_yard_scores_for_whoever_blew_it_off_and_comes_back_home() {
     let mut g = host();
     let (id, net, home) = first_crate(&g);
-    g.group.controller_mut::<Crate>(id).unwrap().last_hit_by = Some(Owner::Server);
+    let hits = &mut g.server.as_mut().unwrap().crate_hits;
+    hits.insert(net, Owner::Server);
     let mut fell = BodyState::of(g.group.get(id).unwrap().body());
     fell.pos = [30.0, g.scene.kill_y - 1.0, 0.0];
     g.group.set_body_state(id, &fell).unwrap();
