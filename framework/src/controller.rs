@@ -118,6 +118,16 @@ pub enum Legality {
     Illegal,
 }
 
+impl From<bool> for Legality {
+    /// `true` is [`Legality::Legal`].
+    fn from(legal: bool) -> Self {
+        match legal {
+            true => Legality::Legal,
+            false => Legality::Illegal,
+        }
+    }
+}
+
 /// A read-only view of the world, for server paths.
 #[derive(Clone, Copy)]
 pub struct WorldView<'a> {

@@ -93,7 +93,7 @@ pub use hash::StateHasher;
 pub use id::{ClientId, EntityId, KindId, NetId, Owner};
 pub use params::{MAX_PARAMS_LEN, decode_params, encode_params};
 pub use pipeline::{FrameDriver, FramePass, FrameReport};
-pub use posed::{PoseKind, Posed};
+pub use posed::{PoseKind, Posed, SectionClaim};
 pub use registry::{
     Blueprint, KindOptions, KindRegistry, OnHostLeave, OnOwnerLeave, SpawnClaim, SpawnRefusal,
 };
@@ -113,8 +113,8 @@ pub mod prelude {
     pub use crate::predict::Steer;
     pub use crate::{
         Blueprint, ClientContext, ClientId, Controller, Entity, EntityGroup, EntityId, EntityRef,
-        Error, GroupConfig, KindRegistry, NetId, Owner, PoseKind, Posed, Quat, Role, SeededRng,
-        Shape, Vec3, Visual, WorldView,
+        Error, GroupConfig, KindRegistry, Legality, NetId, Owner, PoseKind, Posed, Quat, Role,
+        SectionClaim, SeededRng, Shape, Vec3, Visual, WorldView,
     };
     pub use rapier3d::prelude::{ColliderBuilder, RigidBodyBuilder};
 }
