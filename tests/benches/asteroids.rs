@@ -25,7 +25,9 @@
 //!
 //! Environment: `LANYARD_BENCH_SECONDS` (seconds measured, default 20),
 //! `LANYARD_BENCH_BUDGET` (the server's state budget in B/s, default [`NetConfig`]'s),
-//! `LANYARD_BENCH_BODIES` (default 250).
+//! `LANYARD_BENCH_BODIES` (default 250), `LANYARD_BENCH_TUNED` (1: the asteroid kind as one
+//! would tune it for this scene, with the precision it asks as its tolerance,
+//! [`asteroids::register_tuned`]; by default the kind as written, with nothing set).
 
 use lanyard::interp::Smoother;
 use lanyard::prelude::*;
@@ -53,9 +55,19 @@ fn world(role: Role, gravity: Vec3) -> EntityGroup {
         role,
         ..GroupConfig::default()
     };
-    let mut g = EntityGroup::new(demo_registry(), config);
+    let mut g = EntityGroup::new(registry(), config);
     g.add_scenery(asteroids::planetoid());
     g
+}
+
+/// The kinds: the demo's, or the asteroid alone as tuned (`LANYARD_BENCH_TUNED=1`).
+fn registry() -> std::sync::Arc<KindRegistry> {
+    if env::<u8>("LANYARD_BENCH_TUNED") != Some(1) {
+        return demo_registry();
+    }
+    let mut r = KindRegistry::new();
+    asteroids::register_tuned(&mut r).expect("registered once");
+    std::sync::Arc::new(r)
 }
 
 fn env<T: std::str::FromStr>(name: &str) -> Option<T> {
@@ -105,6 +117,7 @@ fn main() {
     let mut present = Vec::new();
     let mut stamps = Stamps::default();
     let mut bytes_at_start = 0;
+    let mut at_start = lanyard_net::PeerStats::default();
     let ticks = ((JOIN + seconds) / DT).round() as u32;
     let first = (JOIN / DT).round() as u32;
     for tick in 0..ticks {
@@ -118,6 +131,7 @@ fn main() {
         }
         if tick == first {
             bytes_at_start = client.net.counters().bytes_in;
+            at_start = client.net.server_stats().unwrap_or_default();
         }
         let Some(shown) = smoother.advance(&client.group, 0.0) else {
             continue;
@@ -152,8 +166,12 @@ fn main() {
     let over = errors.iter().filter(|e| **e > 0.01).count() as f64 / errors.len().max(1) as f64;
     let mean = |v: &[f32]| v.iter().sum::<f32>() / v.len().max(1) as f32;
     println!(
-        "asteroids: {bodies} bodies, {RATE} broadcasts/s, one client, LAN link, {seconds} s measured after {JOIN} s; budget {} B/s",
-        config.budget
+        "asteroids: {bodies} bodies, {RATE} broadcasts/s, one client, LAN link, {seconds} s measured after {JOIN} s; budget {} B/s; the kind {}",
+        config.budget,
+        match env::<u8>("LANYARD_BENCH_TUNED") {
+            Some(1) => "tuned (its tolerance: 5 mm, 1 mrad)",
+            _ => "as written (nothing set)",
+        }
     );
     println!(
         "downstream:                 {:.1} kB/s",
@@ -162,6 +180,19 @@ fn main() {
     println!(
         "bytes per body per update:  {:.2}",
         received as f64 / updates
+    );
+    let st = client.net.server_stats().unwrap_or_default();
+    let (entries, state, datagrams) = (
+        st.entries - at_start.entries,
+        st.state_bytes - at_start.state_bytes,
+        st.packets_in - at_start.packets_in,
+    );
+    println!(
+        "of which:                   {:.3} entries per body per update ({:.1} B each), {:.0} datagrams/s ({:.0} B of each besides its entries)",
+        entries as f64 / updates,
+        state as f64 / entries.max(1) as f64,
+        datagrams as f64 / f64::from(seconds),
+        (received - state) as f64 / datagrams.max(1) as f64
     );
     println!(
         "position error (cm):        p95 {:.2}, max {:.1}; body-ticks over 1 cm: {:.1}%",

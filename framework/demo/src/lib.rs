@@ -499,9 +499,10 @@ pub mod drones;
 /// asteroid benchmark (`cargo bench -p lanyard-tests --bench asteroids`).
 pub mod asteroids {
     use super::dynamic_at;
+    use lanyard::KindOptions;
     use lanyard::codec::{Section, SectionWriter};
     use lanyard::pose::{CORRECTION_TOLERANCE, PoseState};
-    use lanyard::predict::pulled_toward_origin;
+    use lanyard::predict::{Tolerance, pulled_toward_origin};
     use lanyard::prelude::*;
     use rapier3d::prelude::Collider;
     use serde::{Deserialize, Serialize};
@@ -528,6 +529,16 @@ pub mod asteroids {
         /// Its radius.
         pub radius: f32,
     }
+
+    /// The precision the published scene asks, as one would tune it: 1 cm and 1 mrad
+    /// drawn, so 5 mm and 1 mrad predicted, with half the centimetre left for drawing
+    /// ([`register_tuned`]).
+    pub const TOLERANCE: Tolerance = Tolerance {
+        pos: 0.005,
+        rot: 0.001,
+        linvel: 0.05,
+        angvel: 0.05,
+    };
 
     /// The planetoid's pull on an asteroid for one tick: its [motion](Controller::motion),
     /// which every peer runs on its body and both ends of a session repeat to predict it.
@@ -627,7 +638,24 @@ pub mod asteroids {
     /// its body, so recordings keep none of its sections (it decides alone, the default),
     /// and its section starts with a pose, so both ends predict it.
     pub fn register(registry: &mut KindRegistry) -> Result<(), Error> {
-        registry.register(ASTEROID, |p: &AsteroidParams| Blueprint {
+        registry.register(ASTEROID, blueprint)?;
+        Ok(())
+    }
+
+    /// Registers [`ASTEROID`] as one would tune it for the published scene: with its
+    /// precision, [`TOLERANCE`], and nothing else.
+    pub fn register_tuned(registry: &mut KindRegistry) -> Result<(), Error> {
+        let tuned = KindOptions {
+            tolerance: TOLERANCE,
+            ..KindOptions::default()
+        };
+        registry.register_with(ASTEROID, tuned, blueprint)?;
+        Ok(())
+    }
+
+    /// An asteroid's body, collider and looks.
+    fn blueprint(p: &AsteroidParams) -> Blueprint {
+        Blueprint {
             body: dynamic_at(p.pos)
                 .linvel(Vec3::from_array(p.vel))
                 .angvel(Vec3::from_array(p.spin))
@@ -644,7 +672,6 @@ pub mod asteroids {
                 color: [150, 140, 130, 255],
             },
             controller: Box::new(Asteroid),
-        })?;
-        Ok(())
+        }
     }
 }
