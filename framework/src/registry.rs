@@ -312,6 +312,18 @@ impl KindRegistry {
         Ok(())
     }
 
+    /// Turns [`KindOptions::decides_alone`] on or off for the kind registered as `name`,
+    /// after its registration. Off, a recording keeps every section its server path writes
+    /// (a test that tampers with recorded sections, a kind fed from outside the group).
+    pub fn set_decides_alone(&mut self, name: &str, on: bool) -> Result<(), Error> {
+        let id = self
+            .id_of(name)
+            .ok_or_else(|| Error::UnknownKindName(name.to_owned()))?;
+        let kind = self.kinds.get_mut(&id).ok_or(Error::UnknownKind(id))?;
+        kind.options.decides_alone = on;
+        Ok(())
+    }
+
     /// Sets how sections of the kind registered as `name` travel as deltas against a
     /// baseline (see [`crate::delta`]), in place of the default. A kind needs none: by
     /// default a section that starts with a [`PoseState`](crate::pose::PoseState) is

@@ -13,7 +13,28 @@ use lanyard_tests::{demo_registry, mixed_scene};
 
 /// A recording taken tick by tick (so one block a tick) and stopped at the end.
 fn recorded_scene(ticks: usize) -> Vec<u8> {
-    let mut g = mixed_scene(120, 3);
+    recorded_scene_with(demo_registry(), ticks)
+}
+
+/// The demo's kinds with none deciding alone: a recording keeps every section.
+fn sectioned() -> std::sync::Arc<KindRegistry> {
+    let mut r = KindRegistry::new();
+    demo::register(&mut r).unwrap();
+    for kind in [
+        demo::CRATE,
+        demo::PUSHABLE,
+        demo::BALL,
+        demo::MOVER,
+        ASTEROID,
+    ] {
+        r.set_decides_alone(kind, false).unwrap();
+    }
+    std::sync::Arc::new(r)
+}
+
+/// The mixed scene of `registry`'s kinds, recorded for `ticks` ticks.
+fn recorded_scene_with(registry: std::sync::Arc<KindRegistry>, ticks: usize) -> Vec<u8> {
+    let mut g = demo::mixed_scene(registry, 120, 3).unwrap();
     g.start_recording("demo pit", "test").unwrap();
     let mut bytes = g.take_recording().expect("recording");
     for t in 0..ticks {
@@ -73,7 +94,8 @@ fn a_networked_session_replays_bit_exact_on_the_server_and_on_a_client() {
 
 #[test]
 fn a_changed_section_is_reported_at_its_tick_with_the_entity_that_moved() {
-    let bytes = recorded_scene(200);
+    // Recorded with every section kept (none of the kinds decides alone).
+    let bytes = recorded_scene_with(sectioned(), 200);
     let mut rec = Recording::from_bytes(&bytes).unwrap();
     // Teleport one crate by 0.5 m in the section it receives at tick 119, which carries a
     // body frame (every 2 s of game time: ticks 119, 239, ...).
@@ -91,7 +113,7 @@ fn a_changed_section_is_reported_at_its_tick_with_the_entity_that_moved() {
     let net = *target.0;
     let x = i32::from_le_bytes(target.1[0..4].try_into().unwrap()) + 500;
     target.1[0..4].copy_from_slice(&x.to_le_bytes());
-    let mut r = Replay::from_recording(rec, demo_registry()).unwrap();
+    let mut r = Replay::from_recording(rec, sectioned()).unwrap();
     let d = r
         .verify(|_, _| {})
         .unwrap()
@@ -143,7 +165,7 @@ impl Controller for HardDriver {
 #[test]
 fn a_changed_controller_constant_is_reported_at_the_first_tick_it_matters() {
     // Crates and balls settle; at tick 60 a mover arrives and starts driving.
-    let mut g = EntityGroup::new(demo_registry(), GroupConfig::default());
+    let mut g = EntityGroup::new(sectioned(), GroupConfig::default());
     crates_and_balls(&mut g, 20);
     g.start_recording("pit", "test").unwrap();
     let mut bytes = g.take_recording().expect("recording");
@@ -182,7 +204,7 @@ fn a_changed_controller_constant_is_reported_at_the_first_tick_it_matters() {
     assert_eq!(expected, 60);
 
     // The same kinds, except that movers drive 0.1% harder.
-    let base = demo_registry();
+    let base = sectioned();
     let build = move |name: &str, params: Vec<u8>| {
         base.build(lanyard::KindId::of_name(name), &params).unwrap()
     };
@@ -218,6 +240,15 @@ fn a_changed_controller_constant_is_reported_at_the_first_tick_it_matters() {
             ..b(demo::MOVER, encode(p))
         })
         .unwrap();
+    for kind in [
+        demo::CRATE,
+        demo::PUSHABLE,
+        demo::BALL,
+        demo::MOVER,
+        ASTEROID,
+    ] {
+        changed.set_decides_alone(kind, false).unwrap();
+    }
     let mut r = Replay::open(&bytes, std::sync::Arc::new(changed)).unwrap();
     let d = r
         .verify(|_, _| {})
@@ -227,7 +258,7 @@ fn a_changed_controller_constant_is_reported_at_the_first_tick_it_matters() {
     assert!(d.entities.iter().any(|e| e.net == mover), "{d}");
     // The unchanged kinds replay the same file to the end.
     assert_eq!(
-        Replay::open(&bytes, demo_registry())
+        Replay::open(&bytes, sectioned())
             .unwrap()
             .verify(|_, _| {})
             .unwrap(),

@@ -84,6 +84,10 @@ fn kinds<const RANGE: u32, const PICKY: bool>(described: bool) -> Arc<KindRegist
         }),
     })
     .unwrap();
+    // Decision mode compares each server path with the section the recording kept: kept
+    // only for a kind that does not decide alone (one that does shows a change in the
+    // state's hash, and its entities by name).
+    r.set_decides_alone("test.spinner", false).unwrap();
     if described {
         r.describe_sections("test.spinner", PoseState::fields_with::<Spin>)
             .unwrap();

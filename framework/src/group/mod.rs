@@ -594,8 +594,7 @@ impl EntityGroup {
     }
 
     /// Marks the entity with network id `net` as changed from outside (see
-    /// [`controller_mut`](Self::controller_mut)): a replay does so when the recording holds
-    /// a section the recording peer's own server path wrote for it.
+    /// [`controller_mut`](Self::controller_mut)): a replay does so at [`Op::Outside`].
     pub(crate) fn mark_outside(&mut self, net: NetId) {
         if let Ok(pos) = self.order.binary_search_by_key(&net, |e| e.0) {
             let index = self.order[pos].1 as usize;
@@ -642,9 +641,14 @@ impl EntityGroup {
     /// better kept outside the controller; one the server path acts on travels best as an
     /// input ([`send_input`](Self::send_input)), which costs a recording only the input.
     pub fn controller_mut<T: Controller>(&mut self, id: EntityId) -> Option<&mut T> {
-        self.get(id)?;
-        if let Some(slot) = self.slots.get_mut(id.index as usize) {
+        let net = self.get(id)?.net_id();
+        if let Some(slot) = self.slots.get_mut(id.index as usize)
+            && !slot.outside
+        {
             slot.outside = true;
+            if let Some(r) = &mut self.recorder {
+                r.op(Op::Outside { net });
+            }
         }
         let c: &mut dyn Controller = self
             .controllers

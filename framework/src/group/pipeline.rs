@@ -98,12 +98,6 @@ pub struct FramePass<'g> {
 }
 
 impl FramePass<'_> {
-    /// Marks an entity as changed from outside (a replay: see
-    /// [`EntityGroup::controller_mut`]).
-    pub(crate) fn mark_outside(&mut self, net: NetId) {
-        self.group.mark_outside(net);
-    }
-
     /// The group.
     pub fn group(&self) -> &EntityGroup {
         self.group

@@ -47,6 +47,12 @@ impl EntityGroup {
         for (&holder, &ticks) in &self.holder_leads {
             r.op(Op::HolderLead { holder, ticks });
         }
+        // Nor which entities game code changed from outside before now.
+        for &(net, index) in &self.order {
+            if self.slots[index as usize].outside {
+                r.op(Op::Outside { net });
+            }
+        }
         self.recorder = Some(r);
         Ok(())
     }

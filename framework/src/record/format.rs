@@ -29,7 +29,9 @@ use std::collections::HashMap;
 /// The recording format version this build writes and reads. Version 4 dropped the pose of
 /// every moving body every tick and the sections of kinds that decide alone, and added
 /// keyframes. Version 5 added [`Op::HolderLead`] (a version 4 recording reads as before).
-pub const RECORDING_VERSION: u32 = 5;
+/// Version 6 added [`Op::Outside`], as every kind came to decide alone by default (a
+/// version 4 or 5 recording replays with its kinds as they decide now).
+pub const RECORDING_VERSION: u32 = 6;
 
 /// The oldest recording format version this build still reads.
 pub const OLDEST_READABLE: u32 = 4;
@@ -163,6 +165,14 @@ pub enum Op {
         holder: Owner,
         /// The lead.
         ticks: u32,
+    },
+    /// Game code changed the entity's controller from outside the group's paths
+    /// ([`EntityGroup::controller_mut`](crate::EntityGroup::controller_mut)): from here on
+    /// the recording keeps the sections its own server path writes, and a replay takes them
+    /// instead of running that server path.
+    Outside {
+        /// The entity.
+        net: NetId,
     },
 }
 

@@ -496,12 +496,6 @@ fn offer(
             held.insert(net, payload.to_vec());
         }
         _ => {
-            // A section of its own that the recording peer recorded: its entity was
-            // changed from outside (or its kind does not decide alone), and this section,
-            // not its server path here, is what it decided.
-            if own {
-                pass.mark_outside(net);
-            }
             pass.offer_section(
                 Section {
                     net_id: net,
@@ -582,6 +576,10 @@ fn apply(
             Some(id) => g.send_input(id, input),
             None => Ok(()),
         },
+        Op::Outside { net } => {
+            g.mark_outside(*net);
+            Ok(())
+        }
         Op::Section { .. } | Op::Repeat { .. } | Op::ClientPass | Op::Commands => Ok(()),
     };
 }
