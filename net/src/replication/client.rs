@@ -4,6 +4,7 @@
 
 use super::world::CodecRef;
 use super::*;
+use lanyard::pose::PoseState;
 
 /// The sections a client received of one entity, by the server's broadcast: what the
 /// server's deltas name as baselines.
@@ -48,6 +49,23 @@ impl Versions {
             self.versions.pop_front();
         }
     }
+}
+
+/// Where a spawn message puts its body: where it says, or else where the section it carries
+/// starts by (a pose, quantized; a client path corrects a body no closer than that).
+fn placed(state: Option<wire::Placed>, base: Option<&wire::SpawnBase>) -> Option<BodyState> {
+    if let Some(s) = state {
+        return Some(s.into());
+    }
+    let b = base.filter(|b| b.posed)?;
+    let head = b.bytes.get(..PoseState::LEN)?;
+    let p = PoseState::read(&mut lanyard::codec::SectionReader::new(head)).ok()?;
+    Some(BodyState {
+        pos: p.pos.to_array(),
+        rot: p.rot.to_array(),
+        linvel: p.linvel.to_array(),
+        angvel: p.angvel.to_array(),
+    })
 }
 
 /// The codec of entity `id`'s sections: the group's prediction of it if they start with a
@@ -433,9 +451,17 @@ impl ClientReplication {
                 owner,
                 params,
                 state,
+                base,
             } => {
                 if let Some(seen) = &mut self.resyncing {
                     seen.insert(net);
+                }
+                let state = placed(state, base.as_ref());
+                if let Some(b) = base {
+                    // What broadcast `b.number` said of it: our first baseline.
+                    let rec = self.received.entry(net).or_default();
+                    rec.posed = b.posed;
+                    rec.keep((b.number, b.tick), b.bytes, self.latest.max(b.number));
                 }
                 tracing::debug!("spawn {net} of {owner:?}");
                 if let Some(e) = group.by_net(net) {
@@ -450,8 +476,8 @@ impl ClientReplication {
                         }
                         // Its count, if not 0, follows (`Msg::Authority`).
                         let _ = group.replica().set_authority_seq(eid, 0);
-                        if !mine {
-                            let _ = group.set_body_state(eid, &state.into());
+                        if !mine && let Some(state) = &state {
+                            let _ = group.set_body_state(eid, state);
                         }
                         return;
                     }
@@ -461,7 +487,9 @@ impl ClientReplication {
                     Ok(eid) => {
                         // A bad body state leaves it where its parameters put it; the next
                         // section corrects it.
-                        let _ = group.set_body_state(eid, &state.into());
+                        if let Some(state) = &state {
+                            let _ = group.set_body_state(eid, state);
+                        }
                     }
                     Err(e) => {
                         core.counters.failed_spawns += 1;

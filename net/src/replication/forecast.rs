@@ -42,7 +42,7 @@ impl Forecasts {
     }
 
     /// The tick broadcast `number` was written at, if it is recent.
-    fn tick_of(&self, number: u32) -> Option<u32> {
+    pub(super) fn tick_of(&self, number: u32) -> Option<u32> {
         let i = self.ticks.partition_point(|(n, _)| *n < number);
         self.ticks.get(i).filter(|(n, _)| *n == number).map(|t| t.1)
     }

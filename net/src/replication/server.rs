@@ -69,18 +69,70 @@ fn authority_msg(group: &EntityGroup, net: NetId) -> Option<Msg> {
     (seq != 0).then_some(Msg::Authority { net, seq })
 }
 
-fn spawn_msg(group: &EntityGroup, net: NetId) -> Option<Msg> {
+/// The spawn message of `net`, with `base`, its section as the world last broadcast it
+/// (see [`ServerReplication::base_of`]); with none, or one that does not start with a pose,
+/// it says where the body is.
+fn spawn_msg(group: &EntityGroup, net: NetId, base: Option<wire::SpawnBase>) -> Option<Msg> {
     let e = group.by_net(net)?;
+    let placed = !base.as_ref().is_some_and(|b| b.posed);
     Some(Msg::Spawn {
         net,
         kind: e.kind(),
         owner: e.owner(),
         params: group.spawn_params(e.id())?.to_vec(),
-        state: BodyState::of(e.body()).into(),
+        state: placed.then(|| BodyState::of(e.body()).into()),
+        base,
     })
 }
 
 impl ServerReplication {
+    /// Entity `net`'s section as the last broadcast had it, to go with its spawn: none for
+    /// one that wrote none yet, or a client's (its owner's sections are not the server's
+    /// to name as a baseline).
+    fn base_of(&self, group: &EntityGroup, net: NetId) -> Option<wire::SpawnBase> {
+        if group.by_net(net)?.owner() != Owner::Server {
+            return None;
+        }
+        let h = self.history.get(self.slots.get(net)? as usize)?;
+        let number = h.newest()?;
+        Some(wire::SpawnBase {
+            number,
+            tick: self.forecasts.tick_of(number),
+            posed: h.posed_known()?,
+            bytes: h.at(number)?.to_vec(),
+        })
+    }
+
+    /// Tells the client of `net` (at `slot` of `view`) by its spawn message, with its
+    /// section as the client's first baseline where there is one.
+    fn tell_spawn(
+        &self,
+        core: &mut Core,
+        group: &EntityGroup,
+        (conn, view): (&mut Connection, &mut ClientView),
+        (slot, net): (u32, NetId),
+    ) -> bool {
+        let base = self.base_of(group, net);
+        // The client's baseline: nothing of the entity's state goes before the spawn is
+        // acknowledged, and then this is what the client holds.
+        let baseline = base.as_ref().and_then(|b| {
+            let h = self.history.get(slot as usize)?;
+            Some((b.number, h.shared_at(b.number)?.clone()))
+        });
+        let Some(m) = spawn_msg(group, net, base) else {
+            return false;
+        };
+        let msg = core.push(conn, &m);
+        view.ents.insert(slot, net, msg);
+        if baseline.is_some() {
+            view.ents.set_baseline(slot, baseline, false);
+        }
+        if let Some(a) = authority_msg(group, net) {
+            core.push(conn, &a);
+        }
+        true
+    }
+
     /// The number of the last broadcast (heartbeats between broadcasts carry it).
     pub(crate) fn number(&self) -> u32 {
         self.number
@@ -116,13 +168,8 @@ impl ServerReplication {
             if !self.relevant(id, group, net) {
                 continue;
             }
-            if let Some(m) = spawn_msg(group, net) {
-                let msg = core.push(&mut peer.conn, &m);
-                view.ents.insert(self.slots.of(net), net, msg);
-                if let Some(a) = authority_msg(group, net) {
-                    core.push(&mut peer.conn, &a);
-                }
-            }
+            let slot = self.slots.of(net);
+            self.tell_spawn(core, group, (&mut peer.conn, &mut view), (slot, net));
         }
         peer.view = Some(view);
     }
@@ -159,7 +206,8 @@ impl ServerReplication {
         for change in changes {
             match change {
                 Change::Spawned(net) => {
-                    let Some(m) = spawn_msg(group, net) else {
+                    // Just spawned: it wrote no section yet.
+                    let Some(m) = spawn_msg(group, net, None) else {
                         continue;
                     };
                     // The client that asked for it learned of it by its confirmation.
@@ -231,13 +279,7 @@ impl ServerReplication {
                 let slot = self.slots.of(net);
                 let known = view.ents.holds(slot, net);
                 if relevant && !known {
-                    if let Some(m) = spawn_msg(group, net) {
-                        let msg = core.push(&mut p.conn, &m);
-                        view.ents.insert(slot, net, msg);
-                        if let Some(a) = authority_msg(group, net) {
-                            core.push(&mut p.conn, &a);
-                        }
-                    }
+                    self.tell_spawn(core, group, (&mut p.conn, view), (slot, net));
                 } else if !relevant && known {
                     view.ents.remove(slot, net);
                     core.push(&mut p.conn, &Msg::Despawn { net });

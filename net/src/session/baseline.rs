@@ -67,6 +67,11 @@ impl Tip {
 }
 
 impl History {
+    /// Whether the entity's sections start with a pose, if its first said yet.
+    pub(crate) fn posed_known(&self) -> Option<bool> {
+        self.posed
+    }
+
     /// Whether the entity's sections start with a pose: what its first section said
     /// (`now`, for the first).
     pub(crate) fn posed(&mut self, now: bool) -> bool {

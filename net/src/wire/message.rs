@@ -14,8 +14,12 @@ pub(crate) enum Msg {
         kind: KindId,
         owner: Owner,
         params: Vec<u8>,
-        /// Where its body is now.
-        state: Placed,
+        /// Where its body is now, unless `base` starts with its pose.
+        state: Option<Placed>,
+        /// Its section as the server's world last broadcast it: the client's first
+        /// baseline, so that no whole section need follow (most of a world a client joins
+        /// rests). None for an entity that has written none yet.
+        base: Option<SpawnBase>,
     },
     /// Server to clients: an entity is gone.
     Despawn { net: NetId },
@@ -63,6 +67,18 @@ pub(crate) enum Msg {
     /// Server to clients, after a `Spawn` of an entity that has changed hands before: its
     /// authority's sequence number (`Entity::authority_seq`; a spawn alone means 0).
     Authority { net: NetId, seq: u16 },
+}
+
+/// An entity's section sent with its spawn: the client keeps it as what broadcast
+/// `number` (written at `tick`, if the server still knows) said of the entity, and the
+/// server takes it as the client's baseline once the spawn is acknowledged.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub(crate) struct SpawnBase {
+    pub(crate) number: u32,
+    pub(crate) tick: Option<u32>,
+    /// Whether it starts with a pose (as [`Body::FullPosed`](super::Body::FullPosed) says).
+    pub(crate) posed: bool,
+    pub(crate) bytes: Vec<u8>,
 }
 
 /// A body's state in a spawn message: exact, with the velocities left out when the body
