@@ -396,3 +396,32 @@ fn bodies_knocked_after_a_long_rest_are_not_reported_as_old_as_the_rest() {
     assert!(worst.0 <= 100.0, "p95 age {} ms", worst.0);
     assert!(worst.1 <= 150.0, "oldest {} ms", worst.1);
 }
+
+#[test]
+fn a_client_joining_a_world_at_rest_gets_each_body_once_in_its_spawn() {
+    let n = 50;
+    let mut s = Scenario::new(config(), None, 60.0, |g| crates_and_balls(g, n));
+    // The pile settles before anyone joins.
+    s.run_for(6.0);
+    s.add_client(config(), "ann", None);
+    s.join_within(3.0);
+    s.run_for(2.0);
+    let st = s.clients[0].net.server_stats().expect("joined");
+    eprintln!(
+        "{n} resting bodies: {} entries, {} B of state after their spawns",
+        st.entries, st.state_bytes
+    );
+    // Each spawn carried its body's section, the client's first baseline: no whole
+    // section follows (31 bytes and more a body, before).
+    assert!(
+        st.state_bytes < 10 * n as u64,
+        "{} B of state for {n} bodies at rest",
+        st.state_bytes
+    );
+    assert_eq!(st.missing_baselines, 0);
+    for (net, server, client) in resting_pairs(&s, 0) {
+        let client = client.expect("the client has every body");
+        let gap = (server - client).length();
+        assert!(gap <= 0.002, "{net}: {gap} m from the server's");
+    }
+}
