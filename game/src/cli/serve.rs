@@ -170,12 +170,13 @@ fn serve(
                         let relayed = if g.relayed_to(s.addr) { " relayed" } else { "" };
                         let (held, missed) =
                             (s.stats.predictions_held, s.stats.predictions_missed);
+                        // Before the state age, which ends each player's part.
                         let mispredicted = match held + missed {
                             0 => String::new(),
                             n => format!(" mispredicted {:.0}%", missed as f64 * 100.0 / n as f64),
                         };
                         format!(
-                            " | {} {link}{relayed} {} link {:.0} kbit/s state {:.0} ms{mispredicted}",
+                            " | {} {link}{relayed} {} link {:.0} kbit/s{mispredicted} state {:.0} ms",
                             s.name,
                             g.score_of(&s.name),
                             s.stats.send_rate * 8.0 / 1000.0,
