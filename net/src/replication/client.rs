@@ -23,6 +23,22 @@ struct Versions {
 }
 
 impl Versions {
+    /// Notes whether the entity's sections start with a pose, if `body` is whole (every
+    /// whole section says so).
+    fn note_whole(&mut self, body: Body<'_>) {
+        match body {
+            Body::Full(_) => self.posed = false,
+            Body::FullPosed(_) => self.posed = true,
+            _ => {}
+        }
+    }
+
+    /// Keeps the section a spawn message carried, as what broadcast `b.number` said.
+    fn keep_spawned(&mut self, b: wire::SpawnBase, latest: u32) {
+        self.posed = b.posed;
+        self.keep((b.number, b.tick), b.bytes, latest.max(b.number));
+    }
+
     /// The section of broadcast `number`, and the tick it was written at.
     fn at(&self, number: u32) -> Option<(&[u8], Option<u32>)> {
         self.versions
@@ -343,11 +359,7 @@ impl ClientReplication {
         };
         let dt = group.config().dt;
         let rec = self.received.entry(net).or_default();
-        match body {
-            Body::Full(_) => rec.posed = false,
-            Body::FullPosed(_) => rec.posed = true,
-            _ => {}
-        }
+        rec.note_whole(body);
         let codec = codec_of(group, id, rec.posed);
         let codec = codec.get();
         out.clear();
@@ -458,10 +470,11 @@ impl ClientReplication {
                 }
                 let state = placed(state, base.as_ref());
                 if let Some(b) = base {
-                    // What broadcast `b.number` said of it: our first baseline.
-                    let rec = self.received.entry(net).or_default();
-                    rec.posed = b.posed;
-                    rec.keep((b.number, b.tick), b.bytes, self.latest.max(b.number));
+                    // Our first baseline.
+                    self.received
+                        .entry(net)
+                        .or_default()
+                        .keep_spawned(b, self.latest);
                 }
                 tracing::debug!("spawn {net} of {owner:?}");
                 if let Some(e) = group.by_net(net) {

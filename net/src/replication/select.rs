@@ -204,16 +204,7 @@ pub(super) fn candidates(
         // already current (or, rarely, if they came back to what it holds).
         let held_until = seen.held_until;
         let base = seen.baseline();
-        let unchanged = base.is_some_and(|(f, b)| f >= c.version || b == c.bytes);
-        // The client predicts a predicted entity the server says nothing of, from the
-        // newest section it holds: unchanged is not enough, the prediction must stand too
-        // (a body at rest predicts itself; one creeping under gravity, say, would sink).
-        // Where it does not, even an unchanged one goes (as "the same", a byte or two).
-        let (same, foreseen) = match (c.predicts, unchanged) {
-            (false, _) => (unchanged, false),
-            (true, true) if lanyard::predict::at_rest(c.bytes) => (true, false),
-            (true, _) => (false, follows_prediction(c, seen, forecasts, history)),
-        };
+        let (same, foreseen) = current(c, seen, forecasts, history);
         predicted |= foreseen;
         // Judged only against a state the client holds (before its first, nothing is).
         if !same && c.predicts && base.is_some() {
@@ -281,6 +272,28 @@ pub(super) fn next_looks(
         } else {
             view.ents.sleep_until(slot, next_batch);
         }
+    }
+}
+
+/// Whether the client holds `c`'s state (`same`), or predicts it (`foreseen`).
+///
+/// The client predicts a predicted entity the server says nothing of, from the newest
+/// section it holds: unchanged is not enough, the prediction must stand too (a body at
+/// rest predicts itself; one creeping under gravity, say, would sink). Where it does not,
+/// even an unchanged one goes (as "the same", a byte or two).
+fn current(
+    c: &Current<'_>,
+    seen: &Seen,
+    forecasts: &mut Forecasts,
+    history: &[History],
+) -> (bool, bool) {
+    let unchanged = seen
+        .baseline()
+        .is_some_and(|(f, b)| f >= c.version || b == c.bytes);
+    match (c.predicts, unchanged) {
+        (false, _) => (unchanged, false),
+        (true, true) if lanyard::predict::at_rest(c.bytes) => (true, false),
+        (true, _) => (false, follows_prediction(c, seen, forecasts, history)),
     }
 }
 

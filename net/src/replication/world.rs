@@ -50,6 +50,51 @@ impl CodecRef<'_> {
     }
 }
 
+/// A kind's options as a broadcast's world needs them, looked up once for a run of
+/// entities of one kind (most entities share a kind with the one before).
+struct KindLook<'a> {
+    registry: &'a lanyard::KindRegistry,
+    kind: Option<KindId>,
+    /// What a changed entity of the kind gains in priority.
+    weight: f32,
+    codec: &'a dyn DeltaCodec,
+    /// Whether the kind set a codec of its own (its sections are then never the group's
+    /// prediction's).
+    own_codec: bool,
+    tolerance: Tolerance,
+    /// Whether any kind looked up allows hand-off.
+    takeable: bool,
+}
+
+impl<'a> KindLook<'a> {
+    fn new(registry: &'a lanyard::KindRegistry) -> Self {
+        KindLook {
+            registry,
+            kind: None,
+            weight: 1.0,
+            codec: &lanyard::delta::ByteDelta,
+            own_codec: false,
+            tolerance: Tolerance::default(),
+            takeable: false,
+        }
+    }
+
+    /// The options of `kind`, looked up only if it is not the last one's.
+    fn of(&mut self, kind: KindId) -> &Self {
+        if self.kind != Some(kind) {
+            let r = self.registry;
+            let options = r.options(kind);
+            self.kind = Some(kind);
+            self.weight = options.map_or(1.0, |o| o.priority);
+            self.takeable |= options.is_some_and(|o| o.hand_off);
+            self.codec = r.delta_codec(kind);
+            self.own_codec = r.has_own_codec(kind);
+            self.tolerance = r.tolerance(kind);
+        }
+        self
+    }
+}
+
 /// A client's section to forward: the client, the bytes, and when the client sent it (the
 /// server's clock, seconds).
 pub(super) type Forward = (ClientId, Vec<u8>, f64);
@@ -101,11 +146,7 @@ pub(super) fn world_state<'a>(
     (last_vel, history, slots): (&mut Vec<Option<Vec3>>, &mut Vec<History>, &mut Slots),
     number: u32,
 ) -> Vec<Current<'a>> {
-    let registry = group.registry();
-    // Most entities share a kind with the one before: look its options up once.
-    let mut kind = None;
-    let (mut weight, mut codec): (f32, &dyn DeltaCodec) = (1.0, &lanyard::delta::ByteDelta);
-    let (mut own_codec, mut tolerance) = (false, Tolerance::default());
+    let mut kind = KindLook::new(group.registry());
     world.reserve(packet.section_count() + forward.len());
     let own = packet
         .sections_posed()
@@ -115,7 +156,6 @@ pub(super) fn world_state<'a>(
     // client moves is drawn at the instant it moved it, on every screen. (Where they may
     // not, the server's world is what the others should see a client's player push.)
     let relayed = *relaying;
-    let mut takeable = false;
     let forwarded = forward.iter().map(move |(net, (from, b, sent))| {
         let age = relayed.then(|| ((now - sent).max(0.0) * 1000.0).round().min(60_000.0) as u16);
         (*net, b.as_slice(), Owner::Client(*from), age, false)
@@ -140,22 +180,15 @@ pub(super) fn world_state<'a>(
         let v = e.body().linvel();
         let hit = last_vel[s].replace(v).map_or(0.0, |u| (v - u).length());
         let speed = v.length() + 0.25 * e.body().angvel().length();
-        if kind != Some(e.kind()) {
-            kind = Some(e.kind());
-            let options = registry.options(e.kind());
-            weight = options.map_or(1.0, |o| o.priority);
-            takeable |= options.is_some_and(|o| o.hand_off);
-            codec = registry.delta_codec(e.kind());
-            own_codec = registry.has_own_codec(e.kind());
-            tolerance = registry.tolerance(e.kind());
-        }
+        let k = kind.of(e.kind());
         // Fixed by the entity's first section (a client's, forwarded, never starts with a
         // pose), so that every whole section a client gets of it says the same.
         let posed = history[s].posed(posed);
-        let codec = match posed && !own_codec {
-            true => CodecRef::Pose(PoseCodec::new(group, e.id(), tolerance)),
-            false => CodecRef::Kind(codec),
+        let codec = match posed && !k.own_codec {
+            true => CodecRef::Pose(PoseCodec::new(group, e.id(), k.tolerance)),
+            false => CodecRef::Kind(k.codec),
         };
+        let weight = k.weight;
         world.push(Current {
             net,
             slot,
@@ -170,7 +203,7 @@ pub(super) fn world_state<'a>(
             age,
         });
     }
-    *relaying = takeable;
+    *relaying = kind.takeable;
     // Only entities forwarded for clients can be out of order (they come after the rest).
     if !world.is_sorted_by_key(|c| c.net) {
         world.sort_by_key(|c| c.net);
