@@ -58,7 +58,7 @@ pub trait Controller: Any + Send {
     /// the state the paths keep): the prediction runs it many ticks ahead. The default does
     /// nothing.
     fn motion(&self, body: &mut Steer<'_>) {
-        let _ = body;
+        body.unsteered = true;
     }
 
     /// On the server, judges a section the entity's owner (a client) sent, before it is

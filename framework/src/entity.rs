@@ -142,6 +142,9 @@ pub(crate) struct Slot {
     /// decide from what no recording holds, so a recording keeps its own sections from then
     /// on, and a replay takes them instead of writing them again.
     pub(crate) outside: bool,
+    /// Whether its controller's motion is the default, which does nothing: found the first
+    /// frame its client path runs, and not asked again.
+    pub(crate) still: bool,
 }
 
 /// Where a section queued for a client path is: a range of the group's inbox, or, for the

@@ -55,7 +55,7 @@ pub trait PoseKind: Serialize + DeserializeOwned + Send + 'static {
     /// What it does to its own body every tick (see [`Controller::motion`]): the same code
     /// predicts it.
     fn motion(&self, body: &mut Steer<'_>) {
-        let _ = body;
+        body.unsteered = true;
     }
 }
 

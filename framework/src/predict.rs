@@ -31,6 +31,9 @@ use rapier3d::prelude::{IntegrationParameters, RigidBody, RigidBodyHandle, Rigid
 pub struct Steer<'a> {
     target: Target<'a>,
     dt: f32,
+    /// Set by the default [`Controller::motion`](crate::Controller::motion), which steers
+    /// nothing: the group then need not ask that controller again.
+    pub(crate) unsteered: bool,
 }
 
 enum Target<'a> {
@@ -47,6 +50,7 @@ impl<'a> Steer<'a> {
         Steer {
             target: Target::Body { bodies, handle },
             dt,
+            unsteered: false,
         }
     }
 
@@ -55,6 +59,7 @@ impl<'a> Steer<'a> {
         Steer {
             target: Target::State(state),
             dt,
+            unsteered: false,
         }
     }
 

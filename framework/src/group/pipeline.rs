@@ -490,6 +490,7 @@ impl EntityGroup {
             let i = index as usize;
             let slot = &mut self.slots[i];
             let mut pending = slot.pending.take();
+            let still = slot.still;
             // This group's own section, looped back in step (see `loop_back`).
             let mut own_here = false;
             if next_own < own_count && self.written[next_own] == index {
@@ -556,13 +557,22 @@ impl EntityGroup {
             let owner = entity.owner;
             let len = section.map_or(0, |s| s.payload.len());
             watch.section(section.map(|s| s.payload));
+            let mut unsteered = false;
             let ran = guarded(|| {
                 let taken = ctrl.client_update(entity, section, &mut ctx);
                 // Its motion, on every peer, whatever the section did: what a prediction
-                // of the body repeats.
-                ctrl.motion(&mut Steer::body(ctx.bodies, ctx.handle, ctx.dt));
+                // of the body repeats (not asked again of a controller whose motion is
+                // the default, which does nothing).
+                if !still {
+                    let mut steer = Steer::body(ctx.bodies, ctx.handle, ctx.dt);
+                    ctrl.motion(&mut steer);
+                    unsteered = steer.unsteered;
+                }
                 taken
             });
+            if unsteered {
+                self.slots[i].still = true;
+            }
             match ran {
                 Ok(Ok(())) if had_section => {
                     applied += 1;

@@ -275,6 +275,7 @@ impl EntityGroup {
                 params: s.params,
                 pending: None,
                 outside: false,
+                still: false,
             });
             group.controllers.push(controller);
         }

@@ -170,6 +170,7 @@ impl EntityGroup {
                     params: Vec::new(),
                     pending: None,
                     outside: false,
+                    still: false,
                 });
                 self.controllers.push(None);
                 (self.slots.len() - 1) as u32
@@ -193,6 +194,7 @@ impl EntityGroup {
         slot.params = params;
         slot.pending = None;
         slot.outside = false;
+        slot.still = false;
         self.controllers[index as usize] = Some(bp.controller);
         self.order.insert(pos, (net, index));
         self.journal.push(Change::Spawned(net));
@@ -226,6 +228,7 @@ impl EntityGroup {
         slot.params = Vec::new();
         slot.pending = None;
         slot.outside = false;
+        slot.still = false;
         self.controllers[id.index as usize] = None;
         self.trusted.remove(&entity.net_id);
         self.physics.remove_body(entity.body);
