@@ -317,35 +317,60 @@ impl DeltaCodec for PredictedPose {
     }
 
     fn predict(&self, base: &[u8], ticks: u32, dt: f32, out: &mut Vec<u8>) -> bool {
-        let Ok(mut s) = read_pose(base) else {
-            return false;
-        };
-        if ticks > MAX_PREDICTED_TICKS {
-            return false;
-        }
-        if at_rest(base) {
-            out.extend_from_slice(base);
-            return true;
-        }
-        for _ in 0..ticks {
-            self.tick(&mut s, dt);
-        }
-        if ![s.pos, s.linvel, s.angvel].iter().all(|v| v.is_finite()) || !s.rot.is_finite() {
-            return false;
-        }
-        s.write(&mut SectionWriter::new(out));
-        out.extend_from_slice(&base[PoseState::LEN..]);
-        true
+        predict_pose(base, ticks, out, |s| self.tick(s, dt))
     }
 
     fn agrees(&self, predicted: &[u8], actual: &[u8]) -> bool {
-        match (read_pose(predicted), read_pose(actual)) {
-            (Ok(p), Ok(a)) => {
-                predicted[PoseState::LEN..] == actual[PoseState::LEN..]
-                    && self.tolerance.holds(&p, &a)
-            }
-            _ => predicted == actual,
+        poses_agree(&self.tolerance, predicted, actual)
+    }
+}
+
+/// Appends to `out` the section `base` (which starts with a pose) `ticks` ticks on, each
+/// tick `step`, and returns true; returns false, appending nothing, where it cannot be
+/// predicted (no pose, too far ahead, a step that panics or leaves a value not finite). A
+/// body [at rest](at_rest) stays. What both the explicit [`PredictedPose`] and a group's
+/// default prediction ([`PoseCodec`](crate::PoseCodec)) run.
+pub(crate) fn predict_pose(
+    base: &[u8],
+    ticks: u32,
+    out: &mut Vec<u8>,
+    mut step: impl FnMut(&mut PoseState),
+) -> bool {
+    if ticks > MAX_PREDICTED_TICKS {
+        return false;
+    }
+    let Ok(mut s) = read_pose(base) else {
+        return false;
+    };
+    if at_rest(base) {
+        out.extend_from_slice(base);
+        return true;
+    }
+    // A step may run a kind's own code: one that panics predicts nothing.
+    let ran = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        for _ in 0..ticks {
+            step(&mut s);
         }
+    }));
+    if ran.is_err()
+        || ![s.pos, s.linvel, s.angvel].iter().all(|v| v.is_finite())
+        || !s.rot.is_finite()
+    {
+        return false;
+    }
+    s.write(&mut SectionWriter::new(out));
+    out.extend_from_slice(&base[PoseState::LEN..]);
+    true
+}
+
+/// Whether the `predicted` section stands for the `actual` one: their poses within
+/// `tolerance` and what follows them equal (sections that are no poses: equal).
+pub(crate) fn poses_agree(tolerance: &Tolerance, predicted: &[u8], actual: &[u8]) -> bool {
+    match (read_pose(predicted), read_pose(actual)) {
+        (Ok(p), Ok(a)) => {
+            predicted[PoseState::LEN..] == actual[PoseState::LEN..] && tolerance.holds(&p, &a)
+        }
+        _ => predicted == actual,
     }
 }
 

@@ -3,8 +3,7 @@
 //! [motion](Controller::motion) is its lift, which every peer runs on its body and both
 //! ends of a session repeat to predict it, gravity included.
 
-use lanyard::codec::{Section, SectionWriter};
-use lanyard::pose::{CORRECTION_TOLERANCE, PoseState};
+use crate::PoseCarrier;
 use lanyard::prelude::*;
 use serde::{Deserialize, Serialize};
 
@@ -45,20 +44,18 @@ pub fn lift(target_height: f32, body: &mut Steer<'_>) {
 }
 
 impl Controller for Drone {
-    fn server_update(&mut self, me: EntityRef<'_>, _: &WorldView<'_>, out: &mut SectionWriter<'_>) {
-        PoseState::of(me.body()).write(out);
+    // Its pose, as a pose carrier writes and takes it.
+    fn server_update(&mut self, me: EntityRef<'_>, w: &WorldView<'_>, out: &mut SectionWriter<'_>) {
+        PoseCarrier.server_update(me, w, out);
     }
 
     fn client_update(
         &mut self,
-        _me: &mut Entity,
+        me: &mut Entity,
         section: Option<Section<'_>>,
         ctx: &mut ClientContext<'_>,
     ) -> Result<(), Error> {
-        match section {
-            Some(s) => PoseState::take(&s, ctx, CORRECTION_TOLERANCE),
-            None => Ok(()),
-        }
+        PoseCarrier.client_update(me, section, ctx)
     }
 
     fn motion(&self, body: &mut Steer<'_>) {

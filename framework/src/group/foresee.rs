@@ -2,14 +2,13 @@
 //! flight (a body at rest stays: [`at_rest`]), as [`crate::predict`] describes, behind a
 //! [`DeltaCodec`] the network layer asks the group for.
 
-use crate::codec::{SectionReader, SectionWriter};
 use crate::controller::Controller;
 use crate::delta::{DeltaCodec, PoseDelta};
 use crate::error::Error;
 use crate::group::EntityGroup;
 use crate::id::EntityId;
 use crate::pose::PoseState;
-use crate::predict::{FreeFlight, MAX_PREDICTED_TICKS, Steer, Tolerance, at_rest};
+use crate::predict::{FreeFlight, Steer, Tolerance, poses_agree, predict_pose};
 
 /// The delta codec of one entity whose section starts with a pose and whose kind set no
 /// codec of its own ([`EntityGroup::pose_codec`]): a [`PoseDelta`] against a prediction
@@ -79,10 +78,6 @@ fn tick(controller: &dyn Controller, flight: &FreeFlight, s: &mut PoseState) {
     flight.step(s);
 }
 
-fn read_pose(b: &[u8]) -> Option<PoseState> {
-    PoseState::read(&mut SectionReader::new(b.get(..PoseState::LEN)?)).ok()
-}
-
 impl DeltaCodec for PoseCodec<'_> {
     fn encode(&self, base: &[u8], cur: &[u8], out: &mut Vec<u8>) {
         PoseDelta::default().encode(base, cur, out);
@@ -102,40 +97,13 @@ impl DeltaCodec for PoseCodec<'_> {
 
     /// `dt` is the group's own step, which [`FreeFlight`] already holds.
     fn predict(&self, base: &[u8], ticks: u32, _dt: f32, out: &mut Vec<u8>) -> bool {
-        if ticks > MAX_PREDICTED_TICKS {
-            return false;
-        }
-        let (Some(mut s), Some((controller, flight))) = (read_pose(base), self.motion()) else {
+        let Some((controller, flight)) = self.motion() else {
             return false;
         };
-        if at_rest(base) {
-            out.extend_from_slice(base);
-            return true;
-        }
-        // A motion is the kind's own code: one that panics predicts nothing.
-        let ran = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            for _ in 0..ticks {
-                tick(controller, &flight, &mut s);
-            }
-        }));
-        if ran.is_err()
-            || ![s.pos, s.linvel, s.angvel].iter().all(|v| v.is_finite())
-            || !s.rot.is_finite()
-        {
-            return false;
-        }
-        s.write(&mut SectionWriter::new(out));
-        out.extend_from_slice(&base[PoseState::LEN..]);
-        true
+        predict_pose(base, ticks, out, |s| tick(controller, &flight, s))
     }
 
     fn agrees(&self, predicted: &[u8], actual: &[u8]) -> bool {
-        match (read_pose(predicted), read_pose(actual)) {
-            (Some(p), Some(a)) => {
-                predicted[PoseState::LEN..] == actual[PoseState::LEN..]
-                    && self.tolerance.holds(&p, &a)
-            }
-            _ => predicted == actual,
-        }
+        poses_agree(&self.tolerance, predicted, actual)
     }
 }
