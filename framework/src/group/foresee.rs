@@ -1,6 +1,7 @@
 //! The default prediction of one entity's pose: its kind's own motion and rapier's free
-//! flight (a body at rest stays: [`at_rest`]), as [`crate::predict`] describes, behind a
-//! [`DeltaCodec`] the network layer asks the group for.
+//! flight (a body at rest stays: [`at_rest`](crate::predict::at_rest)), as
+//! [`crate::predict`] describes, behind a [`DeltaCodec`] the network layer asks the group
+//! for.
 
 use crate::controller::Controller;
 use crate::delta::{DeltaCodec, PoseDelta};
