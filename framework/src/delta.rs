@@ -333,6 +333,15 @@ impl Default for PoseDelta {
     }
 }
 
+impl PoseDelta {
+    /// The one layout, built once: what the pose codecs delta their sections with on
+    /// every broadcast (building it allocates).
+    pub(crate) fn shared() -> &'static PoseDelta {
+        static SHARED: std::sync::OnceLock<PoseDelta> = std::sync::OnceLock::new();
+        SHARED.get_or_init(PoseDelta::default)
+    }
+}
+
 impl DeltaCodec for PoseDelta {
     fn encode(&self, base: &[u8], cur: &[u8], out: &mut Vec<u8>) {
         self.0.encode(base, cur, out);

@@ -20,8 +20,8 @@
 use crate::codec::{SectionReader, SectionWriter};
 use crate::delta::{DeltaCodec, PoseDelta};
 use crate::error::Error;
-use crate::pose::PoseState;
 pub use crate::pose::Tolerance;
+use crate::pose::{MAX_ANGVEL, MAX_LINVEL, PoseState};
 use crate::{Quat, Vec3};
 use rapier3d::prelude::{IntegrationParameters, RigidBody, RigidBodyHandle, RigidBodySet};
 
@@ -301,11 +301,11 @@ fn read_pose(b: &[u8]) -> Result<PoseState, Error> {
 
 impl DeltaCodec for PredictedPose {
     fn encode(&self, base: &[u8], cur: &[u8], out: &mut Vec<u8>) {
-        PoseDelta::default().encode(base, cur, out);
+        PoseDelta::shared().encode(base, cur, out);
     }
 
     fn decode(&self, base: &[u8], delta: &[u8], out: &mut Vec<u8>) -> Result<(), Error> {
-        PoseDelta::default().decode(base, delta, out)
+        PoseDelta::shared().decode(base, delta, out)
     }
 
     fn predicts(&self) -> bool {
@@ -342,7 +342,7 @@ pub(crate) fn predict_pose(
     let Ok(mut s) = read_pose(base) else {
         return false;
     };
-    if at_rest(base) {
+    if resting(s.linvel, s.angvel) {
         out.extend_from_slice(base);
         return true;
     }
@@ -384,13 +384,21 @@ pub const REST_SPEED: f32 = 0.02;
 /// flight foresees. A body that starts to move from rest, or creeps, is mispredicted until
 /// it is off by the kind's tolerance; the difference goes then.
 pub fn at_rest(section: &[u8]) -> bool {
-    let Some(head) = section.get(..PoseState::LEN) else {
+    // The velocities are the pose's last 12 bytes, read as `PoseState::read` reads them.
+    let Some(v) = section.get(PoseState::LEN - 12..PoseState::LEN) else {
         return false;
     };
-    PoseState::read(&mut SectionReader::new(head)).is_ok_and(|s| {
-        s.linvel.length_squared() <= REST_SPEED * REST_SPEED
-            && s.angvel.length_squared() <= REST_SPEED * REST_SPEED
-    })
+    let mut r = SectionReader::new(v);
+    match (r.vec3_bounded(MAX_LINVEL), r.vec3_bounded(MAX_ANGVEL)) {
+        (Ok(linvel), Ok(angvel)) => resting(linvel, angvel),
+        _ => false,
+    }
+}
+
+/// Whether velocities `linvel` and `angvel` are a body at rest ([`at_rest`]).
+fn resting(linvel: Vec3, angvel: Vec3) -> bool {
+    linvel.length_squared() <= REST_SPEED * REST_SPEED
+        && angvel.length_squared() <= REST_SPEED * REST_SPEED
 }
 
 /// A pull toward the origin of strength `mu` (m³/s², as gravity toward a point mass), on

@@ -625,13 +625,7 @@ impl PacketWriter {
     /// pose ([`SectionWriter::starts_with_pose`]; never for a section appended already
     /// encoded).
     pub fn sections_posed(&self) -> impl Iterator<Item = (Section<'_>, bool)> + '_ {
-        self.spans.iter().map(|s| {
-            let section = Section {
-                net_id: s.net_id,
-                payload: &self.buf[s.payload as usize..s.end as usize],
-            };
-            (section, s.posed)
-        })
+        self.sections().zip(self.spans.iter().map(|s| s.posed))
     }
 
     /// Where the payload of the `k`th section starts in [`as_bytes`](Self::as_bytes), and

@@ -86,21 +86,29 @@ fn spawn_msg(group: &EntityGroup, net: NetId, base: Option<wire::SpawnBase>) -> 
 }
 
 impl ServerReplication {
-    /// Entity `net`'s section as the last broadcast had it, to go with its spawn: none for
-    /// one that wrote none yet, or a client's (its owner's sections are not the server's
-    /// to name as a baseline).
-    fn base_of(&self, group: &EntityGroup, net: NetId) -> Option<wire::SpawnBase> {
+    /// Entity `net`'s (at `slot`) section as the last broadcast had it, to go with its
+    /// spawn, and the same bytes shared, for the client's baseline: none for one that
+    /// wrote none yet, or a client's (its owner's sections are not the server's to name as
+    /// a baseline).
+    fn base_of(
+        &self,
+        group: &EntityGroup,
+        slot: u32,
+        net: NetId,
+    ) -> Option<(wire::SpawnBase, std::sync::Arc<[u8]>)> {
         if group.by_net(net)?.owner() != Owner::Server {
             return None;
         }
-        let h = self.history.get(self.slots.get(net)? as usize)?;
+        let h = self.history.get(slot as usize)?;
         let number = h.newest()?;
-        Some(wire::SpawnBase {
+        let bytes = h.shared_at(number)?;
+        let base = wire::SpawnBase {
             number,
             tick: self.forecasts.tick_of(number),
             posed: h.posed_known()?,
-            bytes: h.at(number)?.to_vec(),
-        })
+            bytes: bytes.to_vec(),
+        };
+        Some((base, bytes.clone()))
     }
 
     /// Tells the client of `net` (at `slot` of `view`) by its spawn message, with its
@@ -112,13 +120,15 @@ impl ServerReplication {
         (conn, view): (&mut Connection, &mut ClientView),
         (slot, net): (u32, NetId),
     ) -> bool {
-        let base = self.base_of(group, net);
         // The client's baseline: nothing of the entity's state goes before the spawn is
         // acknowledged, and then this is what the client holds.
-        let baseline = base.as_ref().and_then(|b| {
-            let h = self.history.get(slot as usize)?;
-            Some((b.number, h.shared_at(b.number)?.clone()))
-        });
+        let (base, baseline) = match self.base_of(group, slot, net) {
+            Some((b, bytes)) => {
+                let number = b.number;
+                (Some(b), Some((number, bytes)))
+            }
+            None => (None, None),
+        };
         let Some(m) = spawn_msg(group, net, base) else {
             return false;
         };
