@@ -5,15 +5,16 @@
 //! A [`DeltaCodec`] is lossless for any pair of byte strings: whatever the baseline and the
 //! new section are, [`decode`](DeltaCodec::decode) of what [`encode`](DeltaCodec::encode)
 //! wrote gives the new section back exactly. A codec only decides how small the delta is.
-//! Each kind has one ([`KindRegistry::set_delta_codec`](crate::KindRegistry::set_delta_codec));
-//! the default is [`ByteDelta`]. Kinds whose section starts with a
-//! [`PoseState`](crate::pose::PoseState) should use [`PoseDelta`], which differences its
-//! quantized integers. A kind that knows its data better implements the trait itself, or
-//! describes its fixed-size fields to a [`FieldDelta`].
+//! By default a section that starts with a [`PoseState`](crate::pose::PoseState) travels
+//! as a [`PoseDelta`] (which differences its quantized integers) against a prediction of
+//! it ([`PoseCodec`](crate::PoseCodec), see [`crate::predict`]), and any other as a
+//! [`ByteDelta`]. A kind that knows its data better sets a codec of its own
+//! ([`KindRegistry::set_delta_codec`](crate::KindRegistry::set_delta_codec)): it implements
+//! the trait itself, or describes its fixed-size fields to a [`FieldDelta`].
 //!
 //! A codec may also *predict* ([`DeltaCodec::predict`]): say what a section will be some
-//! ticks later. [`PredictedPose`](crate::predict::PredictedPose) does, for bodies whose
-//! motion between states both ends can compute.
+//! ticks later. The default pose codec does, and so does the explicit
+//! [`PredictedPose`](crate::predict::PredictedPose).
 //!
 //! Decoding is total: any delta bytes give a section or an [`Error`], never a panic, and
 //! never more than [`MAX_SECTION_LEN`] bytes.

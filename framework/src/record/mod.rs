@@ -10,9 +10,11 @@
 //! the state of every body that changed since the last time, a [`BodyFrame`], and more
 //! rarely (every [`KEYFRAME_SECONDS`]) the whole world, a [`Keyframe`]. A replay restores the initial world and runs the
 //! same ops through the same client paths. Sections written by this peer's own server
-//! paths of kinds that [decide alone](crate::KindOptions::decides_alone) are not recorded:
-//! the replay runs those server paths again and loops their sections back, as the group
-//! did. Spawns and despawns that client paths asked for are not recorded: the replay's
+//! paths of kinds that [decide alone](crate::KindOptions::decides_alone) (every kind, by
+//! default) are not recorded: the replay runs those server paths again and loops their
+//! sections back, as the group did. An entity whose controller game code reached into
+//! ([`controller_mut`](crate::EntityGroup::controller_mut)) is marked by an [`Op::Outside`],
+//! and its own sections are recorded from there on. Spawns and despawns that client paths asked for are not recorded: the replay's
 //! client paths ask again.
 //!
 //! ```text
