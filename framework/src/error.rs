@@ -206,7 +206,9 @@ pub enum Error {
         reason: String,
     },
     /// The recording was written in another format version.
-    #[error("recording format version {found}; this build reads version {supported}")]
+    #[error(
+        "recording format version {found}; this build reads version {supported} (record it again with this build)"
+    )]
     RecordingVersion {
         /// The file's version.
         found: u32,

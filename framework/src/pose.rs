@@ -17,7 +17,8 @@ pub const MAX_LINVEL: f32 = 64.0;
 pub const MAX_ANGVEL: f32 = 64.0;
 
 /// A body's pose and velocities, quantized for the wire: positions to the millimetre,
-/// rotation in smallest-three form, velocities as bounded 16-bit values. 31 bytes.
+/// rotation in smallest-three form, velocities as 16-bit values on a square-root scale
+/// ([`SectionWriter::velocity`]: finer the slower, zero under 0.98 mm/s). 31 bytes.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct PoseState {
     /// Position of the body's origin.
@@ -50,7 +51,7 @@ impl PoseState {
     pub fn write(&self, out: &mut SectionWriter<'_>) {
         // Written first, it makes the section predictable by default (`crate::predict`).
         out.mark_pose();
-        // What `pos_mm`, `quat` and `vec3_bounded` write, in one piece.
+        // What `pos_mm`, `quat` and two `velocity` write, in one piece.
         out.fixed(&codec::pose_bytes(
             self.pos,
             self.rot,
@@ -115,8 +116,8 @@ impl PoseState {
         Ok(PoseState {
             pos: r.pos_mm()?,
             rot: r.quat()?,
-            linvel: r.vec3_bounded(MAX_LINVEL)?,
-            angvel: r.vec3_bounded(MAX_ANGVEL)?,
+            linvel: r.velocity(MAX_LINVEL)?,
+            angvel: r.velocity(MAX_ANGVEL)?,
         })
     }
 

@@ -389,7 +389,7 @@ pub fn at_rest(section: &[u8]) -> bool {
         return false;
     };
     let mut r = SectionReader::new(v);
-    match (r.vec3_bounded(MAX_LINVEL), r.vec3_bounded(MAX_ANGVEL)) {
+    match (r.velocity(MAX_LINVEL), r.velocity(MAX_ANGVEL)) {
         (Ok(linvel), Ok(angvel)) => resting(linvel, angvel),
         _ => false,
     }

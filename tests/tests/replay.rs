@@ -277,15 +277,19 @@ fn bad_files_each_give_their_own_error() {
         Recording::from_bytes(b"GIF89a...").unwrap_err(),
         Error::NotARecording
     );
-    let mut other = bytes.clone();
-    other[4..8].copy_from_slice(&7u32.to_le_bytes());
-    assert_eq!(
-        Recording::from_bytes(&other).unwrap_err(),
-        Error::RecordingVersion {
-            found: 7,
-            supported: lanyard::record::RECORDING_VERSION
-        }
-    );
+    // A newer format, and an older one whose poses read otherwise (format 6 carried
+    // velocities on a linear scale), are refused alike.
+    for found in [lanyard::record::RECORDING_VERSION + 1, 6] {
+        let mut other = bytes.clone();
+        other[4..8].copy_from_slice(&found.to_le_bytes());
+        assert_eq!(
+            Recording::from_bytes(&other).unwrap_err(),
+            Error::RecordingVersion {
+                found,
+                supported: lanyard::record::RECORDING_VERSION
+            }
+        );
+    }
     let cut = &bytes[..bytes.len() - 10];
     assert_eq!(
         Recording::from_bytes(cut).unwrap_err(),
@@ -305,7 +309,7 @@ fn bad_files_each_give_their_own_error() {
     for e in [
         Error::NotARecording,
         Error::RecordingVersion {
-            found: 7,
+            found: 8,
             supported: lanyard::record::RECORDING_VERSION,
         },
         Error::RecordingTruncated { tick: Some(29) },

@@ -1,5 +1,5 @@
-//! The quantizers' arithmetic: what the section writer's `pos_mm`, `quat` and
-//! `vec3_bounded` write, as bytes, and the rounding they share.
+//! The quantizers' arithmetic: what the section writer's `pos_mm`, `quat`, `vec3_bounded`
+//! and `velocity` write, as bytes (and what `velocity` reads), and the rounding they share.
 
 use crate::{Quat, Vec3};
 
@@ -40,6 +40,54 @@ pub(crate) fn vec3_bounded_bytes(v: Vec3, max: f32) -> [u8; 6] {
 #[inline(always)]
 fn bounded(c: f32, max: f32) -> f32 {
     (c / max).clamp(-1.0, 1.0) * f32::from(i16::MAX)
+}
+
+/// What [`SectionWriter::velocity`](super::SectionWriter::velocity) writes.
+#[inline(always)]
+pub(crate) fn velocity_bytes(v: Vec3, max: f32) -> [u8; 6] {
+    let mut b = [0u8; 6];
+    for (out, c) in b.chunks_exact_mut(2).zip([v.x, v.y, v.z]) {
+        out.copy_from_slice(&round_i16(on_root_scale(c, max)).to_le_bytes());
+    }
+    b
+}
+
+/// A component of a velocity bounded by `max` on the square-root scale of
+/// [`SectionWriter::velocity`](super::SectionWriter::velocity), before rounding:
+/// `sign(c) * sqrt(|c| / max) * 32767`, and 0 below [`still_below`] (NaN stays NaN, which
+/// rounds to 0).
+#[inline(always)]
+fn on_root_scale(c: f32, max: f32) -> f32 {
+    // One product and a root: `sqrt(|c| * 32767^2 / max)`, clamped at the scale's end
+    // (`clamp`, unlike `min`, keeps a NaN).
+    let speed = c.abs();
+    let root = (speed * (ROOT_SCALE_END / max))
+        .clamp(0.0, ROOT_SCALE_END)
+        .sqrt();
+    let root = if speed < still_below(max) { 0.0 } else { root };
+    // The sign as a bit, without a branch (a NaN's root is NaN whatever its sign).
+    root.copysign(c)
+}
+
+/// `32767^2` (as the nearest `f32`): the square of the root scale's largest value.
+const ROOT_SCALE_END: f32 = 1_073_676_289.0;
+
+/// Below this speed a velocity component of `max` travels as zero: what a 16-bit fixed
+/// point scale of `max` rounds to zero (under 64, 0.98 mm/s). A resting body's jitter,
+/// which rapier leaves under that, so reads as rest on every peer, and the body sleeps:
+/// carried finer, it would be set on the peers that take it (waking the body every time).
+#[inline(always)]
+fn still_below(max: f32) -> f32 {
+    max / (2.0 * f32::from(i16::MAX))
+}
+
+/// The velocity component a 16-bit value `q` on the square-root scale of `max` stands for:
+/// `sign(q) * q^2 * max / 32767^2`. The square is exact in integers; every peer then
+/// rounds it to an `f32` and multiplies, alike.
+#[inline(always)]
+pub(crate) fn from_root_scale(q: i16, max: f32) -> f32 {
+    let q = i32::from(q);
+    (q * q.abs()) as f32 * (max / ROOT_SCALE_END)
 }
 
 /// Whether every value is under [`NEAR_LIMIT`] in magnitude (NaN is not), checked without
@@ -100,8 +148,8 @@ pub(super) fn saturate_i16(v: i32) -> i16 {
 
 /// What [`SectionWriter::pos_mm`](super::SectionWriter::pos_mm),
 /// [`quat`](super::SectionWriter::quat) and two
-/// [`vec3_bounded`](super::SectionWriter::vec3_bounded) (of `max_lin` and `max_ang`) write, in
-/// one piece: the same bytes, with the roundings four at a time.
+/// [`velocity`](super::SectionWriter::velocity) (of `max_lin` and `max_ang`) write, in one
+/// piece: the same bytes, with the roundings four at a time.
 #[inline(always)]
 pub(crate) fn pose_bytes(
     pos: Vec3,
@@ -116,14 +164,14 @@ pub(crate) fn pose_bytes(
         [pos.x * 1000.0, pos.y * 1000.0, pos.z * 1000.0, 0.0],
         [others[0], others[1], others[2], 0.0],
         [
-            bounded(linvel.x, max_lin),
-            bounded(linvel.y, max_lin),
-            bounded(linvel.z, max_lin),
-            bounded(angvel.x, max_ang),
+            on_root_scale(linvel.x, max_lin),
+            on_root_scale(linvel.y, max_lin),
+            on_root_scale(linvel.z, max_lin),
+            on_root_scale(angvel.x, max_ang),
         ],
         [
-            bounded(angvel.y, max_ang),
-            bounded(angvel.z, max_ang),
+            on_root_scale(angvel.y, max_ang),
+            on_root_scale(angvel.z, max_ang),
             0.0,
             0.0,
         ],

@@ -77,7 +77,7 @@ fn rounding_matches_the_standard_library_for_every_kind_of_f32() {
 
 #[test]
 fn a_pose_in_one_piece_is_the_bytes_of_its_parts() {
-    // `pose_bytes` must write exactly what `pos_mm`, `quat` and two `vec3_bounded` write:
+    // `pose_bytes` must write exactly what `pos_mm`, `quat` and two `velocity` write:
     // recordings and baselines hold those bytes.
     let mut rng = crate::rng::SeededRng::new(11);
     let odd = [
@@ -110,8 +110,8 @@ fn a_pose_in_one_piece_is_the_bytes_of_its_parts() {
         let mut w = SectionWriter::new(&mut parts);
         w.pos_mm(pos);
         w.quat(rot);
-        w.vec3_bounded(lin, 64.0);
-        w.vec3_bounded(ang, 32.0);
+        w.velocity(lin, 64.0);
+        w.velocity(ang, 32.0);
         assert_eq!(
             pose_bytes(pos, rot, lin, ang, 64.0, 32.0).as_slice(),
             parts.as_slice(),
@@ -189,6 +189,36 @@ fn quantizers_roundtrip_within_their_precision() {
     let vb = r.vec3_bounded(50.0).unwrap();
     assert!((vb - Vec3::new(3.0, -49.0, 50.0)).abs().max_element() < 0.002);
     r.finish().unwrap();
+}
+
+#[test]
+fn a_velocity_is_finer_the_slower_it_is_and_a_crawl_is_still() {
+    let max = 64.0;
+    let back = |v: f32| {
+        let mut buf = Vec::new();
+        SectionWriter::new(&mut buf).velocity(Vec3::new(v, -v, 0.0), max);
+        assert_eq!(buf.len(), 6);
+        let r = SectionReader::new(&buf).velocity(max).unwrap();
+        assert_eq!(r.y, -r.x, "symmetric about zero");
+        r.x
+    };
+    let mut v = 0.001f32;
+    while v <= max {
+        // Off by at most half a step of the scale where it is: sqrt(v * max) / 32767.
+        let bound = (v * max).sqrt() / 32767.0;
+        let err = (back(v) - v).abs();
+        assert!(err <= bound * 1.01, "{v} m/s read back {err} off");
+        v *= 1.37;
+    }
+    // 0.35 mm/s at 0.5 m/s, where a 16-bit linear scale of 64 is off by up to 0.98.
+    assert!((back(0.5) - 0.5).abs() <= 0.000_35);
+    // Under a step of the linear scale: still, so a resting body's jitter reads as rest.
+    assert_eq!(back(0.000_9), 0.0);
+    assert_eq!(back(-0.000_9), 0.0);
+    assert!(back(0.001) > 0.0);
+    // Clamped at the end, and NaN is still.
+    assert!((back(1e9) - max).abs() <= 0.001);
+    assert_eq!(back(f32::NAN), 0.0);
 }
 
 #[test]

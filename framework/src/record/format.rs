@@ -30,11 +30,14 @@ use std::collections::HashMap;
 /// every moving body every tick and the sections of kinds that decide alone, and added
 /// keyframes. Version 5 added [`Op::HolderLead`] (a version 4 recording reads as before).
 /// Version 6 added [`Op::Outside`], as every kind came to decide alone by default (a
-/// version 4 or 5 recording replays with its kinds as they decide now).
-pub const RECORDING_VERSION: u32 = 6;
+/// version 4 or 5 recording replays with its kinds as they decide now). Version 7: the
+/// sections it holds carry a pose's velocities on a square-root scale
+/// ([`SectionWriter::velocity`](crate::codec::SectionWriter::velocity)); an older
+/// recording's would read as other velocities, and its replay diverge, so it is refused.
+pub const RECORDING_VERSION: u32 = 7;
 
 /// The oldest recording format version this build still reads.
-pub const OLDEST_READABLE: u32 = 4;
+pub const OLDEST_READABLE: u32 = 7;
 
 /// Seconds of game time between two keyframes (the whole world, to seek to).
 pub const KEYFRAME_SECONDS: f32 = 30.0;
