@@ -619,7 +619,7 @@ mod tests {
         let mut back = Vec::new();
         codec.decode(&predicted, &d, &mut back).unwrap();
         assert_eq!(back, cur);
-        assert!(d.len() <= 6, "{} bytes", d.len());
+        assert!(d.len() <= PoseState::LEN / 3, "{} bytes", d.len());
         assert!(
             !codec.agrees(&predicted, &cur),
             "3 mm is past the default tolerance"

@@ -172,7 +172,7 @@ pub fn unpredicted_registry() -> Arc<KindRegistry> {
     registry
         .set_delta_codec(
             demo::asteroids::ASTEROID,
-            lanyard::delta::PoseDelta::default(),
+            lanyard::delta::PoseDelta,
         )
         .expect("asteroids are registered");
     Arc::new(registry)

@@ -140,3 +140,29 @@ fn a_kind_that_steers_in_its_client_path_but_declares_no_motion_is_warned_about_
         st.predictions_held
     );
 }
+
+#[test]
+fn every_broadcast_reaches_the_client_while_a_prediction_moves_on() {
+    // Five drones rising toward their heights follow their predictions: most broadcasts
+    // carry no entry, and each must come all the same, or the client would move its
+    // predictions on only at the next entry (drawing a stale state until then).
+    let mut s = swarm(5, false);
+    let before = stats(&s);
+    let seconds = 2.0;
+    s.run_for(seconds);
+    let st = stats(&s);
+    let (datagrams, entries) = (
+        st.packets_out - before.packets_out,
+        st.entries - before.entries,
+    );
+    let broadcasts = (30.0 * seconds) as u64;
+    eprintln!("{datagrams} datagrams, {entries} entries in {broadcasts} broadcasts");
+    assert!(
+        entries * 2 < broadcasts,
+        "{entries} entries: most broadcasts carry one"
+    );
+    assert!(
+        datagrams + 2 >= broadcasts,
+        "{datagrams} datagrams for {broadcasts} broadcasts"
+    );
+}

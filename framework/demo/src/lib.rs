@@ -487,7 +487,7 @@ pub fn register(registry: &mut KindRegistry) -> Result<(), Error> {
     })?;
     // Every section starts with the body's pose.
     for kind in [CRATE, PUSHABLE, BALL, MOVER] {
-        registry.set_delta_codec(kind, PoseDelta::default())?;
+        registry.set_delta_codec(kind, PoseDelta)?;
     }
     asteroids::register(registry)
 }

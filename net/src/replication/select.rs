@@ -205,7 +205,9 @@ pub(super) fn candidates(
         let held_until = seen.held_until;
         let base = seen.baseline();
         let (same, foreseen) = current(c, seen, forecasts, history);
-        predicted |= foreseen;
+        // A prediction of a body at rest stays where it is: only a moving one needs the
+        // broadcast's datagram to move on.
+        predicted |= foreseen && !lanyard::predict::at_rest(c.bytes);
         // Judged only against a state the client holds (before its first, nothing is).
         if !same && c.predicts && base.is_some() {
             sel.outcomes.push((i as u32, foreseen));

@@ -424,7 +424,9 @@ impl ServerReplication {
             let (stats, warned) = (&mut p.conn.stats, &mut p.stale_warned);
             ages.note(stats, (warned, &p.name), cadence.rate, core.now);
             let changed = cands.iter().filter(|c| c.1).count();
-            let sends = changed > 0 || number.is_multiple_of(cadence.batch);
+            // A prediction that moves on needs the broadcast's datagram, entries or none: the
+            // client advances it when one comes, and draws a stale state till then.
+            let sends = changed > 0 || predicted || number.is_multiple_of(cadence.batch);
             next_looks(view, &cands, &world, &cadence, sends);
             if !sends {
                 pace(&mut p.pace, &mut p.conn, held, &cadence, core.now);
