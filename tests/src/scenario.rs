@@ -96,6 +96,21 @@ pub fn add_scenery(group: &mut EntityGroup) {
 
 /// The server's world: the scenery and a pile of `n` crates and balls.
 pub fn crates_and_balls(group: &mut EntityGroup, n: usize) {
+    pile(group, n, |i| i % 4 == 0);
+}
+
+/// [`crates_and_balls`] with its balls in the top layer only. Below, a crate lands on a ball
+/// exactly centred and stays balanced there, on the server; a client's copy (its poses
+/// to the millimetre) falls the first time anything wakes it, and a tower rebuilt body
+/// by body by corrections falls again: a pile that cannot converge anywhere but where it
+/// was never touched.
+pub fn crates_with_balls_on_top(group: &mut EntityGroup, n: usize) {
+    let top = n.saturating_sub(1) / 25;
+    pile(group, n, |i| i % 4 == 0 && i / 25 == top);
+}
+
+/// `n` bodies in layers of 5 by 5, a ball where `ball` says and a crate elsewhere.
+fn pile(group: &mut EntityGroup, n: usize, ball: impl Fn(usize) -> bool) {
     add_scenery(group);
     for i in 0..n {
         let pos = [
@@ -103,7 +118,7 @@ pub fn crates_and_balls(group: &mut EntityGroup, n: usize) {
             0.6 + (i / 25) as f32 * 1.2,
             ((i / 5) % 5) as f32 * 2.0 - 4.0,
         ];
-        let r = if i % 4 == 0 {
+        let r = if ball(i) {
             group.spawn(
                 demo::BALL,
                 &demo::BallParams {
@@ -170,10 +185,7 @@ pub fn unpredicted_registry() -> Arc<KindRegistry> {
     let mut registry = KindRegistry::new();
     demo::register(&mut registry).expect("demo kinds register once");
     registry
-        .set_delta_codec(
-            demo::asteroids::ASTEROID,
-            lanyard::delta::PoseDelta,
-        )
+        .set_delta_codec(demo::asteroids::ASTEROID, lanyard::delta::PoseDelta)
         .expect("asteroids are registered");
     Arc::new(registry)
 }

@@ -6,7 +6,8 @@ use lanyard::prelude::*;
 use lanyard_net::{Conditions, MAX_DATAGRAM, NetConfig};
 use lanyard_tests::demo_registry;
 use lanyard_tests::scenario::{
-    DemoScenario, Scenario, asteroid_field, crates_and_balls, player, unpredicted_registry,
+    DemoScenario, Scenario, asteroid_field, crates_and_balls, crates_with_balls_on_top, player,
+    unpredicted_registry,
 };
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -42,7 +43,7 @@ fn over_a_bad_link_clients_converge_and_nothing_starves() {
         ..Conditions::PERFECT
     };
     let mut s = Scenario::new(config(), Some((bad, 91)), 60.0, |g| {
-        crates_and_balls(g, 100)
+        crates_with_balls_on_top(g, 100)
     });
     s.add_client(config(), "mover", None);
     s.add_client(config(), "watcher", None);
