@@ -1,7 +1,9 @@
 //! Which entities touch which, and how far apart two are: what a network layer asks when
 //! authority over a body passes to the player who pushes it.
 
-use super::*;
+use super::EntityGroup;
+use crate::Vec3;
+use crate::id::EntityId;
 use rapier3d::prelude::RigidBodyHandle;
 
 impl EntityGroup {

@@ -2,19 +2,16 @@
 //! that drives them.
 
 use crate::Vec3;
-use crate::codec::{PacketReader, PacketWriter, Section};
+use crate::codec::PacketWriter;
 use crate::config::{GroupConfig, Role};
 use crate::controller::{
-    ClientContext, Command, Controller, Effect, KindLookup, Legality, SpawnRequest, SpawnTicket,
-    WorldView, entity_ref,
+    Command, Controller, Effect, SpawnRequest, SpawnTicket, WorldView, entity_ref,
 };
-use crate::entity::{Entity, EntityRef, Pending, Slot};
+use crate::entity::{Entity, EntityRef, Slot};
 use crate::error::Error;
-use crate::hash::StateHasher;
 use crate::id::{ClientId, EntityId, KindId, NetId, Owner};
-use crate::params::encode_params;
-use crate::pose::{BodyState, Observations, Observed};
-use crate::record::format::{self as rec, Op, Recorder, RecordingHeader, TickRecord};
+use crate::pose::{Observations, Observed};
+use crate::record::format::{Op, Recorder};
 use crate::registry::KindRegistry;
 use rapier3d::prelude::{Collider, ColliderHandle, PhysicsWorld};
 use serde::{Deserialize, Serialize};
@@ -274,7 +271,7 @@ pub struct EntityGroup {
     /// with `written` (both are in network-id order, as the client pass is).
     own_in_step: bool,
     /// Ticks the sections from outside are behind this peer's present (see
-    /// [`ClientContext::lead`]).
+    /// [`ClientContext::lead`](crate::controller::ClientContext::lead)).
     lead_ticks: u32,
     /// On a server: ticks the sections of each client are behind its present, for the
     /// bodies a client holds (hand-off; see [`Replica::set_holder_lead`]).
@@ -465,7 +462,7 @@ impl EntityGroup {
 
     /// Says that the sections this group takes from outside describe their authorities'
     /// bodies `ticks` ticks before this peer's present (a network layer sets it from the
-    /// round trip it measures). Client paths read it as [`ClientContext::lead`] and bring
+    /// round trip it measures). Client paths read it as [`ClientContext::lead`](crate::controller::ClientContext::lead) and bring
     /// states forward by it; a recording notes each change, so a replay does the same.
     pub(crate) fn set_lead(&mut self, ticks: u32) {
         if ticks == self.lead_ticks {

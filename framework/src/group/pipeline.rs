@@ -20,8 +20,20 @@
 //!
 //! The passes themselves are the `EntityGroup` methods at the end of this file.
 
-use super::*;
+use super::{
+    EntityGroup, Fault, Hook, ReceiveReport, SectionError, Verdict, guarded, kind_label,
+    panic_message, push_fault,
+};
+use crate::codec::{PacketReader, PacketWriter, Section};
+use crate::config::Role;
+use crate::controller::{
+    ClientContext, Command, Effect, Legality, SpawnRequest, WorldView, entity_ref,
+};
+use crate::entity::Pending;
+use crate::error::Error;
+use crate::id::{EntityId, NetId, Owner};
 use crate::predict::Steer;
+use crate::record::format::{Op, TickRecord};
 
 /// What one frame did.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -113,7 +125,7 @@ impl FramePass<'_> {
     ///
     /// The server (`from == Owner::Server`) may send a section for any entity. Anyone else
     /// only for an entity they own, and then the entity's controller
-    /// ([`Controller::validate`]) judges whether the content is legal. Every refusal is
+    /// ([`Controller::validate`](crate::controller::Controller::validate)) judges whether the content is legal. Every refusal is
     /// counted in [`EntityGroup::counters`].
     pub fn offer_section(&mut self, section: Section<'_>, from: Owner) -> Verdict {
         self.group.offer_section(section, from)

@@ -2,7 +2,11 @@
 //! [`EntityGroup::replica`]. A game never needs these; they keep a group in step with an
 //! authority elsewhere.
 
-use super::*;
+use super::{Change, EntityGroup};
+use crate::config::Role;
+use crate::controller::SpawnTicket;
+use crate::error::Error;
+use crate::id::{ClientId, EntityId, KindId, NetId, Owner};
 
 /// The network layer's handle on a group ([`EntityGroup::replica`]): the role and the
 /// clients it serves, the lead of the states it takes, entities under ids the server
@@ -34,7 +38,7 @@ impl Replica<'_> {
 
     /// Says that the sections the group takes from outside describe their authorities'
     /// bodies `ticks` ticks before this peer's present (from the measured round trip);
-    /// client paths bring states forward by it ([`ClientContext::lead`]), and a recording
+    /// client paths bring states forward by it ([`ClientContext::lead`](crate::controller::ClientContext::lead)), and a recording
     /// notes each change.
     pub fn set_lead(&mut self, ticks: u32) {
         self.group.set_lead(ticks);
@@ -43,14 +47,14 @@ impl Replica<'_> {
     /// On a server: says that the sections client `holder` sends of the bodies it holds
     /// (kinds with [`KindOptions::hand_off`](crate::KindOptions::hand_off)) describe them
     /// `ticks` ticks before the server's present (its one-way delay): their client paths
-    /// bring them forward by that much ([`ClientContext::lead`]), so the server's copy, which
+    /// bring them forward by that much ([`ClientContext::lead`](crate::controller::ClientContext::lead)), so the server's copy, which
     /// the other clients are sent, is where the holder has it now. A recording notes each
     /// change.
     pub fn set_holder_lead(&mut self, holder: Owner, ticks: u32) {
         self.group.set_holder_lead(holder, ticks);
     }
 
-    /// Sets an entity's [authority sequence](Entity::authority_seq) to the server's word
+    /// Sets an entity's [authority sequence](crate::entity::Entity::authority_seq) to the server's word
     /// (a client hears it with each change of hands, and with each spawn): nothing else
     /// changes, and nothing is recorded (the sequence is no part of the world's state).
     pub fn set_authority_seq(&mut self, id: EntityId, seq: u16) -> Result<(), Error> {
@@ -78,7 +82,7 @@ impl Replica<'_> {
 
     /// Takes the owner's next `n` sections of the entity with network id `net` even when
     /// its controller judges them illegal (each such one is counted in
-    /// [`Counters::trusted`]): a new host after a host migration knows only the old host's
+    /// [`Counters::trusted`](crate::group::Counters::trusted)): a new host after a host migration knows only the old host's
     /// last word of each client's entities, which the client has moved on from since, and
     /// its client path may take a few sections to bring its copy there.
     pub fn trust_sections(&mut self, net: NetId, n: u32) {

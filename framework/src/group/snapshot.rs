@@ -1,7 +1,17 @@
 //! The world as bytes: the recording a group writes, the hash of its state, and
 //! snapshots that restore it exactly.
 
-use super::*;
+use super::{Counters, EntityGroup, kind_label};
+use crate::config::GroupConfig;
+use crate::entity::{Entity, Slot};
+use crate::error::Error;
+use crate::hash::StateHasher;
+use crate::id::{KindId, NetId};
+use crate::record::format::{self as rec, Op, Recorder, RecordingHeader};
+use crate::registry::KindRegistry;
+use rapier3d::prelude::PhysicsWorld;
+use serde::{Deserialize, Serialize};
+use std::sync::Arc;
 
 impl EntityGroup {
     /// Starts recording everything that happens to the group from now on (see

@@ -1,7 +1,16 @@
 //! The entity store's changes: spawning (here, by request, or as the server said),
 //! despawning, owners, network ids, and body states set from outside.
 
-use super::*;
+use super::{Change, EntityGroup, kind_label};
+use crate::config::Role;
+use crate::controller::{KindLookup, SpawnRequest, SpawnTicket};
+use crate::entity::{Entity, Slot};
+use crate::error::Error;
+use crate::id::{EntityId, KindId, NetId, Owner};
+use crate::params::encode_params;
+use crate::pose::{BodyState, Observed};
+use crate::record::format::Op;
+use serde::Serialize;
 
 impl EntityGroup {
     /// The id of the kind registered as `kind_name`, and `params` encoded for it.
@@ -32,7 +41,7 @@ impl EntityGroup {
     }
 
     /// Asks for an entity this group's side will own, the way a client path does with
-    /// [`ClientContext::spawn`]: on the server it is spawned at once (owned by the server);
+    /// [`ClientContext::spawn`](crate::controller::ClientContext::spawn): on the server it is spawned at once (owned by the server);
     /// on a client it waits for the next frame's
     /// [`FrameDriver::after_commands`](crate::FrameDriver::after_commands), where the network
     /// layer spawns it under a provisional id and asks the server. The ticket finds the
@@ -214,7 +223,7 @@ impl EntityGroup {
 
     /// Despawns an entity now, with its body and colliders. Its slot is reused later under
     /// a new generation, so `id` never resolves again. (Inside a frame, controllers ask for
-    /// despawns through their [`ClientContext`]; those wait until the pass is over.)
+    /// despawns through their [`ClientContext`](crate::controller::ClientContext); those wait until the pass is over.)
     pub fn despawn(&mut self, id: EntityId) -> Result<(), Error> {
         let slot = self
             .slots

@@ -2,7 +2,11 @@
 //! client whose arena differs rebuilds its world on the server's and asks for the world
 //! again.
 
-use super::*;
+use super::Game;
+use crate::events::GameEvent;
+use crate::scene::Scene;
+use crate::witness::TakenPoses;
+use lanyard::prelude::*;
 
 /// The bytes of the arena one reliable message carries.
 const ARENA_PART: usize = 900;

@@ -1,7 +1,10 @@
 //! Chat: a client's line goes to the server on the reliable channel, which cleans it,
 //! limits each player's rate and passes it to everyone with the sender's name.
 
-use super::*;
+use super::{CHAT_BURST, CHAT_MAX, CHAT_WINDOW, Game};
+use crate::events::GameEvent;
+use crate::game::text::clean_line;
+use lanyard::prelude::*;
 
 impl Game {
     /// Sends a chat line from this peer's player: a client sends it to the server, which

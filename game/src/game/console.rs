@@ -1,7 +1,9 @@
 //! The dedicated server's console and the host's player list: `players`, `kick`, `ban`,
 //! `say`, `quit`.
 
-use super::*;
+use super::{Console, Game};
+use crate::events::GameEvent;
+use crate::game::text::{clean_line, count};
 
 const CONSOLE_HELP: &str =
     "commands: players | kick NAME [REASON] | ban NAME [REASON] | say TEXT | quit";

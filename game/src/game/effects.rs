@@ -1,7 +1,9 @@
 //! What a peer shows for a moment and forgets: explosions ([`Blast`]) and score popups
 //! ([`Popup`]), each with its age.
 
-use super::*;
+use super::Game;
+use crate::game::text::clean_line;
+use lanyard::prelude::*;
 
 /// An explosion as a peer saw it.
 #[derive(Debug, Clone, Copy, PartialEq)]

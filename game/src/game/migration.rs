@@ -3,7 +3,11 @@
 //! answering LAN discovery and registered at the rendezvous server, if the game was, under
 //! the game's name), and every other player is told who hosts now.
 
-use super::*;
+use super::{Game, ServerRules, entropy};
+use crate::witness::TakenPoses;
+use lanyard_net::discovery::Responder;
+use lanyard_net::rendezvous::Registrar;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 /// A host's name for a sentence: "the host" if it played under none.
 pub(super) fn who(name: &str) -> &str {

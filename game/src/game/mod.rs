@@ -4,22 +4,17 @@
 //! server with a player of its own), a windowed client and a bot. The caller drives it
 //! with [`Game::tick`] at a fixed rate and reads what it needs to draw or report.
 
-use crate::events::GameEvent;
-use crate::kinds::{self, Crate, CrateParams, Grenade, Player, PlayerInput, PlayerParams};
+use crate::kinds::{self, Player, PlayerInput, PlayerParams};
 use crate::scene::Scene;
 use crate::witness::{SentLog, TakenPoses};
+use lanyard::KindId;
 use lanyard::prelude::*;
-use lanyard::{KindId, decode_params};
 use lanyard_net::discovery::{Responder, ServerInfo};
 use lanyard_net::rendezvous::relay::{Received, Routes};
-use lanyard_net::rendezvous::{self, Addrs, Path, Registrar, RegistrarEvent};
-use lanyard_net::udp::UdpTransport;
-use lanyard_net::{
-    DisconnectReason, Entropy, NetConfig, NetEvent, NetManager, PROTOCOL_VERSION, Transport,
-};
+use lanyard_net::rendezvous::{self, Addrs, Registrar, RegistrarEvent};
+use lanyard_net::{Entropy, NetManager, PROTOCOL_VERSION, Transport};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::net::{IpAddr, Ipv6Addr, SocketAddr};
-use std::sync::Arc;
 use std::time::Duration;
 
 mod arena;
@@ -34,7 +29,6 @@ mod start;
 mod text;
 
 pub use effects::{BLAST_SECONDS, Blast, POPUP_SECONDS, Popup, Seen};
-use migration::who;
 pub use text::{SILENT_AFTER, clean_line, count, link_text, silent_for, wrap};
 
 /// The game's UDP port when none is given.

@@ -1,7 +1,16 @@
 //! What the network layer told a game ([`NetEvent`]s), turned into its messages, its state
 //! and, on a server, the rules' bookkeeping.
 
-use super::*;
+use super::Game;
+use crate::events::GameEvent;
+use crate::game::migration::who;
+use crate::game::text::clean_line;
+use crate::kinds;
+use crate::kinds::Player;
+use crate::witness::TakenPoses;
+use lanyard::KindId;
+use lanyard::prelude::*;
+use lanyard_net::{DisconnectReason, NetEvent};
 
 impl Game {
     /// Takes every event the NetManager has for us.

@@ -1,7 +1,12 @@
 //! What a game reports: byte rates, ping and loss for the HUD and its graph, and the
 //! machine-readable summary and bot report.
 
-use super::*;
+use super::{GRAPH_SAMPLES, Game, GraphSample};
+use crate::kinds;
+use crate::kinds::{Player, PlayerParams};
+use lanyard::prelude::*;
+use lanyard::{KindId, decode_params};
+use std::net::SocketAddr;
 
 impl Game {
     pub(super) fn measure(&mut self, dt: f32) {
@@ -66,7 +71,7 @@ impl Game {
     }
 
     /// Clients: seconds since the server was last heard, once that is
-    /// [`SILENT_AFTER`] or more (a live server is heard at least
+    /// [`SILENT_AFTER`](crate::game::SILENT_AFTER) or more (a live server is heard at least
     /// every heartbeat).
     pub fn silence(&self) -> Option<f32> {
         super::silent_for(&self.net.server_stats()?)
@@ -97,7 +102,7 @@ impl Game {
 
     /// Writes the summary a server (dedicated or host) writes at exit to `path`, as pretty
     /// JSON: players, entities, and the poses of its broadcasts of the last 10 s
-    /// ([`SentLog::to_json`]).
+    /// ([`SentLog::to_json`](crate::witness::SentLog::to_json)).
     pub fn write_summary(&self, path: &std::path::Path) -> Result<(), String> {
         let text = serde_json::to_string_pretty(&self.summary_json()).map_err(|e| e.to_string())?;
         std::fs::write(path, text).map_err(|e| format!("cannot write {}: {e}", path.display()))

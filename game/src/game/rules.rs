@@ -1,7 +1,13 @@
 //! Tumbleyard's rules, run on the server: fuses and blasts, crates off the yard coming
 //! home, points and the score table.
 
-use super::*;
+use super::Game;
+use crate::events::GameEvent;
+use crate::game::effects::Blast;
+use crate::kinds;
+use crate::kinds::{Crate, Grenade, PlayerInput};
+use lanyard::KindId;
+use lanyard::prelude::*;
 
 impl Game {
     /// An explosion happened: show it, and push our own player and the crates we hold if

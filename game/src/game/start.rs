@@ -1,7 +1,21 @@
 //! Starting a game: its network configuration and world, a server (dedicated or host), a
 //! client by address, by name through a rendezvous server, or on a punched socket.
 
-use super::*;
+use super::{Game, Options, ServerRules, TICK_HZ, Traffic, entropy};
+use crate::game::effects::Seen;
+use crate::kinds;
+use crate::kinds::{CrateParams, PlayerInput};
+use crate::scene::Scene;
+use crate::witness::{SentLog, TakenPoses};
+use lanyard::prelude::*;
+use lanyard_net::discovery::Responder;
+use lanyard_net::rendezvous::relay::Routes;
+use lanyard_net::rendezvous::{Addrs, Path, Registrar};
+use lanyard_net::udp::UdpTransport;
+use lanyard_net::{Entropy, NetConfig, NetManager, Transport, rendezvous};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::net::SocketAddr;
+use std::sync::Arc;
 
 impl Game {
     pub(super) fn net_config(o: &Options) -> NetConfig {

@@ -1,6 +1,12 @@
 //! Drawing the yard: lit, rotated boxes and balls for every entity, and the blasts.
 
-use super::*;
+use super::{Viewer, color, mq3};
+use lanyard::{EntityGroup, Owner, Shape};
+use lanyard_game::game::{Blast, Game, POPUP_SECONDS, Popup};
+use lanyard_game::kinds::Player;
+use lanyard_game::scene::Scene;
+use macroquad::prelude as mq;
+use macroquad::prelude::{Color, KeyCode, Mesh, Vertex, vec2, vec3, vec4};
 
 /// Towards the sun: the one directional light, which shades faces and casts shadows.
 fn sun() -> mq::Vec3 {

@@ -1,7 +1,10 @@
 //! What is drawn over the yard: the HUD line, the net graph, banners and the host's
 //! player list.
 
-use super::*;
+use crate::window::{DIGITS, SOUND_HELP};
+use lanyard_game::game::{GRAPH_SAMPLES, Game, GraphSample, count, link_text, wrap};
+use macroquad::prelude as mq;
+use macroquad::prelude::{Color, KeyCode};
 
 /// The host's player list (Tab), with a kick.
 #[derive(Default)]

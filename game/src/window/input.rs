@@ -1,7 +1,12 @@
 //! Input: the keyboard and mouse read once per drawn frame, held for exactly one tick
 //! ([`Latch`]), scripted presses for tests ([`InputScript`]), and the chat line.
 
-use super::*;
+use super::{Viewer, mq3};
+use lanyard::{EntityId, Shape};
+use lanyard_game::game::Game;
+use lanyard_game::kinds::PlayerInput;
+use macroquad::prelude as mq;
+use macroquad::prelude::{KeyCode, MouseButton, vec2, vec3};
 
 /// Scripted key presses: lines of `FRAME KEY`, KEY one of `f` (throw), `space` (jump), `n`
 /// (the net graph; on the start screen, the name), `a` (a typed address), `enter`, `esc`,

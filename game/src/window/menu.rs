@@ -1,7 +1,18 @@
 //! The start screen: your name, the games found on the LAN and at a rendezvous server,
 //! a typed address, the password prompt, and reaching a game on a thread.
 
-use super::*;
+use super::Target;
+use crate::window::input::InputScript;
+use lanyard_game::game::{Game, Options};
+use lanyard_net::discovery;
+use lanyard_net::discovery::{Found, ServerInfo};
+use lanyard_net::rendezvous::Addrs;
+use lanyard_net::udp::UdpTransport;
+use macroquad::prelude as mq;
+use macroquad::prelude::{Color, KeyCode};
+use std::path::PathBuf;
+use std::sync::mpsc::{Receiver, channel};
+use std::time::Duration;
 
 /// A path being punched to a game registered at a rendezvous server, on a thread of its own.
 pub(crate) type Reaching = Receiver<Result<(UdpTransport, lanyard_net::rendezvous::Path), String>>;

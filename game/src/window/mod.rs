@@ -4,27 +4,18 @@
 //! here, through plain arrays.
 
 use lanyard::interp::Smoother;
-use lanyard::replay::{Replay, Step};
-use lanyard::{EntityGroup, EntityId, Owner, Shape};
-use lanyard_game::game::{
-    Blast, GRAPH_SAMPLES, Game, GraphSample, Options, POPUP_SECONDS, Popup, TICK_HZ, count,
-    link_text, wrap,
-};
-use lanyard_game::kinds::{self, Player, PlayerInput};
+use lanyard_game::game::{Game, Options};
+use lanyard_game::kinds::{self};
 use lanyard_game::scene::Scene;
-use lanyard_net::discovery::{self, Found, ServerInfo};
 use lanyard_net::rendezvous::Addrs;
-use lanyard_net::udp::UdpTransport;
 use macroquad::prelude as mq;
-use macroquad::prelude::{Color, KeyCode, Mesh, MouseButton, Vertex, vec2, vec3, vec4};
+use macroquad::prelude::{Color, vec3};
 use std::cell::RefCell;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::rc::Rc;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc::{Receiver, channel};
-use std::time::Duration;
+use std::sync::atomic::AtomicBool;
 
 mod draw;
 mod hud;
@@ -34,15 +25,12 @@ mod replay_view;
 mod run;
 mod sound;
 
-use draw::*;
-use hud::*;
 pub use input::InputScript;
-use input::*;
 use menu::*;
 pub use menu::{os_user_name, remembered_name};
 use replay_view::ReplayView;
 use run::*;
-use sound::{SOUND_HELP, Sounds};
+use sound::SOUND_HELP;
 
 fn mq3(v: lanyard::Vec3) -> mq::Vec3 {
     vec3(v.x, v.y, v.z)

@@ -1,7 +1,16 @@
 //! The replay viewer (`replay --view`): a recording played in the window, with pause, step,
 //! speed, seeking, a free or following camera and its keys on screen.
 
-use super::*;
+use super::Viewer;
+use crate::window::draw::{camera_keys, draw_scene};
+use crate::window::input::InputScript;
+use lanyard::Owner;
+use lanyard::interp::Smoother;
+use lanyard::replay::{Replay, Step};
+use lanyard_game::kinds;
+use lanyard_game::scene::Scene;
+use macroquad::prelude as mq;
+use macroquad::prelude::{Color, KeyCode};
 
 /// The speeds the viewer plays at, slowest first.
 pub(crate) const SPEEDS: [f32; 6] = [0.25, 0.5, 1.0, 2.0, 4.0, 8.0];

@@ -1,7 +1,19 @@
 //! The window's loop: one tick loop for every screen (menu, game, replay), drawing, and
 //! screenshots for tests.
 
-use super::*;
+use super::{Plan, Screen, Target, Viewer};
+use crate::window::Menu;
+use crate::window::draw::{camera_keys, draw_world};
+use crate::window::hud::{Roster, draw_banner, draw_hud, draw_net_graph, roster};
+use crate::window::input::{Latch, chat_line, read_input};
+use crate::window::sound::Sounds;
+use lanyard::interp::Smoother;
+use lanyard_game::game::TICK_HZ;
+use lanyard_game::kinds::PlayerInput;
+use macroquad::prelude as mq;
+use macroquad::prelude::{Color, KeyCode};
+use std::sync::atomic::Ordering;
+use std::time::Duration;
 
 /// How long a host's first Esc waits for the second that confirms ending the game.
 const QUIT_CONFIRM_SECONDS: f32 = 3.0;

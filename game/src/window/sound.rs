@@ -2,7 +2,10 @@
 //! [`lanyard_game::sound`] and played when the game's counts go up; M mutes. Without the
 //! feature, [`Sounds`] is silent and the build links no audio code.
 
-use super::*;
+use lanyard_game::game::Game;
+use lanyard_game::kinds::Player;
+use macroquad::prelude as mq;
+use macroquad::prelude::KeyCode;
 
 /// What the help line adds for the mute key.
 pub(crate) const SOUND_HELP: &str = if cfg!(feature = "sound") {

@@ -2,7 +2,10 @@
 //! next datagram, so they pass the other side's seal and reach every decoder behind it, as
 //! they would from a peer that runs modified code with a real session key.
 
-use super::*;
+use super::Connection;
+use crate::crypto::Nonce;
+use crate::wire;
+use crate::wire::DatagramKind;
 
 impl Connection {
     /// `rest` sealed as our next datagram of `kind`. For DATA it follows our next sequence

@@ -2,7 +2,15 @@
 //! reconnect ladder that resumes a session, and following the game to a successor when
 //! the host goes (host migration).
 
-use super::*;
+use crate::connection::{Connection, Deadline, State, Timer};
+use crate::core::{Core, us};
+use crate::crypto::{Direction, Key, Nonce};
+use crate::error::{DisconnectReason, RejectReason};
+use crate::event::NetEvent;
+use crate::wire::{Bye, DatagramKind, Physics, RejectBody, Request, Resume, Welcome};
+use crate::{crypto, wire};
+use lanyard::ClientId;
+use std::net::SocketAddr;
 
 /// What a datagram to the client's endpoint came to.
 pub(crate) enum ClientArrival {

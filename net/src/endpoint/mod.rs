@@ -5,23 +5,16 @@
 //! hello's values and a time epoch, and the epoch's key pair: a hello costs a keyed hash,
 //! not a key exchange), and only when the cookie comes back does it check the version, the
 //! password proof, the name and the room left, derive the session key, and open a
-//! [`Connection`]. Until then it keeps nothing and sends an address no more bytes than it
+//! [`Connection`](crate::connection::Connection). Until then it keeps nothing and sends an address no more bytes than it
 //! received from it. It answers a bounded number of hellos a second from one address and
 //! in all (`limit.rs`).
 //!
 //! The client's endpoint says hello, answers the challenge with its name and password
 //! proof, and checks the welcome's tag before it believes it.
 
-use crate::connection::{Connection, Deadline, State, Timer};
 use crate::core::Core;
-use crate::core::us;
-use crate::crypto::{self, Direction, Key, Nonce, ServerSecrets, TAG_LEN};
-use crate::error::{DisconnectReason, RejectReason};
-use crate::event::NetEvent;
-use crate::session::ClientSession;
-use crate::wire::{self, Bye, DatagramKind, Physics, RejectBody, Request, Resume, Welcome};
+use crate::wire::{self, DatagramKind, RejectBody};
 use lanyard::ClientId;
-use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::net::SocketAddr;
 
 mod client;

@@ -1,7 +1,18 @@
 //! The server's endpoint: addresses to client ids, the stateless challenge, admission
 //! (version, password proof, name, room, bans), suspended sessions and resumes.
 
-use super::*;
+use super::{COOKIE_EPOCH_US, answer, limit, log_refusal};
+use crate::connection::Connection;
+use crate::core::Core;
+use crate::crypto::{Direction, Nonce, ServerSecrets, TAG_LEN};
+use crate::error::{DisconnectReason, RejectReason};
+use crate::event::NetEvent;
+use crate::session::ClientSession;
+use crate::wire::{Bye, DatagramKind, RejectBody, Request, Welcome};
+use crate::{crypto, wire};
+use lanyard::ClientId;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::net::SocketAddr;
 
 /// A session whose client fell silent: kept for the grace window, for a resume.
 #[derive(Clone)]

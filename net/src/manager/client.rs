@@ -1,8 +1,9 @@
-//! The client's side of a [`NetManager`]: its endpoint and replication, the server's
+//! The client's side of a [`NetManager`](crate::NetManager): its endpoint and replication, the server's
 //! clock and the lead, and the frame driver that applies the server's state and sends ours
 //! up.
 
-use super::*;
+use crate::endpoint::ClientEndpoint;
+use crate::replication::ClientReplication;
 
 #[derive(Clone)]
 pub(super) struct Client {

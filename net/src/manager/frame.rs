@@ -3,11 +3,22 @@
 //! on the server from the frame's packet to the broadcast, on a client from the server's
 //! datagram to the frame's client paths.
 
+use super::NetFrame;
 use super::client::Client;
 use super::server::Server;
-use super::*;
-use crate::connection::{Connection, Incoming};
+use crate::connection::{Connection, Deadline, Incoming, Refused};
+use crate::core::Core;
+use crate::endpoint::{Arrival, ClientArrival};
+use crate::error::DisconnectReason;
 use crate::session::unwrap_ms;
+use crate::wire::{DATA_ROOM, Msg};
+use crate::{replication, wire};
+use lanyard::codec::PacketWriter;
+use lanyard::{
+    ClientId, EntityGroup, FrameDriver, FramePass, FrameReport, Owner, Role, SpawnRequest,
+};
+use std::collections::BTreeSet;
+use std::net::SocketAddr;
 
 impl Server {
     /// One frame of a server: clients' datagrams in, the group's frame, then what changed

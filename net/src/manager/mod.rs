@@ -3,20 +3,15 @@
 //! update runs the group's one frame pipeline with a driver for its side.
 
 use crate::config::{Entropy, NetConfig};
-use crate::connection::{Deadline, Refused};
 use crate::core::{Core, us};
-use crate::endpoint::{Arrival, ClientArrival, ClientEndpoint, ServerEndpoint};
+use crate::endpoint::{ClientEndpoint, ServerEndpoint};
 use crate::error::{DisconnectReason, NetError};
 use crate::event::NetEvent;
-use crate::replication::{self, ClientReplication, Relevance, ServerReplication};
+use crate::replication::{ClientReplication, Relevance, ServerReplication};
 use crate::stats::{NetCounters, PeerStats};
-use crate::wire::{self, DATA_ROOM, Msg};
-use lanyard::codec::PacketWriter;
-use lanyard::{
-    ClientId, EntityGroup, EntityRef, FrameDriver, FramePass, FrameReport, Hook, Owner, Role,
-    SpawnRequest, WorldView,
-};
-use std::collections::{BTreeSet, VecDeque};
+use crate::wire::{self, Msg};
+use lanyard::{ClientId, EntityGroup, EntityRef, FrameReport, Hook, Owner, WorldView};
+use std::collections::VecDeque;
 use std::net::SocketAddr;
 
 mod client;

@@ -1,7 +1,12 @@
-//! The server's side of a [`NetManager`]: its endpoint and replication, leaving clients,
+//! The server's side of a [`NetManager`](crate::NetManager): its endpoint and replication, leaving clients,
 //! and the frame driver that takes clients' datagrams in and broadcasts.
 
-use super::*;
+use crate::core::{Core, us};
+use crate::endpoint::ServerEndpoint;
+use crate::error::DisconnectReason;
+use crate::event::NetEvent;
+use crate::replication::ServerReplication;
+use lanyard::{ClientId, EntityGroup};
 
 #[derive(Clone)]
 pub(super) struct Server {

@@ -10,9 +10,18 @@
 //! old order), ties by the lower client id. It changes only when sessions come and go, so it
 //! costs a reliable message then, and nothing otherwise.
 
-use super::*;
+use super::{NetManager, Side};
+use crate::config::NetConfig;
+use crate::core::Core;
 use crate::crypto::migration_token;
+use crate::endpoint::ServerEndpoint;
+use crate::event::NetEvent;
+use crate::manager::server::Server;
+use crate::replication::ServerReplication;
 use crate::succession::{Heir, Succession, Successor};
+use crate::wire;
+use crate::wire::Msg;
+use lanyard::{ClientId, EntityGroup, Owner, Role};
 
 impl Server {
     /// The succession now (see the module's rule).
@@ -220,6 +229,7 @@ fn parts(whole: &Succession) -> Vec<Succession> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::manager::SocketAddr;
 
     #[test]
     fn a_succession_too_large_for_one_message_goes_in_parts_and_comes_back_whole() {

@@ -2,9 +2,18 @@
 //! back into sections (against the baselines they name) and handed to the group; our own
 //! spawns sent up under provisional ids.
 
+use super::CLIENT_KEEP;
 use super::world::CodecRef;
-use super::*;
-use lanyard::pose::PoseState;
+use crate::connection::Connection;
+use crate::core::Core;
+use crate::event::NetEvent;
+use crate::stats::PeerStats;
+use crate::wire;
+use crate::wire::{Body, Entries, Msg};
+use lanyard::codec::Section;
+use lanyard::pose::{BodyState, PoseState};
+use lanyard::{Change, EntityGroup, EntityId, FramePass, NetId, Owner, SpawnRequest, Verdict};
+use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
 
 /// The sections a client received of one entity, by the server's broadcast: what the
 /// server's deltas name as baselines.

@@ -35,8 +35,13 @@
 //! leaving client's own entities).
 
 use super::server::ServerReplication;
-use super::*;
-use crate::core::us;
+use crate::core::{Core, us};
+use crate::endpoint::log_refusal;
+use crate::event::NetEvent;
+use crate::session::ClientSession;
+use crate::wire::Msg;
+use lanyard::pose::BodyState;
+use lanyard::{ClientId, EntityGroup, EntityId, NetId, Owner, Vec3};
 
 /// A server's body a client holds.
 #[derive(Debug, Clone, Copy)]

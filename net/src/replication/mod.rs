@@ -59,21 +59,10 @@
 //! [`NetManager::set_relevance`]: crate::NetManager::set_relevance
 //! [`KindRegistry::judge_spawns`]: lanyard::KindRegistry::judge_spawns
 
-use crate::connection::Connection;
-use crate::core::Core;
-use crate::endpoint::log_refusal;
-use crate::event::NetEvent;
-use crate::session::ClientSession;
-use crate::session::baseline::{IN_FLIGHT, SERVER_WINDOW};
 use crate::stats::PeerStats;
-use crate::wire::{self, Body, DATA_ROOM, Entries, Entry, Msg};
-use lanyard::codec::{PacketReader, PacketWriter, Section};
-use lanyard::pose::BodyState;
-use lanyard::{
-    Change, ClientId, EntityGroup, EntityId, EntityRef, FramePass, NetId, OnOwnerLeave, Owner,
-    SpawnClaim, SpawnRequest, Vec3, Verdict, WorldView,
-};
-use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
+use crate::wire::{self, Msg};
+use lanyard::codec::PacketWriter;
+use lanyard::{ClientId, EntityRef, WorldView};
 use std::ops::Range;
 
 mod age;
@@ -137,6 +126,8 @@ pub(crate) fn decode_msg(bytes: &[u8], stats: &mut PeerStats) -> Option<Msg> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use lanyard::NetId;
+    use lanyard::codec::PacketReader;
 
     #[test]
     fn chunks_hold_whole_sections_and_fit_the_room() {

@@ -3,7 +3,12 @@
 //! events, and asking for an entity or the whole world again.
 
 use super::server::ServerReplication;
-use super::*;
+use crate::core::Core;
+use crate::endpoint::log_refusal;
+use crate::event::NetEvent;
+use crate::session::ClientSession;
+use crate::wire::Msg;
+use lanyard::{ClientId, EntityGroup, NetId, Owner, SpawnClaim};
 
 /// How often (µs) a client may ask for the whole world again.
 const WORLD_RESEND_US: u64 = 5_000_000;

@@ -15,9 +15,11 @@
 use super::age::Ages;
 use super::forecast::Forecasts;
 use super::world::Current;
-use super::*;
+use super::{MIN_BUDGET, OVERDUE_PRIORITY, REFRESH_PRIORITY};
 use crate::connection::Connection;
 use crate::session::baseline::{ClientView, History, Seen};
+use lanyard::{ClientId, Owner};
+use std::collections::BTreeMap;
 
 /// Marks a slot with no state this broadcast.
 const ABSENT: u32 = u32::MAX;
@@ -326,6 +328,7 @@ fn follows_prediction(
 mod tests {
     use super::*;
     use crate::session::baseline::Ents;
+    use lanyard::NetId;
 
     fn cadence(refresh: u32, batch: u32, number: u32) -> Cadence {
         let step = (refresh / 2).max(1);

@@ -8,11 +8,22 @@ use super::hits::Hits;
 use super::select::{Cadence, Selection, candidates, next_looks};
 use super::slots::Slots;
 use super::world::{Current, Forward, WorldBuf, world_state};
-use super::*;
+use super::{MIN_BUDGET, Relevance};
 use crate::connection::Connection;
+use crate::core::Core;
+use crate::endpoint::log_refusal;
 use crate::idmap::IdMap;
-use crate::session::Pace;
-use crate::session::baseline::{ClientView, History, Seen, SentEntries};
+use crate::session::baseline::{ClientView, History, IN_FLIGHT, SERVER_WINDOW, Seen, SentEntries};
+use crate::session::{ClientSession, Pace};
+use crate::wire;
+use crate::wire::{Body, DATA_ROOM, Entry, Msg};
+use lanyard::codec::{PacketReader, PacketWriter, Section};
+use lanyard::pose::BodyState;
+use lanyard::{
+    Change, ClientId, EntityGroup, FramePass, NetId, OnOwnerLeave, Owner, Vec3, Verdict,
+};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::ops::Range;
 
 /// How one selected entry is sent.
 enum Pick {

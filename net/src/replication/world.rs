@@ -3,11 +3,12 @@
 //! once and shared by every client's selection.
 
 use super::slots::Slots;
-use super::*;
 use crate::session::baseline::History;
+use lanyard::codec::PacketWriter;
 use lanyard::delta::DeltaCodec;
 use lanyard::predict::Tolerance;
-use lanyard::{KindId, PoseCodec};
+use lanyard::{ClientId, EntityGroup, KindId, NetId, Owner, PoseCodec, Vec3};
+use std::collections::BTreeMap;
 
 /// One entity's state this broadcast, as the server has it.
 pub(super) struct Current<'a> {
@@ -23,7 +24,7 @@ pub(super) struct Current<'a> {
     pub(super) urgency: f32,
     pub(super) codec: CodecRef<'a>,
     /// Whether its sections start with a pose, as its first section of the server's own
-    /// did: it then goes whole as [`Body::FullPosed`], and travels by its group's
+    /// did: it then goes whole as [`Body::FullPosed`](crate::wire::Body::FullPosed), and travels by its group's
     /// [`PoseCodec`] unless its kind set a codec of its own.
     pub(super) posed: bool,
     /// Whether clients predict it: the server's, of a kind whose codec predicts.
