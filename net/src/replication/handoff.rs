@@ -34,7 +34,6 @@
 //! leaves (the body stays where it is, the server's again, whatever the kind says of a
 //! leaving client's own entities).
 
-use super::server::ServerReplication;
 use crate::core::{Core, us};
 use crate::endpoint::log_refusal;
 use crate::event::NetEvent;
@@ -42,11 +41,23 @@ use crate::session::ClientSession;
 use crate::wire::Msg;
 use lanyard::pose::BodyState;
 use lanyard::{ClientId, EntityGroup, EntityId, NetId, Owner, Vec3};
+use std::collections::BTreeMap;
+
+/// The server's side of hand-off: which of its bodies clients hold, and which it took back
+/// lately (a client's sections for those may still cross the news on the wire).
+#[derive(Debug, Default, Clone)]
+pub(crate) struct Handoff {
+    /// The server's bodies clients hold.
+    held: BTreeMap<NetId, Held>,
+    /// Bodies a client believed it held that the server has just kept or taken back, and
+    /// when (µs): that client's sections for them still cross the news on the wire.
+    taken_back: BTreeMap<NetId, (ClientId, u64)>,
+}
 
 /// A server's body a client holds.
 #[derive(Debug, Clone, Copy)]
-pub(crate) struct Held {
-    pub(crate) client: ClientId,
+struct Held {
+    client: ClientId,
     /// Where its rest began (the server's copy jitters a little under its holder's
     /// corrections, so rest is staying put, not a speed).
     anchor: Vec3,
@@ -73,7 +84,13 @@ const LATE: f32 = 2.0;
 /// The most bodies one client holds at once.
 pub(crate) const MAX_HELD: usize = 32;
 
-impl ServerReplication {
+impl Handoff {
+    /// Whether client `id` believed it held `net` until the server took it back lately:
+    /// its sections for it are late, not a client sending for what it does not own.
+    pub(crate) fn taken_from(&self, net: NetId, id: ClientId) -> bool {
+        self.taken_back.get(&net).is_some_and(|(c, _)| *c == id)
+    }
+
     /// A client's claim on the server's body `net`, which it took when its authority's
     /// sequence number was `seq`: granted, or refused with who holds it.
     pub(crate) fn claim(
@@ -153,12 +170,13 @@ impl ServerReplication {
 
     /// Once a frame: the held bodies that rested long enough, or that their holder left
     /// alone long enough, return to the server; the bodies taken back more than [`LATE`]
-    /// ago are forgotten (a section for them is no longer a late one).
-    pub(crate) fn settle_held(&mut self, core: &mut Core, group: &mut EntityGroup) {
+    /// ago are forgotten (a section for them is no longer a late one). Returns the bodies
+    /// given back (nothing of their holders' is to be forwarded any more).
+    pub(crate) fn settle(&mut self, core: &mut Core, group: &mut EntityGroup) -> Vec<NetId> {
         self.taken_back
             .retain(|_, (_, at)| core.now.saturating_sub(*at) < us(LATE));
         if self.held.is_empty() {
-            return;
+            return Vec::new();
         }
         let mut back = Vec::new();
         for (net, h) in &mut self.held {
@@ -185,13 +203,13 @@ impl ServerReplication {
                 back.push((*net, Some(eid)));
             }
         }
-        for (net, eid) in back {
+        for &(net, eid) in &back {
             self.give_back(core, group, net, eid);
         }
+        back.into_iter().map(|(net, _)| net).collect()
     }
 
-    /// `net` is no longer held: the server's again (if it still has it, as `eid`), and
-    /// nothing of its last holder's is forwarded any more.
+    /// `net` is no longer held: the server's again (if it still has it, as `eid`).
     fn give_back(
         &mut self,
         core: &mut Core,
@@ -202,7 +220,6 @@ impl ServerReplication {
         if let Some(h) = self.held.remove(&net) {
             self.taken_back.insert(net, (h.client, core.now));
         }
-        self.forward.remove(&net);
         if let Some(eid) = eid {
             let _ = group.set_owner(eid, Owner::Server);
             let seq = group.get(eid).map_or(0, |e| e.authority_seq());
@@ -212,18 +229,24 @@ impl ServerReplication {
     }
 
     /// A client leaves: what it held is the server's again, where it is (not despawned as
-    /// its own entities may be).
-    pub(crate) fn return_held(&mut self, core: &mut Core, group: &mut EntityGroup, id: ClientId) {
+    /// its own entities may be). Returns the bodies given back.
+    pub(crate) fn return_held(
+        &mut self,
+        core: &mut Core,
+        group: &mut EntityGroup,
+        id: ClientId,
+    ) -> Vec<NetId> {
         let nets: Vec<NetId> = self
             .held
             .iter()
             .filter(|(_, h)| h.client == id)
             .map(|(n, _)| *n)
             .collect();
-        for net in nets {
+        for &net in &nets {
             let eid = group.id_of(net);
             self.give_back(core, group, net, eid);
         }
+        nets
     }
 }
 

@@ -77,7 +77,7 @@ impl ServerReplication {
                         let msg =
                             core.push(&mut peer.conn, &Msg::SpawnConfirmed { provisional, net });
                         if let Some(v) = peer.view.as_mut() {
-                            v.ents.insert(self.slots.of(net), net, msg);
+                            v.ents.insert(self.ledger.of(net), net, msg);
                         }
                     }
                     Err(why) => {
@@ -104,12 +104,12 @@ impl ServerReplication {
                     None => {}
                 }
             }
-            Msg::Claim { net, seq } => self.claim(core, group, id, peer, (net, seq)),
+            Msg::Claim { net, seq } => self.handoff.claim(core, group, id, peer, (net, seq)),
             Msg::Event { bytes } => core
                 .events
                 .push_back(NetEvent::Event { from: owner, bytes }),
             Msg::Resync { net } => {
-                if let (Some(v), Some(slot)) = (peer.view.as_mut(), self.slots.get(net)) {
+                if let (Some(v), Some(slot)) = (peer.view.as_mut(), self.ledger.get(net)) {
                     v.ents.set_baseline(slot, None, true);
                     if let Some(seen) = v.ents.get_mut(slot, net) {
                         seen.last_sent = None;

@@ -18,7 +18,7 @@ use super::world::Current;
 use super::{MIN_BUDGET, OVERDUE_PRIORITY, REFRESH_PRIORITY};
 use crate::connection::Connection;
 use crate::session::baseline::{ClientView, History, Seen};
-use lanyard::{ClientId, Owner};
+use lanyard::{ClientId, NetId, Owner};
 use std::collections::BTreeMap;
 
 /// Marks a slot with no state this broadcast.
@@ -150,13 +150,48 @@ impl Selection {
     }
 }
 
-/// What client `id` could be sent (whose view is `view`, on `conn`): (index into the
-/// world, whether it changed, priority), each entity's priority grown by its urgency (a
-/// change) or by how overdue its refresh is. Not its own entities, and none whose spawn
-/// message it has not acknowledged yet. An entity whose prediction from what the client
-/// holds stands for its state counts as unchanged. Also whether there were any such: the
-/// client then needs a datagram even with no entries, to predict them. Notes in `ages`
-/// how many entities the client holds (its own aside) and how old the changed ones are.
+/// An entity a client could be sent this broadcast.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(super) struct Candidate {
+    /// Where it is in the broadcast's world.
+    pub(super) at: usize,
+    /// Whether it changed (or else is only due for a refresh).
+    pub(super) changed: bool,
+    /// Its priority, grown by its urgency (a change) or by how overdue its refresh is.
+    pub(super) priority: f32,
+}
+
+/// What a client could be sent this broadcast ([`candidates`]).
+#[derive(Debug, Default)]
+pub(super) struct Candidates {
+    /// The entities, in the world's order.
+    pub(super) list: Vec<Candidate>,
+    /// Whether the client predicts a moving entity the server need not send: it then needs
+    /// the broadcast's datagram even with no entries, to move its prediction on.
+    pub(super) predicted_moving: bool,
+}
+
+impl Candidates {
+    /// How many changed.
+    pub(super) fn changed(&self) -> usize {
+        self.list.iter().filter(|c| c.changed).count()
+    }
+
+    fn push(&mut self, at: usize, changed: bool, priority: f32) {
+        self.list.push(Candidate {
+            at,
+            changed,
+            priority,
+        });
+    }
+}
+
+/// What client `id` could be sent (whose view is `view`, on `conn`), each entity's
+/// priority grown by its urgency (a change) or by how overdue its refresh is. Not its own
+/// entities, and none whose spawn message it has not acknowledged yet. An entity whose
+/// prediction from what the client holds stands for its state counts as unchanged. Notes
+/// in `ages` how many entities the client holds (its own aside) and how old the changed
+/// ones are.
 pub(super) fn candidates(
     id: ClientId,
     view: &mut ClientView,
@@ -165,10 +200,9 @@ pub(super) fn candidates(
     cadence: &Cadence,
     ages: &mut Ages,
     (forecasts, history): (&mut Forecasts, &[History]),
-) -> (Vec<(usize, bool, f32)>, bool) {
-    let mut predicted = false;
+) -> Candidates {
     let number = cadence.number;
-    let mut cands = Vec::new();
+    let mut cands = Candidates::default();
     sel.outcomes.clear();
     let own = sel.owned.get(&id).copied().unwrap_or(0);
     let mut due = std::mem::take(&mut sel.due);
@@ -189,15 +223,8 @@ pub(super) fn candidates(
             }
             continue;
         }
-        let Some(announced) = view.ents.get(slot, c.net).map(Seen::announced) else {
+        if !spawned_there(view, (slot, c.net), conn) {
             continue;
-        };
-        if let Some(m) = announced {
-            if !conn.delivered(m) {
-                view.ents.pend(slot);
-                continue;
-            }
-            view.ents.settle(slot);
         }
         let Some(seen) = view.ents.get_mut(slot, c.net) else {
             continue;
@@ -209,51 +236,93 @@ pub(super) fn candidates(
         let (same, foreseen) = current(c, seen, forecasts, history);
         // A prediction of a body at rest stays where it is: only a moving one needs the
         // broadcast's datagram to move on.
-        predicted |= foreseen && !lanyard::predict::at_rest(c.bytes);
+        cands.predicted_moving |= foreseen && !lanyard::predict::at_rest(c.bytes);
         // Judged only against a state the client holds (before its first, nothing is).
         if !same && c.predicts && base.is_some() {
             sel.outcomes.push((i as u32, foreseen));
         }
         if same || foreseen {
             let f = base.map_or(0, |(f, _)| f);
-            let age = number - f;
-            let resend_ok = seen.last_sent.is_none_or(|s| number - s >= cadence.batch);
-            if !cadence.refresh_due(age) || !resend_ok {
-                if same {
-                    let wake = cadence.next_look(f, seen.last_sent);
-                    view.ents.sleep_until(slot, wake);
-                } else {
-                    // A prediction moves on: it may stop standing for the state.
-                    view.ents.pend(slot);
-                }
-                continue;
+            match unchanged(seen, same, f, cadence) {
+                Look::Sleep(wake) => view.ents.sleep_until(slot, wake),
+                Look::Pend => view.ents.pend(slot),
+                // When it is looked at again depends on whether anything goes to the
+                // client now: see `next_looks`.
+                Look::Refresh(priority) => cands.push(i, false, priority),
             }
-            let overdue = age.saturating_sub(cadence.refresh) as f32 / cadence.rate;
-            seen.priority += REFRESH_PRIORITY + OVERDUE_PRIORITY * overdue;
-            // When it is looked at again depends on whether anything goes to the client
-            // now: see `next_looks`.
-            cands.push((i, false, seen.priority));
             continue;
-        } else {
-            // Out of date since the first change after the state the client holds, or
-            // after it last held the body itself (not since it was sent that state: a body
-            // that rested long, or that the client pushed, is not stale the moment the
-            // server's copy moves). No change since it held it: its copy is current.
-            if let Some((b, _)) = base {
-                let since = history[c.slot as usize]
-                    .changed_after(b.max(held_until))
-                    .unwrap_or(number);
-                ages.stale.push(number.saturating_sub(since));
-            }
-            seen.priority += c.urgency;
-            cands.push((i, true, seen.priority));
         }
+        if let Some((b, _)) = base {
+            ages.stale.push(stale_for(
+                &history[c.slot as usize],
+                b.max(held_until),
+                number,
+            ));
+        }
+        seen.priority += c.urgency;
+        cands.push(i, true, seen.priority);
         // Sent or not, a changed candidate is looked at again next broadcast.
         view.ents.pend(slot);
     }
     sel.due = due;
     ages.held = view.ents.settled().saturating_sub(own);
-    (cands, predicted)
+    cands
+}
+
+/// Whether the client has entity `net` (in `slot`): it knows it, and has acknowledged the
+/// message that spawned it there (until then it is looked at again every broadcast).
+fn spawned_there(view: &mut ClientView, (slot, net): (u32, NetId), conn: &Connection) -> bool {
+    let Some(announced) = view.ents.get(slot, net).map(Seen::announced) else {
+        return false;
+    };
+    if let Some(m) = announced {
+        if !conn.delivered(m) {
+            view.ents.pend(slot);
+            return false;
+        }
+        view.ents.settle(slot);
+    }
+    true
+}
+
+/// What an entity whose state the client holds, or predicts, needs this broadcast.
+enum Look {
+    /// Nothing until this broadcast.
+    Sleep(u32),
+    /// Nothing now; look again next broadcast (a prediction moves on, and may stop
+    /// standing for the state).
+    Pend,
+    /// A refresh, at this priority.
+    Refresh(f32),
+}
+
+/// [`Look`] for an entity the client holds (`same`) or predicts, whose baseline is of
+/// broadcast `f` and which was last sent `seen.last_sent`: a refresh once one is due (and
+/// not within a batch of its last send), its priority grown by how overdue it is.
+fn unchanged(seen: &mut Seen, same: bool, f: u32, cadence: &Cadence) -> Look {
+    let number = cadence.number;
+    let age = number - f;
+    let resend_ok = seen.last_sent.is_none_or(|s| number - s >= cadence.batch);
+    if !cadence.refresh_due(age) || !resend_ok {
+        return if same {
+            Look::Sleep(cadence.next_look(f, seen.last_sent))
+        } else {
+            Look::Pend
+        };
+    }
+    let overdue = age.saturating_sub(cadence.refresh) as f32 / cadence.rate;
+    seen.priority += REFRESH_PRIORITY + OVERDUE_PRIORITY * overdue;
+    Look::Refresh(seen.priority)
+}
+
+/// How many broadcasts a changed entity's copy on a client has been out of date at
+/// broadcast `number`: since the first change after `held`, the newer of the state the
+/// client holds and when it last held the body itself (not since it was sent that state: a
+/// body that rested long, or that the client pushed, is not stale the moment the server's
+/// copy moves). No change since: its copy is current.
+fn stale_for(history: &History, held: u32, number: u32) -> u32 {
+    let since = history.changed_after(held).unwrap_or(number);
+    number.saturating_sub(since)
 }
 
 /// When the refreshes among `cands` are looked at again: at the next broadcast if state
@@ -262,15 +331,15 @@ pub(super) fn candidates(
 /// same: anything that changes is looked at anyway).
 pub(super) fn next_looks(
     view: &mut ClientView,
-    cands: &[(usize, bool, f32)],
+    cands: &[Candidate],
     world: &[Current<'_>],
     cadence: &Cadence,
     sends: bool,
 ) {
     let batch = cadence.batch.max(1);
     let next_batch = (cadence.number / batch + 1) * batch;
-    for &(i, _, _) in cands.iter().filter(|c| !c.1) {
-        let slot = world[i].slot;
+    for c in cands.iter().filter(|c| !c.changed) {
+        let slot = world[c.at].slot;
         if sends {
             view.ents.pend(slot);
         } else {
@@ -438,7 +507,12 @@ mod tests {
             }
             view.ents.due(1, &[], 16, &mut out);
             // Broadcast 6 (batches every 5): entities 0 and 2 are due for a refresh.
-            let cands = [(0, false, 1.0), (2, false, 1.0)];
+            let refresh = |at| Candidate {
+                at,
+                changed: false,
+                priority: 1.0,
+            };
+            let cands = [refresh(0), refresh(2)];
             next_looks(&mut view, &cands, &world, &cadence(80, 5, 6), sends);
             (7..=10)
                 .map(|n| {

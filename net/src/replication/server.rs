@@ -4,10 +4,10 @@
 
 use super::age::Ages;
 use super::forecast::Forecasts;
+use super::handoff::Handoff;
 use super::hits::Hits;
-use super::select::{Cadence, Selection, candidates, next_looks};
-use super::slots::Slots;
-use super::world::{Current, Forward, WorldBuf, world_state};
+use super::select::{Cadence, Candidate, Selection, candidates, next_looks};
+use super::world::{Current, Forward, Forwarded, Ledger, WorldBuf};
 use super::{MIN_BUDGET, Relevance};
 use crate::connection::Connection;
 use crate::core::Core;
@@ -19,9 +19,7 @@ use crate::wire;
 use crate::wire::{Body, DATA_ROOM, Entry, Msg};
 use lanyard::codec::{PacketReader, PacketWriter, Section};
 use lanyard::pose::BodyState;
-use lanyard::{
-    Change, ClientId, EntityGroup, FramePass, NetId, OnOwnerLeave, Owner, Vec3, Verdict,
-};
+use lanyard::{Change, ClientId, EntityGroup, FramePass, NetId, OnOwnerLeave, Owner, Verdict};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::ops::Range;
 
@@ -43,21 +41,13 @@ enum Pick {
 pub(crate) struct ServerReplication {
     /// The newest accepted section of each client-owned entity, to forward.
     pub(super) forward: BTreeMap<NetId, Forward>,
-    /// The server's bodies clients hold (hand-off).
-    pub(super) held: BTreeMap<NetId, super::handoff::Held>,
-    /// Bodies a client believed it held that the server has just kept or taken back, and
-    /// when (µs): that client's sections for them still cross the news on the wire.
-    pub(super) taken_back: BTreeMap<NetId, (ClientId, u64)>,
+    /// The server's bodies clients hold, and those it took back lately (hand-off).
+    pub(super) handoff: Handoff,
     /// Whether the world had bodies clients may take (hand-off) at the last broadcast:
     /// then what clients own is relayed with its time.
     relaying: bool,
-    /// Each entity's recent sections, by broadcast, by slot.
-    history: Vec<History>,
     /// The number of the last broadcast.
     number: u32,
-    /// Each entity's linear velocity at the last broadcast (a sudden change is a hit), by
-    /// slot.
-    last_vel: Vec<Option<Vec3>>,
     /// Which entities each client needs; all, without one.
     relevance: Option<Relevance>,
     /// Spawns the requesting client learns of by confirmation, not by a spawn message.
@@ -66,8 +56,8 @@ pub(crate) struct ServerReplication {
     forecasts: Forecasts,
     /// How often each kind's free bodies follow their prediction.
     hits: Hits,
-    /// Each entity's slot in the flat arrays.
-    pub(super) slots: Slots,
+    /// Each entity's slot, and what the broadcasts noted of it there.
+    pub(super) ledger: Ledger,
     /// The broadcast's world by slot, and what each client looks at.
     selection: Selection,
     /// The allocation of the last broadcast's world, for the next one.
@@ -110,7 +100,7 @@ impl ServerReplication {
         if group.by_net(net)?.owner() != Owner::Server {
             return None;
         }
-        let h = self.history.get(slot as usize)?;
+        let h = self.ledger.history().get(slot as usize)?;
         let number = h.newest()?;
         let bytes = h.shared_at(number)?;
         let base = wire::SpawnBase {
@@ -189,7 +179,7 @@ impl ServerReplication {
             if !self.relevant(id, group, net) {
                 continue;
             }
-            let slot = self.slots.of(net);
+            let slot = self.ledger.of(net);
             self.tell_spawn(core, group, (&mut peer.conn, &mut view), (slot, net));
         }
         peer.view = Some(view);
@@ -233,7 +223,7 @@ impl ServerReplication {
                     };
                     // The client that asked for it learned of it by its confirmation.
                     let skip = self.withhold.remove(&net);
-                    let slot = self.slots.of(net);
+                    let slot = self.ledger.of(net);
                     for (id, p) in peers.iter_mut() {
                         if Some(*id) == skip || !self.relevant(*id, group, net) {
                             continue;
@@ -247,11 +237,7 @@ impl ServerReplication {
                 Change::Despawned { net, .. } => {
                     self.forward.remove(&net);
                     self.withhold.remove(&net);
-                    let slot = self.slots.get(net);
-                    if let Some(s) = slot.map(|s| s as usize) {
-                        self.history.get_mut(s).map(std::mem::take);
-                        self.last_vel.get_mut(s).map(Option::take);
-                    }
+                    let slot = self.ledger.forget(net);
                     for p in peers.values_mut() {
                         p.spawned.retain(|_, v| *v != net);
                         if let (Some(v), Some(slot)) = (p.view.as_mut(), slot)
@@ -260,10 +246,9 @@ impl ServerReplication {
                             core.push(&mut p.conn, &Msg::Despawn { net });
                         }
                     }
-                    self.slots.release(net);
                 }
                 Change::OwnerChanged { net, owner, seq } => {
-                    let slot = self.slots.of(net);
+                    let slot = self.ledger.of(net);
                     for p in peers.values_mut() {
                         // An entity a client owned was never sent to it: look at it now.
                         if let Some(v) = p.view.as_mut() {
@@ -297,7 +282,7 @@ impl ServerReplication {
                 let Some(view) = p.view.as_mut() else {
                     break;
                 };
-                let slot = self.slots.of(net);
+                let slot = self.ledger.of(net);
                 let known = view.ents.holds(slot, net);
                 if relevant && !known {
                     self.tell_spawn(core, group, (&mut p.conn, view), (slot, net));
@@ -336,7 +321,7 @@ impl ServerReplication {
                 Verdict::UnknownEntity => stats.dropped_unknown_entity += 1,
                 Verdict::NotOwner => {
                     stats.dropped_not_owner += 1;
-                    if self.taken_back.get(&net).is_some_and(|(c, _)| *c == id) {
+                    if self.handoff.taken_from(net, id) {
                         // Sent before the client heard the body is the server's: expected.
                         stats.late_sections += 1;
                         tracing::debug!("{id}: a late section for {net}, taken back");
@@ -357,10 +342,20 @@ impl ServerReplication {
         }
     }
 
+    /// Once a frame: the held bodies that rested, or that their holder left alone, go back
+    /// to the server, and nothing of their last holders' is forwarded any more.
+    pub(crate) fn settle_held(&mut self, core: &mut Core, group: &mut EntityGroup) {
+        for net in self.handoff.settle(core, group) {
+            self.forward.remove(&net);
+        }
+    }
+
     /// A client left: the server's bodies it held are the server's again; its own entities
     /// are handed to the server or despawned, as their kinds say; replication forgets it.
     pub(crate) fn forget(&mut self, core: &mut Core, group: &mut EntityGroup, id: ClientId) {
-        self.return_held(core, group, id);
+        for net in self.handoff.return_held(core, group, id) {
+            self.forward.remove(&net);
+        }
         let owned: Vec<_> = group
             .iter()
             .filter(|e| e.owner() == Owner::Client(id))
@@ -395,15 +390,16 @@ impl ServerReplication {
         self.hits.begin();
         send_corrections(core, group, peers);
         self.rescope(core, group, peers);
-        let world = world_state(
-            (group, self.world_buf.take()),
-            packet,
-            (&self.forward, core.now as f64 / 1e6, &mut self.relaying),
-            (&mut self.last_vel, &mut self.history, &mut self.slots),
-            number,
-        );
+        let forwarded = Forwarded {
+            sections: &self.forward,
+            now: core.now as f64 / 1e6,
+            relaying: &mut self.relaying,
+        };
+        let world = self
+            .ledger
+            .world(group, packet, forwarded, (self.world_buf.take(), number));
         let cadence = Cadence::of(&core.config, number);
-        let wheel = self.selection.begin(&world, self.slots.len(), &cadence);
+        let wheel = self.selection.begin(&world, self.ledger.len(), &cadence);
         if let Some(len) = wheel {
             for v in peers.values_mut().filter_map(|p| p.view.as_mut()) {
                 v.ents.wake_all(len);
@@ -411,69 +407,23 @@ impl ServerReplication {
         }
         // Whether any entity predicts: only then do datagrams say which tick they are of.
         let predicting = world.iter().any(|c| c.predicts);
-        let mut deltas = Deltas::default();
+        let mut round = Round {
+            world: &world,
+            cadence,
+            head: predicting.then_some(tick),
+            deltas: Deltas::default(),
+            ages: Ages::default(),
+        };
+        let mut parts = Parts {
+            forecasts: &mut self.forecasts,
+            selection: &mut self.selection,
+            hits: &mut self.hits,
+            history: self.ledger.history(),
+        };
         let mut sent_to = BTreeSet::new();
-        let mut ages = Ages::default();
         for (id, p) in peers.iter_mut() {
-            // Reliable messages go first, as far as the client's pace allows; state gets the
-            // rest, up to the budget.
-            p.pace.refill(cadence.interval());
-            p.conn.message_room = p.pace.room();
-            let (message_bytes, held) = p.conn.messages_due_bytes(core.now);
-            let Some(view) = p.view.as_mut() else {
-                pace(&mut p.pace, &mut p.conn, held, &cadence, core.now);
-                continue;
-            };
-            view.acked(&p.conn.take_acked(), &self.history);
-            ages.clear();
-            let fc = (&mut self.forecasts, &self.history[..]);
-            let sel = (&mut self.selection, &world[..]);
-            let (cands, predicted) = candidates(*id, view, &p.conn, sel, &cadence, &mut ages, fc);
-            let (outcomes, stats) = (&self.selection.outcomes, &mut p.conn.stats);
-            self.hits
-                .note(outcomes, (&world, group), stats, &mut core.events);
-            let (stats, warned) = (&mut p.conn.stats, &mut p.stale_warned);
-            ages.note(stats, (warned, &p.name), cadence.rate, core.now);
-            let changed = cands.iter().filter(|c| c.1).count();
-            // A prediction that moves on needs the broadcast's datagram, entries or none: the
-            // client advances it when one comes, and draws a stale state till then.
-            let sends = changed > 0 || predicted || number.is_multiple_of(cadence.batch);
-            next_looks(view, &cands, &world, &cadence, sends);
-            if !sends {
-                pace(&mut p.pace, &mut p.conn, held, &cadence, core.now);
-                continue;
-            }
-            let room = p
-                .pace
-                .room()
-                .saturating_sub(message_bytes + DATAGRAM_OVERHEAD);
-            let budget = cadence.budget.min(room).max(MIN_BUDGET);
-            let fc = &mut self.forecasts;
-            let (picks, used) =
-                fill_budget(cands, &world, view, (&cadence, budget), (&mut deltas, fc));
-            let starved = held || picks.len() < changed;
-            pace(&mut p.pace, &mut p.conn, starved, &cadence, core.now);
-            if picks.is_empty() && !predicted {
-                continue;
-            }
-            let head = predicting.then_some(tick);
-            let (chunks, entries) = packetize(&world, picks, (number, head), &deltas.bytes);
-            let parts: Vec<&[u8]> = chunks.iter().map(|(b, _)| b.as_slice()).collect();
-            let mut seqs = Vec::new();
-            let version = core.config.version;
-            let datagrams = p
-                .conn
-                .build_numbered(core.now, version, number, &parts, &mut seqs);
-            p.pace.spend(datagrams.iter().map(Vec::len).sum());
-            p.conn.stats.state_bytes += used as u64;
-            p.conn.stats.entries += entries as u64;
-            core.send_all(p.conn.addr, datagrams);
-            sent_to.insert(*id);
-            for (seq, (_, sent)) in seqs.into_iter().zip(chunks) {
-                view.in_flight.push_back((seq, sent));
-            }
-            while view.in_flight.len() > IN_FLIGHT {
-                view.in_flight.pop_front();
+            if send_state(&mut parts, core, group, &mut round, (*id, p)) {
+                sent_to.insert(*id);
             }
         }
         self.world_buf.keep(world);
@@ -483,6 +433,99 @@ impl ServerReplication {
 
 /// What a datagram carries besides its sections: its headers and tag.
 const DATAGRAM_OVERHEAD: usize = wire::MAX_DATAGRAM - wire::DATA_ROOM;
+
+/// What one broadcast shares among its clients: the world's state, its cadence, the tick
+/// its datagrams name (when anything predicts), and the deltas and ages it keeps.
+struct Round<'w> {
+    world: &'w [Current<'w>],
+    cadence: Cadence,
+    head: Option<u32>,
+    deltas: Deltas,
+    ages: Ages,
+}
+
+/// The parts of the server's replication that a broadcast works with, client by client
+/// (the world borrows the rest).
+struct Parts<'s> {
+    forecasts: &'s mut Forecasts,
+    selection: &'s mut Selection,
+    hits: &'s mut Hits,
+    history: &'s [History],
+}
+
+/// A broadcast's state for one client, `id` on session `p`: its reliable messages go first,
+/// as far as its pace allows, and state gets the rest, up to the budget. Whether a datagram
+/// went to it.
+fn send_state(
+    parts: &mut Parts<'_>,
+    core: &mut Core,
+    group: &EntityGroup,
+    round: &mut Round<'_>,
+    (id, p): (ClientId, &mut ClientSession),
+) -> bool {
+    let cadence = &round.cadence;
+    p.pace.refill(cadence.interval());
+    p.conn.message_room = p.pace.room();
+    let (message_bytes, held) = p.conn.messages_due_bytes(core.now);
+    let Some(view) = p.view.as_mut() else {
+        pace(&mut p.pace, &mut p.conn, held, cadence, core.now);
+        return false;
+    };
+    view.acked(&p.conn.take_acked(), parts.history);
+    round.ages.clear();
+    let fc = (&mut *parts.forecasts, parts.history);
+    let sel = (&mut *parts.selection, round.world);
+    let cands = candidates(id, view, &p.conn, sel, cadence, &mut round.ages, fc);
+    let (outcomes, stats) = (&parts.selection.outcomes, &mut p.conn.stats);
+    parts
+        .hits
+        .note(outcomes, (round.world, group), stats, &mut core.events);
+    let (stats, warned) = (&mut p.conn.stats, &mut p.stale_warned);
+    round
+        .ages
+        .note(stats, (warned, &p.name), cadence.rate, core.now);
+    let changed = cands.changed();
+    // A prediction that moves on needs the broadcast's datagram, entries or none: the
+    // client advances it when one comes, and draws a stale state till then.
+    let moving = cands.predicted_moving;
+    let sends = changed > 0 || moving || cadence.number.is_multiple_of(cadence.batch);
+    next_looks(view, &cands.list, round.world, cadence, sends);
+    if !sends {
+        pace(&mut p.pace, &mut p.conn, held, cadence, core.now);
+        return false;
+    }
+    let room = p
+        .pace
+        .room()
+        .saturating_sub(message_bytes + DATAGRAM_OVERHEAD);
+    let budget = cadence.budget.min(room).max(MIN_BUDGET);
+    let fc = (&mut round.deltas, &mut *parts.forecasts);
+    let (picks, used) = fill_budget(cands.list, round.world, view, (cadence, budget), fc);
+    let starved = held || picks.len() < changed;
+    pace(&mut p.pace, &mut p.conn, starved, cadence, core.now);
+    if picks.is_empty() && !moving {
+        return false;
+    }
+    let stamp = (cadence.number, round.head);
+    let (chunks, entries) = packetize(round.world, picks, stamp, &round.deltas.bytes);
+    let parts: Vec<&[u8]> = chunks.iter().map(|(b, _)| b.as_slice()).collect();
+    let mut seqs = Vec::new();
+    let version = core.config.version;
+    let datagrams = p
+        .conn
+        .build_numbered(core.now, version, cadence.number, &parts, &mut seqs);
+    p.pace.spend(datagrams.iter().map(Vec::len).sum());
+    p.conn.stats.state_bytes += used as u64;
+    p.conn.stats.entries += entries as u64;
+    core.send_all(p.conn.addr, datagrams);
+    for (seq, (_, sent)) in seqs.into_iter().zip(chunks) {
+        view.in_flight.push_back((seq, sent));
+    }
+    while view.in_flight.len() > IN_FLIGHT {
+        view.in_flight.pop_front();
+    }
+    true
+}
 
 /// A client's pace after a broadcast: what its link showed, and whether it was starved.
 fn pace(pace: &mut Pace, conn: &mut Connection, starved: bool, cadence: &Cadence, now: u64) {
@@ -520,17 +563,17 @@ struct Deltas {
 /// fit, it stops looking); the picks in network-id order, each marked sent (its priority
 /// spent), and the bytes they take.
 fn fill_budget(
-    mut cands: Vec<(usize, bool, f32)>,
+    mut cands: Vec<Candidate>,
     world: &[Current<'_>],
     view: &mut ClientView,
     (cadence, budget): (&Cadence, usize),
     (deltas, forecasts): (&mut Deltas, &mut Forecasts),
 ) -> (Vec<(usize, Pick)>, usize) {
-    cands.sort_by(|a, b| b.2.total_cmp(&a.2).then(a.0.cmp(&b.0)));
+    cands.sort_by(|a, b| b.priority.total_cmp(&a.priority).then(a.at.cmp(&b.at)));
     let mut picks: Vec<(usize, Pick)> = Vec::new();
     let mut used = 0;
     let mut misses = 0;
-    for (i, _, _) in cands {
+    for Candidate { at: i, .. } in cands {
         let c = &world[i];
         let Some(seen) = view.ents.get(c.slot, c.net) else {
             continue;

@@ -134,87 +134,158 @@ fn recycled<'b>(mut v: Vec<Current<'_>>) -> Vec<Current<'b>> {
     v.into_iter().map(|_| unreachable!("emptied")).collect()
 }
 
-/// The world's state this broadcast: the server's sections and the newest accepted section
-/// of every client-owned entity, in network-id order, each with its urgency (a fast or
-/// suddenly knocked body is more urgent) and the broadcast since which it is current. Notes
-/// each entity's velocity and section for the next broadcast. What clients own goes with
-/// its time if `relaying` (the last broadcast's world had bodies a client may take), which
-/// it sets for the next.
-pub(super) fn world_state<'a>(
-    (group, mut world): (&'a EntityGroup, Vec<Current<'a>>),
-    packet: &'a PacketWriter,
-    (forward, now, relaying): (&'a BTreeMap<NetId, Forward>, f64, &mut bool),
-    (last_vel, history, slots): (&mut Vec<Option<Vec3>>, &mut Vec<History>, &mut Slots),
-    number: u32,
-) -> Vec<Current<'a>> {
-    let mut kind = KindLook::new(group.registry());
-    world.reserve(packet.section_count() + forward.len());
-    let own = packet
-        .sections_posed()
-        .map(|(s, posed)| (s.net_id, s.payload, Owner::Server, None, posed));
-    // What clients own goes out as they sent it. Where they may hold the server's bodies
-    // (hand-off), each with how long before this broadcast its client had it: what a
-    // client moves is drawn at the instant it moved it, on every screen. (Where they may
-    // not, the server's world is what the others should see a client's player push.)
-    let relayed = *relaying;
-    let forwarded = forward.iter().map(move |(net, (from, b, sent))| {
-        let age = relayed.then(|| ((now - sent).max(0.0) * 1000.0).round().min(60_000.0) as u16);
-        (*net, b.as_slice(), Owner::Client(*from), age, false)
-    });
-    // The packet and the group are both in network-id order: walk them together.
-    let mut entities = group.iter().peekable();
-    for (net, bytes, owner, age, posed) in own.chain(forwarded) {
-        while entities.next_if(|e| e.net_id() < net).is_some() {}
-        let e = match entities.next_if(|e| e.net_id() == net) {
-            Some(e) => e,
-            None => match group.by_net(net) {
-                Some(e) => e,
-                None => continue,
-            },
-        };
-        let slot = slots.of_entity(e.id().index(), net);
+/// What clients own, forwarded as they sent it: the newest accepted section of each
+/// client-owned entity, and whether it goes with its time.
+pub(super) struct Forwarded<'a, 'r> {
+    /// The sections, by network id.
+    pub(super) sections: &'a BTreeMap<NetId, Forward>,
+    /// The server's clock (s), to time them by.
+    pub(super) now: f64,
+    /// Whether they go with their time (the last broadcast's world had bodies a client may
+    /// take); set for the next broadcast.
+    pub(super) relaying: &'r mut bool,
+}
+
+/// Each entity's slot in the flat arrays, and what the broadcasts noted of it there: its
+/// recent sections, by broadcast, and its linear velocity at the last one (a sudden change
+/// is a hit).
+#[derive(Default, Clone)]
+pub(crate) struct Ledger {
+    slots: Slots,
+    history: Vec<History>,
+    last_vel: Vec<Option<Vec3>>,
+}
+
+impl Ledger {
+    /// Entity `net`'s slot, given it now if it had none.
+    pub(super) fn of(&mut self, net: NetId) -> u32 {
+        self.slots.of(net)
+    }
+
+    /// Entity `net`'s slot, if it has one.
+    pub(super) fn get(&self, net: NetId) -> Option<u32> {
+        self.slots.get(net)
+    }
+
+    /// How many slots there are.
+    pub(super) fn len(&self) -> usize {
+        self.slots.len()
+    }
+
+    /// Each slot's recent sections.
+    pub(super) fn history(&self) -> &[History] {
+        &self.history
+    }
+
+    /// Forgets entity `net` (it was despawned): what was noted in its slot, and the slot,
+    /// which it returns.
+    pub(super) fn forget(&mut self, net: NetId) -> Option<u32> {
+        let slot = self.slots.get(net);
+        if let Some(s) = slot.map(|s| s as usize) {
+            self.history.get_mut(s).map(std::mem::take);
+            self.last_vel.get_mut(s).map(Option::take);
+        }
+        self.slots.release(net);
+        slot
+    }
+
+    /// Entity `e`'s slot (given it now if it had none), and how much its velocity changed
+    /// since the last broadcast (a hit), noting the new one.
+    fn note(&mut self, e: &lanyard::EntityRef<'_>, net: NetId) -> (u32, f32) {
+        let slot = self.slots.of_entity(e.id().index(), net);
         let s = slot as usize;
-        if s >= last_vel.len() {
-            last_vel.resize(s + 1, None);
-            history.resize_with(s + 1, History::default);
+        if s >= self.last_vel.len() {
+            self.last_vel.resize(s + 1, None);
+            self.history.resize_with(s + 1, History::default);
         }
         let v = e.body().linvel();
-        let hit = last_vel[s].replace(v).map_or(0.0, |u| (v - u).length());
-        let speed = v.length() + 0.25 * e.body().angvel().length();
-        let k = kind.of(e.kind());
-        // Fixed by the entity's first section (a client's, forwarded, never starts with a
-        // pose), so that every whole section a client gets of it says the same.
-        let posed = history[s].posed(posed);
-        let codec = match posed && !k.own_codec {
-            true => CodecRef::Pose(PoseCodec::new(group, e.id(), k.tolerance)),
-            false => CodecRef::Kind(k.codec),
-        };
-        let weight = k.weight;
-        world.push(Current {
-            net,
-            slot,
-            bytes,
-            version: 0,
-            owner,
-            kind: e.kind(),
-            urgency: weight * (1.0 + 0.5 * speed + 2.0 * hit),
-            codec,
-            posed,
-            predicts: owner == Owner::Server && codec.get().predicts(),
-            age,
+        let hit = self.last_vel[s]
+            .replace(v)
+            .map_or(0.0, |u| (v - u).length());
+        (slot, hit)
+    }
+
+    /// The world's state at broadcast `number`: the server's sections (`packet`, of
+    /// `group`) and what clients own (`forwarded`), in network-id order, each with its
+    /// urgency (a fast or suddenly knocked body is more urgent) and the broadcast since
+    /// which it is current, in `world` (emptied, for its allocation). Notes each entity's
+    /// velocity and section for the next broadcast.
+    pub(super) fn world<'a>(
+        &mut self,
+        group: &'a EntityGroup,
+        packet: &'a PacketWriter,
+        forwarded: Forwarded<'a, '_>,
+        (world, number): (Vec<Current<'a>>, u32),
+    ) -> Vec<Current<'a>> {
+        let Forwarded {
+            sections: forward,
+            now,
+            relaying,
+        } = forwarded;
+        let mut world = world;
+        let mut kind = KindLook::new(group.registry());
+        world.reserve(packet.section_count() + forward.len());
+        let own = packet
+            .sections_posed()
+            .map(|(s, posed)| (s.net_id, s.payload, Owner::Server, None, posed));
+        // What clients own goes out as they sent it. Where they may hold the server's bodies
+        // (hand-off), each with how long before this broadcast its client had it: what a
+        // client moves is drawn at the instant it moved it, on every screen. (Where they may
+        // not, the server's world is what the others should see a client's player push.)
+        let relayed = *relaying;
+        let forwarded = forward.iter().map(move |(net, (from, b, sent))| {
+            let age =
+                relayed.then(|| ((now - sent).max(0.0) * 1000.0).round().min(60_000.0) as u16);
+            (*net, b.as_slice(), Owner::Client(*from), age, false)
         });
+        // The packet and the group are both in network-id order: walk them together.
+        let mut entities = group.iter().peekable();
+        for (net, bytes, owner, age, posed) in own.chain(forwarded) {
+            while entities.next_if(|e| e.net_id() < net).is_some() {}
+            let e = match entities.next_if(|e| e.net_id() == net) {
+                Some(e) => e,
+                None => match group.by_net(net) {
+                    Some(e) => e,
+                    None => continue,
+                },
+            };
+            let (slot, hit) = self.note(&e, net);
+            let speed = e.body().linvel().length() + 0.25 * e.body().angvel().length();
+            let k = kind.of(e.kind());
+            // Fixed by the entity's first section (a client's, forwarded, never starts with a
+            // pose), so that every whole section a client gets of it says the same.
+            let posed = self.history[slot as usize].posed(posed);
+            let codec = match posed && !k.own_codec {
+                true => CodecRef::Pose(PoseCodec::new(group, e.id(), k.tolerance)),
+                false => CodecRef::Kind(k.codec),
+            };
+            let weight = k.weight;
+            world.push(Current {
+                net,
+                slot,
+                bytes,
+                version: 0,
+                owner,
+                kind: e.kind(),
+                urgency: weight * (1.0 + 0.5 * speed + 2.0 * hit),
+                codec,
+                posed,
+                predicts: owner == Owner::Server && codec.get().predicts(),
+                age,
+            });
+        }
+        *relaying = kind.takeable;
+        // Only entities forwarded for clients can be out of order (they come after the rest).
+        if !world.is_sorted_by_key(|c| c.net) {
+            world.sort_by_key(|c| c.net);
+        }
+        for c in &mut world {
+            let h = &mut self.history[c.slot as usize];
+            h.update(number, c.bytes);
+            c.version = h.newest().unwrap_or(number);
+        }
+        world
     }
-    *relaying = kind.takeable;
-    // Only entities forwarded for clients can be out of order (they come after the rest).
-    if !world.is_sorted_by_key(|c| c.net) {
-        world.sort_by_key(|c| c.net);
-    }
-    for c in &mut world {
-        let h = &mut history[c.slot as usize];
-        h.update(number, c.bytes);
-        c.version = h.newest().unwrap_or(number);
-    }
-    world
 }
 
 /// For tests: an entry of the server's, current since `version`, sent whole.
