@@ -267,6 +267,27 @@ pub struct ClientContext<'a> {
 }
 
 impl ClientContext<'_> {
+    /// Aims the context of a pass at `entity` (network id `net`), whose section is
+    /// `pending` (its own looped back, or received), this peer being its authority or not,
+    /// the section brought forward by `lead` seconds.
+    #[inline]
+    pub(crate) fn aim(
+        &mut self,
+        entity: &crate::entity::Entity,
+        net: NetId,
+        (authority, pending): (bool, Option<crate::entity::Pending>),
+        lead: f32,
+    ) {
+        self.authority = authority;
+        self.own_section = pending.is_some_and(|p| p.own);
+        self.own_at = pending.map_or(0, |p| p.start);
+        self.handle = entity.body;
+        self.me = entity.id;
+        self.net_id = net;
+        self.owner = entity.owner;
+        self.lead = lead;
+    }
+
     /// The entity's rigid body, read-only.
     pub fn body(&self) -> &RigidBody {
         &self.bodies[self.handle]

@@ -156,3 +156,14 @@ pub(crate) struct Pending {
     pub(crate) len: u32,
     pub(crate) own: bool,
 }
+
+impl Pending {
+    /// The group's own section, `len` bytes at `start` of its packet.
+    pub(crate) fn own(start: u32, len: u32) -> Self {
+        Pending {
+            start,
+            len,
+            own: true,
+        }
+    }
+}

@@ -21,19 +21,20 @@
 //! The passes themselves are the `EntityGroup` methods at the end of this file.
 
 use super::{
-    EntityGroup, Fault, Hook, ReceiveReport, SectionError, Verdict, guarded, kind_label,
+    Counters, EntityGroup, Fault, Hook, ReceiveReport, SectionError, Verdict, guarded, kind_label,
     panic_message, push_fault,
 };
 use crate::codec::{PacketReader, PacketWriter, Section};
 use crate::config::Role;
 use crate::controller::{
-    ClientContext, Command, Effect, Legality, SpawnRequest, WorldView, entity_ref,
+    ClientContext, Command, Controller, Effect, Legality, SpawnRequest, WorldView, entity_ref,
 };
-use crate::entity::Pending;
+use crate::entity::{Entity, Pending};
 use crate::error::Error;
-use crate::id::{EntityId, NetId, Owner};
+use crate::id::{EntityId, KindId, NetId, Owner};
 use crate::predict::Steer;
 use crate::record::format::{Op, TickRecord};
+use crate::registry::KindRegistry;
 
 /// What one frame did.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -125,7 +126,7 @@ impl FramePass<'_> {
     ///
     /// The server (`from == Owner::Server`) may send a section for any entity. Anyone else
     /// only for an entity they own, and then the entity's controller
-    /// ([`Controller::validate`](crate::controller::Controller::validate)) judges whether the content is legal. Every refusal is
+    /// ([`Controller::validate`]) judges whether the content is legal. Every refusal is
     /// counted in [`EntityGroup::counters`].
     pub fn offer_section(&mut self, section: Section<'_>, from: Owner) -> Verdict {
         self.group.offer_section(section, from)
@@ -464,39 +465,21 @@ impl EntityGroup {
     /// Runs every entity's client path once, in network-id order, with its queued section
     /// or without one. Returns how many ran with a section and how many rejected theirs.
     pub(crate) fn run_client_paths(&mut self) -> (usize, usize) {
-        if let Some(r) = &mut self.recorder {
-            r.op(Op::ClientPass);
-        }
+        self.recorder.iter_mut().for_each(|r| r.op(Op::ClientPass));
         let local = self.local_owner();
-        let mut applied = 0;
-        let mut bad = 0;
+        let (mut applied, mut bad) = (0, 0);
         let lead = self.lead_ticks as f32 * self.config.dt;
         let in_step = std::mem::take(&mut self.own_in_step);
         let own_count = if in_step { self.written.len() } else { 0 };
         let mut next_own = 0;
         // One context for the pass: what differs from entity to entity is set before each
         // client path runs.
-        let mut ctx = ClientContext {
-            authority: false,
-            own_section: false,
-            own_at: 0,
-            bodies: &mut self.physics.bodies,
-            handle: rapier3d::prelude::RigidBodyHandle::invalid(),
-            me: EntityId {
-                index: u32::MAX,
-                generation: 0,
-            },
-            net_id: NetId(0),
-            owner: Owner::Server,
-            tick: self.tick,
-            dt: self.config.dt,
-            kinds: &*self.registry,
-            commands: &mut self.commands,
-            effects: &mut self.effects,
-            lead: 0.0,
-            gravity: self.config.gravity,
-            observed: &mut self.observed,
-        };
+        let mut ctx = pass_context(
+            &mut self.physics.bodies,
+            &self.registry,
+            (&mut self.commands, &mut self.effects, &mut self.observed),
+            (self.tick, self.config.dt, self.config.gravity),
+        );
         let watch = crate::codec::watch_reads();
         for &(net, index) in &self.order {
             let i = index as usize;
@@ -507,12 +490,7 @@ impl EntityGroup {
             let mut own_here = false;
             if next_own < own_count && self.written[next_own] == index {
                 if let Some((start, len)) = self.outgoing.payload_span(next_own) {
-                    pending = Some(Pending {
-                        start,
-                        len,
-                        own: true,
-                    });
-                    own_here = true;
+                    (pending, own_here) = (Some(Pending::own(start, len)), true);
                 }
                 next_own += 1;
             }
@@ -527,101 +505,37 @@ impl EntityGroup {
             let Some(ctrl) = self.controllers[i].as_deref_mut() else {
                 continue;
             };
-            let own = pending.is_some_and(|p| p.own);
-            let section = pending.and_then(|p| {
-                let from = if p.own {
-                    self.outgoing.as_bytes()
-                } else {
-                    &self.inbox
-                };
-                let payload = from.get(p.start as usize..(p.start + p.len) as usize)?;
-                Some(Section {
-                    net_id: net,
-                    payload,
-                })
-            });
+            let section = section_of(pending, net, (self.outgoing.as_bytes(), &self.inbox));
             let had_section = section.is_some();
             let authority = entity.owner == local;
-            // A body a client holds (hand-off) is brought forward by its holder's lead.
-            let lead = match entity.owner {
-                Owner::Server => lead,
-                holder => match self.holder_leads.get(&holder) {
-                    Some(&ticks)
-                        if self
-                            .registry
-                            .options(entity.kind)
-                            .is_some_and(|o| o.hand_off) =>
-                    {
-                        ticks as f32 * self.config.dt
-                    }
-                    _ => lead,
-                },
+            let lead = match authority || !had_section {
+                true => 0.0,
+                false => holder_lead((&self.holder_leads, &self.registry), entity, lead, ctx.dt),
             };
-            ctx.authority = authority;
-            ctx.own_section = own;
-            ctx.own_at = pending.map_or(0, |p| p.start);
-            ctx.handle = entity.body;
-            ctx.me = entity.id;
-            ctx.net_id = net;
-            ctx.owner = entity.owner;
-            ctx.lead = if authority || !had_section { 0.0 } else { lead };
-            let kind = entity.kind;
-            let owner = entity.owner;
+            ctx.aim(entity, net, (authority, pending), lead);
+            let (kind, owner) = (entity.kind, entity.owner);
             let len = section.map_or(0, |s| s.payload.len());
             watch.section(section.map(|s| s.payload));
-            let mut unsteered = false;
-            let ran = guarded(|| {
-                let taken = ctrl.client_update(entity, section, &mut ctx);
-                // Its motion, on every peer, whatever the section did: what a prediction
-                // of the body repeats (not asked again of a controller whose motion is
-                // the default, which does nothing).
-                if !still {
-                    let mut steer = Steer::body(ctx.bodies, ctx.handle, ctx.dt);
-                    ctrl.motion(&mut steer);
-                    unsteered = steer.unsteered;
-                }
-                taken
-            });
+            let (ran, unsteered) = client_path(ctrl, entity, section, &mut ctx, still);
             if unsteered {
                 self.slots[i].still = true;
             }
             match ran {
-                Ok(Ok(())) if had_section => {
-                    applied += 1;
+                // The common case, handled here: taken, or run without a section.
+                Ok(Ok(())) => {
+                    applied += usize::from(had_section);
                     // Read in part and taken: the rest was ignored (no `finish`).
-                    if let Some(read) = watch.furthest().filter(|r| *r < len) {
-                        self.section_errors.push(SectionError {
-                            net,
-                            kind: kind_label(&self.registry, kind),
-                            error: Error::SectionNotFinished { read, len },
-                        });
+                    if let Some(read) = watch.furthest().filter(|r| had_section && *r < len) {
+                        let error = Error::SectionNotFinished { read, len };
+                        let kind = kind_label(&self.registry, kind);
+                        self.section_errors.push(SectionError { net, kind, error });
                     }
                 }
-                Ok(Ok(())) => {}
-                Ok(Err(error)) => {
-                    bad += 1;
-                    self.counters.bad_sections += 1;
-                    self.section_errors.push(SectionError {
-                        net,
-                        kind: kind_label(&self.registry, kind),
-                        error,
-                    });
-                }
-                Err(payload) => {
-                    bad += usize::from(had_section);
-                    self.counters.faults += 1;
-                    push_fault(
-                        &mut self.faults,
-                        Fault {
-                            net,
-                            kind: kind_label(&self.registry, kind),
-                            owner,
-                            hook: Hook::ClientPath {
-                                section: had_section,
-                            },
-                            message: panic_message(payload.as_ref()),
-                        },
-                    );
+                failed => {
+                    let (errors, faults) = (&mut self.section_errors, &mut self.faults);
+                    let who = (had_section, (net, kind, owner));
+                    let sink = (errors, faults, &mut self.counters);
+                    bad += note_failure(failed, who, sink, &self.registry);
                 }
             }
         }
@@ -722,4 +636,141 @@ impl EntityGroup {
             }
         }
     }
+}
+
+/// The lead entity `entity`'s section is brought forward by: `lead` (the group's), or, for
+/// a body a client holds (hand-off), its holder's.
+#[inline]
+fn holder_lead(
+    (holder_leads, registry): (&std::collections::BTreeMap<Owner, u32>, &KindRegistry),
+    entity: &Entity,
+    lead: f32,
+    dt: f32,
+) -> f32 {
+    match entity.owner {
+        Owner::Server => lead,
+        holder => match holder_leads.get(&holder) {
+            Some(&ticks) if registry.options(entity.kind).is_some_and(|o| o.hand_off) => {
+                ticks as f32 * dt
+            }
+            _ => lead,
+        },
+    }
+}
+
+/// A client path that refused its section or panicked, for entity `who` (network id,
+/// kind, owner), with a section or not: noted where the group keeps section errors, faults
+/// and their counts. Returns 1 if it had a section, which counts as refused.
+#[cold]
+fn note_failure(
+    failed: std::thread::Result<Result<(), Error>>,
+    (had_section, (net, kind, owner)): (bool, (NetId, KindId, Owner)),
+    (section_errors, faults, counters): (&mut Vec<SectionError>, &mut Vec<Fault>, &mut Counters),
+    registry: &KindRegistry,
+) -> usize {
+    match failed {
+        Ok(Ok(())) => 0,
+        Ok(Err(error)) => {
+            counters.bad_sections += 1;
+            let kind = kind_label(registry, kind);
+            section_errors.push(SectionError { net, kind, error });
+            1
+        }
+        Err(payload) => {
+            counters.faults += 1;
+            let hook = Hook::ClientPath {
+                section: had_section,
+            };
+            let kind = kind_label(registry, kind);
+            let message = panic_message(payload.as_ref());
+            push_fault(
+                faults,
+                Fault {
+                    net,
+                    kind,
+                    owner,
+                    hook,
+                    message,
+                },
+            );
+            usize::from(had_section)
+        }
+    }
+}
+
+/// The client context of a pass of client paths, aimed at no entity yet: the group's
+/// bodies, kinds, command, effect and observation lists, and (tick, dt, gravity).
+fn pass_context<'a>(
+    bodies: &'a mut rapier3d::prelude::RigidBodySet,
+    kinds: &'a KindRegistry,
+    (commands, effects, observed): (
+        &'a mut Vec<Command>,
+        &'a mut Vec<Effect>,
+        &'a mut crate::pose::Observations,
+    ),
+    (tick, dt, gravity): (u64, f32, crate::Vec3),
+) -> ClientContext<'a> {
+    ClientContext {
+        authority: false,
+        own_section: false,
+        own_at: 0,
+        bodies,
+        handle: rapier3d::prelude::RigidBodyHandle::invalid(),
+        me: EntityId {
+            index: u32::MAX,
+            generation: 0,
+        },
+        net_id: NetId(0),
+        owner: Owner::Server,
+        tick,
+        dt,
+        kinds,
+        commands,
+        effects,
+        lead: 0.0,
+        gravity,
+        observed,
+    }
+}
+
+/// Entity `net`'s queued section, if one is: from the group's own packet (`outgoing`, a
+/// section looped back) or from what it received (`inbox`).
+#[inline]
+fn section_of<'a>(
+    pending: Option<Pending>,
+    net: NetId,
+    (outgoing, inbox): (&'a [u8], &'a [u8]),
+) -> Option<Section<'a>> {
+    let p = pending?;
+    let from = if p.own { outgoing } else { inbox };
+    let payload = from.get(p.start as usize..(p.start + p.len) as usize)?;
+    Some(Section {
+        net_id: net,
+        payload,
+    })
+}
+
+/// Runs `ctrl`'s client path for `entity` with `section`, then its motion (on every peer,
+/// whatever the section did: what a prediction of the body repeats), unless it is `still`
+/// (a controller whose motion is the default, which does nothing, is not asked again).
+/// What the path returned, or that it panicked, and whether its motion was the default.
+#[inline]
+fn client_path(
+    ctrl: &mut dyn Controller,
+    entity: &mut Entity,
+    section: Option<Section<'_>>,
+    ctx: &mut ClientContext<'_>,
+    still: bool,
+) -> (std::thread::Result<Result<(), Error>>, bool) {
+    let mut unsteered = false;
+    let ran = guarded(|| {
+        let taken = ctrl.client_update(entity, section, ctx);
+        if !still {
+            let mut steer = Steer::body(ctx.bodies, ctx.handle, ctx.dt);
+            ctrl.motion(&mut steer);
+            unsteered = steer.unsteered;
+        }
+        taken
+    });
+    (ran, unsteered)
 }
