@@ -48,6 +48,11 @@
 //!   announced) or whose refresh may be due (a timer wheel), by flat arrays indexed by
 //!   each entity's slot (`select`, `slots`): a world at rest costs a client next to
 //!   nothing between refreshes, however many entities it holds.
+//! * **One broadcast, in steps** (`server`): the world's state ([`world::Ledger::world`],
+//!   which owns each entity's slot, recent sections and last velocity), then for each
+//!   client `send_state`: what it could be sent (`select::candidates`), the budget filled
+//!   by priority, the picks packetized. Hand-off's state is a [`handoff::Handoff`] the
+//!   replication owns.
 //! * **Encode once.** The server's sections are written once per broadcast (the frame's
 //!   packet); a delta against a given baseline is computed once for every client that
 //!   holds that baseline. Per client only the selection, the entry headers and the
