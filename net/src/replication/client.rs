@@ -12,7 +12,9 @@ use crate::wire;
 use crate::wire::{Body, Entries, Msg};
 use lanyard::codec::Section;
 use lanyard::pose::{BodyState, PoseState};
-use lanyard::{Change, EntityGroup, EntityId, FramePass, NetId, Owner, SpawnRequest, Verdict};
+use lanyard::{
+    Change, EntityGroup, EntityId, FramePass, KindId, NetId, Owner, SpawnRequest, Verdict,
+};
 use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
 
 /// The sections a client received of one entity, by the server's broadcast: what the
@@ -473,52 +475,7 @@ impl ClientReplication {
                 params,
                 state,
                 base,
-            } => {
-                if let Some(seen) = &mut self.resyncing {
-                    seen.insert(net);
-                }
-                let state = placed(state, base.as_ref());
-                if let Some(b) = base {
-                    // Our first baseline.
-                    self.received
-                        .entry(net)
-                        .or_default()
-                        .keep_spawned(b, self.latest);
-                }
-                tracing::debug!("spawn {net} of {owner:?}");
-                if let Some(e) = group.by_net(net) {
-                    let (eid, same_kind, mine) =
-                        (e.id(), e.kind() == kind, group.has_authority(e.owner()));
-                    if same_kind {
-                        // Known already (a resume sends the world again): it keeps its
-                        // local id; its owner and, unless it is ours, its state follow
-                        // the server.
-                        if e.owner() != owner {
-                            let _ = group.set_owner(eid, owner);
-                        }
-                        // Its count, if not 0, follows (`Msg::Authority`).
-                        let _ = group.replica().set_authority_seq(eid, 0);
-                        if !mine && let Some(state) = &state {
-                            let _ = group.set_body_state(eid, state);
-                        }
-                        return;
-                    }
-                    let _ = group.despawn(eid);
-                }
-                match group.replica().insert_with_net_id(net, kind, params, owner) {
-                    Ok(eid) => {
-                        // A bad body state leaves it where its parameters put it; the next
-                        // section corrects it.
-                        if let Some(state) = &state {
-                            let _ = group.set_body_state(eid, state);
-                        }
-                    }
-                    Err(e) => {
-                        core.counters.failed_spawns += 1;
-                        tracing::warn!("cannot spawn {net}: {e}");
-                    }
-                }
-            }
+            } => self.spawn(core, group, (net, kind, owner, params), (state, base)),
             Msg::Authority { net, seq } => {
                 if let Some(eid) = group.id_of(net) {
                     let _ = group.replica().set_authority_seq(eid, seq);
@@ -530,23 +487,7 @@ impl ClientReplication {
                     let _ = group.despawn(eid);
                 }
             }
-            Msg::SetOwner { net, owner, seq } => {
-                tracing::debug!("{net} is {owner:?}'s now");
-                // The answer to our claim, if we made one: granted, or who holds it.
-                if self.claims.remove(&net) {
-                    match owner == group.local_owner() {
-                        true => stats.claims += 1,
-                        false => stats.refused_claims += 1,
-                    }
-                }
-                if let Some(eid) = group.id_of(net) {
-                    // The change of hands, then the server's count of them.
-                    if group.get(eid).is_some_and(|e| e.owner() != owner) {
-                        let _ = group.set_owner(eid, owner);
-                    }
-                    let _ = group.replica().set_authority_seq(eid, seq);
-                }
-            }
+            Msg::SetOwner { net, owner, seq } => self.set_owner(group, stats, (net, owner, seq)),
             Msg::SpawnConfirmed { provisional, net } => {
                 // After a resume the server confirms again what it may have confirmed.
                 let again = self.resyncing.is_some() && group.by_net(provisional).is_none();
@@ -555,21 +496,7 @@ impl ClientReplication {
                     core.counters.failed_spawns += 1;
                 }
             }
-            Msg::WorldSent => {
-                let Some(seen) = self.resyncing.take() else {
-                    return;
-                };
-                let gone: Vec<(NetId, EntityId)> = group
-                    .iter()
-                    .filter(|e| !e.net_id().is_provisional() && !seen.contains(&e.net_id()))
-                    .map(|e| (e.net_id(), e.id()))
-                    .collect();
-                for (net, eid) in gone {
-                    tracing::debug!("{net} is gone (not in the world resent)");
-                    self.received.remove(&net);
-                    let _ = group.despawn(eid);
-                }
-            }
+            Msg::WorldSent => self.world_sent(group),
             Msg::SpawnRefused { provisional } => {
                 core.counters.failed_spawns += 1;
                 stats.refused_spawns += 1;
@@ -603,6 +530,102 @@ impl ClientReplication {
             | Msg::ResendWorld => {
                 stats.refused_messages += 1;
             }
+        }
+    }
+
+    /// The server spawned `net` (of `kind`, owned by `owner`, built from `params`), in
+    /// `state` if it said, with `base` as our first baseline if it sent one. One we know
+    /// already (a resume sends the world again) keeps its local id.
+    fn spawn(
+        &mut self,
+        core: &mut Core,
+        group: &mut EntityGroup,
+        (net, kind, owner, params): (NetId, KindId, Owner, Vec<u8>),
+        (state, base): (Option<wire::Placed>, Option<wire::SpawnBase>),
+    ) {
+        if let Some(seen) = &mut self.resyncing {
+            seen.insert(net);
+        }
+        let state = placed(state, base.as_ref());
+        if let Some(b) = base {
+            // Our first baseline.
+            self.received
+                .entry(net)
+                .or_default()
+                .keep_spawned(b, self.latest);
+        }
+        tracing::debug!("spawn {net} of {owner:?}");
+        if let Some(e) = group.by_net(net) {
+            let (eid, same_kind, mine) = (e.id(), e.kind() == kind, group.has_authority(e.owner()));
+            if same_kind {
+                // Known already: its owner and, unless it is ours, its state follow the
+                // server.
+                if e.owner() != owner {
+                    let _ = group.set_owner(eid, owner);
+                }
+                // Its count, if not 0, follows (`Msg::Authority`).
+                let _ = group.replica().set_authority_seq(eid, 0);
+                if !mine && let Some(state) = &state {
+                    let _ = group.set_body_state(eid, state);
+                }
+                return;
+            }
+            let _ = group.despawn(eid);
+        }
+        match group.replica().insert_with_net_id(net, kind, params, owner) {
+            Ok(eid) => {
+                // A bad body state leaves it where its parameters put it; the next section
+                // corrects it.
+                if let Some(state) = &state {
+                    let _ = group.set_body_state(eid, state);
+                }
+            }
+            Err(e) => {
+                core.counters.failed_spawns += 1;
+                tracing::warn!("cannot spawn {net}: {e}");
+            }
+        }
+    }
+
+    /// `net` changed hands: now `owner`'s, its `seq`th change. The answer to our claim, if
+    /// we made one: granted, or who holds it.
+    fn set_owner(
+        &mut self,
+        group: &mut EntityGroup,
+        stats: &mut PeerStats,
+        (net, owner, seq): (NetId, Owner, u16),
+    ) {
+        tracing::debug!("{net} is {owner:?}'s now");
+        if self.claims.remove(&net) {
+            match owner == group.local_owner() {
+                true => stats.claims += 1,
+                false => stats.refused_claims += 1,
+            }
+        }
+        if let Some(eid) = group.id_of(net) {
+            // The change of hands, then the server's count of them.
+            if group.get(eid).is_some_and(|e| e.owner() != owner) {
+                let _ = group.set_owner(eid, owner);
+            }
+            let _ = group.replica().set_authority_seq(eid, seq);
+        }
+    }
+
+    /// The server resent the whole world after a resume: what it did not send again is
+    /// gone.
+    fn world_sent(&mut self, group: &mut EntityGroup) {
+        let Some(seen) = self.resyncing.take() else {
+            return;
+        };
+        let gone: Vec<(NetId, EntityId)> = group
+            .iter()
+            .filter(|e| !e.net_id().is_provisional() && !seen.contains(&e.net_id()))
+            .map(|e| (e.net_id(), e.id()))
+            .collect();
+        for (net, eid) in gone {
+            tracing::debug!("{net} is gone (not in the world resent)");
+            self.received.remove(&net);
+            let _ = group.despawn(eid);
         }
     }
 
