@@ -63,6 +63,20 @@ pub enum Step {
     End,
 }
 
+/// What a replay notes of a body put in a state from outside.
+const PUT_FROM_OUTSIDE: &str = concat!(
+    "its body was put in a state from outside ",
+    "(a correction, or a new entity's state)"
+);
+
+/// What a replay notes of an entity that differs and whose sections it wrote again.
+const WRITTEN_AGAIN: &str = concat!(
+    "this replay wrote its sections again (its kind decides alone, the default), ",
+    "from its saved state and the recorded inputs: if its server path reads anything ",
+    "else (state its save_state leaves out, a value the game shares with it), ",
+    "set KindOptions::decides_alone to false for it"
+);
+
 impl Replay {
     /// Reads a recording and restores its initial world. The registry must hold every kind
     /// the recording lists, at the state version the recording has for it or with
@@ -205,10 +219,7 @@ impl Replay {
                     .unwrap_or("?");
                 self.notes.push_back(FrameNote {
                     tick: record.tick,
-                    what: format!(
-                        "{kind} {net}: its body was put in a state from outside (a correction, \
-                         or a new entity's state)"
-                    ),
+                    what: format!("{kind} {net}: {PUT_FROM_OUTSIDE}"),
                 });
             }
         }
@@ -249,10 +260,7 @@ impl Replay {
                 let kind = g.registry().name_of(e.kind())?;
                 rewritten.then(|| FrameNote {
                     tick,
-                    what: format!(
-                        "{kind} {}: this replay wrote its sections again (its kind decides                          alone, the default), from its saved state and the recorded inputs:                          if its server path reads anything else (state its save_state leaves                          out, a value the game shares with it), set                          KindOptions::decides_alone to false for it",
-                        d.net
-                    ),
+                    what: format!("{kind} {}: {WRITTEN_AGAIN}", d.net),
                 })
             })
             .collect()
