@@ -150,17 +150,7 @@ impl EntityGroup {
             Err(pos) => pos,
         };
         let bp = self.registry.build(kind, &params)?;
-        let b = &bp.body;
-        let r = b.rotation();
-        let bad = [
-            (b.translation().is_finite(), "position"),
-            (r.is_finite() && r.length_squared() > 1e-6, "rotation"),
-            (b.linvel().is_finite(), "linear velocity"),
-            (b.angvel().is_finite(), "angular velocity"),
-        ]
-        .into_iter()
-        .find(|(ok, _)| !ok);
-        if let Some((_, what)) = bad {
+        if let Some(what) = non_finite(&bp.body) {
             return Err(Error::NonFinite {
                 kind: kind_label(&self.registry, kind),
                 what,
@@ -328,4 +318,18 @@ impl EntityGroup {
         }
         Ok(())
     }
+}
+
+/// What of a new body is not a finite number (or not a rotation), if anything: a factory's
+/// blueprint is checked before its body joins the world.
+fn non_finite(b: &rapier3d::prelude::RigidBody) -> Option<&'static str> {
+    let r = b.rotation();
+    [
+        (b.translation().is_finite(), "position"),
+        (r.is_finite() && r.length_squared() > 1e-6, "rotation"),
+        (b.linvel().is_finite(), "linear velocity"),
+        (b.angvel().is_finite(), "angular velocity"),
+    ]
+    .into_iter()
+    .find_map(|(ok, what)| (!ok).then_some(what))
 }
