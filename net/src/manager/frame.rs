@@ -200,6 +200,40 @@ impl Client {
         group: &mut EntityGroup,
         inbox: impl IntoIterator<Item = Inbound>,
     ) -> NetFrame {
+        let data = self.take_control(core, group, inbox);
+        if !self.endpoint.timeouts(core) {
+            self.endpoint.conn.state = crate::connection::State::Closed;
+            return NetFrame::default();
+        }
+        let (Some(id), true) = (self.endpoint.id, self.endpoint.conn.is_connected()) else {
+            return NetFrame::default();
+        };
+        let me = Owner::Client(id);
+        let mut driver = ClientFrame {
+            core,
+            client: self,
+            data,
+            me,
+            own: PacketWriter::new(),
+        };
+        let frame: FrameReport = group.run_frame(&mut driver);
+        let ClientFrame {
+            core, client, own, ..
+        } = driver;
+        let conn = &mut client.endpoint.conn;
+        client.repl.claim_touched(core, group, conn);
+        let sent = client.send_own(core, &own);
+        NetFrame { frame, sent }
+    }
+
+    /// The server's control datagrams of this frame, taken now; its DATA datagrams are
+    /// returned, to be opened inside the frame (where their sections can be applied).
+    fn take_control(
+        &mut self,
+        core: &mut Core,
+        group: &mut EntityGroup,
+        inbox: impl IntoIterator<Item = Inbound>,
+    ) -> Vec<(Vec<u8>, u64)> {
         let server = self.endpoint.conn.addr;
         let mut data = Vec::new();
         for (from, bytes, arrived) in inbox {
@@ -235,49 +269,35 @@ impl Client {
                 take_physics(group, physics);
             }
         }
-        if !self.endpoint.timeouts(core) {
-            self.endpoint.conn.state = crate::connection::State::Closed;
-            return NetFrame::default();
+        data
+    }
+
+    /// Our own sections (`own`) up, at the rate cap, with whatever the connection owes (an
+    /// ack, a heartbeat). Whether a datagram went.
+    fn send_own(&mut self, core: &mut Core, own: &PacketWriter) -> bool {
+        let conn = &mut self.endpoint.conn;
+        if !core.send_due() {
+            return false;
         }
-        let (Some(id), true) = (self.endpoint.id, self.endpoint.conn.is_connected()) else {
-            return NetFrame::default();
-        };
-        let me = Owner::Client(id);
-        let mut driver = ClientFrame {
-            core,
-            client: self,
-            data,
-            me,
-            own: PacketWriter::new(),
-        };
-        let frame: FrameReport = group.run_frame(&mut driver);
-        let ClientFrame {
-            core, client, own, ..
-        } = driver;
-        let conn = &mut client.endpoint.conn;
-        client.repl.claim_touched(core, group, conn);
-        let mut sent = false;
-        if core.send_due() {
-            let has_work = !own.as_bytes().is_empty() || conn.unacked() > 0 || client.ack_owed;
-            let idle = conn
+        let has_work = !own.as_bytes().is_empty() || conn.unacked() > 0 || self.ack_owed;
+        let idle = conn
+            .timers
+            .is_due(crate::connection::Timer::Heartbeat, core.now)
+            || conn
                 .timers
-                .is_due(crate::connection::Timer::Heartbeat, core.now)
-                || conn
-                    .timers
-                    .get(crate::connection::Timer::Heartbeat)
-                    .is_none();
-            if has_work || idle {
-                core.last_send = Some(core.now);
-                core.counters.broadcasts += 1;
-                let parts = replication::chunks(&own, DATA_ROOM);
-                let parts: Vec<&[u8]> = parts.iter().map(|r| &own.as_bytes()[r.clone()]).collect();
-                let d = conn.build_data(core.now, core.config.version, &parts);
-                core.send_all(conn.addr, d);
-                client.ack_owed = false;
-                sent = true;
-            }
+                .get(crate::connection::Timer::Heartbeat)
+                .is_none();
+        if !(has_work || idle) {
+            return false;
         }
-        NetFrame { frame, sent }
+        core.last_send = Some(core.now);
+        core.counters.broadcasts += 1;
+        let parts = replication::chunks(own, DATA_ROOM);
+        let parts: Vec<&[u8]> = parts.iter().map(|r| &own.as_bytes()[r.clone()]).collect();
+        let d = conn.build_data(core.now, core.config.version, &parts);
+        core.send_all(conn.addr, d);
+        self.ack_owed = false;
+        true
     }
 }
 
