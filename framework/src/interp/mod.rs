@@ -207,6 +207,54 @@ struct Track {
     relayed: bool,
 }
 
+impl Track {
+    /// Its poses come from another source now: `relayed`, with a client's time (a client
+    /// took the body), or back with the authority's; `o` is the first such, at `stamp`,
+    /// and `was` what was shown before it. Drops what the old source said of the span the
+    /// new poses cover. Whether it dated the body's departure with a pose at rest.
+    fn change_source(
+        &mut self,
+        o: &Observed,
+        (stamp, relayed): (f64, bool),
+        was: Option<(f64, (Vec3, Quat))>,
+    ) -> bool {
+        let speed = o.authority.linvel.length();
+        let mut dated = false;
+        self.buffer.discard_from(stamp);
+        // A body a client took: its first pose may come well after the client took it
+        // (the claim, or what followed it, was lost on the way), and what the authority
+        // said of it since it was taken was the worse account. It left the last place
+        // that account can have right when its velocity says: poses later than that
+        // go, and one at rest is held until then.
+        if relayed && speed > REST_SPEED {
+            while let Some((t0, p0)) = self.buffer.latest() {
+                let travel = f64::from(p0.pos.distance(o.authority.pos) / speed);
+                let left = stamp - travel.min(MAX_DATING);
+                if t0 < left {
+                    if p0.linvel.length() < REST_SPEED {
+                        let rest = PoseState {
+                            linvel: Vec3::ZERO,
+                            angvel: Vec3::ZERO,
+                            ..p0
+                        };
+                        self.buffer.push(left, rest);
+                        dated = true;
+                    }
+                    break;
+                }
+                self.buffer.discard_from(t0);
+            }
+        } else if relayed && let Some((s, _)) = was {
+            // At rest where the holder has it: what the authority said of it after the
+            // instant shown, not drawn yet, goes as well (the way there is then drawn
+            // over what is left of the span, not in the last of it).
+            self.buffer.discard_from(s.min(stamp));
+        }
+        self.relayed = relayed;
+        dated
+    }
+}
+
 /// Slower than this (m/s), a body whose poses stopped coming is at rest, not lost.
 pub const REST_SPEED: f32 = 0.05;
 
@@ -350,41 +398,7 @@ impl Smoother {
         // A body that came with the authority's time and now comes relayed (a client took
         // it) or back: what the other source said of the span its new poses cover was the
         // worse account of it.
-        let speed = o.authority.linvel.length();
-        let mut dated = false;
-        if relayed != t.relayed {
-            t.buffer.discard_from(stamp);
-            // A body a client took: its first pose may come well after the client took it
-            // (the claim, or what followed it, was lost on the way), and what the authority
-            // said of it since it was taken was the worse account. It left the last place
-            // that account can have right when its velocity says: poses later than that
-            // go, and one at rest is held until then.
-            if relayed && speed > REST_SPEED {
-                while let Some((t0, p0)) = t.buffer.latest() {
-                    let travel = f64::from(p0.pos.distance(o.authority.pos) / speed);
-                    let left = stamp - travel.min(MAX_DATING);
-                    if t0 < left {
-                        if p0.linvel.length() < REST_SPEED {
-                            let rest = PoseState {
-                                linvel: Vec3::ZERO,
-                                angvel: Vec3::ZERO,
-                                ..p0
-                            };
-                            t.buffer.push(left, rest);
-                            dated = true;
-                        }
-                        break;
-                    }
-                    t.buffer.discard_from(t0);
-                }
-            } else if relayed && let Some((s, _)) = was {
-                // At rest where the holder has it: what the authority said of it after the
-                // instant shown, not drawn yet, goes as well (the way there is then drawn
-                // over what is left of the span, not in the last of it).
-                t.buffer.discard_from(s.min(stamp));
-            }
-            t.relayed = relayed;
-        }
+        let dated = relayed != t.relayed && t.change_source(o, (stamp, relayed), was);
         if owned {
             // An owned entity is drawn where its body is: a correction of the body is the
             // only jump it can make. Draw none.
