@@ -200,12 +200,19 @@ impl Field {
         }
     }
 
-    /// Writes `v` wrapped to the field's width.
+    /// Appends `v` wrapped to the field's width.
     fn write(self, v: i64, out: &mut Vec<u8>) {
+        let at = out.len();
+        out.resize(at + self.len(), 0);
+        self.write_at(v, &mut out[at..]);
+    }
+
+    /// Writes `v` wrapped to the field's width over the first bytes of `dst`.
+    fn write_at(self, v: i64, dst: &mut [u8]) {
         match self {
-            Field::U8 => out.push(v as u8),
-            Field::I16 => out.extend_from_slice(&(v as i16).to_le_bytes()),
-            Field::I32 => out.extend_from_slice(&(v as i32).to_le_bytes()),
+            Field::U8 => dst[0] = v as u8,
+            Field::I16 => dst[..2].copy_from_slice(&(v as i16).to_le_bytes()),
+            Field::I32 => dst[..4].copy_from_slice(&(v as i32).to_le_bytes()),
         }
     }
 
@@ -346,13 +353,6 @@ fn field_at(k: usize) -> usize {
     if k < 3 { 4 * k } else { 13 + 2 * (k - 3) }
 }
 
-impl PoseDelta {
-    /// The one codec: what the pose codecs delta their sections with.
-    pub(crate) fn shared() -> &'static PoseDelta {
-        &PoseDelta
-    }
-}
-
 impl DeltaCodec for PoseDelta {
     fn encode(&self, base: &[u8], cur: &[u8], out: &mut Vec<u8>) {
         let n = crate::pose::PoseState::LEN;
@@ -427,9 +427,7 @@ fn decode_pose(base: &[u8], delta: &[u8], out: &mut Vec<u8>) -> Result<(), Error
             let d = unzigzag(bits.take(width)?);
             let at = start + field_at(k);
             let value = field.read(&out[at..at + field.len()]).wrapping_add(d);
-            let mut written = Vec::with_capacity(4);
-            field.write(value, &mut written);
-            out[at..at + field.len()].copy_from_slice(&written);
+            field.write_at(value, &mut out[at..]);
             k += 1;
         }
     }

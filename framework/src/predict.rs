@@ -301,11 +301,11 @@ fn read_pose(b: &[u8]) -> Result<PoseState, Error> {
 
 impl DeltaCodec for PredictedPose {
     fn encode(&self, base: &[u8], cur: &[u8], out: &mut Vec<u8>) {
-        PoseDelta::shared().encode(base, cur, out);
+        PoseDelta.encode(base, cur, out);
     }
 
     fn decode(&self, base: &[u8], delta: &[u8], out: &mut Vec<u8>) -> Result<(), Error> {
-        PoseDelta::shared().decode(base, delta, out)
+        PoseDelta.decode(base, delta, out)
     }
 
     fn predicts(&self) -> bool {

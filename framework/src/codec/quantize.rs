@@ -29,9 +29,15 @@ pub(crate) fn quat_bytes(q: Quat) -> [u8; 7] {
 /// What [`SectionWriter::vec3_bounded`](super::SectionWriter::vec3_bounded) writes.
 #[inline(always)]
 pub(crate) fn vec3_bounded_bytes(v: Vec3, max: f32) -> [u8; 6] {
+    three_i16(v, |c| bounded(c, max))
+}
+
+/// Each component of `v` on a 16-bit `scale` (before rounding), rounded, little-endian.
+#[inline(always)]
+fn three_i16(v: Vec3, scale: impl Fn(f32) -> f32) -> [u8; 6] {
     let mut b = [0u8; 6];
     for (out, c) in b.chunks_exact_mut(2).zip([v.x, v.y, v.z]) {
-        out.copy_from_slice(&round_i16(bounded(c, max)).to_le_bytes());
+        out.copy_from_slice(&round_i16(scale(c)).to_le_bytes());
     }
     b
 }
@@ -45,11 +51,7 @@ fn bounded(c: f32, max: f32) -> f32 {
 /// What [`SectionWriter::velocity`](super::SectionWriter::velocity) writes.
 #[inline(always)]
 pub(crate) fn velocity_bytes(v: Vec3, max: f32) -> [u8; 6] {
-    let mut b = [0u8; 6];
-    for (out, c) in b.chunks_exact_mut(2).zip([v.x, v.y, v.z]) {
-        out.copy_from_slice(&round_i16(on_root_scale(c, max)).to_le_bytes());
-    }
-    b
+    three_i16(v, |c| on_root_scale(c, max))
 }
 
 /// A component of a velocity bounded by `max` on the square-root scale of

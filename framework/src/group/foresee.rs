@@ -81,11 +81,11 @@ fn tick(controller: &dyn Controller, flight: &FreeFlight, s: &mut PoseState) {
 
 impl DeltaCodec for PoseCodec<'_> {
     fn encode(&self, base: &[u8], cur: &[u8], out: &mut Vec<u8>) {
-        PoseDelta::shared().encode(base, cur, out);
+        PoseDelta.encode(base, cur, out);
     }
 
     fn decode(&self, base: &[u8], delta: &[u8], out: &mut Vec<u8>) -> Result<(), Error> {
-        PoseDelta::shared().decode(base, delta, out)
+        PoseDelta.decode(base, delta, out)
     }
 
     fn predicts(&self) -> bool {

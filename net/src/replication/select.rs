@@ -236,7 +236,7 @@ pub(super) fn candidates(
         let (same, foreseen) = current(c, seen, forecasts, history);
         // A prediction of a body at rest stays where it is: only a moving one needs the
         // broadcast's datagram to move on.
-        cands.predicted_moving |= foreseen && !lanyard::predict::at_rest(c.bytes);
+        cands.predicted_moving |= foreseen && !c.resting;
         // Judged only against a state the client holds (before its first, nothing is).
         if !same && c.predicts && base.is_some() {
             sel.outcomes.push((i as u32, foreseen));
@@ -365,7 +365,7 @@ fn current(
         .is_some_and(|(f, b)| f >= c.version || b == c.bytes);
     match (c.predicts, unchanged) {
         (false, _) => (unchanged, false),
-        (true, true) if lanyard::predict::at_rest(c.bytes) => (true, false),
+        (true, true) if c.resting => (true, false),
         (true, _) => (false, follows_prediction(c, seen, forecasts, history)),
     }
 }

@@ -29,6 +29,9 @@ pub(super) struct Current<'a> {
     pub(super) posed: bool,
     /// Whether clients predict it: the server's, of a kind whose codec predicts.
     pub(super) predicts: bool,
+    /// Whether it is predicted and at rest ([`lanyard::predict::at_rest`]): its prediction
+    /// stays where it is. Judged once a broadcast, for every client.
+    pub(super) resting: bool,
     /// A client's, relayed with its time: how long (ms) before this broadcast its client
     /// sent it.
     pub(super) age: Option<u16>,
@@ -260,6 +263,7 @@ impl Ledger {
                 false => CodecRef::Kind(k.codec),
             };
             let weight = k.weight;
+            let predicts = owner == Owner::Server && codec.get().predicts();
             world.push(Current {
                 net,
                 slot,
@@ -270,7 +274,8 @@ impl Ledger {
                 urgency: weight * (1.0 + 0.5 * speed + 2.0 * hit),
                 codec,
                 posed,
-                predicts: owner == Owner::Server && codec.get().predicts(),
+                predicts,
+                resting: predicts && lanyard::predict::at_rest(bytes),
                 age,
             });
         }
@@ -303,6 +308,7 @@ impl<'a> Current<'a> {
             codec: CodecRef::Kind(&lanyard::delta::ByteDelta),
             posed: false,
             predicts: false,
+            resting: false,
             age: None,
         }
     }
