@@ -125,9 +125,16 @@ impl Peer {
     }
 }
 
-/// The address of peer `i` on the hub (0 is the server).
+/// The address of peer `i` on the hub: the server (0) at `127.0.0.1:7000`, client `i` at a
+/// loopback address of its own, `127.1.(i / 256).(i % 256)`, port `7000 + i`, as players on
+/// a LAN come from machines of their own (a server answers only so many hellos from one
+/// source a second). Addresses grow with `i`, so peers sort as they were added.
 pub fn hub_addr(i: usize) -> SocketAddr {
-    SocketAddr::from(([127, 0, 0, 1], 7000 + i as u16))
+    let port = 7000 + i as u16;
+    if i == 0 {
+        return SocketAddr::from(([127, 0, 0, 1], port));
+    }
+    SocketAddr::from(([127, 1, (i >> 8) as u8, i as u8], port))
 }
 
 /// The stranger's address on the hub.

@@ -6,6 +6,10 @@
 //! 200 broadcasts at the default 20 per second) while the clients keep up (their time is not
 //! counted). Reported: the server's `NetManager::update` per frame, the same world's bare
 //! `EntityGroup::frame` for comparison, and the bytes each broadcast sends each client.
+//!
+//! A crate at rest is predicted by every client, so the world as it is sends almost nothing.
+//! `LANYARD_BENCH_STIR=N` throws `N` crates (chosen by a seeded generator) up and sideways
+//! every second of the run, so that the broadcast carries what changed.
 
 use lanyard::prelude::*;
 use lanyard_demo::{self as demo, CrateParams};
@@ -33,6 +37,24 @@ fn world(g: &mut EntityGroup) {
     }
 }
 
+/// Throws `n` crates of `g` up and sideways, chosen by the generator `seed` (advanced).
+fn stir(g: &mut EntityGroup, n: usize, seed: &mut u64) {
+    let ids: Vec<_> = g.iter().map(|e| e.id()).collect();
+    for _ in 0..n {
+        *seed = seed
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
+        let r = (*seed >> 33) as usize;
+        let id = ids[r % ids.len()];
+        let Some(mut state) = g.get(id).map(|e| lanyard::pose::BodyState::of(e.body())) else {
+            continue;
+        };
+        let side = |bits: usize| ((bits % 200) as f32 - 100.0) / 50.0;
+        state.linvel = [side(r >> 8), 5.0, side(r >> 16)];
+        g.set_body_state(id, &state).expect("a finite kick");
+    }
+}
+
 fn median(v: &mut [f64]) -> f64 {
     v.sort_by(f64::total_cmp);
     v[v.len() / 2]
@@ -43,6 +65,11 @@ fn main() {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(64);
+    let stirred: usize = std::env::var("LANYARD_BENCH_STIR")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0);
+    let mut seed = 0x5eed_u64;
     let config = NetConfig {
         max_clients: clients as u16,
         ..NetConfig::default()
@@ -59,14 +86,20 @@ fn main() {
             .all(|c| c.group.len() == ENTITIES)),
         "clients did not receive the world"
     );
-    s.run_for(1.0);
+    for _ in 0..2 {
+        stir(&mut s.server.group, stirred, &mut seed);
+        s.run_for(1.0);
+    }
 
     let mut on_broadcast = Vec::new();
     let mut quiet = Vec::new();
     let mut broadcast_bytes = Vec::new();
     let dt = s.dt;
     let first_client = lanyard_tests::scenario::hub_addr(1);
-    for _ in 0..FRAMES {
+    for frame in 0..FRAMES {
+        if frame % 60 == 0 {
+            stir(&mut s.server.group, stirred, &mut seed);
+        }
         lanyard_net::pump(&mut s.server.net, s.server.transport.as_mut());
         let t = Instant::now();
         let f = s.server.net.update(&mut s.server.group, dt);
@@ -125,7 +158,7 @@ fn main() {
     let q = median(&mut quiet);
     let mean = (b * on_broadcast.len() as f64 + q * quiet.len() as f64) / FRAMES as f64;
     println!(
-        "entities: {ENTITIES} ({awake} awake), clients: {clients}, all connected: {all_connected}"
+        "entities: {ENTITIES} ({awake} awake, {stirred} thrown a second), clients: {clients}, all connected: {all_connected}"
     );
     println!(
         "broadcasts: {} in {FRAMES} frames at 60 Hz; reliable resends to the first client: {resends}",
