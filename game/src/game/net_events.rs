@@ -11,178 +11,202 @@ use crate::witness::TakenPoses;
 use lanyard::KindId;
 use lanyard::prelude::*;
 use lanyard_net::{DisconnectReason, NetEvent};
+use std::collections::BTreeMap;
 
 impl Game {
     /// Takes every event the NetManager has for us.
     pub(super) fn handle_events(&mut self) {
         while let Some(e) = self.net.poll_event() {
-            match e {
-                NetEvent::Joined {
-                    client,
-                    server_name,
-                    name,
-                } => {
-                    self.joined = true;
-                    self.client_id = Some(client);
-                    self.server_name = Some(server_name.clone());
-                    if self.my_name.as_ref().is_some_and(|asked| *asked != name) {
-                        self.messages.push(format!(
-                            "the name {} is taken there: you play as {name}",
-                            self.my_name.as_deref().unwrap_or_default()
-                        ));
-                        self.my_name = Some(name);
-                    }
-                    if self.options.spectate {
-                        self.messages.push(format!("watching {server_name}"));
-                    } else {
-                        self.messages
-                            .push(format!("joined {server_name} as player {}", client.0));
-                    }
-                    // The player comes once the server's arena is in.
+            self.on_net_event(e);
+        }
+        self.note_players();
+    }
+
+    /// One event: a dispatch to what it concerns (the link, the session, who plays, the
+    /// game's own events).
+    fn on_net_event(&mut self, e: NetEvent) {
+        match e {
+            NetEvent::Joined {
+                client,
+                server_name,
+                name,
+            } => self.on_joined(client, server_name, name),
+            NetEvent::Rejected { reason } => {
+                self.ended = Some(format!("the server refused us: {reason}"));
+                self.end_reason = Some(format!("refused: {reason}"));
+                self.refused = Some(reason);
+            }
+            NetEvent::ConnectFailed => {
+                let server = self
+                    .net
+                    .server_addr()
+                    .map_or(String::new(), |a| format!(" at {a}"));
+                self.ended = Some(format!("no server answered{server}"));
+                self.end_reason = Some("no server answered".into());
+            }
+            NetEvent::ConnectionLost { reason } => self.on_lost(&reason),
+            NetEvent::Reconnecting { attempt } => {
+                // Following the game to a new host says so when it gets there.
+                if attempt == 1 && !self.following {
+                    self.messages.push("lost the server: reconnecting".into());
                 }
-                NetEvent::Rejected { reason } => {
-                    self.ended = Some(format!("the server refused us: {reason}"));
-                    self.end_reason = Some(format!("refused: {reason}"));
-                    self.refused = Some(reason);
-                }
-                NetEvent::ConnectFailed => {
-                    let server = self
-                        .net
-                        .server_addr()
-                        .map_or(String::new(), |a| format!(" at {a}"));
-                    self.ended = Some(format!("no server answered{server}"));
-                    self.end_reason = Some("no server answered".into());
-                }
-                NetEvent::ConnectionLost { reason } => {
-                    let key = match &reason {
-                        DisconnectReason::ServerShutdown => "server shut down".to_owned(),
-                        DisconnectReason::Kicked { .. } => clean_line(&reason.to_string()),
-                        DisconnectReason::SessionExpired => "session expired".to_owned(),
-                        _ => "connection lost".to_owned(),
-                    };
-                    self.ended = Some(match &reason {
-                        DisconnectReason::Kicked { .. } | DisconnectReason::SessionExpired => {
-                            key.clone()
-                        }
-                        // Every successor was tried in vain.
-                        _ if self.following => {
-                            "connection lost: the host left and no player could take the game over"
-                                .to_owned()
-                        }
-                        _ => format!("connection lost: {reason}"),
-                    });
-                    self.end_reason = Some(key);
-                }
-                NetEvent::Reconnecting { attempt } => {
-                    // Following the game to a new host says so when it gets there.
-                    if attempt == 1 && !self.following {
-                        self.messages.push("lost the server: reconnecting".into());
-                    }
-                }
-                NetEvent::Resumed { .. } => self.messages.push("reconnected".into()),
-                // A developer's matter: the network layer logs it as a warning.
-                NetEvent::Mispredicted { .. } => {}
-                NetEvent::HostLeft { host, next } => {
-                    tracing::info!("{} left: {next} takes over", who(&host));
-                    self.following = true;
-                }
-                NetEvent::NewHost { left, host, .. } => {
-                    let line = format!("{} left; {host} is now hosting", who(&left));
-                    tracing::info!("{line}");
-                    self.messages.push(line);
-                    self.host_changes.push((left, host));
-                    self.following = false;
-                    // The new host numbers its broadcasts afresh.
-                    self.received = TakenPoses::default();
-                }
-                NetEvent::Promoted { left } => self.promoted(&left),
-                NetEvent::Handed { net, to, seq } => {
-                    tracing::debug!("{net} is held by {to:?} (its hand-off {seq})");
-                }
-                NetEvent::ClientJoined {
-                    name,
-                    spectator: true,
-                    client,
-                } => {
-                    self.send_arena(client);
-                    self.messages.push(format!("{name} joined to watch"));
-                    // The table goes out again, so the newcomer has it before any change.
-                    if let Some(s) = &mut self.server {
-                        s.scores_dirty = true;
-                    }
-                }
-                NetEvent::ClientJoined { client, name, .. } => {
-                    self.send_arena(client);
-                    self.messages.push(format!("{name} joined"));
-                    if let Some(s) = &mut self.server {
-                        s.scores.entry(name).or_insert(0);
-                        s.scores_dirty = true;
-                    }
-                }
-                NetEvent::ClientSuspended { name, .. } => self.messages.push(format!(
-                    "{name} went silent: keeping the session {:.0} s for a resume",
-                    self.options.grace
-                )),
-                NetEvent::ClientResumed { name, .. } => {
-                    self.messages.push(format!("{name} resumed the session"));
-                    // It may have missed the table meanwhile (or it comes from the host
-                    // this one took the game over from).
-                    if let Some(s) = &mut self.server {
-                        s.scores_dirty = true;
-                    }
-                }
-                NetEvent::ClientLeft { name, reason, .. } => {
-                    self.messages.push(format!("{name} left ({reason})"));
-                    if !matches!(
-                        reason,
-                        DisconnectReason::Left
-                            | DisconnectReason::Kicked { .. }
-                            | DisconnectReason::ServerShutdown
-                            | DisconnectReason::Replaced
-                    ) {
-                        self.sessions_lost += 1;
-                    }
-                    if let Some(s) = &mut self.server {
-                        s.scores.remove(&name);
-                        s.scores_dirty = true;
-                    }
-                }
-                NetEvent::Event {
-                    from: Owner::Server,
-                    bytes,
-                } => match GameEvent::decode(&bytes) {
-                    Some(GameEvent::Explosion { at, thrower, .. }) => {
-                        self.on_blast(Vec3::from_array(at), thrower)
-                    }
-                    Some(GameEvent::Scores { table }) => self.scores = table,
-                    Some(GameEvent::Point { name, at }) => {
-                        self.on_point(name, Vec3::from_array(at))
-                    }
-                    Some(GameEvent::Arena { part, parts, bytes }) => {
-                        self.arena_part(part, parts, bytes)
-                    }
-                    // A client's message, not the server's: ignored.
-                    Some(GameEvent::Chat { .. }) => {}
-                    Some(GameEvent::ChatLine { from, text }) => {
-                        self.messages
-                            .push(format!("{}: {}", clean_line(&from), clean_line(&text)))
-                    }
-                    Some(GameEvent::Say { text }) => self
-                        .messages
-                        .push(format!("[server] {}", clean_line(&text))),
-                    None => {}
-                },
-                NetEvent::Event {
-                    from: Owner::Client(client),
-                    bytes,
-                } => {
-                    if let Some(GameEvent::Chat { text }) = GameEvent::decode(&bytes) {
-                        self.relay_chat(client, &text);
-                    }
+            }
+            NetEvent::Resumed { .. } => self.messages.push("reconnected".into()),
+            // A developer's matter: the network layer logs it as a warning.
+            NetEvent::Mispredicted { .. } => {}
+            NetEvent::HostLeft { host, next } => {
+                tracing::info!("{} left: {next} takes over", who(&host));
+                self.following = true;
+            }
+            NetEvent::NewHost { left, host, .. } => {
+                let line = format!("{} left; {host} is now hosting", who(&left));
+                tracing::info!("{line}");
+                self.messages.push(line);
+                self.host_changes.push((left, host));
+                self.following = false;
+                // The new host numbers its broadcasts afresh.
+                self.received = TakenPoses::default();
+            }
+            NetEvent::Promoted { left } => self.promoted(&left),
+            NetEvent::Handed { net, to, seq } => {
+                tracing::debug!("{net} is held by {to:?} (its hand-off {seq})");
+            }
+            NetEvent::ClientJoined {
+                name,
+                spectator,
+                client,
+            } => self.on_client_joined(client, name, spectator),
+            NetEvent::ClientSuspended { name, .. } => self.messages.push(format!(
+                "{name} went silent: keeping the session {:.0} s for a resume",
+                self.options.grace
+            )),
+            NetEvent::ClientResumed { name, .. } => {
+                self.messages.push(format!("{name} resumed the session"));
+                // It may have missed the table meanwhile (or it comes from the host this
+                // one took the game over from).
+                self.scores_changed(|_| {});
+            }
+            NetEvent::ClientLeft { name, reason, .. } => self.on_client_left(name, &reason),
+            NetEvent::Event {
+                from: Owner::Server,
+                bytes,
+            } => self.on_server_event(&bytes),
+            NetEvent::Event {
+                from: Owner::Client(client),
+                bytes,
+            } => {
+                if let Some(GameEvent::Chat { text }) = GameEvent::decode(&bytes) {
+                    self.relay_chat(client, &text);
                 }
             }
         }
-        // Who else is playing.
+    }
+
+    /// The server took us in, as `name` (maybe not the one we asked for).
+    fn on_joined(&mut self, client: ClientId, server_name: String, name: String) {
+        self.joined = true;
+        self.client_id = Some(client);
+        self.server_name = Some(server_name.clone());
+        if self.my_name.as_ref().is_some_and(|asked| *asked != name) {
+            self.messages.push(format!(
+                "the name {} is taken there: you play as {name}",
+                self.my_name.as_deref().unwrap_or_default()
+            ));
+            self.my_name = Some(name);
+        }
+        if self.options.spectate {
+            self.messages.push(format!("watching {server_name}"));
+        } else {
+            self.messages
+                .push(format!("joined {server_name} as player {}", client.0));
+        }
+        // The player comes once the server's arena is in.
+    }
+
+    /// The connection to the server is gone for good: the game ends, saying why.
+    fn on_lost(&mut self, reason: &DisconnectReason) {
+        let key = match reason {
+            DisconnectReason::ServerShutdown => "server shut down".to_owned(),
+            DisconnectReason::Kicked { .. } => clean_line(&reason.to_string()),
+            DisconnectReason::SessionExpired => "session expired".to_owned(),
+            _ => "connection lost".to_owned(),
+        };
+        self.ended = Some(match reason {
+            DisconnectReason::Kicked { .. } | DisconnectReason::SessionExpired => key.clone(),
+            // Every successor was tried in vain.
+            _ if self.following => {
+                "connection lost: the host left and no player could take the game over".to_owned()
+            }
+            _ => format!("connection lost: {reason}"),
+        });
+        self.end_reason = Some(key);
+    }
+
+    /// On a server: the table of scores changes (by `change`) and goes out again.
+    fn scores_changed(&mut self, change: impl FnOnce(&mut BTreeMap<String, u32>)) {
+        if let Some(s) = &mut self.server {
+            change(&mut s.scores);
+            s.scores_dirty = true;
+        }
+    }
+
+    /// A client joined (to play, or to watch): it gets the arena, and the table goes out
+    /// again, so the newcomer has it before any change.
+    fn on_client_joined(&mut self, client: ClientId, name: String, spectator: bool) {
+        self.send_arena(client);
+        if spectator {
+            self.messages.push(format!("{name} joined to watch"));
+            self.scores_changed(|_| {});
+        } else {
+            self.messages.push(format!("{name} joined"));
+            self.scores_changed(|scores| {
+                scores.entry(name).or_insert(0);
+            });
+        }
+    }
+
+    /// A client left (`reason`): its score goes, and a session lost is counted unless it
+    /// left on purpose or was sent away.
+    fn on_client_left(&mut self, name: String, reason: &DisconnectReason) {
+        self.messages.push(format!("{name} left ({reason})"));
+        if !matches!(
+            reason,
+            DisconnectReason::Left
+                | DisconnectReason::Kicked { .. }
+                | DisconnectReason::ServerShutdown
+                | DisconnectReason::Replaced
+        ) {
+            self.sessions_lost += 1;
+        }
+        self.scores_changed(|scores| {
+            scores.remove(&name);
+        });
+    }
+
+    /// One of the game's own events from the server.
+    fn on_server_event(&mut self, bytes: &[u8]) {
+        match GameEvent::decode(bytes) {
+            Some(GameEvent::Explosion { at, thrower, .. }) => {
+                self.on_blast(Vec3::from_array(at), thrower)
+            }
+            Some(GameEvent::Scores { table }) => self.scores = table,
+            Some(GameEvent::Point { name, at }) => self.on_point(name, Vec3::from_array(at)),
+            Some(GameEvent::Arena { part, parts, bytes }) => self.arena_part(part, parts, bytes),
+            // A client's message, not the server's: ignored.
+            Some(GameEvent::Chat { .. }) => {}
+            Some(GameEvent::ChatLine { from, text }) => {
+                self.messages
+                    .push(format!("{}: {}", clean_line(&from), clean_line(&text)))
+            }
+            Some(GameEvent::Say { text }) => self
+                .messages
+                .push(format!("[server] {}", clean_line(&text))),
+            None => {}
+        }
+    }
+
+    /// Notes who else is playing.
+    fn note_players(&mut self) {
         let me = self.me();
         let player = KindId::of_name(kinds::PLAYER);
         let others: Vec<String> = self

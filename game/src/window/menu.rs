@@ -293,30 +293,32 @@ impl Menu {
         script: &InputScript,
         frame: u32,
     ) -> Option<Result<Game, String>> {
-        let key = |k: KeyCode| mq::is_key_pressed(k) || script.pressed(frame, k);
+        self.take_lists();
+        if self.reaching.is_some() {
+            self.draw();
+            return self.reached();
+        }
+        if self.browsing.is_none()
+            && self.opened.elapsed().as_secs_f64() - self.browsed_at >= BROWSE_EVERY
+        {
+            self.refresh();
+        }
+        self.draw();
+        if self.editing.is_some() {
+            let (field, text) = self.type_line(script, frame)?;
+            return self.typed(field, text);
+        }
+        self.keys(|k: KeyCode| mq::is_key_pressed(k) || script.pressed(frame, k))
+    }
+
+    /// Takes the lists that came in: the games found on the LAN, and the rendezvous
+    /// server's.
+    fn take_lists(&mut self) {
         if let Some(rx) = &self.browsing
             && let Ok(r) = rx.try_recv()
         {
             match r {
-                Ok(g) => {
-                    self.note = format!(
-                        "{} found on {} (the list refreshes by itself)",
-                        lanyard_game::game::count(g.len(), "game"),
-                        self.discovery
-                    );
-                    // A game that was not there before makes the last error old news (the
-                    // first list after the screen opens is what was there all along).
-                    let known = |f: &discovery::Found| {
-                        self.games
-                            .iter()
-                            .any(|k| k.addr == f.addr && k.info.name == f.info.name)
-                    };
-                    if self.listed_once && g.iter().any(|f| !known(f)) {
-                        self.last_end = None;
-                    }
-                    self.listed_once = true;
-                    self.games = g;
-                }
+                Ok(g) => self.found(g),
                 Err(e) => self.note = format!("cannot browse: {e}"),
             }
             self.browsing = None;
@@ -333,44 +335,61 @@ impl Menu {
             }
             self.listing = None;
         }
-        if self.reaching.is_some() {
-            self.draw();
-            return self.reached();
+    }
+
+    /// The games found on the LAN.
+    fn found(&mut self, g: Vec<discovery::Found>) {
+        self.note = format!(
+            "{} found on {} (the list refreshes by itself)",
+            lanyard_game::game::count(g.len(), "game"),
+            self.discovery
+        );
+        // A game that was not there before makes the last error old news (the first list
+        // after the screen opens is what was there all along).
+        let known = |f: &discovery::Found| {
+            self.games
+                .iter()
+                .any(|k| k.addr == f.addr && k.info.name == f.info.name)
+        };
+        if self.listed_once && g.iter().any(|f| !known(f)) {
+            self.last_end = None;
         }
-        if self.browsing.is_none()
-            && self.opened.elapsed().as_secs_f64() - self.browsed_at >= BROWSE_EVERY
-        {
-            self.refresh();
-        }
-        self.draw();
-        if self.editing.is_some() {
-            let (field, text) = self.type_line(script, frame)?;
-            return match field {
-                Field::Name => {
-                    // Enter with nothing typed keeps the name shown.
-                    let name = match text.trim() {
-                        "" => self.options.name.clone(),
-                        typed => typed.to_owned(),
-                    };
-                    let name = name.as_str();
-                    if name.is_empty() || name.chars().count() > 32 {
-                        self.last_end = Some("names are 1 to 32 characters".into());
-                    } else {
-                        self.options.name = name.to_owned();
-                        remember_name(name);
-                    }
+        self.listed_once = true;
+        self.games = g;
+    }
+
+    /// A line typed into `field` and entered: the game to start, if it leads to one.
+    fn typed(&mut self, field: Field, text: String) -> Option<Result<Game, String>> {
+        match field {
+            Field::Name => {
+                // Enter with nothing typed keeps the name shown.
+                let name = match text.trim() {
+                    "" => self.options.name.clone(),
+                    typed => typed.to_owned(),
+                };
+                let name = name.as_str();
+                if name.is_empty() || name.chars().count() > 32 {
+                    self.last_end = Some("names are 1 to 32 characters".into());
+                } else {
+                    self.options.name = name.to_owned();
+                    remember_name(name);
+                }
+                None
+            }
+            Field::Password(target, _) => self.join(target, Some(text)),
+            Field::Address => match lanyard_game::game::server_addr(&text) {
+                Ok(addr) => self.join(Target::Addr(addr), self.options.password.clone()),
+                Err(e) => {
+                    self.last_end = Some(e);
                     None
                 }
-                Field::Password(target, _) => self.join(target, Some(text)),
-                Field::Address => match lanyard_game::game::server_addr(&text) {
-                    Ok(addr) => self.join(Target::Addr(addr), self.options.password.clone()),
-                    Err(e) => {
-                        self.last_end = Some(e);
-                        None
-                    }
-                },
-            };
+            },
         }
+    }
+
+    /// The keys of the menu (`key`: whether one was pressed this frame): host, refresh,
+    /// type a name or an address, or join a listed game by its digit.
+    fn keys(&mut self, key: impl Fn(KeyCode) -> bool) -> Option<Result<Game, String>> {
         if self.allow_host && key(KeyCode::H) {
             let name = self.options.name.clone();
             return match Game::server(self.options.clone(), Some(name)) {
@@ -411,6 +430,7 @@ impl Menu {
         None
     }
 
+    /// Draws the menu: what it offers, the games listed, and the prompt being typed.
     pub(crate) fn draw(&self) {
         mq::clear_background(Color::from_rgba(34, 40, 52, 255));
         mq::draw_text(
@@ -427,6 +447,23 @@ impl Menu {
             24.0,
             mq::LIGHTGRAY,
         );
+        let (y, shown) = self.draw_offers();
+        self.draw_games(y, shown);
+        if let Some((field, text)) = &self.editing {
+            self.draw_prompt(field, text);
+        }
+        mq::draw_text(
+            "[Esc] quit",
+            40.0,
+            mq::screen_height() - 30.0,
+            22.0,
+            mq::GRAY,
+        );
+    }
+
+    /// What the menu offers (host, join by address, look again) under its title, and the
+    /// note on the list: where the list starts, and how many lines it may take.
+    fn draw_offers(&self) -> (f32, usize) {
         let mut y = 160.0;
         mq::draw_text(
             format!("you play as {}   [N] change", self.options.name),
@@ -473,6 +510,12 @@ impl Menu {
             );
             y += 34.0;
         }
+        (y, shown)
+    }
+
+    /// The games listed, from `y` on (at most `shown`): the LAN's, then the rendezvous
+    /// server's.
+    fn draw_games(&self, mut y: f32, shown: usize) {
         for (i, g) in self.games.iter().enumerate().take(shown) {
             let line = format!(
                 "[{}] {}  {}/{} players  {} watching  {}  {:.0} ms  {}{}",
@@ -520,44 +563,39 @@ impl Menu {
             mq::draw_text(&line, 40.0, y, 26.0, if ok { mq::WHITE } else { mq::GRAY });
             y += 32.0;
         }
-        if let Some((field, text)) = &self.editing {
-            let (label, shown) = match field {
-                Field::Name => (
-                    format!("your name (Enter keeps {})", self.options.name),
-                    text.clone(),
-                ),
-                Field::Password(target, name) => (
-                    match target {
-                        Target::Addr(addr) => format!("password for {name} ({addr})"),
-                        Target::Named(rv, _) => format!("password for {name} (via {rv})"),
-                    },
-                    "*".repeat(text.chars().count()),
-                ),
-                Field::Address => ("server address (HOST[:PORT])".to_owned(), text.clone()),
-            };
-            let (w, h) = (mq::screen_width(), mq::screen_height());
-            mq::draw_rectangle(
-                0.0,
-                h / 2.0 - 70.0,
-                w,
-                120.0,
-                Color::new(0.0, 0.0, 0.0, 0.75),
-            );
-            mq::draw_text(&label, 60.0, h / 2.0 - 30.0, 26.0, mq::LIGHTGRAY);
-            mq::draw_text(format!("{shown}_"), 60.0, h / 2.0 + 10.0, 34.0, mq::WHITE);
-            mq::draw_text(
-                "Enter: OK   Esc: cancel",
-                60.0,
-                h / 2.0 + 38.0,
-                20.0,
-                mq::GRAY,
-            );
-        }
+    }
+
+    /// The prompt for a line typed into `field` (`text` so far) over the menu.
+    fn draw_prompt(&self, field: &Field, text: &str) {
+        let (label, shown) = match field {
+            Field::Name => (
+                format!("your name (Enter keeps {})", self.options.name),
+                text.to_owned(),
+            ),
+            Field::Password(target, name) => (
+                match target {
+                    Target::Addr(addr) => format!("password for {name} ({addr})"),
+                    Target::Named(rv, _) => format!("password for {name} (via {rv})"),
+                },
+                "*".repeat(text.chars().count()),
+            ),
+            Field::Address => ("server address (HOST[:PORT])".to_owned(), text.to_owned()),
+        };
+        let (w, h) = (mq::screen_width(), mq::screen_height());
+        mq::draw_rectangle(
+            0.0,
+            h / 2.0 - 70.0,
+            w,
+            120.0,
+            Color::new(0.0, 0.0, 0.0, 0.75),
+        );
+        mq::draw_text(&label, 60.0, h / 2.0 - 30.0, 26.0, mq::LIGHTGRAY);
+        mq::draw_text(format!("{shown}_"), 60.0, h / 2.0 + 10.0, 34.0, mq::WHITE);
         mq::draw_text(
-            "[Esc] quit",
-            40.0,
-            mq::screen_height() - 30.0,
-            22.0,
+            "Enter: OK   Esc: cancel",
+            60.0,
+            h / 2.0 + 38.0,
+            20.0,
             mq::GRAY,
         );
     }

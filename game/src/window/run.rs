@@ -8,7 +8,7 @@ use crate::window::hud::{Roster, draw_banner, draw_hud, draw_net_graph, roster};
 use crate::window::input::{Latch, chat_line, read_input};
 use crate::window::sound::Sounds;
 use lanyard::interp::Smoother;
-use lanyard_game::game::TICK_HZ;
+use lanyard_game::game::{Game, TICK_HZ};
 use lanyard_game::kinds::PlayerInput;
 use macroquad::prelude as mq;
 use macroquad::prelude::{Color, KeyCode};
@@ -18,28 +18,63 @@ use std::time::Duration;
 /// How long a host's first Esc waits for the second that confirms ending the game.
 const QUIT_CONFIRM_SECONDS: f32 = 3.0;
 
+/// What the window's loop carries from one drawn frame to the next.
+struct Looping {
+    /// The tick's length, seconds.
+    dt: f32,
+    steps: lanyard_game::runner::FixedStep,
+    /// Frames drawn so far.
+    frames: u32,
+    /// Seconds since the window opened.
+    elapsed: f32,
+    view: Viewer,
+    roster: Roster,
+    latch: Latch,
+    /// The chat line being typed, while one is open (Enter opens and sends, Esc drops it).
+    chat: Option<String>,
+    net_graph: bool,
+    sounds: Sounds,
+    quit: QuitAsk,
+}
+
+/// A host's Esc with players in its game, waiting for the second that confirms it.
+#[derive(Default)]
+struct QuitAsk {
+    /// When (seconds into the run) it was pressed.
+    at: Option<f32>,
+    /// What the banner says meanwhile.
+    banner: String,
+}
+
+impl QuitAsk {
+    /// Whether a second Esc at `now` confirms.
+    fn standing(&self, now: f32) -> bool {
+        self.at.is_some_and(|t| now - t <= QUIT_CONFIRM_SECONDS)
+    }
+}
+
 pub(crate) async fn run(mut screen: Screen, mut plan: Plan) -> Result<(), String> {
     let dt = 1.0 / TICK_HZ;
-    let mut steps = lanyard_game::runner::FixedStep::new(dt);
-    let mut frames = 0u32;
-    let mut elapsed = 0.0f32;
-    let mut view = Viewer {
-        yaw: 0.0,
-        overview: plan.window.screenshot.is_some() || matches!(screen, Screen::Replaying(_)),
-        camera: mq::Camera3D::default(),
-        smoother: Smoother::new(20.0),
-        alpha: 0.0,
-        tint_holders: false,
+    let mut l = Looping {
+        dt,
+        steps: lanyard_game::runner::FixedStep::new(dt),
+        frames: 0,
+        elapsed: 0.0,
+        view: Viewer {
+            yaw: 0.0,
+            overview: plan.window.screenshot.is_some() || matches!(screen, Screen::Replaying(_)),
+            camera: mq::Camera3D::default(),
+            smoother: Smoother::new(20.0),
+            alpha: 0.0,
+            tint_holders: false,
+        },
+        roster: Roster::default(),
+        latch: Latch::default(),
+        chat: None,
+        net_graph: false,
+        sounds: Sounds::load().await,
+        quit: QuitAsk::default(),
     };
-    let mut roster_state = Roster::default();
-    let mut latch = Latch::default();
-    // The chat line being typed, while one is open (Enter opens and sends, Esc drops it).
-    let mut chat: Option<String> = None;
-    let mut net_graph = false;
-    let mut sounds = Sounds::load().await;
-    // When (seconds into the run) a host pressed Esc with players in its game.
-    let mut quit_asked: Option<f32> = None;
-    let mut quit_banner = String::new();
     // A screenshot advances one tick per frame, so the picture does not depend on how fast
     // the machine draws.
     let fixed = match &plan.window {
@@ -50,137 +85,37 @@ pub(crate) async fn run(mut screen: Screen, mut plan: Plan) -> Result<(), String
     loop {
         let drawn = std::time::Instant::now();
         let frame_time = fixed.unwrap_or_else(|| mq::get_frame_time().min(0.25));
-        elapsed += frame_time;
-        let typing_in_menu = matches!(&screen, Screen::Menu(m) if m.editing.is_some());
-        let esc = (mq::is_key_pressed(KeyCode::Escape)
-            || plan.window.script.pressed(frames, KeyCode::Escape))
-            && chat.is_none()
-            && !typing_in_menu;
-        // A host with players in the game leaves it to them (it goes on at the first
-        // successor's) or, with only spectators, ends it: Esc asks first, and a second Esc
-        // within a few seconds confirms.
-        // (Only asked on an Esc: listing the sessions every drawn frame would be waste.)
-        let hosting_others = esc
-            && matches!(&screen, Screen::Playing(g) if g.is_server() && !g.net.sessions().is_empty());
-        let confirmed = quit_asked.is_some_and(|t| elapsed - t <= QUIT_CONFIRM_SECONDS);
-        if esc && hosting_others && !confirmed {
-            quit_asked = Some(elapsed);
-            if let Screen::Playing(g) = &screen {
-                quit_banner = match g.net.succession().first() {
-                    Some(s) => format!("Esc again leaves: the game goes on at {}'s", s.name),
-                    None => "Esc again ends the game for everyone".into(),
-                };
-            }
-        } else if esc
-            || plan
-                .stop
-                .as_ref()
-                .is_some_and(|s| s.load(Ordering::Relaxed))
-        {
+        l.elapsed += frame_time;
+        if l.leaves(&screen, &plan) {
             break;
         }
-        let mut next = None;
-        match &mut screen {
-            Screen::Menu(m) => {
-                if let Some(r) = m.frame(&plan.window.script, frames) {
-                    // The start screen comes back after the game with the name the player
-                    // chose on it, not the one the program started with.
-                    if let Some((o, _, _)) = &mut plan.menu {
-                        o.name.clone_from(&m.options.name);
-                    }
-                    next = Some(match r {
-                        Ok(g) => Screen::Playing(Box::new(g)),
-                        Err(e) => Screen::Ended(e),
-                    });
-                }
+        let next = match &mut screen {
+            Screen::Menu(m) => menu_frame(m, &mut plan, l.frames),
+            Screen::Playing(game) => l.play(game, &plan, frame_time),
+            Screen::Replaying(r) => {
+                r.frame(&mut l.view, (&plan.window.script, l.frames), frame_time);
+                None
             }
-            Screen::Playing(game) => {
-                let ticks = steps.advance(frame_time);
-                let typing = chat_line(game, &mut chat);
-                // The keyboard is read once per drawn frame; a press waits in the latch
-                // for the next tick, and only that tick gets it. While a chat line is
-                // open the keys type into it instead.
-                let fresh = match typing {
-                    true => PlayerInput::default(),
-                    false => read_input(game, &view, &plan.window.script, frames),
-                };
-                latch.frame(fresh);
-                for _ in 0..ticks {
-                    game.set_input(latch.for_tick());
-                    game.tick(dt);
-                    view.smoother.after_frame_relayed(
-                        &game.group,
-                        game.net.remote_time(),
-                        game.net.relayed_times(),
-                    );
-                }
-                view.alpha = steps.alpha();
-                sounds.frame(game, typing);
-                camera_keys(&mut view, typing);
-                draw_world(game, &mut view);
-                draw_hud(game);
-                if !typing
-                    && (mq::is_key_pressed(KeyCode::N)
-                        || plan.window.script.pressed(frames, KeyCode::N))
-                {
-                    net_graph = !net_graph;
-                    view.tint_holders = net_graph;
-                }
-                if net_graph {
-                    draw_net_graph(game);
-                }
-                if game.is_server() {
-                    roster(game, &mut roster_state, typing);
-                }
-                if quit_asked.is_some_and(|t| elapsed - t <= QUIT_CONFIRM_SECONDS) {
-                    draw_banner(&quit_banner);
-                }
-                if game.is_following() {
-                    draw_banner("the host left: moving to the new host...");
-                } else if game.net.is_reconnecting() {
-                    draw_banner("reconnecting...");
-                }
-                if let Some(line) = &chat {
-                    let y = mq::screen_height() - 44.0;
-                    mq::draw_rectangle(10.0, y - 22.0, 620.0, 30.0, Color::new(0.0, 0.0, 0.0, 0.6));
-                    mq::draw_text(format!("say: {line}_"), 18.0, y, 22.0, mq::WHITE);
-                }
-                if let Some(why) = game.ended.clone() {
-                    next = Some(match &plan.menu {
-                        Some((o, d, host)) => {
-                            game.shutdown();
-                            let mut menu = Menu::with_note(o.clone(), *d, *host, &why);
-                            // Refused for the password (joined by address, where no list
-                            // said the game is locked): ask for it, and try again.
-                            if let Some(addr) = game.wants_password() {
-                                menu.ask_password(Target::Addr(addr), "the game".into());
-                            }
-                            Screen::Menu(Box::new(menu))
-                        }
-                        None => Screen::Ended(why),
-                    });
-                }
-            }
-            Screen::Replaying(r) => r.frame(&mut view, (&plan.window.script, frames), frame_time),
             Screen::Ended(why) => {
                 mq::clear_background(Color::from_rgba(34, 40, 52, 255));
                 mq::draw_text(why, 40.0, 120.0, 30.0, mq::WHITE);
                 mq::draw_text("[Esc] quit", 40.0, 170.0, 24.0, mq::GRAY);
+                None
             }
-        }
+        };
         if let Some(n) = next {
             screen = n;
             // A new world: new entities, a new clock.
-            view.smoother = Smoother::new(20.0);
+            l.view.smoother = Smoother::new(20.0);
         }
-        frames += 1;
+        l.frames += 1;
         if let (Some(path), Some(n)) = (&plan.window.screenshot, plan.window.frames)
-            && frames >= n
+            && l.frames >= n
         {
             save_screenshot(path)?;
             break;
         }
-        if plan.seconds.is_some_and(|s| elapsed >= s) {
+        if plan.seconds.is_some_and(|s| l.elapsed >= s) {
             break;
         }
         if let Some(cap) = cap {
@@ -191,8 +126,28 @@ pub(crate) async fn run(mut screen: Screen, mut plan: Plan) -> Result<(), String
     // For tests that press real keys: where the camera ended up facing.
     tracing::debug!(
         "the window closed with the camera turned {:.3} rad",
-        view.yaw
+        l.view.yaw
     );
+    finish(screen, &plan)
+}
+
+/// The menu's frame: the screen it leads to, once the player chose.
+fn menu_frame(m: &mut Menu, plan: &mut Plan, frames: u32) -> Option<Screen> {
+    let r = m.frame(&plan.window.script, frames)?;
+    // The start screen comes back after the game with the name the player chose on it,
+    // not the one the program started with.
+    if let Some((o, _, _)) = &mut plan.menu {
+        o.name.clone_from(&m.options.name);
+    }
+    Some(match r {
+        Ok(g) => Screen::Playing(Box::new(g)),
+        Err(e) => Screen::Ended(e),
+    })
+}
+
+/// What the window leaves behind when it closes: the summary a test asked for, the
+/// game shut down, where a replay stopped; the reason, if the game had ended.
+fn finish(mut screen: Screen, plan: &Plan) -> Result<(), String> {
     if let Screen::Playing(game) = &mut screen {
         if let Some(path) = &plan.summary {
             game.write_summary(path)?;
@@ -210,6 +165,113 @@ pub(crate) async fn run(mut screen: Screen, mut plan: Plan) -> Result<(), String
         return Err(why);
     }
     Ok(())
+}
+
+impl Looping {
+    /// Whether the window closes now: an Esc (confirmed, for a host with players in its
+    /// game), or the plan's stop.
+    fn leaves(&mut self, screen: &Screen, plan: &Plan) -> bool {
+        let typing_in_menu = matches!(screen, Screen::Menu(m) if m.editing.is_some());
+        let esc = (mq::is_key_pressed(KeyCode::Escape)
+            || plan.window.script.pressed(self.frames, KeyCode::Escape))
+            && self.chat.is_none()
+            && !typing_in_menu;
+        // A host with players in the game leaves it to them (it goes on at the first
+        // successor's) or, with only spectators, ends it: Esc asks first, and a second Esc
+        // within a few seconds confirms.
+        // (Only asked on an Esc: listing the sessions every drawn frame would be waste.)
+        let hosting_others = esc
+            && matches!(screen, Screen::Playing(g) if g.is_server() && !g.net.sessions().is_empty());
+        if esc && hosting_others && !self.quit.standing(self.elapsed) {
+            self.quit.at = Some(self.elapsed);
+            if let Screen::Playing(g) = screen {
+                self.quit.banner = match g.net.succession().first() {
+                    Some(s) => format!("Esc again leaves: the game goes on at {}'s", s.name),
+                    None => "Esc again ends the game for everyone".into(),
+                };
+            }
+            return false;
+        }
+        esc || plan
+            .stop
+            .as_ref()
+            .is_some_and(|s| s.load(Ordering::Relaxed))
+    }
+
+    /// A drawn frame of the game: its ticks, then the world and what lies over it. The
+    /// screen that follows, once the game ended.
+    fn play(&mut self, game: &mut Game, plan: &Plan, frame_time: f32) -> Option<Screen> {
+        let ticks = self.steps.advance(frame_time);
+        let typing = chat_line(game, &mut self.chat);
+        // The keyboard is read once per drawn frame; a press waits in the latch for the
+        // next tick, and only that tick gets it. While a chat line is open the keys type
+        // into it instead.
+        let fresh = match typing {
+            true => PlayerInput::default(),
+            false => read_input(game, &self.view, &plan.window.script, self.frames),
+        };
+        self.latch.frame(fresh);
+        for _ in 0..ticks {
+            game.set_input(self.latch.for_tick());
+            game.tick(self.dt);
+            self.view.smoother.after_frame_relayed(
+                &game.group,
+                game.net.remote_time(),
+                game.net.relayed_times(),
+            );
+        }
+        self.view.alpha = self.steps.alpha();
+        self.sounds.frame(game, typing);
+        camera_keys(&mut self.view, typing);
+        draw_world(game, &mut self.view);
+        draw_hud(game);
+        self.overlays(game, plan, typing);
+        let why = game.ended.clone()?;
+        Some(match &plan.menu {
+            Some((o, d, host)) => {
+                game.shutdown();
+                let mut menu = Menu::with_note(o.clone(), *d, *host, &why);
+                // Refused for the password (joined by address, where no list said the
+                // game is locked): ask for it, and try again.
+                if let Some(addr) = game.wants_password() {
+                    menu.ask_password(Target::Addr(addr), "the game".into());
+                }
+                Screen::Menu(Box::new(menu))
+            }
+            None => Screen::Ended(why),
+        })
+    }
+
+    /// What lies over the game's world: the net graph (N), the host's roster, banners and
+    /// the chat line being typed.
+    fn overlays(&mut self, game: &mut Game, plan: &Plan, typing: bool) {
+        if !typing
+            && (mq::is_key_pressed(KeyCode::N)
+                || plan.window.script.pressed(self.frames, KeyCode::N))
+        {
+            self.net_graph = !self.net_graph;
+            self.view.tint_holders = self.net_graph;
+        }
+        if self.net_graph {
+            draw_net_graph(game);
+        }
+        if game.is_server() {
+            roster(game, &mut self.roster, typing);
+        }
+        if self.quit.standing(self.elapsed) {
+            draw_banner(&self.quit.banner);
+        }
+        if game.is_following() {
+            draw_banner("the host left: moving to the new host...");
+        } else if game.net.is_reconnecting() {
+            draw_banner("reconnecting...");
+        }
+        if let Some(line) = &self.chat {
+            let y = mq::screen_height() - 44.0;
+            mq::draw_rectangle(10.0, y - 22.0, 620.0, 30.0, Color::new(0.0, 0.0, 0.0, 0.6));
+            mq::draw_text(format!("say: {line}_"), 18.0, y, 22.0, mq::WHITE);
+        }
+    }
 }
 
 pub(crate) fn save_screenshot(path: &std::path::Path) -> Result<(), String> {
