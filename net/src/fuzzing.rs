@@ -348,7 +348,7 @@ pub fn handshake(hs: &Handshake, data: &[u8]) {
     let mut client = hs.connecting.clone();
     let conn = client.connection_mut(ClientId(0)).expect("a client");
     let (Some(key), crate::connection::State::Connect { datagram, .. }) =
-        (conn.key().copied(), &conn.state)
+        (conn.key().copied(), conn.state())
     else {
         panic!("the client is not answering a challenge");
     };

@@ -108,7 +108,9 @@ pub(crate) struct Incoming<'a> {
 pub(crate) struct Connection {
     /// Where the peer is.
     pub(crate) addr: SocketAddr,
-    pub(crate) state: State,
+    /// Where the handshake or the session stands: changed only by the connection's own
+    /// methods.
+    state: State,
     key: Option<Key>,
     /// The session's ciphers (made from `key`).
     cipher: Option<Cipher>,
@@ -355,6 +357,16 @@ impl Connection {
         self.timers
             .set(Timer::Retry, now + self.timing.connect_retry);
         Some(d)
+    }
+
+    /// Where the handshake or the session stands.
+    pub(crate) fn state(&self) -> &State {
+        &self.state
+    }
+
+    /// The session is over (refused, lost, or left): nothing more is sent or taken.
+    pub(crate) fn close(&mut self) {
+        self.state = State::Closed;
     }
 
     /// Client: the session starts (the welcome checked out).

@@ -225,160 +225,177 @@ impl ClientEndpoint {
             self.refuse(core);
             return ClientArrival::Done;
         };
-        let handshaking = matches!(self.conn.state, State::Hello { .. } | State::Connect { .. });
+        let state = self.conn.state();
+        let handshaking = matches!(state, State::Hello { .. } | State::Connect { .. });
+        let connecting = matches!(state, State::Connect { .. });
         match kind {
-            DatagramKind::Reject if handshaking => {
-                // Once the server has our cookie back it tags its refusals; before, only a
-                // version mismatch is believed (nothing else is refused then), and only if
-                // it echoes our hello's nonce: anyone can send an untagged refusal.
-                let r = match self.conn.open(bytes) {
-                    Ok(opened) => wire::decode::<RejectBody>(&opened[wire::HEADER_LEN..]).ok(),
-                    Err(_) => wire::decode::<RejectBody>(body)
-                        .ok()
-                        .filter(|r| matches!(r.reason, RejectReason::VersionMismatch { .. })),
-                };
-                let Some(r) = r.filter(|r| r.nonce == self.conn.nonce()) else {
-                    // Not an answer to our hello: counted, and ignored.
-                    self.refuse(core);
-                    return ClientArrival::Done;
-                };
-                if self.follow.is_some() {
-                    // This successor will not have us: the next one may.
-                    self.ladder = None;
-                    if self.next_successor(core) {
-                        return ClientArrival::Done;
-                    }
-                }
-                self.conn.state = State::Closed;
-                let event = match (self.ladder.take(), r.reason) {
-                    (Some(_), RejectReason::SessionExpired) => NetEvent::ConnectionLost {
-                        reason: DisconnectReason::SessionExpired,
-                    },
-                    (_, reason) => NetEvent::Rejected { reason },
-                };
-                core.events.push_back(event);
-            }
+            DatagramKind::Reject if handshaking => self.on_reject(core, bytes, body),
             _ if version != core.config.version => self.refuse(core),
-            DatagramKind::Challenge => {
-                let Ok(c) = wire::parse_challenge(body) else {
-                    self.refuse(core);
-                    return ClientArrival::Done;
-                };
-                let (name, password) = (self.name.clone(), self.password.clone());
-                let kinds = core.kinds.clone();
-                let spectator = self.spectator;
-                let claim = match (&self.ladder, &self.session, self.id) {
-                    (Some(_), Some(s), Some(id)) => Some((id, s.token)),
-                    _ => None,
-                };
-                let connect = |hello: wire::Hello, key: &crypto::Key| {
-                    let request = Request {
-                        name,
-                        proof: password.as_deref().map(|p| crypto::password_proof(p, key)),
-                        spectator,
-                        resume: claim.map(|(client, token)| Resume {
-                            client,
-                            proof: crypto::resume_proof(&token, key),
-                        }),
-                        kinds,
-                    };
-                    let mut d = wire::connect(
-                        version,
-                        &wire::Connect {
-                            hello,
-                            cookie: c.cookie,
-                            request,
-                        },
-                    )
-                    .ok()?;
-                    let clear = wire::clear_len(DatagramKind::Connect);
-                    crypto::Cipher::new(key).seal(
-                        Direction::ToServer,
-                        &mut d,
-                        clear,
-                        Nonce::Synthetic,
-                    );
-                    Some(d)
-                };
-                if !self.conn.on_challenge(&c, connect, core.now) {
-                    self.refuse(core);
-                } else if let Some(l) = self.ladder.as_mut().filter(|l| !l.answered) {
-                    // The server is alive: the resume may take the whole grace window.
-                    l.answered = true;
-                    self.conn.timers.set(Timer::GiveUp, l.until);
-                }
-            }
-            DatagramKind::Welcome if matches!(self.conn.state, State::Connect { .. }) => {
-                let Ok(opened) = self.conn.open(bytes) else {
-                    // Corrupted on the way: the next answer to the challenge brings it again.
-                    return ClientArrival::Done;
-                };
-                let Ok(w) = wire::decode::<Welcome>(&opened[wire::HEADER_LEN..]) else {
-                    self.refuse(core);
-                    return ClientArrival::Done;
-                };
-                self.conn.established(core.now);
-                self.physics = Some(w.physics);
-                if self.ladder.take().is_some() && w.resumed && self.id == Some(w.client) {
-                    self.resumes += 1;
-                    if let Some(f) = self.follow.take() {
-                        let host = f.list.get(f.next - 1).map(|s| s.name.clone());
-                        let name = host.as_deref().unwrap_or("the successor");
-                        tracing::info!("{name} took the game over: resumed as {}", w.client);
-                        self.server_name = w.server_name;
-                        self.succession = Default::default();
-                        core.events.push_back(NetEvent::NewHost {
-                            left: f.left,
-                            host: host.unwrap_or_default(),
-                            client: w.client,
-                        });
-                        return ClientArrival::Migrated;
-                    }
-                    tracing::info!("resumed the session as {}", w.client);
-                    core.events
-                        .push_back(NetEvent::Resumed { client: w.client });
-                    return ClientArrival::Resumed;
-                }
-                self.id = Some(w.client);
-                self.session = match (w.grace_ms, self.conn.key()) {
-                    (0, _) | (_, None) => None,
-                    (ms, Some(key)) => Some(Session {
-                        token: crypto::session_token(key),
-                        grace: u64::from(ms) * 1000,
-                    }),
-                };
-                if w.name != self.name {
-                    tracing::info!("the name {} is taken: playing as {}", self.name, w.name);
-                    self.name.clone_from(&w.name);
-                }
-                self.server_name.clone_from(&w.server_name);
-                core.events.push_back(NetEvent::Joined {
-                    client: w.client,
-                    server_name: w.server_name,
-                    name: w.name,
-                });
-            }
-            DatagramKind::Bye if self.conn.is_connected() => {
-                if let Ok(opened) = self.conn.open(bytes)
-                    && let Ok(b) = wire::decode::<Bye>(&opened[wire::HEADER_LEN..])
-                {
-                    // "Timed out" from the server: it stopped hearing us and keeps the
-                    // session for a resume.
-                    if b.reason == DisconnectReason::TimedOut && self.start_ladder(core) {
-                        return ClientArrival::Done;
-                    }
-                    // The host quit: the game goes on at its successor, if it migrates.
-                    if b.reason == DisconnectReason::ServerShutdown && self.migrate(core) {
-                        return ClientArrival::Done;
-                    }
-                    self.conn.state = State::Closed;
-                    core.events
-                        .push_back(NetEvent::ConnectionLost { reason: b.reason });
-                }
-            }
+            DatagramKind::Challenge => self.on_challenge(core, version, body),
+            DatagramKind::Welcome if connecting => return self.on_welcome(core, bytes),
+            DatagramKind::Bye if self.conn.is_connected() => self.on_bye(core, bytes),
             _ => {}
         }
         ClientArrival::Done
+    }
+
+    /// A refusal while we shake hands (`body` after the header). Once the server has our
+    /// cookie back it tags its refusals; before, only a version mismatch is believed
+    /// (nothing else is refused then), and only if it echoes our hello's nonce: anyone can
+    /// send an untagged refusal.
+    fn on_reject(&mut self, core: &mut Core, bytes: &[u8], body: &[u8]) {
+        let r = match self.conn.open(bytes) {
+            Ok(opened) => wire::decode::<RejectBody>(&opened[wire::HEADER_LEN..]).ok(),
+            Err(_) => wire::decode::<RejectBody>(body)
+                .ok()
+                .filter(|r| matches!(r.reason, RejectReason::VersionMismatch { .. })),
+        };
+        let Some(r) = r.filter(|r| r.nonce == self.conn.nonce()) else {
+            // Not an answer to our hello: counted, and ignored.
+            self.refuse(core);
+            return;
+        };
+        if self.follow.is_some() {
+            // This successor will not have us: the next one may.
+            self.ladder = None;
+            if self.next_successor(core) {
+                return;
+            }
+        }
+        self.conn.close();
+        let event = match (self.ladder.take(), r.reason) {
+            (Some(_), RejectReason::SessionExpired) => NetEvent::ConnectionLost {
+                reason: DisconnectReason::SessionExpired,
+            },
+            (_, reason) => NetEvent::Rejected { reason },
+        };
+        core.events.push_back(event);
+    }
+
+    /// The server's challenge (`body` after the header): we answer it with our request,
+    /// sealed under the session key.
+    fn on_challenge(&mut self, core: &mut Core, version: u16, body: &[u8]) {
+        let Ok(c) = wire::parse_challenge(body) else {
+            self.refuse(core);
+            return;
+        };
+        let (name, password) = (self.name.clone(), self.password.clone());
+        let kinds = core.kinds.clone();
+        let spectator = self.spectator;
+        let claim = match (&self.ladder, &self.session, self.id) {
+            (Some(_), Some(s), Some(id)) => Some((id, s.token)),
+            _ => None,
+        };
+        let connect = |hello: wire::Hello, key: &crypto::Key| {
+            let request = Request {
+                name,
+                proof: password.as_deref().map(|p| crypto::password_proof(p, key)),
+                spectator,
+                resume: claim.map(|(client, token)| Resume {
+                    client,
+                    proof: crypto::resume_proof(&token, key),
+                }),
+                kinds,
+            };
+            let mut d = wire::connect(
+                version,
+                &wire::Connect {
+                    hello,
+                    cookie: c.cookie,
+                    request,
+                },
+            )
+            .ok()?;
+            let clear = wire::clear_len(DatagramKind::Connect);
+            crypto::Cipher::new(key).seal(Direction::ToServer, &mut d, clear, Nonce::Synthetic);
+            Some(d)
+        };
+        if !self.conn.on_challenge(&c, connect, core.now) {
+            self.refuse(core);
+        } else if let Some(l) = self.ladder.as_mut().filter(|l| !l.answered) {
+            // The server is alive: the resume may take the whole grace window.
+            l.answered = true;
+            self.conn.timers.set(Timer::GiveUp, l.until);
+        }
+    }
+
+    /// The server's welcome: the session starts, or resumes (at the host we followed, if
+    /// it took the game over).
+    fn on_welcome(&mut self, core: &mut Core, bytes: &[u8]) -> ClientArrival {
+        let Ok(opened) = self.conn.open(bytes) else {
+            // Corrupted on the way: the next answer to the challenge brings it again.
+            return ClientArrival::Done;
+        };
+        let Ok(w) = wire::decode::<Welcome>(&opened[wire::HEADER_LEN..]) else {
+            self.refuse(core);
+            return ClientArrival::Done;
+        };
+        self.conn.established(core.now);
+        self.physics = Some(w.physics);
+        if self.ladder.take().is_some() && w.resumed && self.id == Some(w.client) {
+            return self.resumed(core, w);
+        }
+        self.id = Some(w.client);
+        self.session = match (w.grace_ms, self.conn.key()) {
+            (0, _) | (_, None) => None,
+            (ms, Some(key)) => Some(Session {
+                token: crypto::session_token(key),
+                grace: u64::from(ms) * 1000,
+            }),
+        };
+        if w.name != self.name {
+            tracing::info!("the name {} is taken: playing as {}", self.name, w.name);
+            self.name.clone_from(&w.name);
+        }
+        self.server_name.clone_from(&w.server_name);
+        core.events.push_back(NetEvent::Joined {
+            client: w.client,
+            server_name: w.server_name,
+            name: w.name,
+        });
+        ClientArrival::Done
+    }
+
+    /// Our session resumed (`w`): at the same server, or at the successor we followed.
+    fn resumed(&mut self, core: &mut Core, w: Welcome) -> ClientArrival {
+        self.resumes += 1;
+        if let Some(f) = self.follow.take() {
+            let host = f.list.get(f.next - 1).map(|s| s.name.clone());
+            let name = host.as_deref().unwrap_or("the successor");
+            tracing::info!("{name} took the game over: resumed as {}", w.client);
+            self.server_name = w.server_name;
+            self.succession = Default::default();
+            core.events.push_back(NetEvent::NewHost {
+                left: f.left,
+                host: host.unwrap_or_default(),
+                client: w.client,
+            });
+            return ClientArrival::Migrated;
+        }
+        tracing::info!("resumed the session as {}", w.client);
+        core.events
+            .push_back(NetEvent::Resumed { client: w.client });
+        ClientArrival::Resumed
+    }
+
+    /// The server's goodbye. "Timed out": it stopped hearing us and keeps the session for
+    /// a resume. The host quit: the game goes on at its successor, if it migrates.
+    fn on_bye(&mut self, core: &mut Core, bytes: &[u8]) {
+        let Ok(opened) = self.conn.open(bytes) else {
+            return;
+        };
+        let Ok(b) = wire::decode::<Bye>(&opened[wire::HEADER_LEN..]) else {
+            return;
+        };
+        if b.reason == DisconnectReason::TimedOut && self.start_ladder(core) {
+            return;
+        }
+        if b.reason == DisconnectReason::ServerShutdown && self.migrate(core) {
+            return;
+        }
+        self.conn.close();
+        core.events
+            .push_back(NetEvent::ConnectionLost { reason: b.reason });
     }
 
     fn refuse(&mut self, core: &mut Core) {
@@ -393,7 +410,7 @@ impl ClientEndpoint {
     /// Handles the connection's deadlines: handshake retries (the ladder's, while
     /// reconnecting), giving up, timeouts. Returns false if the session is over.
     pub(crate) fn timeouts(&mut self, core: &mut Core) -> bool {
-        if matches!(self.conn.state, State::Closed) {
+        if matches!(self.conn.state(), State::Closed) {
             return false;
         }
         for d in self.conn.handle_timeout(core.now) {
@@ -429,7 +446,7 @@ impl ClientEndpoint {
                     return false;
                 }
                 Deadline::Retry => {
-                    let hello = matches!(self.conn.state, State::Hello { .. });
+                    let hello = matches!(self.conn.state(), State::Hello { .. });
                     if let Some(d) = self.conn.handshake_datagram(core.now, core.config.version) {
                         core.outbox.push((self.conn.addr, d));
                         if let (true, Some(l)) = (hello, &mut self.ladder) {

@@ -259,45 +259,12 @@ impl ServerEndpoint {
             return self.refuse(core, known);
         };
         if version != core.config.version {
-            if kind == DatagramKind::Hello {
-                let reason = RejectReason::VersionMismatch {
-                    server: core.config.version,
-                    client: version,
-                };
-                tracing::info!("refused a hello from {from}: {reason}");
-                // Echoing the nonce from the place no version moves is what tells the client
-                // this refusal answers its own hello.
-                if let Some(nonce) = wire::hello_nonce(body) {
-                    answer(core, from, bytes.len(), &RejectBody { reason, nonce });
-                }
-            } else {
-                core.counters.strangers += 1;
-            }
+            other_version(core, from, (version, kind), body, bytes.len());
             return Arrival::Done;
         }
         match kind {
             DatagramKind::Hello => match wire::parse_hello(body) {
-                Ok(_) if !self.limiter.allow(from.ip(), core.now) => {
-                    core.counters.hellos_dropped += 1;
-                    Arrival::Done
-                }
-                Ok(h) => {
-                    let epoch = core.now / COOKIE_EPOCH_US;
-                    let cookie = self.secrets.cookie(from, h.nonce, &h.client_pub, epoch);
-                    let (_, server_pub) = self.epoch_key(epoch);
-                    let c = wire::challenge(
-                        version,
-                        &wire::Challenge {
-                            nonce: h.nonce,
-                            cookie,
-                            server_pub,
-                        },
-                    );
-                    if c.len() <= bytes.len() {
-                        core.outbox.push((from, c));
-                    }
-                    Arrival::Done
-                }
+                Ok(h) => self.challenge(core, from, h, bytes.len()),
                 Err(_) => self.refuse(core, known),
             },
             DatagramKind::Connect => {
@@ -311,35 +278,75 @@ impl ServerEndpoint {
                     _ => self.refuse(core, known),
                 }
             }
-            DatagramKind::Data | DatagramKind::Bye => {
-                let Some(id) = known else {
-                    return self.suspended_datagram(core, from, kind, bytes);
-                };
-                let Some(peer) = self.peers.get_mut(&id) else {
-                    return Arrival::Done;
-                };
-                let Ok(opened) = peer.conn.open(bytes) else {
-                    core.counters.bad_tags += 1;
-                    log_refusal(id, &peer.conn.stats.bad_tags, "datagrams with a wrong tag");
-                    return Arrival::Done;
-                };
-                if kind == DatagramKind::Data {
-                    return Arrival::Data {
-                        id,
-                        opened,
-                        len: bytes.len(),
-                    };
-                }
-                match wire::decode::<Bye>(&opened[wire::HEADER_LEN..]) {
-                    Ok(_) => Arrival::Left(id, DisconnectReason::Left),
-                    Err(_) => {
-                        peer.conn.stats.bad_datagrams += 1;
-                        Arrival::Done
-                    }
-                }
-            }
+            DatagramKind::Data | DatagramKind::Bye => match known {
+                Some(id) => self.sealed(core, id, kind, bytes),
+                None => self.suspended_datagram(core, from, kind, bytes),
+            },
             DatagramKind::Challenge | DatagramKind::Welcome | DatagramKind::Reject => {
                 self.refuse(core, known)
+            }
+        }
+    }
+
+    /// A hello within the limits: the stateless challenge, no larger than the hello (an
+    /// answer never amplifies what a forged source sent).
+    fn challenge(
+        &mut self,
+        core: &mut Core,
+        from: SocketAddr,
+        h: wire::Hello,
+        len: usize,
+    ) -> Arrival {
+        if !self.limiter.allow(from.ip(), core.now) {
+            core.counters.hellos_dropped += 1;
+            return Arrival::Done;
+        }
+        let epoch = core.now / COOKIE_EPOCH_US;
+        let cookie = self.secrets.cookie(from, h.nonce, &h.client_pub, epoch);
+        let (_, server_pub) = self.epoch_key(epoch);
+        let c = wire::challenge(
+            core.config.version,
+            &wire::Challenge {
+                nonce: h.nonce,
+                cookie,
+                server_pub,
+            },
+        );
+        if c.len() <= len {
+            core.outbox.push((from, c));
+        }
+        Arrival::Done
+    }
+
+    /// A sealed datagram (data or a goodbye) from client `id`'s address: opened under its
+    /// session's key.
+    fn sealed(
+        &mut self,
+        core: &mut Core,
+        id: ClientId,
+        kind: DatagramKind,
+        bytes: &[u8],
+    ) -> Arrival {
+        let Some(peer) = self.peers.get_mut(&id) else {
+            return Arrival::Done;
+        };
+        let Ok(opened) = peer.conn.open(bytes) else {
+            core.counters.bad_tags += 1;
+            log_refusal(id, &peer.conn.stats.bad_tags, "datagrams with a wrong tag");
+            return Arrival::Done;
+        };
+        if kind == DatagramKind::Data {
+            return Arrival::Data {
+                id,
+                opened,
+                len: bytes.len(),
+            };
+        }
+        match wire::decode::<Bye>(&opened[wire::HEADER_LEN..]) {
+            Ok(_) => Arrival::Left(id, DisconnectReason::Left),
+            Err(_) => {
+                peer.conn.stats.bad_datagrams += 1;
+                Arrival::Done
             }
         }
     }
@@ -358,6 +365,8 @@ impl ServerEndpoint {
         Arrival::Done
     }
 
+    /// A connect datagram with a well-formed head (`hello`, `cookie`): admits, resumes or
+    /// refuses its client.
     fn connect(
         &mut self,
         core: &mut Core,
@@ -366,17 +375,7 @@ impl ServerEndpoint {
         cookie: [u8; crypto::COOKIE_LEN],
         datagram: &[u8],
     ) -> Arrival {
-        // A cookie from this epoch or the one before is good; that epoch's key pair made
-        // the challenge.
-        let epoch = core.now / COOKIE_EPOCH_US;
-        let good = [Some(epoch), epoch.checked_sub(1)]
-            .into_iter()
-            .flatten()
-            .find(|&e| {
-                let want = self.secrets.cookie(from, hello.nonce, &hello.client_pub, e);
-                crypto::same(&want, &cookie)
-            });
-        let Some(good) = good else {
+        let Some(good) = self.cookie_epoch(core.now, from, &hello, &cookie) else {
             core.counters.bad_cookies += 1;
             return Arrival::Done;
         };
@@ -389,121 +388,185 @@ impl ServerEndpoint {
             self.welcome(core, id);
             return Arrival::Done;
         }
-        let (secret, server_pub) = self.epoch_key(good);
-        let Some(key) = crypto::session_key(
-            &secret,
-            &hello.client_pub,
-            hello.nonce,
-            &hello.client_pub,
-            &server_pub,
-        ) else {
-            core.counters.bad_cookies += 1;
+        let Some((key, cipher, request)) = self.open_request(core, good, &hello, datagram) else {
             return Arrival::Done;
         };
-        // The request is read only under a tag made with the same key: a client whose
-        // challenge was corrupted on the way starts again instead of being admitted with a
-        // key that differs from ours.
-        let cipher = crypto::Cipher::new(&key);
-        let clear = wire::clear_len(DatagramKind::Connect);
-        let Some(opened) = cipher.open(Direction::ToServer, datagram, clear, Nonce::Synthetic)
-        else {
-            core.counters.bad_cookies += 1;
-            return Arrival::Done;
-        };
-        let request = wire::parse_connect_head(&opened[wire::HEADER_LEN..])
-            .and_then(|(_, _, r)| wire::decode::<Request>(r));
-        let Ok(request) = request else {
-            core.counters.strangers += 1;
-            return Arrival::Done;
-        };
-        let asked = request
-            .name
-            .chars()
-            .filter(|c| !c.is_control())
-            .take(40)
-            .collect::<String>();
-        let reject = |core: &mut Core, reason: RejectReason| {
-            tracing::info!("refused '{asked}' from {from}: {reason}");
-            let r = RejectBody {
-                reason,
-                nonce: hello.nonce,
-            };
-            if let Ok(mut d) = wire::control(DatagramKind::Reject, core.config.version, &r) {
-                let clear = wire::clear_len(DatagramKind::Reject);
-                cipher.seal(Direction::ToClient, &mut d, clear, Nonce::Synthetic);
-                core.outbox.push((from, d));
-            }
-            Arrival::Done
+        let refuser = Refuser {
+            asked: request
+                .name
+                .chars()
+                .filter(|c| !c.is_control())
+                .take(40)
+                .collect(),
+            from,
+            nonce: hello.nonce,
+            cipher: &cipher,
         };
         if let Some(claim) = request.resume {
-            let token = self
-                .peers
-                .get(&claim.client)
-                .or_else(|| self.suspended.get(&claim.client).map(|s| &s.peer))
-                .map(|p| p.token);
-            let proven =
-                token.is_some_and(|t| crypto::same(&crypto::resume_proof(&t, &key), &claim.proof));
-            let old = match proven {
-                true => self.remove(claim.client),
-                false => None,
-            };
-            let Some(mut old) = old else {
-                return reject(core, RejectReason::SessionExpired);
-            };
-            if let Some(other) = here.filter(|&o| o != claim.client) {
-                // Another session had this address (a NAT reused it): it is over.
-                return self.displace(core, other, claim.client, old);
-            }
-            let mut conn = Connection::accepted(from, key, core.now, core.timing());
-            conn.carry_reliable_in(&mut old.conn);
-            let id = claim.client;
-            let name = old.name.clone();
-            self.admit(
-                id,
-                ClientSession {
-                    conn,
-                    hello,
-                    resumed: true,
-                    // A resumed client is told the succession again.
-                    told: None,
-                    ..old
-                },
-            );
-            self.welcome(core, id);
-            tracing::info!("{name} ({id}) resumed its session from {from}");
-            core.events
-                .push_back(NetEvent::ClientResumed { client: id, name });
-            return Arrival::Resumed(id);
+            return self.resume(core, (from, here), (hello, key), claim, &refuser);
         }
         if let Some(id) = here {
             // The same address started a new session (the client restarted).
             return Arrival::Left(id, DisconnectReason::Replaced);
         }
+        if let Err(reason) = self.admissible(core, &request, &key) {
+            return refuser.refuse(core, reason);
+        }
+        self.join(core, from, (hello, key), &request)
+    }
+
+    /// The epoch whose cookie `cookie` is, for a hello from `from` at `now`: this epoch or
+    /// the one before is good (that epoch's key pair made the challenge).
+    fn cookie_epoch(
+        &self,
+        now: u64,
+        from: SocketAddr,
+        hello: &wire::Hello,
+        cookie: &[u8; crypto::COOKIE_LEN],
+    ) -> Option<u64> {
+        let epoch = now / COOKIE_EPOCH_US;
+        [Some(epoch), epoch.checked_sub(1)]
+            .into_iter()
+            .flatten()
+            .find(|&e| {
+                let want = self.secrets.cookie(from, hello.nonce, &hello.client_pub, e);
+                crypto::same(&want, cookie)
+            })
+    }
+
+    /// The session key of a connect from a client that answered the challenge of epoch
+    /// `epoch`, its cipher, and the request the datagram carries. The request is read only
+    /// under a tag made with the same key: a client whose challenge was corrupted on the
+    /// way starts again instead of being admitted with a key that differs from ours.
+    fn open_request(
+        &mut self,
+        core: &mut Core,
+        epoch: u64,
+        hello: &wire::Hello,
+        datagram: &[u8],
+    ) -> Option<(crypto::Key, crypto::Cipher, Request)> {
+        let (secret, server_pub) = self.epoch_key(epoch);
+        let key = crypto::session_key(
+            &secret,
+            &hello.client_pub,
+            hello.nonce,
+            &hello.client_pub,
+            &server_pub,
+        );
+        let Some(key) = key else {
+            core.counters.bad_cookies += 1;
+            return None;
+        };
+        let cipher = crypto::Cipher::new(&key);
+        let clear = wire::clear_len(DatagramKind::Connect);
+        let Some(opened) = cipher.open(Direction::ToServer, datagram, clear, Nonce::Synthetic)
+        else {
+            core.counters.bad_cookies += 1;
+            return None;
+        };
+        let request = wire::parse_connect_head(&opened[wire::HEADER_LEN..])
+            .and_then(|(_, _, r)| wire::decode::<Request>(r));
+        let Ok(request) = request else {
+            core.counters.strangers += 1;
+            return None;
+        };
+        Some((key, cipher, request))
+    }
+
+    /// A connect that claims a session (`claim`) from `from` (which session `here` had the
+    /// address, if any): resumed if its proof holds, refused if not.
+    fn resume(
+        &mut self,
+        core: &mut Core,
+        (from, here): (SocketAddr, Option<ClientId>),
+        (hello, key): (wire::Hello, crypto::Key),
+        claim: wire::Resume,
+        refuser: &Refuser<'_>,
+    ) -> Arrival {
+        let token = self
+            .peers
+            .get(&claim.client)
+            .or_else(|| self.suspended.get(&claim.client).map(|s| &s.peer))
+            .map(|p| p.token);
+        let proven =
+            token.is_some_and(|t| crypto::same(&crypto::resume_proof(&t, &key), &claim.proof));
+        let old = match proven {
+            true => self.remove(claim.client),
+            false => None,
+        };
+        let Some(mut old) = old else {
+            return refuser.refuse(core, RejectReason::SessionExpired);
+        };
+        if let Some(other) = here.filter(|&o| o != claim.client) {
+            // Another session had this address (a NAT reused it): it is over.
+            return self.displace(core, other, claim.client, old);
+        }
+        let mut conn = Connection::accepted(from, key, core.now, core.timing());
+        conn.carry_reliable_in(&mut old.conn);
+        let id = claim.client;
+        let name = old.name.clone();
+        self.admit(
+            id,
+            ClientSession {
+                conn,
+                hello,
+                resumed: true,
+                // A resumed client is told the succession again.
+                told: None,
+                ..old
+            },
+        );
+        self.welcome(core, id);
+        tracing::info!("{name} ({id}) resumed its session from {from}");
+        core.events
+            .push_back(NetEvent::ClientResumed { client: id, name });
+        Arrival::Resumed(id)
+    }
+
+    /// Whether a new session may start for `request` (under session key `key`): the
+    /// password, the kinds, the name, a free place, in that order.
+    fn admissible(
+        &self,
+        core: &Core,
+        request: &Request,
+        key: &crypto::Key,
+    ) -> Result<(), RejectReason> {
         if let Some(pw) = &core.config.password {
-            let want = crypto::password_proof(pw, &key);
+            let want = crypto::password_proof(pw, key);
             if !request.proof.is_some_and(|p| crypto::same(&p, &want)) {
-                return reject(core, RejectReason::BadPassword);
+                return Err(RejectReason::BadPassword);
             }
         }
         if request.kinds != core.kinds {
-            return reject(core, kind_mismatch(&core.kinds, &request.kinds));
+            return Err(kind_mismatch(&core.kinds, &request.kinds));
         }
         let name = request.name.trim();
         if name.is_empty() || name.chars().count() > 32 {
-            return reject(core, RejectReason::BadName);
+            return Err(RejectReason::BadName);
         }
         if self.banned.contains(&name.to_lowercase()) {
-            return reject(core, RejectReason::Banned);
+            return Err(RejectReason::Banned);
         }
         let (playing, watching) = self.counts();
         if request.spectator && watching >= usize::from(core.config.max_spectators) {
             let max = core.config.max_spectators;
-            return reject(core, RejectReason::SpectatorsFull { max });
+            return Err(RejectReason::SpectatorsFull { max });
         }
         if !request.spectator && playing >= usize::from(core.config.max_clients) {
             let max = core.config.max_clients;
-            return reject(core, RejectReason::ServerFull { max });
+            return Err(RejectReason::ServerFull { max });
         }
+        Ok(())
+    }
+
+    /// A new session for an admissible `request` from `from`, under a name of its own.
+    fn join(
+        &mut self,
+        core: &mut Core,
+        from: SocketAddr,
+        (hello, key): (wire::Hello, crypto::Key),
+        request: &Request,
+    ) -> Arrival {
         // A suspended session keeps its name until it expires. A taken name is not refused:
         // the newcomer plays as the first free "name (2)", "name (3)"...
         let taken: Vec<&str> = self
@@ -513,7 +576,7 @@ impl ServerEndpoint {
             .map(|p| p.name.as_str())
             .chain(core.config.reserved_names.iter().map(String::as_str))
             .collect();
-        let name = free_name(name, &taken);
+        let name = free_name(request.name.trim(), &taken);
         let id = loop {
             let id = ClientId(self.next_client);
             self.next_client = self.next_client.wrapping_add(1).max(1);
@@ -595,6 +658,60 @@ impl ServerEndpoint {
         {
             core.outbox.push((p.conn.addr, d));
         }
+    }
+}
+
+/// A datagram of another protocol `version` (of `kind`, `len` bytes, `body` after the
+/// header): a hello is refused, saying which
+/// version this server speaks; anything else is a stranger's.
+fn other_version(
+    core: &mut Core,
+    from: SocketAddr,
+    (version, kind): (u16, DatagramKind),
+    body: &[u8],
+    len: usize,
+) {
+    if kind != DatagramKind::Hello {
+        core.counters.strangers += 1;
+        return;
+    }
+    let reason = RejectReason::VersionMismatch {
+        server: core.config.version,
+        client: version,
+    };
+    tracing::info!("refused a hello from {from}: {reason}");
+    // Echoing the nonce from the place no version moves is what tells the client this
+    // refusal answers its own hello.
+    if let Some(nonce) = wire::hello_nonce(body) {
+        answer(core, from, len, &RejectBody { reason, nonce });
+    }
+}
+
+/// Refuses one connect, sealed under the key it was made with, so its client knows the
+/// refusal is the server's.
+struct Refuser<'a> {
+    /// The name asked for, as logged.
+    asked: String,
+    from: SocketAddr,
+    /// The client's hello nonce, which the refusal echoes.
+    nonce: u64,
+    cipher: &'a crypto::Cipher,
+}
+
+impl Refuser<'_> {
+    fn refuse(&self, core: &mut Core, reason: RejectReason) -> Arrival {
+        tracing::info!("refused '{}' from {}: {reason}", self.asked, self.from);
+        let r = RejectBody {
+            reason,
+            nonce: self.nonce,
+        };
+        if let Ok(mut d) = wire::control(DatagramKind::Reject, core.config.version, &r) {
+            let clear = wire::clear_len(DatagramKind::Reject);
+            self.cipher
+                .seal(Direction::ToClient, &mut d, clear, Nonce::Synthetic);
+            core.outbox.push((self.from, d));
+        }
+        Arrival::Done
     }
 }
 

@@ -202,7 +202,7 @@ impl Client {
     ) -> NetFrame {
         let data = self.take_control(core, group, inbox);
         if !self.endpoint.timeouts(core) {
-            self.endpoint.conn.state = crate::connection::State::Closed;
+            self.endpoint.conn.close();
             return NetFrame::default();
         }
         let (Some(id), true) = (self.endpoint.id, self.endpoint.conn.is_connected()) else {

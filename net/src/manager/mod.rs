@@ -556,7 +556,7 @@ impl NetManager {
                 if c.endpoint.conn.is_connected() {
                     self.core.goodbye(&c.endpoint.conn, DisconnectReason::Left);
                 }
-                c.endpoint.conn.state = crate::connection::State::Closed;
+                c.endpoint.conn.close();
             }
         }
     }
