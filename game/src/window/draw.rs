@@ -1,7 +1,7 @@
 //! Drawing the yard: lit, rotated boxes and balls for every entity, and the blasts.
 
 use super::{Viewer, color, mq3};
-use lanyard::{EntityGroup, Owner, Shape};
+use lanyard::{EntityGroup, EntityRef, Owner, Shape};
 use lanyard_game::game::{Blast, Game, POPUP_SECONDS, Popup};
 use lanyard_game::kinds::Player;
 use lanyard_game::scene::Scene;
@@ -115,64 +115,83 @@ pub(crate) fn convex_hull(points: &mut [mq::Vec2]) -> Vec<mq::Vec2> {
     hull
 }
 
+/// A box's faces: each one's normal and its corners (counter-clockwise from outside), on
+/// the unit cube.
+const FACES: [([f32; 3], [[f32; 3]; 4]); 6] = [
+    (
+        [1.0, 0.0, 0.0],
+        [
+            [1.0, -1.0, -1.0],
+            [1.0, 1.0, -1.0],
+            [1.0, 1.0, 1.0],
+            [1.0, -1.0, 1.0],
+        ],
+    ),
+    (
+        [-1.0, 0.0, 0.0],
+        [
+            [-1.0, -1.0, 1.0],
+            [-1.0, 1.0, 1.0],
+            [-1.0, 1.0, -1.0],
+            [-1.0, -1.0, -1.0],
+        ],
+    ),
+    (
+        [0.0, 1.0, 0.0],
+        [
+            [-1.0, 1.0, -1.0],
+            [-1.0, 1.0, 1.0],
+            [1.0, 1.0, 1.0],
+            [1.0, 1.0, -1.0],
+        ],
+    ),
+    (
+        [0.0, -1.0, 0.0],
+        [
+            [-1.0, -1.0, 1.0],
+            [-1.0, -1.0, -1.0],
+            [1.0, -1.0, -1.0],
+            [1.0, -1.0, 1.0],
+        ],
+    ),
+    (
+        [0.0, 0.0, 1.0],
+        [
+            [-1.0, -1.0, 1.0],
+            [1.0, -1.0, 1.0],
+            [1.0, 1.0, 1.0],
+            [-1.0, 1.0, 1.0],
+        ],
+    ),
+    (
+        [0.0, 0.0, -1.0],
+        [
+            [1.0, -1.0, -1.0],
+            [-1.0, -1.0, -1.0],
+            [-1.0, 1.0, -1.0],
+            [1.0, 1.0, -1.0],
+        ],
+    ),
+];
+
+/// A box's twelve edges, on the unit cube.
+const EDGES: [((f32, f32, f32), (f32, f32, f32)); 12] = [
+    ((-1., -1., -1.), (1., -1., -1.)),
+    ((-1., 1., -1.), (1., 1., -1.)),
+    ((-1., -1., 1.), (1., -1., 1.)),
+    ((-1., 1., 1.), (1., 1., 1.)),
+    ((-1., -1., -1.), (-1., 1., -1.)),
+    ((1., -1., -1.), (1., 1., -1.)),
+    ((-1., -1., 1.), (-1., 1., 1.)),
+    ((1., -1., 1.), (1., 1., 1.)),
+    ((-1., -1., -1.), (-1., -1., 1.)),
+    ((1., -1., -1.), (1., -1., 1.)),
+    ((-1., 1., -1.), (-1., 1., 1.)),
+    ((1., 1., -1.), (1., 1., 1.)),
+];
+
 /// A box as a mesh with one shade per face, so its rotation shows.
 pub(crate) fn draw_box(center: mq::Vec3, rot: mq::Quat, half: mq::Vec3, base: Color) {
-    const FACES: [([f32; 3], [[f32; 3]; 4]); 6] = [
-        (
-            [1.0, 0.0, 0.0],
-            [
-                [1.0, -1.0, -1.0],
-                [1.0, 1.0, -1.0],
-                [1.0, 1.0, 1.0],
-                [1.0, -1.0, 1.0],
-            ],
-        ),
-        (
-            [-1.0, 0.0, 0.0],
-            [
-                [-1.0, -1.0, 1.0],
-                [-1.0, 1.0, 1.0],
-                [-1.0, 1.0, -1.0],
-                [-1.0, -1.0, -1.0],
-            ],
-        ),
-        (
-            [0.0, 1.0, 0.0],
-            [
-                [-1.0, 1.0, -1.0],
-                [-1.0, 1.0, 1.0],
-                [1.0, 1.0, 1.0],
-                [1.0, 1.0, -1.0],
-            ],
-        ),
-        (
-            [0.0, -1.0, 0.0],
-            [
-                [-1.0, -1.0, 1.0],
-                [-1.0, -1.0, -1.0],
-                [1.0, -1.0, -1.0],
-                [1.0, -1.0, 1.0],
-            ],
-        ),
-        (
-            [0.0, 0.0, 1.0],
-            [
-                [-1.0, -1.0, 1.0],
-                [1.0, -1.0, 1.0],
-                [1.0, 1.0, 1.0],
-                [-1.0, 1.0, 1.0],
-            ],
-        ),
-        (
-            [0.0, 0.0, -1.0],
-            [
-                [1.0, -1.0, -1.0],
-                [-1.0, -1.0, -1.0],
-                [-1.0, 1.0, -1.0],
-                [1.0, 1.0, -1.0],
-            ],
-        ),
-    ];
     let mut vertices = Vec::with_capacity(24);
     let mut indices = Vec::with_capacity(36);
     for (n, corners) in FACES {
@@ -198,20 +217,7 @@ pub(crate) fn draw_box(center: mq::Vec3, rot: mq::Quat, half: mq::Vec3, base: Co
     // Dark edges make the boxes crisp.
     let edge = Color::new(base.r * 0.3, base.g * 0.3, base.b * 0.3, 1.0);
     let corner = |x: f32, y: f32, z: f32| center + rot * (vec3(x, y, z) * half);
-    for (a, b) in [
-        ((-1., -1., -1.), (1., -1., -1.)),
-        ((-1., 1., -1.), (1., 1., -1.)),
-        ((-1., -1., 1.), (1., -1., 1.)),
-        ((-1., 1., 1.), (1., 1., 1.)),
-        ((-1., -1., -1.), (-1., 1., -1.)),
-        ((1., -1., -1.), (1., 1., -1.)),
-        ((-1., -1., 1.), (-1., 1., 1.)),
-        ((1., -1., 1.), (1., 1., 1.)),
-        ((-1., -1., -1.), (-1., -1., 1.)),
-        ((1., -1., -1.), (1., -1., 1.)),
-        ((-1., 1., -1.), (-1., 1., 1.)),
-        ((1., 1., -1.), (1., 1., 1.)),
-    ] {
+    for (a, b) in EDGES {
         mq::draw_line_3d(corner(a.0, a.1, a.2), corner(b.0, b.1, b.2), edge);
     }
 }
@@ -260,6 +266,50 @@ pub(crate) fn draw_scene(
     view: &mut Viewer,
 ) {
     mq::clear_background(Color::from_rgba(150, 192, 230, 255));
+    place_camera(scene, focus, view);
+    draw_yard(scene);
+    // The entities: each where the smoother says, at the world's time plus the fraction of
+    // a tick this frame is into the next.
+    view.smoother.advance(group, view.alpha);
+    let posed: Vec<_> = group
+        .iter()
+        .map(|e| {
+            let (p, r) = view
+                .smoother
+                .pose(group, e.id(), me.unwrap_or(Owner::Server))
+                .unwrap_or((e.body().translation(), *e.body().rotation()));
+            (e, mq3(p), mq::Quat::from_xyzw(r.x, r.y, r.z, r.w))
+        })
+        .collect();
+    // Their shadows and the blocks', on the yard (under everything drawn after).
+    let shade = {
+        let c = color(scene.floor.color);
+        Color::new(c.r * 0.6, c.g * 0.6, c.b * 0.6, 1.0)
+    };
+    for b in &scene.blocks {
+        let box_shape = Shape::Cuboid {
+            half_extents: b.half_extents,
+        };
+        let center = vec3(b.center[0], b.center[1], b.center[2]);
+        draw_shadow(&outline(center, mq::Quat::IDENTITY, &box_shape), shade);
+    }
+    for (e, pos, rot) in &posed {
+        draw_shadow(&outline(*pos, *rot, &e.visual.shape), shade);
+    }
+    let labels: Vec<_> = posed
+        .into_iter()
+        .filter_map(|(e, pos, rot)| draw_entity(group, &e, (pos, rot), view.tint_holders))
+        .collect();
+    for b in blasts {
+        draw_blast(b);
+    }
+    mq::set_default_camera();
+    draw_labels(&view.camera, labels, popups);
+}
+
+/// Puts the camera behind `focus` (the player, if any), or over the whole yard in the
+/// overview, turned by the view's yaw.
+fn place_camera(scene: &Scene, focus: Option<lanyard::Vec3>, view: &mut Viewer) {
     let focus = focus.map(mq3).unwrap_or(vec3(0.0, 0.0, 0.0));
     let (s, c) = view.yaw.sin_cos();
     let back = vec3(s, 0.0, c);
@@ -283,7 +333,10 @@ pub(crate) fn draw_scene(
         ..Default::default()
     };
     mq::set_camera(&view.camera);
-    // The yard.
+}
+
+/// The yard: its floor and its blocks.
+fn draw_yard(scene: &Scene) {
     let f = &scene.floor;
     draw_box(
         vec3(0.0, -f.half_extents[1], 0.0),
@@ -299,80 +352,59 @@ pub(crate) fn draw_scene(
             color(b.color),
         );
     }
-    // The entities: each where the smoother says, at the world's time plus the fraction of
-    // a tick this frame is into the next.
-    view.smoother.advance(group, view.alpha);
-    let posed: Vec<_> = group
-        .iter()
-        .map(|e| {
-            let (p, r) = view
-                .smoother
-                .pose(group, e.id(), me.unwrap_or(Owner::Server))
-                .unwrap_or((e.body().translation(), *e.body().rotation()));
-            (e, mq3(p), mq::Quat::from_xyzw(r.x, r.y, r.z, r.w))
-        })
-        .collect();
-    // Their shadows and the blocks', on the yard (under everything drawn after).
-    let shade = {
-        let c = color(f.color);
-        Color::new(c.r * 0.6, c.g * 0.6, c.b * 0.6, 1.0)
+}
+
+/// Draws entity `e` at `pos`, turned by `rot` (tinted by its holder if `tint_holders`);
+/// a player's name label and where it goes.
+fn draw_entity(
+    group: &EntityGroup,
+    e: &EntityRef<'_>,
+    (pos, rot): (mq::Vec3, mq::Quat),
+    tint_holders: bool,
+) -> Option<(mq::Vec3, String)> {
+    let base = match e.owner() {
+        Owner::Client(c) if tint_holders && holds(group, e) => tint(color(e.visual.color), c),
+        _ => color(e.visual.color),
     };
-    for b in &scene.blocks {
-        let box_shape = Shape::Cuboid {
-            half_extents: b.half_extents,
-        };
-        let center = vec3(b.center[0], b.center[1], b.center[2]);
-        draw_shadow(&outline(center, mq::Quat::IDENTITY, &box_shape), shade);
-    }
-    for (e, pos, rot) in &posed {
-        draw_shadow(&outline(*pos, *rot, &e.visual.shape), shade);
-    }
-    let mut labels = Vec::new();
-    for (e, pos, rot) in posed {
-        let base = match e.owner() {
-            Owner::Client(c) if view.tint_holders && holds(group, &e) => {
-                tint(color(e.visual.color), c)
-            }
-            _ => color(e.visual.color),
-        };
-        match e.visual.shape {
-            Shape::Cuboid { half_extents } => draw_box(
-                pos,
-                rot,
-                vec3(half_extents[0], half_extents[1], half_extents[2]),
-                base,
-            ),
-            Shape::Ball { radius } => mq::draw_sphere(pos, radius, None, base),
-            Shape::Capsule {
-                half_height,
+    match e.visual.shape {
+        Shape::Cuboid { half_extents } => draw_box(
+            pos,
+            rot,
+            vec3(half_extents[0], half_extents[1], half_extents[2]),
+            base,
+        ),
+        Shape::Ball { radius } => mq::draw_sphere(pos, radius, None, base),
+        Shape::Capsule {
+            half_height,
+            radius,
+        } => {
+            let shade = |k: f32| Color::new(base.r * k, base.g * k, base.b * k, 1.0);
+            mq::draw_cylinder(
+                pos - vec3(0.0, half_height, 0.0),
                 radius,
-            } => {
-                let shade = |k: f32| Color::new(base.r * k, base.g * k, base.b * k, 1.0);
-                mq::draw_cylinder(
-                    pos - vec3(0.0, half_height, 0.0),
-                    radius,
-                    radius,
-                    half_height * 2.0,
-                    None,
-                    shade(0.85),
-                );
-                mq::draw_sphere(pos + vec3(0.0, half_height, 0.0), radius, None, shade(1.0));
-                mq::draw_sphere(pos - vec3(0.0, half_height, 0.0), radius, None, shade(0.7));
-                if let Some(p) = group.controller::<Player>(e.id()) {
-                    labels.push((
-                        pos + vec3(0.0, half_height + radius + 0.4, 0.0),
-                        p.name.clone(),
-                    ));
-                }
-            }
+                radius,
+                half_height * 2.0,
+                None,
+                shade(0.85),
+            );
+            mq::draw_sphere(pos + vec3(0.0, half_height, 0.0), radius, None, shade(1.0));
+            mq::draw_sphere(pos - vec3(0.0, half_height, 0.0), radius, None, shade(0.7));
+            return group.controller::<Player>(e.id()).map(|p| {
+                (
+                    pos + vec3(0.0, half_height + radius + 0.4, 0.0),
+                    p.name.clone(),
+                )
+            });
         }
     }
-    for b in blasts {
-        draw_blast(b);
-    }
-    mq::set_default_camera();
+    None
+}
+
+/// The players' names over them, and the points rising from where they were scored,
+/// fading, as seen by `camera`.
+fn draw_labels(camera: &mq::Camera3D, labels: Vec<(mq::Vec3, String)>, popups: &[Popup]) {
     use mq::Camera;
-    let m = view.camera.matrix();
+    let m = camera.matrix();
     let on_screen = |p: mq::Vec3| {
         let ndc = m.project_point3(p);
         (ndc.z < 1.0).then(|| {
@@ -388,7 +420,6 @@ pub(crate) fn draw_scene(
             mq::draw_text(&name, at.x - w / 2.0, at.y, 22.0, mq::WHITE);
         }
     }
-    // Points rise from where they were scored and fade.
     for p in popups {
         let k = (p.age / POPUP_SECONDS).clamp(0.0, 1.0);
         if let Some(at) = on_screen(mq3(p.at) + vec3(0.0, 0.5 + 2.0 * k, 0.0)) {
@@ -438,7 +469,7 @@ pub(crate) fn draw_blast(b: &Blast) {
 
 /// Whether `e` is one of the server's bodies a player holds now (a kind that allows
 /// hand-off, owned by a client), not that player's own entity.
-fn holds(group: &EntityGroup, e: &lanyard::EntityRef<'_>) -> bool {
+fn holds(group: &EntityGroup, e: &EntityRef<'_>) -> bool {
     group
         .registry()
         .options(e.kind())
