@@ -333,88 +333,97 @@ impl EntityGroup {
         hint: &mut usize,
         own_at: Option<u32>,
     ) -> Verdict {
-        let pos = match self.order.get(*hint) {
-            Some(&(net, _)) if net == section.net_id => *hint,
-            _ => match self.order.binary_search_by_key(&section.net_id, |e| e.0) {
-                Ok(pos) => pos,
-                Err(_) => {
-                    self.counters.unknown_entity += 1;
-                    self.strictly(
-                        section.net_id,
-                        "?".into(),
-                        Error::SectionForNoEntity { from },
-                    );
-                    return Verdict::UnknownEntity;
-                }
-            },
-        };
-        *hint = pos + 1;
-        let i = self.order[pos].1 as usize;
-        let Some(me) = entity_ref(&self.slots[i], &self.physics) else {
-            self.counters.unknown_entity += 1;
-            self.strictly(
-                section.net_id,
-                "?".into(),
-                Error::SectionForNoEntity { from },
-            );
+        let Some(i) = self.locate(section.net_id, from, hint) else {
             return Verdict::UnknownEntity;
         };
-        if from != Owner::Server {
-            if me.owner() != from {
-                self.counters.not_owner += 1;
-                let kind = kind_label(&self.registry, me.kind());
-                let owner = me.owner();
-                self.strictly(section.net_id, kind, Error::NotTheOwner { from, owner });
-                return Verdict::NotOwner;
-            }
-            let view = self.view();
-            let judged = guarded(|| {
-                self.controllers[i]
-                    .as_deref()
-                    .is_some_and(|c| c.validate(me, section, &view) == Legality::Legal)
-            });
-            // A section the controller refuses is taken anyway while the entity is
-            // trusted (a new host's first words from each client after a migration).
-            let judged = match (judged, self.trusted.get_mut(&section.net_id)) {
-                (Ok(legal), Some(left)) => {
-                    *left -= 1;
-                    if *left == 0 {
-                        self.trusted.remove(&section.net_id);
-                    }
-                    if !legal {
-                        self.counters.trusted += 1;
-                    }
-                    Ok(true)
-                }
-                (judged, _) => judged,
-            };
-            let legal = match judged {
-                Ok(legal) => legal,
-                Err(payload) => {
-                    let fault = Fault {
-                        net: section.net_id,
-                        kind: kind_label(&self.registry, me.kind()),
-                        owner: me.owner(),
-                        hook: Hook::Validate,
-                        message: panic_message(payload.as_ref()),
-                    };
-                    self.counters.faults += 1;
-                    push_fault(&mut self.faults, fault);
-                    false
-                }
-            };
-            if !legal {
-                self.counters.illegal += 1;
-                self.section_errors.push(SectionError {
-                    net: section.net_id,
-                    kind: kind_label(&self.registry, me.kind()),
-                    error: Error::IllegalSection { from },
-                });
-                return Verdict::Illegal;
-            }
+        if from != Owner::Server
+            && let Err(refused) = self.judge(i, section, from)
+        {
+            return refused;
         }
         self.queue(i, section, own_at);
         Verdict::Accepted
+    }
+
+    /// The slot of entity `net`, searched from `hint` (moved past it); counted as unknown
+    /// (a section from `from` for no entity) if there is none.
+    fn locate(&mut self, net: NetId, from: Owner, hint: &mut usize) -> Option<usize> {
+        let pos = match self.order.get(*hint) {
+            Some(&(n, _)) if n == net => Some(*hint),
+            _ => self.order.binary_search_by_key(&net, |e| e.0).ok(),
+        };
+        let i = pos.map(|pos| {
+            *hint = pos + 1;
+            self.order[pos].1 as usize
+        });
+        let i = i.filter(|&i| entity_ref(&self.slots[i], &self.physics).is_some());
+        if i.is_none() {
+            self.counters.unknown_entity += 1;
+            self.strictly(net, "?".into(), Error::SectionForNoEntity { from });
+        }
+        i
+    }
+
+    /// Whether client `from` may send `section` for the entity in slot `i`: it must hold
+    /// it, and the controller must find the section legal (or the entity be trusted for
+    /// now). A panic in the controller's check refuses it, as a fault.
+    fn judge(&mut self, i: usize, section: Section<'_>, from: Owner) -> Result<(), Verdict> {
+        let Some(me) = entity_ref(&self.slots[i], &self.physics) else {
+            return Err(Verdict::UnknownEntity);
+        };
+        if me.owner() != from {
+            self.counters.not_owner += 1;
+            let kind = kind_label(&self.registry, me.kind());
+            let owner = me.owner();
+            self.strictly(section.net_id, kind, Error::NotTheOwner { from, owner });
+            return Err(Verdict::NotOwner);
+        }
+        let view = self.view();
+        let judged = guarded(|| {
+            self.controllers[i]
+                .as_deref()
+                .is_some_and(|c| c.validate(me, section, &view) == Legality::Legal)
+        });
+        // A section the controller refuses is taken anyway while the entity is trusted (a
+        // new host's first words from each client after a migration).
+        let judged = match (judged, self.trusted.get_mut(&section.net_id)) {
+            (Ok(legal), Some(left)) => {
+                *left -= 1;
+                if *left == 0 {
+                    self.trusted.remove(&section.net_id);
+                }
+                if !legal {
+                    self.counters.trusted += 1;
+                }
+                Ok(true)
+            }
+            (judged, _) => judged,
+        };
+        let legal = match judged {
+            Ok(legal) => legal,
+            Err(payload) => {
+                let fault = Fault {
+                    net: section.net_id,
+                    kind: kind_label(&self.registry, me.kind()),
+                    owner: me.owner(),
+                    hook: Hook::Validate,
+                    message: panic_message(payload.as_ref()),
+                };
+                self.counters.faults += 1;
+                push_fault(&mut self.faults, fault);
+                false
+            }
+        };
+        if !legal {
+            self.counters.illegal += 1;
+            self.section_errors.push(SectionError {
+                net: section.net_id,
+                kind: kind_label(&self.registry, me.kind()),
+                error: Error::IllegalSection { from },
+            });
+            return Err(Verdict::Illegal);
+        }
+        Ok(())
     }
 
     /// Queues an accepted section for the client path of the entity in slot `i` (see

@@ -202,53 +202,8 @@ impl EntityGroup {
         bytes: &[u8],
         version_of: &dyn Fn(KindId) -> Option<u16>,
     ) -> Result<Self, Error> {
-        let bad = |m: &str| Error::BadSnapshot(m.to_owned());
-        let rest = bytes
-            .strip_prefix(SNAPSHOT_MAGIC)
-            .ok_or_else(|| bad("not a Lanyard snapshot"))?;
-        let (version, rest) = rest
-            .split_first_chunk::<4>()
-            .ok_or_else(|| bad("truncated header"))?;
-        let version = u32::from_le_bytes(*version);
-        if !(1..=SNAPSHOT_VERSION).contains(&version) {
-            return Err(Error::BadSnapshot(format!(
-                "format version {version}, this build reads 1 to {SNAPSHOT_VERSION}"
-            )));
-        }
-        let (sum, rest) = rest
-            .split_first_chunk::<8>()
-            .ok_or_else(|| bad("truncated header"))?;
-        let mut check = StateHasher::new();
-        check.bytes(rest);
-        if check.finish() != u64::from_le_bytes(*sum) {
-            return Err(bad(
-                "checksum mismatch: the snapshot is truncated or corrupted",
-            ));
-        }
-        let (len, rest) = rest
-            .split_first_chunk::<8>()
-            .ok_or_else(|| bad("truncated header"))?;
-        let len = usize::try_from(u64::from_le_bytes(*len)).map_err(|_| bad("bad length"))?;
-        if len > rest.len() {
-            return Err(bad("truncated entity table"));
-        }
-        let (meta, world) = rest.split_at(len);
-        // Limits on what a damaged snapshot may claim, so it cannot make us allocate more.
-        let cfg = bincode::config::standard().with_limit::<{ 1 << 28 }>();
-        let (snap, read): (SnapshotMeta, usize) = bincode::serde::decode_from_slice(meta, cfg)
-            .map_err(|e| Error::BadSnapshot(e.to_string()))?;
-        // Format 1 ends there; format 2 adds who is trusted after a host migration.
-        let trust = match version {
-            1 => TrustMeta::default(),
-            _ => {
-                bincode::serde::decode_from_slice::<TrustMeta, _>(&meta[read..], cfg)
-                    .map_err(|e| Error::BadSnapshot(e.to_string()))?
-                    .0
-            }
-        };
-        let cfg = bincode::config::standard().with_limit::<{ 1 << 30 }>();
-        let (physics, _): (PhysicsWorld, usize) = bincode::serde::decode_from_slice(world, cfg)
-            .map_err(|e| Error::BadSnapshot(e.to_string()))?;
+        let (version, meta, world) = open_snapshot(bytes)?;
+        let (snap, trust, physics) = decode_snapshot(version, meta, world)?;
         if !snap.config.is_valid() {
             return Err(bad("the configuration is not valid (timestep or gravity)"));
         }
@@ -261,33 +216,7 @@ impl EntityGroup {
         group.counters.trusted = trust.taken;
         group.trusted = trust.entities.into_iter().collect();
         for (index, s) in snap.slots.into_iter().enumerate() {
-            let mut controller = None;
-            if let Some(e) = &s.entity {
-                if group.physics.bodies.get(e.body).is_none() {
-                    return Err(bad("an entity's body is missing from the physics world"));
-                }
-                let mut c = group.registry.build(e.kind, &s.params)?.controller;
-                let state = match version_of(e.kind) {
-                    Some(v) => group.registry.migrate(e.kind, v, &s.state)?,
-                    None => s.state.clone(),
-                };
-                c.load_state(&state).map_err(|err| Error::BadState {
-                    kind: kind_label(&group.registry, e.kind),
-                    net: e.net_id,
-                    reason: err.to_string(),
-                })?;
-                controller = Some(c);
-                group.order.push((e.net_id, index as u32));
-            }
-            group.slots.push(Slot {
-                generation: s.generation,
-                entity: s.entity,
-                params: s.params,
-                pending: None,
-                outside: false,
-                still: false,
-            });
-            group.controllers.push(controller);
+            group.restore_slot(index, s, version_of)?;
         }
         group.order.sort_unstable_by_key(|e| e.0);
         if group.order.windows(2).any(|w| w[0].0 == w[1].0) {
@@ -295,6 +224,110 @@ impl EntityGroup {
         }
         Ok(group)
     }
+
+    /// Puts back slot `index` as `s` saved it: its entity's controller built again and
+    /// given its saved state (migrated from the version `version_of` says).
+    fn restore_slot(
+        &mut self,
+        index: usize,
+        s: SlotSnapshot,
+        version_of: &dyn Fn(KindId) -> Option<u16>,
+    ) -> Result<(), Error> {
+        let mut controller = None;
+        if let Some(e) = &s.entity {
+            if self.physics.bodies.get(e.body).is_none() {
+                return Err(bad("an entity's body is missing from the physics world"));
+            }
+            let mut c = self.registry.build(e.kind, &s.params)?.controller;
+            let state = match version_of(e.kind) {
+                Some(v) => self.registry.migrate(e.kind, v, &s.state)?,
+                None => s.state.clone(),
+            };
+            c.load_state(&state).map_err(|err| Error::BadState {
+                kind: kind_label(&self.registry, e.kind),
+                net: e.net_id,
+                reason: err.to_string(),
+            })?;
+            controller = Some(c);
+            self.order.push((e.net_id, index as u32));
+        }
+        self.slots.push(Slot {
+            generation: s.generation,
+            entity: s.entity,
+            params: s.params,
+            pending: None,
+            outside: false,
+            still: false,
+        });
+        self.controllers.push(controller);
+        Ok(())
+    }
+}
+
+/// A snapshot's refusal, saying why.
+fn bad(m: &str) -> Error {
+    Error::BadSnapshot(m.to_owned())
+}
+
+/// A snapshot's header checked (its magic, its format version, its checksum): the format
+/// version, the entity table's bytes and the physics world's.
+fn open_snapshot(bytes: &[u8]) -> Result<(u32, &[u8], &[u8]), Error> {
+    let rest = bytes
+        .strip_prefix(SNAPSHOT_MAGIC)
+        .ok_or_else(|| bad("not a Lanyard snapshot"))?;
+    let (version, rest) = rest
+        .split_first_chunk::<4>()
+        .ok_or_else(|| bad("truncated header"))?;
+    let version = u32::from_le_bytes(*version);
+    if !(1..=SNAPSHOT_VERSION).contains(&version) {
+        return Err(Error::BadSnapshot(format!(
+            "format version {version}, this build reads 1 to {SNAPSHOT_VERSION}"
+        )));
+    }
+    let (sum, rest) = rest
+        .split_first_chunk::<8>()
+        .ok_or_else(|| bad("truncated header"))?;
+    let mut check = StateHasher::new();
+    check.bytes(rest);
+    if check.finish() != u64::from_le_bytes(*sum) {
+        return Err(bad(
+            "checksum mismatch: the snapshot is truncated or corrupted",
+        ));
+    }
+    let (len, rest) = rest
+        .split_first_chunk::<8>()
+        .ok_or_else(|| bad("truncated header"))?;
+    let len = usize::try_from(u64::from_le_bytes(*len)).map_err(|_| bad("bad length"))?;
+    if len > rest.len() {
+        return Err(bad("truncated entity table"));
+    }
+    let (meta, world) = rest.split_at(len);
+    Ok((version, meta, world))
+}
+
+/// A snapshot's entity table (`meta`, of format `version`) and physics world decoded,
+/// within limits on what a damaged snapshot may claim, so it cannot make us allocate more.
+fn decode_snapshot(
+    version: u32,
+    meta: &[u8],
+    world: &[u8],
+) -> Result<(SnapshotMeta, TrustMeta, PhysicsWorld), Error> {
+    let cfg = bincode::config::standard().with_limit::<{ 1 << 28 }>();
+    let (snap, read): (SnapshotMeta, usize) = bincode::serde::decode_from_slice(meta, cfg)
+        .map_err(|e| Error::BadSnapshot(e.to_string()))?;
+    // Format 1 ends there; format 2 adds who is trusted after a host migration.
+    let trust = match version {
+        1 => TrustMeta::default(),
+        _ => {
+            bincode::serde::decode_from_slice::<TrustMeta, _>(&meta[read..], cfg)
+                .map_err(|e| Error::BadSnapshot(e.to_string()))?
+                .0
+        }
+    };
+    let cfg = bincode::config::standard().with_limit::<{ 1 << 30 }>();
+    let (physics, _): (PhysicsWorld, usize) = bincode::serde::decode_from_slice(world, cfg)
+        .map_err(|e| Error::BadSnapshot(e.to_string()))?;
+    Ok((snap, trust, physics))
 }
 
 /// A body's position, rotation, linear and angular velocity, as floats.

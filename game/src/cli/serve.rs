@@ -93,30 +93,8 @@ fn serve(
     if let Some(r) = &c.record {
         game.record_to(r)?;
     }
-    let playing = match bot {
-        Some(seed) => format!(", playing as {name} (a bot, seed {seed})"),
-        None => String::new(),
-    };
-    println!(
-        "{name}: serving '{}' on UDP port {} (discovery on {}{}), up to {} and {}{playing}; type 'help' for the console",
-        game.scene.name,
-        game.local_addr().port(),
-        c.discovery_addr,
-        c.rendezvous
-            .map(|r| format!(", registering at the rendezvous server {r}"))
-            .unwrap_or_default(),
-        count(usize::from(c.max_players), "player"),
-        count(usize::from(flags.max_spectators), "spectator"),
-    );
-    let mut agones = Agones::from_env()?;
-    if let Some(a) = &mut agones {
-        a.ready()?;
-        println!("told the Agones SDK the server is ready");
-    }
-    let metrics = metrics.map(Metrics::serve).transpose()?;
-    if let Some(addr) = metrics.as_ref().map(|m| m.addr()) {
-        println!("serving the server's figures on http://{addr}/metrics");
-    }
+    println!("{}", serving_line(c, &game, (&name, bot), flags));
+    let (mut agones, metrics) = orchestration(metrics)?;
     let console = console_lines();
     let mut why = "time up";
     let mut since = 0;
@@ -156,44 +134,7 @@ fn serve(
             since += 1;
             if since >= 5 {
                 since = 0;
-                let sessions = g.net.sessions();
-                let watching = sessions.iter().filter(|s| s.spectator).count();
-                let each: String = sessions
-                    .iter()
-                    .map(|s| {
-                        let link = match lanyard_game::game::silent_for(&s.stats) {
-                            Some(_) => lanyard_game::game::link_text(&s.stats),
-                            None => {
-                                format!("{:.0} ms {:.0}%", s.stats.ping_ms, s.stats.loss * 100.0)
-                            }
-                        };
-                        let relayed = if g.relayed_to(s.addr) { " relayed" } else { "" };
-                        let (held, missed) =
-                            (s.stats.predictions_held, s.stats.predictions_missed);
-                        // Before the state age, which ends each player's part.
-                        let mispredicted = match held + missed {
-                            0 => String::new(),
-                            n => format!(" mispredicted {:.0}%", missed as f64 * 100.0 / n as f64),
-                        };
-                        format!(
-                            " | {} {link}{relayed} {} link {:.0} kbit/s{mispredicted} state {:.0} ms",
-                            s.name,
-                            g.score_of(&s.name),
-                            s.stats.send_rate * 8.0 / 1000.0,
-                            s.stats.state_age_p95_ms,
-                        )
-                    })
-                    .collect();
-                println!(
-                    "players {}/{} | spectators {} | entities {} | frame {:.2} ms | in {:.1} kbit/s | out {:.1} kbit/s{each}",
-                    sessions.len() - watching,
-                    c.max_players,
-                    watching,
-                    g.group.len(),
-                    ms,
-                    g.traffic.kbps_in,
-                    g.traffic.kbps_out
-                );
+                println!("{}", status_line(g, ms, c.max_players));
             }
         },
     );
@@ -210,6 +151,86 @@ fn serve(
         eprintln!("lanyard-game: {e}");
     }
     written
+}
+
+/// What watches a server from outside: the Agones SDK (if the environment names one),
+/// told the server is ready, and the figures served at `metrics`, if asked.
+fn orchestration(metrics: Option<SocketAddr>) -> Result<(Option<Agones>, Option<Metrics>), String> {
+    let mut agones = Agones::from_env()?;
+    if let Some(a) = &mut agones {
+        a.ready()?;
+        println!("told the Agones SDK the server is ready");
+    }
+    let metrics = metrics.map(Metrics::serve).transpose()?;
+    if let Some(addr) = metrics.as_ref().map(|m| m.addr()) {
+        println!("serving the server's figures on http://{addr}/metrics");
+    }
+    Ok((agones, metrics))
+}
+
+/// What server `name` says when it starts serving: where, up to how many, and whether
+/// its host plays (a bot of seed `bot`).
+fn serving_line(
+    c: &Common,
+    game: &Game,
+    (name, bot): (&str, Option<u64>),
+    flags: &SessionFlags,
+) -> String {
+    let playing = match bot {
+        Some(seed) => format!(", playing as {name} (a bot, seed {seed})"),
+        None => String::new(),
+    };
+    format!(
+        "{name}: serving '{}' on UDP port {} (discovery on {}{}), up to {} and {}{playing}; type 'help' for the console",
+        game.scene.name,
+        game.local_addr().port(),
+        c.discovery_addr,
+        c.rendezvous
+            .map(|r| format!(", registering at the rendezvous server {r}"))
+            .unwrap_or_default(),
+        count(usize::from(c.max_players), "player"),
+        count(usize::from(flags.max_spectators), "spectator"),
+    )
+}
+
+/// The server's status, printed every few frames: players, spectators, entities, the
+/// frame's time (`ms`), traffic, and each session's link.
+fn status_line(g: &Game, ms: f32, max_players: u16) -> String {
+    let sessions = g.net.sessions();
+    let watching = sessions.iter().filter(|s| s.spectator).count();
+    let each: String = sessions
+        .iter()
+        .map(|s| {
+            let link = match lanyard_game::game::silent_for(&s.stats) {
+                Some(_) => lanyard_game::game::link_text(&s.stats),
+                None => format!("{:.0} ms {:.0}%", s.stats.ping_ms, s.stats.loss * 100.0),
+            };
+            let relayed = if g.relayed_to(s.addr) { " relayed" } else { "" };
+            let (held, missed) = (s.stats.predictions_held, s.stats.predictions_missed);
+            // Before the state age, which ends each player's part.
+            let mispredicted = match held + missed {
+                0 => String::new(),
+                n => format!(" mispredicted {:.0}%", missed as f64 * 100.0 / n as f64),
+            };
+            format!(
+                " | {} {link}{relayed} {} link {:.0} kbit/s{mispredicted} state {:.0} ms",
+                s.name,
+                g.score_of(&s.name),
+                s.stats.send_rate * 8.0 / 1000.0,
+                s.stats.state_age_p95_ms,
+            )
+        })
+        .collect();
+    format!(
+        "players {}/{} | spectators {} | entities {} | frame {:.2} ms | in {:.1} kbit/s | out {:.1} kbit/s{each}",
+        sessions.len() - watching,
+        max_players,
+        watching,
+        g.group.len(),
+        ms,
+        g.traffic.kbps_in,
+        g.traffic.kbps_out
+    )
 }
 
 /// Runs a rendezvous server on `port` until `seconds` pass or a signal comes, then prints

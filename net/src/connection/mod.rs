@@ -611,57 +611,10 @@ impl Connection {
             if with_messages == RELIABLE_DATAGRAMS {
                 due.clear();
             }
-            let (ack, ack_bits) = self.received.header();
-            let seq = self.next_seq;
-            let nonce = Nonce::Seq(self.seq_wraps << 32 | u64::from(seq));
-            self.next_seq = self.next_seq.wrapping_add(1);
-            if self.next_seq == 0 {
-                self.seq_wraps += 1;
-            }
-            let mut d = wire::begin(DatagramKind::Data, version);
-            let (echo, held) = match self.peer_time {
-                Some((t, at)) => (
-                    t,
-                    (now.saturating_sub(at) / 1000).min(u64::from(wire::NO_ECHO) - 1) as u16,
-                ),
-                None => (0, wire::NO_ECHO),
-            };
-            DataHeader {
-                seq,
-                ack,
-                ack_bits,
-                number,
-                time: (now / 1000) as u16,
-                echo,
-                held,
-            }
-            .write(&mut d);
-            let mut budget = wire::MAX_DATAGRAM - d.len() - 2 - TAG_LEN;
-            let mut picked = Vec::new();
-            while let Some(&i) = due.front() {
-                let cost = wire::message_cost(self.reliable_out.len_of(i));
-                if message_bytes >= self.message_room {
-                    due.clear();
-                    break;
-                }
-                if cost > budget {
-                    break;
-                }
-                budget -= cost;
-                message_bytes += cost;
-                picked.push(i);
-                due.pop_front();
-            }
-            lanyard::codec::put_varint(&mut d, picked.len() as u64);
-            let mut ids = Vec::with_capacity(picked.len());
-            for &i in &picked {
-                let (id, bytes, resend) = self.reliable_out.send(i, now);
-                if resend {
-                    self.stats.resends += 1;
-                }
-                wire::put_message(&mut d, id, bytes);
-                ids.push(id);
-            }
+            let (seq, nonce, mut d) = self.begin_datagram(now, version, number);
+            let room = wire::MAX_DATAGRAM - d.len() - 2 - TAG_LEN;
+            let picked = self.pick_messages(&mut due, room, &mut message_bytes);
+            let ids = self.put_messages(&mut d, &picked, now);
             let mut placed = 0;
             while let Some(c) = chunks.peek() {
                 if d.len() + c.len() + TAG_LEN > wire::MAX_DATAGRAM {
@@ -701,6 +654,80 @@ impl Connection {
             .set(Timer::Heartbeat, now + self.timing.heartbeat);
         self.arm_expiry();
         out
+    }
+
+    /// The next DATA datagram's header, for broadcast `number`: its sequence number and
+    /// nonce, and the datagram so far.
+    fn begin_datagram(&mut self, now: u64, version: u16, number: u32) -> (u32, Nonce, Vec<u8>) {
+        let (ack, ack_bits) = self.received.header();
+        let seq = self.next_seq;
+        let nonce = Nonce::Seq(self.seq_wraps << 32 | u64::from(seq));
+        self.next_seq = self.next_seq.wrapping_add(1);
+        if self.next_seq == 0 {
+            self.seq_wraps += 1;
+        }
+        let mut d = wire::begin(DatagramKind::Data, version);
+        let (echo, held) = match self.peer_time {
+            Some((t, at)) => (
+                t,
+                (now.saturating_sub(at) / 1000).min(u64::from(wire::NO_ECHO) - 1) as u16,
+            ),
+            None => (0, wire::NO_ECHO),
+        };
+        DataHeader {
+            seq,
+            ack,
+            ack_bits,
+            number,
+            time: (now / 1000) as u16,
+            echo,
+            held,
+        }
+        .write(&mut d);
+        (seq, nonce, d)
+    }
+
+    /// Of the `due` reliable messages (taken from its front), those that fit in `room`
+    /// bytes, while the messages' bytes this opportunity (`message_bytes`, grown) stay
+    /// within the room for messages; past that, none is due any more.
+    fn pick_messages(
+        &self,
+        due: &mut VecDeque<usize>,
+        mut room: usize,
+        message_bytes: &mut usize,
+    ) -> Vec<usize> {
+        let mut picked = Vec::new();
+        while let Some(&i) = due.front() {
+            let cost = wire::message_cost(self.reliable_out.len_of(i));
+            if *message_bytes >= self.message_room {
+                due.clear();
+                break;
+            }
+            if cost > room {
+                break;
+            }
+            room -= cost;
+            *message_bytes += cost;
+            picked.push(i);
+            due.pop_front();
+        }
+        picked
+    }
+
+    /// Writes the `picked` reliable messages into `d` (their count first), noting them
+    /// sent at `now`; their ids.
+    fn put_messages(&mut self, d: &mut Vec<u8>, picked: &[usize], now: u64) -> Vec<u32> {
+        lanyard::codec::put_varint(d, picked.len() as u64);
+        let mut ids = Vec::with_capacity(picked.len());
+        for &i in picked {
+            let (id, bytes, resend) = self.reliable_out.send(i, now);
+            if resend {
+                self.stats.resends += 1;
+            }
+            wire::put_message(d, id, bytes);
+            ids.push(id);
+        }
+        ids
     }
 
     fn arm_expiry(&mut self) {
