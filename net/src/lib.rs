@@ -14,8 +14,8 @@
 //! * [`transport`]: the [`Transport`] trait, an in-memory [`Hub`] for tests and a seeded
 //!   [`Conditioned`] wrapper (latency, jitter, loss, corruption, duplication, reordering);
 //!   [`udp::UdpTransport`]: real sockets through message-io, the only I/O here.
-//! * [`harness`]: a server and clients of your kinds on the hub with a virtual clock, for
-//!   multi-peer tests.
+//! * `harness` (feature `harness`): a server and clients of your kinds on the hub with a
+//!   virtual clock, for multi-peer tests.
 //! * [`guide`]: write a kind, network it, write a replay test, in three compiled examples.
 //! * [`discovery`]: finding servers on the LAN by UDP broadcast.
 //! * [`rendezvous`]: finding servers beyond the LAN through a rendezvous server on a
@@ -58,6 +58,7 @@ mod event;
 #[cfg(feature = "fuzzing")]
 pub mod fuzzing;
 pub mod guide;
+#[cfg(feature = "harness")]
 pub mod harness;
 mod idmap;
 mod manager;

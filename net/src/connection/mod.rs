@@ -15,7 +15,7 @@ pub(crate) use timer::{Timer, TimerTable};
 use crate::crypto::{self, Cipher, Direction, Key, Nonce};
 use crate::error::DisconnectReason;
 pub use crate::stats::PeerStats;
-use crate::wire::{self, DatagramKind};
+use crate::wire::{self, DatagramKind, Msg};
 use reliable::{ReliableReceiver, ReliableSender};
 use std::collections::VecDeque;
 use std::net::SocketAddr;
@@ -418,6 +418,29 @@ impl Connection {
         d.extend_from_slice(body);
         cipher.seal(self.out, &mut d, wire::clear_len(kind), Nonce::Synthetic);
         Some(d)
+    }
+
+    /// Takes in one opened DATA body (`len` bytes on the wire, arrived at `arrived`, taken
+    /// at `now`): [`on_data`](Self::on_data), with the reliable messages it delivered
+    /// decoded (a malformed one is counted on the link and skipped).
+    pub(crate) fn take_data<'a>(
+        &mut self,
+        body: &'a [u8],
+        len: usize,
+        (now, arrived): (u64, u64),
+    ) -> Result<(Incoming<'a>, Vec<Msg>), Refused> {
+        let mut incoming = self.on_data(body, len, (now, arrived))?;
+        let messages = std::mem::take(&mut incoming.delivered)
+            .iter()
+            .filter_map(|m| match wire::decode::<Msg>(m) {
+                Ok(m) => Some(m),
+                Err(_) => {
+                    self.stats.refused_messages += 1;
+                    None
+                }
+            })
+            .collect();
+        Ok((incoming, messages))
     }
 
     /// Takes in an opened DATA body (`len` bytes on the wire) at `now`, which arrived at

@@ -21,6 +21,8 @@ pub(crate) enum ClientArrival {
     /// A new host (the old one's successor) resumed our session: what we knew of the old
     /// host's broadcasts means nothing to it; its world replaces ours.
     Migrated,
+    /// A DATA datagram of our session, opened (`len` bytes on the wire): for the frame.
+    Data { opened: Vec<u8>, len: usize },
 }
 
 /// Following the game to a successor after the host went.
@@ -218,13 +220,23 @@ impl ClientEndpoint {
         self.ladder_to(core, to.addr, core.config.migration_wait)
     }
 
-    /// Takes one control datagram from the server's address (the handshake, a goodbye); DATA
-    /// datagrams of a connected session go straight to the frame (`manager/frame.rs`).
+    /// Takes one datagram from the server's address: the handshake and a goodbye are
+    /// handled here; a DATA datagram of our session is opened, for the frame
+    /// (`manager/frame.rs`).
     pub(crate) fn datagram(&mut self, core: &mut Core, bytes: &[u8]) -> ClientArrival {
         let Ok((version, kind, body)) = wire::parse_header(bytes) else {
             self.refuse(core);
             return ClientArrival::Done;
         };
+        if kind == DatagramKind::Data && version == core.config.version && self.conn.is_connected()
+        {
+            let Ok(opened) = self.conn.open(bytes) else {
+                core.counters.bad_tags += 1;
+                return ClientArrival::Done;
+            };
+            let len = bytes.len();
+            return ClientArrival::Data { opened, len };
+        }
         let state = self.conn.state();
         let handshaking = matches!(state, State::Hello { .. } | State::Connect { .. });
         let connecting = matches!(state, State::Connect { .. });

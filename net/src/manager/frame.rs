@@ -6,12 +6,12 @@
 use super::NetFrame;
 use super::client::Client;
 use super::server::Server;
-use crate::connection::{Connection, Deadline, Incoming, Refused};
+use crate::connection::{Deadline, Refused};
 use crate::core::Core;
 use crate::endpoint::{Arrival, ClientArrival};
 use crate::error::DisconnectReason;
 use crate::session::unwrap_ms;
-use crate::wire::{DATA_ROOM, Msg};
+use crate::wire::DATA_ROOM;
 use crate::{replication, wire};
 use lanyard::codec::PacketWriter;
 use lanyard::{
@@ -135,8 +135,8 @@ impl FrameDriver for ServerFrame<'_> {
                     let Some(p) = s.endpoint.peers.get_mut(&id) else {
                         continue;
                     };
-                    let taken = take_data(core, &mut p.conn, body, (len, arrived));
-                    let Some((incoming, messages)) = taken else {
+                    let taken = p.conn.take_data(body, len, (core.now, arrived));
+                    let Some((incoming, messages)) = taken_in(core, taken) else {
                         if p.conn.bad_streak > core.config.bad_packet_limit {
                             let reason = DisconnectReason::TooManyBadPackets;
                             s.leave(core, pass.group_mut(), id, reason);
@@ -214,26 +214,26 @@ impl Client {
             client: self,
             data,
             me,
-            own: PacketWriter::new(),
         };
         let frame: FrameReport = group.run_frame(&mut driver);
-        let ClientFrame {
-            core, client, own, ..
-        } = driver;
+        let ClientFrame { core, client, .. } = driver;
         let conn = &mut client.endpoint.conn;
         client.repl.claim_touched(core, group, conn);
-        let sent = client.send_own(core, &own);
+        // The packet the frame's server paths wrote (our own entities') goes up: the group
+        // keeps it until its next frame, as on the server.
+        let sent = client.send_own(core, group.last_packet());
         NetFrame { frame, sent }
     }
 
-    /// The server's control datagrams of this frame, taken now; its DATA datagrams are
-    /// returned, to be opened inside the frame (where their sections can be applied).
+    /// The server's datagrams of this frame, taken by the endpoint now; its DATA datagrams
+    /// come back opened, to be read inside the frame (where their sections can be
+    /// applied).
     fn take_control(
         &mut self,
         core: &mut Core,
         group: &mut EntityGroup,
         inbox: impl IntoIterator<Item = Inbound>,
-    ) -> Vec<(Vec<u8>, u64)> {
+    ) -> Vec<(Vec<u8>, usize, u64)> {
         let server = self.endpoint.conn.addr;
         let mut data = Vec::new();
         for (from, bytes, arrived) in inbox {
@@ -242,15 +242,10 @@ impl Client {
                 continue;
             }
             let was_connected = self.endpoint.conn.is_connected();
-            let is_data = matches!(wire::parse_header(&bytes),
-                Ok((v, wire::DatagramKind::Data, _)) if v == core.config.version);
-            if was_connected && is_data {
-                // Opened and read inside the frame, where its sections can be applied.
-                data.push((bytes, arrived));
-                continue;
-            }
             match self.endpoint.datagram(core, &bytes) {
                 ClientArrival::Done => {}
+                // Read inside the frame, where its sections can be applied.
+                ClientArrival::Data { opened, len } => data.push((opened, len, arrived)),
                 ClientArrival::Resumed => self.repl.begin_resync(),
                 ClientArrival::Migrated => {
                     self.repl = self.repl.for_new_host();
@@ -305,11 +300,10 @@ impl Client {
 struct ClientFrame<'a> {
     core: &'a mut Core,
     client: &'a mut Client,
-    /// The server's DATA datagrams, with when each arrived.
-    data: Vec<(Vec<u8>, u64)>,
+    /// The server's DATA datagrams, opened, with their length on the wire and when each
+    /// arrived.
+    data: Vec<(Vec<u8>, usize, u64)>,
     me: Owner,
-    /// Our own sections, to send up.
-    own: PacketWriter,
 }
 
 impl FrameDriver for ClientFrame<'_> {
@@ -323,15 +317,11 @@ impl FrameDriver for ClientFrame<'_> {
             c.lead = c.lead_for(ping, pass.group().config().dt);
             pass.group_mut().replica().set_lead(c.lead);
         }
-        for (bytes, arrived) in std::mem::take(&mut self.data) {
+        for (opened, len, arrived) in std::mem::take(&mut self.data) {
             let conn = &mut c.endpoint.conn;
-            let Ok(opened) = conn.open(&bytes) else {
-                core.counters.bad_tags += 1;
-                continue;
-            };
             let body = &opened[wire::HEADER_LEN..];
-            let taken = take_data(core, conn, body, (bytes.len(), arrived));
-            let Some((incoming, messages)) = taken else {
+            let taken = conn.take_data(body, len, (core.now, arrived));
+            let Some((incoming, messages)) = taken_in(core, taken) else {
                 continue;
             };
             // A resent message we already have still needs an ack, or it is resent forever.
@@ -375,10 +365,6 @@ impl FrameDriver for ClientFrame<'_> {
         }
     }
 
-    fn outbound(&mut self, packet: &PacketWriter) {
-        self.own = packet.clone();
-    }
-
     fn after_commands(&mut self, pass: &mut FramePass<'_>, requests: &mut Vec<SpawnRequest>) {
         let c = &mut *self.client;
         c.repl.after_commands(
@@ -391,30 +377,18 @@ impl FrameDriver for ClientFrame<'_> {
     }
 }
 
-/// Takes in one opened DATA body (`len` bytes on the wire) on either side: the connection
-/// checks its sequence number and takes its acks; a replayed one is counted. Returns what
-/// it carried, with its reliable messages decoded (a malformed message is counted on the
-/// link and skipped).
-fn take_data<'a>(
-    core: &mut Core,
-    conn: &mut Connection,
-    body: &'a [u8],
-    (len, arrived): (usize, u64),
-) -> Option<(Incoming<'a>, Vec<Msg>)> {
-    let mut incoming = match conn.on_data(body, len, (core.now, arrived)) {
-        Ok(i) => i,
+/// What a DATA body the connection took brought, on either side; a replayed one is
+/// counted.
+fn taken_in<T>(core: &mut Core, taken: Result<T, Refused>) -> Option<T> {
+    match taken {
+        Ok(t) => Some(t),
         Err(why) => {
             if why == Refused::Replayed {
                 core.counters.duplicates += 1;
             }
-            return None;
+            None
         }
-    };
-    let messages = std::mem::take(&mut incoming.delivered)
-        .iter()
-        .filter_map(|m| replication::decode_msg(m, &mut conn.stats))
-        .collect();
-    Some((incoming, messages))
+    }
 }
 
 /// A client takes the server's physics from its welcome: a group that moved otherwise

@@ -64,8 +64,6 @@
 //! [`NetManager::set_relevance`]: crate::NetManager::set_relevance
 //! [`KindRegistry::judge_spawns`]: lanyard::KindRegistry::judge_spawns
 
-use crate::stats::PeerStats;
-use crate::wire::{self, Msg};
 use lanyard::codec::PacketWriter;
 use lanyard::{ClientId, EntityRef, WorldView};
 use std::ops::Range;
@@ -115,17 +113,6 @@ pub(crate) fn chunks(packet: &PacketWriter, room: usize) -> Vec<Range<usize>> {
         out.push(start..last);
     }
     out
-}
-
-/// Decodes a delivered reliable message, counting one that does not decode.
-pub(crate) fn decode_msg(bytes: &[u8], stats: &mut PeerStats) -> Option<Msg> {
-    match wire::decode::<Msg>(bytes) {
-        Ok(m) => Some(m),
-        Err(_) => {
-            stats.refused_messages += 1;
-            None
-        }
-    }
 }
 
 #[cfg(test)]
