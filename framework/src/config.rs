@@ -1,7 +1,7 @@
 //! How a group simulates: its role, timestep, gravity and loopback.
 
-use crate::Vec3;
 use crate::id::ClientId;
+use rapier3d::glamx::glam::Vec3;
 use serde::{Deserialize, Serialize};
 
 /// Which side of the network a group is on. The same type serves both: the role only
@@ -38,10 +38,10 @@ impl GroupConfig {
     }
 
     /// [`is_valid`](Self::is_valid), as an error that says what is wrong.
-    pub fn check(&self) -> Result<(), crate::Error> {
+    pub fn check(&self) -> Result<(), crate::error::Error> {
         match self.is_valid() {
             true => Ok(()),
-            false => Err(crate::Error::InvalidConfig(format!(
+            false => Err(crate::error::Error::InvalidConfig(format!(
                 "dt = {}, gravity = {:?}",
                 self.dt,
                 self.gravity.to_array()

@@ -1,6 +1,5 @@
 //! The [`Controller`] trait: everything an entity does, in two paths.
 
-use crate::Vec3;
 use crate::codec::{Section, SectionReader, SectionWriter};
 use crate::entity::{Entity, EntityRef, Slot};
 use crate::error::Error;
@@ -8,6 +7,7 @@ use crate::id::{EntityId, KindId, NetId, Owner};
 use crate::params::encode_params;
 use crate::pose::{Observations, Observed, PoseState};
 use crate::predict::Steer;
+use rapier3d::glamx::glam::Vec3;
 use rapier3d::prelude::{PhysicsWorld, RigidBody, RigidBodyHandle, RigidBodySet};
 use serde::Serialize;
 use std::any::Any;

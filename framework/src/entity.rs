@@ -1,6 +1,6 @@
 //! Entities: a rigid body, its colliders, how it looks, and who owns it.
 
-use crate::{EntityId, KindId, NetId, Owner};
+use crate::id::{EntityId, KindId, NetId, Owner};
 use rapier3d::prelude::{RigidBody, RigidBodyHandle};
 use serde::{Deserialize, Serialize};
 

@@ -1,6 +1,6 @@
 //! The framework's one error type.
 
-use crate::{EntityId, KindId, NetId};
+use crate::id::{EntityId, KindId, NetId};
 
 /// Everything that can go wrong in the `lanyard` framework.
 ///
@@ -185,15 +185,15 @@ pub enum Error {
     #[error("a section from {from:?}, which does not own the entity ({owner:?} does)")]
     NotTheOwner {
         /// Who sent it.
-        from: crate::Owner,
+        from: crate::id::Owner,
         /// Who owns the entity.
-        owner: crate::Owner,
+        owner: crate::id::Owner,
     },
     /// Strict mode: a section came for an entity this group does not have.
     #[error("a section from {from:?} for an entity this group does not have")]
     SectionForNoEntity {
         /// Who sent it.
-        from: crate::Owner,
+        from: crate::id::Owner,
     },
     /// A controller could not load its saved state.
     #[error("'{kind}' {net} cannot load its saved state: {reason}")]
@@ -201,7 +201,7 @@ pub enum Error {
         /// The kind, by name.
         kind: String,
         /// The entity.
-        net: crate::NetId,
+        net: crate::id::NetId,
         /// What `load_state` said.
         reason: String,
     },
@@ -243,7 +243,7 @@ pub enum Error {
     #[error("a section from its owner {from:?} was judged illegal and dropped")]
     IllegalSection {
         /// Who sent it.
-        from: crate::Owner,
+        from: crate::id::Owner,
     },
     /// The group ran frames its network layer did not drive (both `EntityGroup::frame` and
     /// `NetManager::update` on one group): its world ran that many ticks ahead of what the

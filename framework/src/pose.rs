@@ -1,8 +1,9 @@
 //! Carrying a body's pose and velocities in a section: the common case for a controller.
 
 use crate::codec::{self, SectionReader, SectionWriter};
+use crate::error::Error;
 use crate::id::EntityId;
-use crate::{Error, Quat, Vec3};
+use rapier3d::glamx::glam::{Quat, Vec3};
 use rapier3d::prelude::RigidBody;
 use serde::{Deserialize, Serialize};
 

@@ -22,7 +22,7 @@ use crate::delta::{DeltaCodec, PoseDelta};
 use crate::error::Error;
 pub use crate::pose::Tolerance;
 use crate::pose::{MAX_ANGVEL, MAX_LINVEL, PoseState};
-use crate::{Quat, Vec3};
+use rapier3d::glamx::glam::{Quat, Vec3};
 use rapier3d::prelude::{IntegrationParameters, RigidBody, RigidBodyHandle, RigidBodySet};
 
 /// A body as a kind's [motion](crate::Controller::motion) sees and steers it: the body

@@ -40,7 +40,7 @@ impl Blueprint {
         let [x, y, z] = half_extents;
         Blueprint {
             body: rapier3d::prelude::RigidBodyBuilder::dynamic()
-                .translation(crate::Vec3::from_array(pos))
+                .translation(rapier3d::glamx::glam::Vec3::from_array(pos))
                 .build(),
             colliders: vec![rapier3d::prelude::ColliderBuilder::cuboid(x, y, z).build()],
             visual: Visual {

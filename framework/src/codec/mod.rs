@@ -15,7 +15,9 @@
 //! Reading borrows from the input and never allocates; every length is checked against the
 //! bytes that are actually there before it is used.
 
-use crate::{Error, NetId, Quat, Vec3};
+use crate::error::Error;
+use crate::id::NetId;
+use rapier3d::glamx::glam::{Quat, Vec3};
 
 mod finite;
 mod quantize;

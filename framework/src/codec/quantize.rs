@@ -1,7 +1,7 @@
 //! The quantizers' arithmetic: what the section writer's `pos_mm`, `quat`, `vec3_bounded`
 //! and `velocity` write, as bytes (and what `velocity` reads), and the rounding they share.
 
-use crate::{Quat, Vec3};
+use rapier3d::glamx::glam::{Quat, Vec3};
 
 /// What [`SectionWriter::pos_mm`](super::SectionWriter::pos_mm) writes.
 #[inline(always)]

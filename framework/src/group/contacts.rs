@@ -2,8 +2,8 @@
 //! authority over a body passes to the player who pushes it.
 
 use super::EntityGroup;
-use crate::Vec3;
 use crate::id::EntityId;
+use rapier3d::glamx::glam::Vec3;
 use rapier3d::prelude::RigidBodyHandle;
 
 impl EntityGroup {

@@ -1,7 +1,6 @@
 //! The [`EntityGroup`]: every entity, its controller and the physics world, and the frame
 //! that drives them.
 
-use crate::Vec3;
 use crate::codec::PacketWriter;
 use crate::config::{GroupConfig, Role};
 use crate::controller::{
@@ -13,6 +12,7 @@ use crate::id::{ClientId, EntityId, KindId, NetId, Owner};
 use crate::pose::{Observations, Observed};
 use crate::record::format::{Op, Recorder};
 use crate::registry::KindRegistry;
+use rapier3d::glamx::glam::Vec3;
 use rapier3d::prelude::{Collider, ColliderHandle, PhysicsWorld};
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;

@@ -717,7 +717,7 @@ fn pass_context<'a>(
         &'a mut Vec<Effect>,
         &'a mut crate::pose::Observations,
     ),
-    (tick, dt, gravity): (u64, f32, crate::Vec3),
+    (tick, dt, gravity): (u64, f32, rapier3d::glamx::glam::Vec3),
 ) -> ClientContext<'a> {
     ClientContext {
         authority: false,

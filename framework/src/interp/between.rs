@@ -4,8 +4,8 @@
 //! lost or never sent): then it keeps the first pose's velocity until that moment and the
 //! second's after.
 
-use crate::Vec3;
 use crate::pose::PoseState;
+use rapier3d::glamx::glam::Vec3;
 
 /// How much of the way the two-velocity account may leave unexplained (spread evenly over
 /// the span), as a share of the way, plus [`SLACK`]. More, and the velocities do not tell

@@ -31,7 +31,7 @@
 use crate::group::EntityGroup;
 use crate::id::{EntityId, NetId, Owner};
 use crate::pose::{Observed, PoseState};
-use crate::{Quat, Vec3};
+use rapier3d::glamx::glam::{Quat, Vec3};
 use std::collections::{HashMap, VecDeque};
 
 mod between;

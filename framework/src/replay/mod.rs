@@ -372,7 +372,7 @@ fn run_tick(
     record: &TickRecord,
     sections: &mut HashMap<NetId, Vec<u8>>,
     decisions: bool,
-) -> Result<(Vec<DecisionDiff>, crate::FrameReport), Error> {
+) -> Result<(Vec<DecisionDiff>, crate::pipeline::FrameReport), Error> {
     let bad_config = record
         .ops
         .iter()

@@ -271,7 +271,10 @@ pub struct FrameNote {
 }
 
 /// Keeps what a replayed frame reported, forgetting what is older than [`NOTES_TICKS`].
-pub(super) fn note(notes: &mut std::collections::VecDeque<FrameNote>, report: &crate::FrameReport) {
+pub(super) fn note(
+    notes: &mut std::collections::VecDeque<FrameNote>,
+    report: &crate::pipeline::FrameReport,
+) {
     let tick = report.tick;
     let said = report
         .section_errors
