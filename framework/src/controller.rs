@@ -2,7 +2,7 @@
 
 use crate::codec::{Section, SectionReader, SectionWriter};
 use crate::entity::{Entity, EntityRef, Slot};
-use crate::error::Error;
+use crate::error::{CodecError, Error};
 use crate::id::{EntityId, KindId, NetId, Owner};
 use crate::params::encode_params;
 use crate::pose::{Observations, Observed, PoseState};
@@ -94,7 +94,9 @@ pub trait Controller: Any + Send {
     /// (an error).
     fn take_input(&mut self, input: &[u8]) -> Result<(), Error> {
         let _ = input;
-        Err(Error::InvalidValue("this kind takes no input"))
+        Err(Error::Codec(CodecError::InvalidValue(
+            "this kind takes no input",
+        )))
     }
 }
 
@@ -492,7 +494,7 @@ impl PoseState {
         section: &Section<'a>,
         ctx: &mut ClientContext<'_>,
         tolerance: f32,
-        rest: impl FnOnce(&mut SectionReader<'a>) -> Result<T, Error>,
+        rest: impl FnOnce(&mut SectionReader<'a>) -> Result<T, CodecError>,
     ) -> Result<T, Error> {
         if ctx.section_is_own() {
             let value = section.parse(|r| {

@@ -20,7 +20,7 @@
 //! never more than [`MAX_SECTION_LEN`] bytes.
 
 use crate::codec::{MAX_SECTION_LEN, put_varint};
-use crate::error::Error;
+use crate::error::{CodecError, Error};
 
 /// Writes a section as a difference from a baseline, and reads it back.
 pub trait DeltaCodec {
@@ -61,7 +61,7 @@ pub trait DeltaCodec {
 }
 
 fn bad(why: &'static str) -> Error {
-    Error::InvalidValue(why)
+    Error::Codec(CodecError::InvalidValue(why))
 }
 
 /// Reads a varint from the front of `rest` (at most 5 bytes: values below 2^35).

@@ -1,38 +1,15 @@
-//! The framework's one error type.
+//! The framework's errors, by concern: [`Error`] for the framework's calls, which wraps
+//! [`CodecError`] (a section or packet that does not decode: what a controller's client path
+//! meets) and [`RecordError`] (a recording that cannot be written, read or replayed), so a
+//! caller can tell them apart and `?` still carries either as an [`Error`].
 
 use crate::id::{EntityId, KindId, NetId};
 
-/// Everything that can go wrong in the `lanyard` framework.
-///
-/// Decoding errors carry only numbers and static text, so reporting a bad packet never
-/// allocates.
+/// What can go wrong in the `lanyard` framework: a kind, a spawn, an entity, a snapshot, a
+/// frame; a section that does not decode ([`Error::Codec`]); a recording
+/// ([`Error::Record`]).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum Error {
-    /// A read ran past the end of a section or packet.
-    #[error("truncated input: needed {needed} more bytes, {remaining} left")]
-    Truncated {
-        /// Bytes the read needed.
-        needed: usize,
-        /// Bytes that were left.
-        remaining: usize,
-    },
-    /// A varint was longer than its type allows.
-    #[error("malformed varint")]
-    BadVarint,
-    /// A value was decoded but is not acceptable (a NaN, an out-of-range index, ...).
-    #[error("invalid value: {0}")]
-    InvalidValue(&'static str),
-    /// A section declared a length larger than the framework allows.
-    #[error("section of {len} bytes exceeds the limit of {max}")]
-    SectionTooLong {
-        /// Declared length.
-        len: usize,
-        /// The limit ([`crate::codec::MAX_SECTION_LEN`]).
-        max: usize,
-    },
-    /// A controller's section reader left bytes unread: the section does not match its kind.
-    #[error("{0} trailing bytes left unread in a section")]
-    TrailingBytes(usize),
     /// A kind name was registered twice.
     #[error("controller kind '{0}' is already registered")]
     DuplicateKind(String),
@@ -126,12 +103,6 @@ pub enum Error {
     /// A snapshot could not be read.
     #[error("bad snapshot: {0}")]
     BadSnapshot(String),
-    /// A recording could not be written.
-    #[error("cannot record: {0}")]
-    BadRecording(String),
-    /// The file is not a Lanyard recording.
-    #[error("not a Lanyard recording (no LNYR header)")]
-    NotARecording,
     /// A recording (or snapshot) holds the saved state of a kind at another version than
     /// this build's, and no migration covers it.
     #[error(
@@ -168,19 +139,6 @@ pub enum Error {
         /// The type the factory takes.
         expected: String,
     },
-    /// A client path read part of its section and took it, ignoring the rest: it forgot
-    /// [`SectionReader::finish`](crate::codec::SectionReader::finish) (or
-    /// [`Section::parse`](crate::codec::Section::parse)), so a longer section than its kind
-    /// writes went unnoticed. The section was applied; the frame's report lists it.
-    #[error(
-        "the client path read {read} of the section's {len} bytes and ignored the rest (call finish)"
-    )]
-    SectionNotFinished {
-        /// How far it read.
-        read: usize,
-        /// The section's length.
-        len: usize,
-    },
     /// Strict mode: a section came from a peer that does not own its entity.
     #[error("a section from {from:?}, which does not own the entity ({owner:?} does)")]
     NotTheOwner {
@@ -205,6 +163,85 @@ pub enum Error {
         /// What `load_state` said.
         reason: String,
     },
+    /// The entity's owner sent a section its kind's validation judged illegal: the section
+    /// was dropped (and the entity waits for a legal one, or the server's correction).
+    #[error("a section from its owner {from:?} was judged illegal and dropped")]
+    IllegalSection {
+        /// Who sent it.
+        from: crate::id::Owner,
+    },
+    /// The group ran frames its network layer did not drive (both `EntityGroup::frame` and
+    /// `NetManager::update` on one group): its world ran that many ticks ahead of what the
+    /// network layer sent and took in.
+    #[error(
+        "the group ran {frames} frame(s) outside NetManager::update: drive a networked group \
+         with NetManager::update alone"
+    )]
+    FramesElsewhere {
+        /// How many.
+        frames: u64,
+    },
+    /// A section or packet could not be decoded (see [`CodecError`]).
+    #[error(transparent)]
+    Codec(#[from] CodecError),
+    /// A recording could not be written, read or replayed (see [`RecordError`]).
+    #[error(transparent)]
+    Record(#[from] RecordError),
+}
+
+/// A section or packet that does not decode. Carries only numbers and static text, so
+/// reporting a bad packet never allocates.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum CodecError {
+    /// A read ran past the end of a section or packet.
+    #[error("truncated input: needed {needed} more bytes, {remaining} left")]
+    Truncated {
+        /// Bytes the read needed.
+        needed: usize,
+        /// Bytes that were left.
+        remaining: usize,
+    },
+    /// A varint was longer than its type allows.
+    #[error("malformed varint")]
+    BadVarint,
+    /// A value was decoded but is not acceptable (a NaN, an out-of-range index, ...).
+    #[error("invalid value: {0}")]
+    InvalidValue(&'static str),
+    /// A section declared a length larger than the framework allows.
+    #[error("section of {len} bytes exceeds the limit of {max}")]
+    SectionTooLong {
+        /// Declared length.
+        len: usize,
+        /// The limit ([`crate::codec::MAX_SECTION_LEN`]).
+        max: usize,
+    },
+    /// A controller's section reader left bytes unread: the section does not match its kind.
+    #[error("{0} trailing bytes left unread in a section")]
+    TrailingBytes(usize),
+    /// A client path read part of its section and took it, ignoring the rest: it forgot
+    /// [`SectionReader::finish`](crate::codec::SectionReader::finish) (or
+    /// [`Section::parse`](crate::codec::Section::parse)), so a longer section than its kind
+    /// writes went unnoticed. The section was applied; the frame's report lists it.
+    #[error(
+        "the client path read {read} of the section's {len} bytes and ignored the rest (call finish)"
+    )]
+    SectionNotFinished {
+        /// How far it read.
+        read: usize,
+        /// The section's length.
+        len: usize,
+    },
+}
+
+/// A recording that cannot be written, read or replayed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RecordError {
+    /// A recording could not be written.
+    #[error("cannot record: {0}")]
+    BadRecording(String),
+    /// The file is not a Lanyard recording.
+    #[error("not a Lanyard recording (no LNYR header)")]
+    NotARecording,
     /// The recording was written in another format version.
     #[error(
         "recording format version {found}; this build reads version {supported} (record it again with this build)"
@@ -238,24 +275,6 @@ pub enum Error {
     /// A group was asked to stop recording while it does not record.
     #[error("the group is not recording (EntityGroup::start_recording starts it)")]
     NotRecording,
-    /// The entity's owner sent a section its kind's validation judged illegal: the section
-    /// was dropped (and the entity waits for a legal one, or the server's correction).
-    #[error("a section from its owner {from:?} was judged illegal and dropped")]
-    IllegalSection {
-        /// Who sent it.
-        from: crate::id::Owner,
-    },
-    /// The group ran frames its network layer did not drive (both `EntityGroup::frame` and
-    /// `NetManager::update` on one group): its world ran that many ticks ahead of what the
-    /// network layer sent and took in.
-    #[error(
-        "the group ran {frames} frame(s) outside NetManager::update: drive a networked group \
-         with NetManager::update alone"
-    )]
-    FramesElsewhere {
-        /// How many.
-        frames: u64,
-    },
     /// A record's checksum does not match its bytes.
     #[error("the recording is corrupted{}", tick.map(|t| format!(" at tick {t}")).unwrap_or_else(|| " in its header".into()))]
     RecordingCorrupted {

@@ -84,7 +84,7 @@ pub use controller::{
     ClientContext, Command, Controller, Effect, Legality, SpawnRequest, SpawnTicket, WorldView,
 };
 pub use entity::{Entity, EntityRef, Shape, Visual};
-pub use error::Error;
+pub use error::{CodecError, Error, RecordError};
 pub use group::{
     Change, Counters, EntityGroup, Fault, Hook, PoseCodec, ReceiveReport, Replica,
     SNAPSHOT_VERSION, SectionError, Verdict,
@@ -112,9 +112,9 @@ pub mod prelude {
     pub use crate::codec::{Section, SectionReader, SectionWriter};
     pub use crate::predict::Steer;
     pub use crate::{
-        Blueprint, ClientContext, ClientId, Controller, Entity, EntityGroup, EntityId, EntityRef,
-        Error, GroupConfig, KindRegistry, Legality, NetId, Owner, PoseKind, Posed, Quat, Role,
-        SectionClaim, SeededRng, Shape, Vec3, Visual, WorldView,
+        Blueprint, ClientContext, ClientId, CodecError, Controller, Entity, EntityGroup, EntityId,
+        EntityRef, Error, GroupConfig, KindRegistry, Legality, NetId, Owner, PoseKind, Posed, Quat,
+        Role, SectionClaim, SeededRng, Shape, Vec3, Visual, WorldView,
     };
     pub use rapier3d::prelude::{ColliderBuilder, RigidBodyBuilder};
 }

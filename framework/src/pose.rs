@@ -1,7 +1,7 @@
 //! Carrying a body's pose and velocities in a section: the common case for a controller.
 
 use crate::codec::{self, SectionReader, SectionWriter};
-use crate::error::Error;
+use crate::error::{CodecError, Error};
 use crate::id::EntityId;
 use rapier3d::glamx::glam::{Quat, Vec3};
 use rapier3d::prelude::RigidBody;
@@ -79,7 +79,7 @@ impl PoseState {
     /// extra fields (nothing may be left over).
     pub fn read_with<E: serde::de::DeserializeOwned + serde::Serialize>(
         section: &crate::codec::Section<'_>,
-    ) -> Result<(PoseState, E), Error> {
+    ) -> Result<(PoseState, E), CodecError> {
         section.parse(|r| Ok((PoseState::read(r)?, r.serde()?)))
     }
 
@@ -113,7 +113,7 @@ impl PoseState {
     }
 
     /// Reads what [`write`](Self::write) wrote.
-    pub fn read(r: &mut SectionReader<'_>) -> Result<Self, Error> {
+    pub fn read(r: &mut SectionReader<'_>) -> Result<Self, CodecError> {
         Ok(PoseState {
             pos: r.pos_mm()?,
             rot: r.quat()?,
@@ -398,11 +398,15 @@ impl BodyState {
             .chain(&self.linvel)
             .chain(&self.angvel);
         if !all.clone().all(|v| v.is_finite()) {
-            return Err(Error::InvalidValue("non-finite body state"));
+            return Err(Error::Codec(CodecError::InvalidValue(
+                "non-finite body state",
+            )));
         }
         let q = Quat::from_array(self.rot);
         if q.length_squared() < 1e-6 {
-            return Err(Error::InvalidValue("degenerate quaternion"));
+            return Err(Error::Codec(CodecError::InvalidValue(
+                "degenerate quaternion",
+            )));
         }
         body.set_translation(Vec3::from_array(self.pos), true);
         body.set_rotation(q.normalize(), true);

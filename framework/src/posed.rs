@@ -6,7 +6,7 @@
 use crate::codec::{Section, SectionWriter};
 use crate::controller::{ClientContext, Controller, Legality, WorldView};
 use crate::entity::{Entity, EntityRef};
-use crate::error::Error;
+use crate::error::{CodecError, Error};
 use crate::pose::{CORRECTION_TOLERANCE, PoseState};
 use crate::predict::Steer;
 use serde::Serialize;
@@ -29,7 +29,7 @@ pub trait PoseKind: Serialize + DeserializeOwned + Send + 'static {
 
     /// Why this kind refuses a decision that came, if it does: checked on every peer
     /// before anything changes. A refused section leaves the entity as it was, and is in
-    /// the frame's report as [`Error::InvalidValue`] with the reason, the kind and the
+    /// the frame's report as [`CodecError::InvalidValue`] with the reason, the kind and the
     /// entity (and, on a server, an owner's refused section is illegal). None by default.
     fn refuse(&self, decision: &Self::Decision) -> Option<&'static str> {
         let _ = decision;
@@ -49,7 +49,9 @@ pub trait PoseKind: Serialize + DeserializeOwned + Send + 'static {
     /// so a replay hands it over again). The default takes none.
     fn take_input(&mut self, input: &[u8]) -> Result<(), Error> {
         let _ = input;
-        Err(Error::InvalidValue("this kind takes no input"))
+        Err(Error::Codec(CodecError::InvalidValue(
+            "this kind takes no input",
+        )))
     }
 
     /// What it does to its own body every tick (see [`Controller::motion`]): the same code
@@ -99,7 +101,7 @@ impl<K: PoseKind> Controller for Posed<K> {
             Some(s) => Some(PoseState::take_then(&s, ctx, CORRECTION_TOLERANCE, |r| {
                 let d = r.serde::<K::Decision>()?;
                 match kind.refuse(&d) {
-                    Some(why) => Err(Error::InvalidValue(why)),
+                    Some(why) => Err(CodecError::InvalidValue(why)),
                     None => Ok(d),
                 }
             })?),

@@ -19,7 +19,7 @@
 
 use crate::codec::{SectionReader, SectionWriter};
 use crate::delta::{DeltaCodec, PoseDelta};
-use crate::error::Error;
+use crate::error::{CodecError, Error};
 pub use crate::pose::Tolerance;
 use crate::pose::{MAX_ANGVEL, MAX_LINVEL, PoseState};
 use rapier3d::glamx::glam::{Quat, Vec3};
@@ -292,10 +292,10 @@ impl PredictedPose {
     }
 }
 
-fn read_pose(b: &[u8]) -> Result<PoseState, Error> {
+fn read_pose(b: &[u8]) -> Result<PoseState, CodecError> {
     let head = b
         .get(..PoseState::LEN)
-        .ok_or(Error::InvalidValue("short pose"))?;
+        .ok_or(CodecError::InvalidValue("short pose"))?;
     PoseState::read(&mut SectionReader::new(head))
 }
 

@@ -33,7 +33,7 @@
 //! assert_eq!(b.rng, a.rng);
 //! ```
 
-use crate::error::Error;
+use crate::error::{CodecError, Error};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
@@ -48,7 +48,7 @@ pub fn load<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, Error> {
     let config = bincode::config::standard().with_limit::<{ 1 << 20 }>();
     match bincode::serde::decode_from_slice::<T, _>(bytes, config) {
         Ok((v, n)) if n == bytes.len() => Ok(v),
-        Ok((_, n)) => Err(Error::TrailingBytes(bytes.len() - n)),
+        Ok((_, n)) => Err(Error::Codec(CodecError::TrailingBytes(bytes.len() - n))),
         Err(e) => Err(Error::BadSnapshot(format!("controller state: {e}"))),
     }
 }

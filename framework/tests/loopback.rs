@@ -246,7 +246,10 @@ fn a_looped_back_pose_with_a_byte_left_over_is_refused_on_the_authority_too() {
     g.spawn("padded", &(), Owner::Server).unwrap();
     let report = g.frame();
     assert_eq!((report.sections_written, report.bad_sections), (1, 1));
-    assert_eq!(report.section_errors[0].error, Error::TrailingBytes(1));
+    assert_eq!(
+        report.section_errors[0].error,
+        Error::Codec(lanyard::CodecError::TrailingBytes(1))
+    );
     assert!(g.observed_poses().is_empty());
 }
 

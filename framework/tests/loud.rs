@@ -58,10 +58,10 @@ fn a_section_too_long_to_send_is_in_the_frames_report() {
     assert_eq!((e.net, e.kind.as_str()), (net, "test.chatty"));
     assert_eq!(
         e.error,
-        Error::SectionTooLong {
+        Error::Codec(lanyard::CodecError::SectionTooLong {
             len: MAX_SECTION_LEN + 1,
             max: MAX_SECTION_LEN
-        }
+        })
     );
     assert_eq!(g.counters().oversized_sections, 1);
 }
@@ -69,7 +69,10 @@ fn a_section_too_long_to_send_is_in_the_frames_report() {
 #[test]
 fn taking_a_recording_that_was_never_started_is_an_error() {
     let mut g = chatty_group();
-    assert_eq!(g.take_recording(), Err(Error::NotRecording));
+    assert_eq!(
+        g.take_recording(),
+        Err(Error::Record(lanyard::RecordError::NotRecording))
+    );
     g.start_recording("nowhere", "server").unwrap();
     assert!(g.take_recording().is_ok_and(|b| !b.is_empty()));
 }
@@ -116,7 +119,10 @@ fn a_client_path_that_reads_part_of_its_section_and_skips_finish_is_in_the_repor
     assert_eq!(report.section_errors.len(), 1, "{report:?}");
     let e = &report.section_errors[0];
     assert_eq!((e.net, e.kind.as_str()), (net, "test.sloppy"));
-    assert_eq!(e.error, Error::SectionNotFinished { read: 1, len: 2 });
+    assert_eq!(
+        e.error,
+        Error::Codec(lanyard::CodecError::SectionNotFinished { read: 1, len: 2 })
+    );
     assert!(e.to_string().contains("call finish"), "{e}");
     // It was still applied: a forgotten finish is not a refusal.
     assert_eq!((report.sections_applied, report.bad_sections), (1, 0));
@@ -169,7 +175,10 @@ fn a_client_path_that_runs_a_frame_of_its_own_is_still_watched_afterwards() {
     assert_eq!(report.section_errors.len(), 1, "{report:?}");
     let e = &report.section_errors[0];
     assert_eq!((e.net, e.kind.as_str()), (net, "test.nesting"));
-    assert_eq!(e.error, Error::SectionNotFinished { read: 1, len: 2 });
+    assert_eq!(
+        e.error,
+        Error::Codec(lanyard::CodecError::SectionNotFinished { read: 1, len: 2 })
+    );
 }
 
 #[test]
@@ -293,7 +302,7 @@ fn a_nan_read_through_read_with_is_refused_as_r_f32_refuses_one() {
     assert_eq!(report.bad_sections, 1);
     assert_eq!(
         report.section_errors[0].error,
-        Error::InvalidValue("non-finite float"),
+        Error::Codec(lanyard::CodecError::InvalidValue("non-finite float")),
         "{report:?}"
     );
 }

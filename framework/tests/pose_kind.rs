@@ -77,7 +77,10 @@ fn a_pose_kind_refuses_a_decision_by_its_reason_and_judges_an_owners_section() {
     let refused = &report.section_errors;
     assert_eq!(refused.len(), 1, "{refused:?}");
     assert_eq!(refused[0].kind, "test.limited");
-    assert_eq!(refused[0].error, Error::InvalidValue("a spin over 3 rad/s"));
+    assert_eq!(
+        refused[0].error,
+        Error::Codec(lanyard::CodecError::InvalidValue("a spin over 3 rad/s"))
+    );
     assert_eq!(g.get(mine).unwrap().body().angvel(), Vec3::ZERO);
     // A client's own: the server judges its sections by the kind's limits and validation.
     g.replica().set_clients([ClientId(1)]);

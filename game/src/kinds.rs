@@ -72,8 +72,12 @@ fn input_bytes<T: Serialize>(value: &T) -> Vec<u8> {
 fn read_input<T: serde::de::DeserializeOwned>(bytes: &[u8]) -> Result<T, Error> {
     match bincode::serde::decode_from_slice(bytes, bincode::config::standard()) {
         Ok((v, used)) if used == bytes.len() => Ok(v),
-        Ok((_, used)) => Err(Error::TrailingBytes(bytes.len() - used)),
-        Err(_) => Err(Error::InvalidValue("an input that does not read")),
+        Ok((_, used)) => Err(Error::Codec(lanyard::CodecError::TrailingBytes(
+            bytes.len() - used,
+        ))),
+        Err(_) => Err(Error::Codec(lanyard::CodecError::InvalidValue(
+            "an input that does not read",
+        ))),
     }
 }
 
@@ -81,7 +85,9 @@ impl Controller for Crate {
     fn take_input(&mut self, input: &[u8]) -> Result<(), Error> {
         let push: [f32; 3] = read_input(input)?;
         if !push.iter().all(|x| x.is_finite()) {
-            return Err(Error::InvalidValue("a push that is not finite"));
+            return Err(Error::Codec(lanyard::CodecError::InvalidValue(
+                "a push that is not finite",
+            )));
         }
         self.push(Vec3::from_array(push));
         Ok(())
@@ -135,16 +141,16 @@ impl Controller for Crate {
 }
 
 /// A crate's section: its pose, and the push its server path passed on, if any.
-fn read_crate(section: Section<'_>) -> Result<(PoseState, Option<Vec3>), Error> {
+fn read_crate(section: Section<'_>) -> Result<(PoseState, Option<Vec3>), CodecError> {
     section.parse(|r| Ok((PoseState::read(r)?, read_push(r)?)))
 }
 
 /// What follows the pose in a crate's section: the push, if any.
-fn read_push(r: &mut SectionReader<'_>) -> Result<Option<Vec3>, Error> {
+fn read_push(r: &mut SectionReader<'_>) -> Result<Option<Vec3>, CodecError> {
     match r.u8()? {
         0 => Ok(None),
         F_PUSH => Ok(Some(r.vec3_bounded(64.0)?)),
-        _ => Err(Error::InvalidValue("crate flags")),
+        _ => Err(CodecError::InvalidValue("crate flags")),
     }
 }
 
@@ -202,7 +208,9 @@ impl PlayerInput {
             .chain(push.iter().flatten())
             .all(|x| x.is_finite());
         if !finite {
-            return Err(Error::InvalidValue("a player input that is not finite"));
+            return Err(Error::Codec(lanyard::CodecError::InvalidValue(
+                "a player input that is not finite",
+            )));
         }
         Ok(PlayerInput {
             walk,
@@ -463,7 +471,7 @@ impl Controller for Player {
         self.throws = r.u32()?;
         self.respawns = r.u8()?;
         self.respawned = r.u8()?;
-        r.finish()
+        Ok(r.finish()?)
     }
 }
 
@@ -528,7 +536,7 @@ impl Controller for Grenade {
     fn load_state(&mut self, bytes: &[u8]) -> Result<(), Error> {
         let mut r = SectionReader::new(bytes);
         self.fuse = r.u32()?;
-        r.finish()
+        Ok(r.finish()?)
     }
 }
 

@@ -110,7 +110,12 @@ fn a_recording_header_that_claims_too_much_is_refused() {
     r.splice(at..at + 1, [253u8, 0, 0, 0, 0, 0, 1, 0, 0]);
     let err = lanyard::replay::Replay::open(&r, fuzzing::registry()).err();
     assert!(
-        matches!(err, Some(lanyard::Error::RecordingCorrupted { tick: None })),
+        matches!(
+            err,
+            Some(lanyard::Error::Record(
+                lanyard::RecordError::RecordingCorrupted { tick: None }
+            ))
+        ),
         "{err:?}"
     );
 }

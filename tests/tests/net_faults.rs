@@ -46,7 +46,9 @@ impl Controller for Fragile {
             let mut r = s.reader();
             let i = r.u8()?;
             if i == 200 {
-                return Err(Error::InvalidValue("fragile index"));
+                return Err(Error::Codec(lanyard::CodecError::InvalidValue(
+                    "fragile index",
+                )));
             }
             r.finish()?;
             // Panics for i >= 4: "index out of bounds".
@@ -175,7 +177,10 @@ fn the_frame_report_carries_a_refused_sections_error_with_the_kinds_name() {
     let errors = server_reports(&s, before, |f| f.section_errors.clone());
     let e = errors.first().expect("the refusal reached the report");
     assert_eq!(e.kind, FRAGILE);
-    assert_eq!(e.error, Error::InvalidValue("fragile index"));
+    assert_eq!(
+        e.error,
+        Error::Codec(lanyard::CodecError::InvalidValue("fragile index"))
+    );
     assert!(
         e.to_string().starts_with("test.fragile "),
         "named by its kind: {e}"

@@ -275,7 +275,7 @@ fn bad_files_each_give_their_own_error() {
     let bytes = recorded_scene(30);
     assert_eq!(
         Recording::from_bytes(b"GIF89a...").unwrap_err(),
-        Error::NotARecording
+        Error::Record(lanyard::RecordError::NotARecording)
     );
     // A newer format, and an older one whose poses read otherwise (format 6 carried
     // velocities on a linear scale), are refused alike.
@@ -284,36 +284,36 @@ fn bad_files_each_give_their_own_error() {
         other[4..8].copy_from_slice(&found.to_le_bytes());
         assert_eq!(
             Recording::from_bytes(&other).unwrap_err(),
-            Error::RecordingVersion {
+            Error::Record(lanyard::RecordError::RecordingVersion {
                 found,
                 supported: lanyard::record::RECORDING_VERSION
-            }
+            })
         );
     }
     let cut = &bytes[..bytes.len() - 10];
     assert_eq!(
         Recording::from_bytes(cut).unwrap_err(),
-        Error::RecordingTruncated { tick: Some(29) }
+        Error::Record(lanyard::RecordError::RecordingTruncated { tick: Some(29) })
     );
     assert_eq!(
         Recording::from_bytes(&bytes[..10]).unwrap_err(),
-        Error::RecordingTruncated { tick: None }
+        Error::Record(lanyard::RecordError::RecordingTruncated { tick: None })
     );
     let mut bad = bytes.clone();
     let n = bad.len();
     bad[n - 30] ^= 0x40;
     assert_eq!(
         Recording::from_bytes(&bad).unwrap_err(),
-        Error::RecordingCorrupted { tick: Some(29) }
+        Error::Record(lanyard::RecordError::RecordingCorrupted { tick: Some(29) })
     );
     for e in [
-        Error::NotARecording,
-        Error::RecordingVersion {
+        Error::Record(lanyard::RecordError::NotARecording),
+        Error::Record(lanyard::RecordError::RecordingVersion {
             found: 8,
             supported: lanyard::record::RECORDING_VERSION,
-        },
-        Error::RecordingTruncated { tick: Some(29) },
-        Error::RecordingCorrupted { tick: Some(29) },
+        }),
+        Error::Record(lanyard::RecordError::RecordingTruncated { tick: Some(29) }),
+        Error::Record(lanyard::RecordError::RecordingCorrupted { tick: Some(29) }),
     ] {
         assert!(!e.to_string().is_empty());
     }
@@ -366,7 +366,9 @@ mod bad_bytes {
         let mut r = Replay::from_recording(rec, demo_registry()).unwrap();
         assert_eq!(
             r.verify(|_, _| {}),
-            Err(Error::RecordingCorrupted { tick: Some(2) })
+            Err(Error::Record(lanyard::RecordError::RecordingCorrupted {
+                tick: Some(2)
+            }))
         );
     }
 }
@@ -378,10 +380,10 @@ fn replaying_past_the_end_is_an_error_so_a_short_recording_cannot_pass() {
     assert_eq!(r.end_tick(), 240);
     assert_eq!(
         r.run_to(10_000).unwrap_err(),
-        Error::ReplayPastEnd {
+        Error::Record(lanyard::RecordError::ReplayPastEnd {
             asked: 10_000,
             end: 240
-        }
+        })
     );
     assert_eq!(r.run_to(240).unwrap(), None, "to the very end is fine");
     // An empty recording: nothing to replay, and asking for a tick says so.
@@ -400,7 +402,10 @@ fn replaying_past_the_end_is_an_error_so_a_short_recording_cannot_pass() {
 #[test]
 fn recording_starts_and_stops_explicitly_and_refuses_misuse() {
     let mut g = mixed_scene(20, 2);
-    assert_eq!(g.stop_recording().unwrap_err(), Error::NotRecording);
+    assert_eq!(
+        g.stop_recording().unwrap_err(),
+        Error::Record(lanyard::RecordError::NotRecording)
+    );
     g.start_recording("demo pit", "test").unwrap();
     let mut bytes = g.take_recording().expect("recording");
     for _ in 0..50 {
@@ -408,7 +413,7 @@ fn recording_starts_and_stops_explicitly_and_refuses_misuse() {
     }
     // A second start would drop the 50 ticks not yet taken: refused, nothing lost.
     let e = g.start_recording("demo pit", "again").unwrap_err();
-    assert_eq!(e, Error::AlreadyRecording);
+    assert_eq!(e, Error::Record(lanyard::RecordError::AlreadyRecording));
     assert!(e.to_string().contains("stop_recording"), "{e}");
     for _ in 0..50 {
         g.frame();

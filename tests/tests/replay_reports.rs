@@ -51,7 +51,9 @@ impl<const RANGE: u32, const PICKY: bool> Controller for Spinner<RANGE, PICKY> {
         if let Some(s) = section {
             let (pose, spin): (PoseState, Spin) = PoseState::read_with(&s)?;
             if PICKY && spin.rate.abs() > 1.0 {
-                return Err(Error::InvalidValue("a spin over 1 rad/s"));
+                return Err(Error::Codec(lanyard::CodecError::InvalidValue(
+                    "a spin over 1 rad/s",
+                )));
             }
             pose.correct(ctx, CORRECTION_TOLERANCE);
             self.spin = spin.rate;

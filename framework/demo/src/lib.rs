@@ -199,7 +199,7 @@ impl Controller for Ball {
     fn load_state(&mut self, bytes: &[u8]) -> Result<(), Error> {
         let mut r = lanyard::codec::SectionReader::new(bytes);
         self.last_linvel = r.vec3()?;
-        r.finish()
+        Ok(r.finish()?)
     }
 }
 
@@ -265,7 +265,9 @@ impl Mover {
         let pose = PoseState::read(&mut r)?;
         r.finish()?;
         if t.length() > self.speed_limit() {
-            return Err(Error::InvalidValue("mover target too fast"));
+            return Err(Error::Codec(lanyard::CodecError::InvalidValue(
+                "mover target too fast",
+            )));
         }
         Ok((t, pose))
     }
@@ -340,7 +342,7 @@ impl Controller for Mover {
         self.countdown = r.u32()?;
         self.decided = r.vec3()?;
         self.target = r.vec3()?;
-        r.finish()
+        Ok(r.finish()?)
     }
 }
 

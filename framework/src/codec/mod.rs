@@ -15,7 +15,7 @@
 //! Reading borrows from the input and never allocates; every length is checked against the
 //! bytes that are actually there before it is used.
 
-use crate::error::Error;
+use crate::error::CodecError;
 use crate::id::NetId;
 use rapier3d::glamx::glam::{Quat, Vec3};
 
@@ -41,7 +41,7 @@ pub fn put_varint(out: &mut Vec<u8>, mut v: u64) {
 
 /// Reads an unsigned LEB128 varint of at most `max_bytes` bytes from the front of `input`.
 /// Returns the value and the number of bytes it took.
-fn get_varint(input: &[u8], max_bytes: usize) -> Result<(u64, usize), Error> {
+fn get_varint(input: &[u8], max_bytes: usize) -> Result<(u64, usize), CodecError> {
     let mut v: u64 = 0;
     for (i, &b) in input.iter().enumerate().take(max_bytes) {
         v |= u64::from(b & 0x7f) << (7 * i);
@@ -50,19 +50,19 @@ fn get_varint(input: &[u8], max_bytes: usize) -> Result<(u64, usize), Error> {
         }
     }
     if input.len() < max_bytes {
-        Err(Error::Truncated {
+        Err(CodecError::Truncated {
             needed: 1,
             remaining: 0,
         })
     } else {
-        Err(Error::BadVarint)
+        Err(CodecError::BadVarint)
     }
 }
 
 /// Reads a varint that must fit in a `u32` (at most 5 bytes).
-fn get_varint_u32(input: &[u8]) -> Result<(u32, usize), Error> {
+fn get_varint_u32(input: &[u8]) -> Result<(u32, usize), CodecError> {
     let (v, n) = get_varint(input, 5)?;
-    let v = u32::try_from(v).map_err(|_| Error::BadVarint)?;
+    let v = u32::try_from(v).map_err(|_| CodecError::BadVarint)?;
     Ok((v, n))
 }
 
@@ -242,8 +242,8 @@ impl<'a> Section<'a> {
     /// not one of ours.
     pub fn parse<T>(
         &self,
-        read: impl FnOnce(&mut SectionReader<'a>) -> Result<T, Error>,
-    ) -> Result<T, Error> {
+        read: impl FnOnce(&mut SectionReader<'a>) -> Result<T, CodecError>,
+    ) -> Result<T, CodecError> {
         let mut r = self.reader();
         let value = read(&mut r)?;
         r.finish()?;
@@ -335,52 +335,56 @@ impl<'a> SectionReader<'a> {
     /// bytes left). As [`f32`](Self::f32) does, it refuses NaN and infinities, in any
     /// float of the value (which is why the type must be `Serialize` too: that is how its
     /// floats are found).
-    pub fn serde<T: serde::de::DeserializeOwned + serde::Serialize>(&mut self) -> Result<T, Error> {
+    pub fn serde<T: serde::de::DeserializeOwned + serde::Serialize>(
+        &mut self,
+    ) -> Result<T, CodecError> {
         let config = bincode::config::standard().with_limit::<{ MAX_SECTION_LEN }>();
         match bincode::serde::decode_from_slice::<T, _>(self.rest, config) {
             // As `f32` does, a float that is not finite is refused wherever it sits.
-            Ok((v, _)) if !finite::all_finite(&v) => Err(Error::InvalidValue("non-finite float")),
+            Ok((v, _)) if !finite::all_finite(&v) => {
+                Err(CodecError::InvalidValue("non-finite float"))
+            }
             Ok((v, n)) => {
                 self.rest = &self.rest[n..];
                 Ok(v)
             }
-            Err(_) => Err(Error::InvalidValue("serde value in a section")),
+            Err(_) => Err(CodecError::InvalidValue("serde value in a section")),
         }
     }
 
-    /// Fails with [`Error::TrailingBytes`] unless everything was read. Call it after the
+    /// Fails with [`CodecError::TrailingBytes`] unless everything was read. Call it after the
     /// last read to reject sections that are longer than their kind writes (or read the
     /// section with [`Section::parse`], which does).
-    pub fn finish(&self) -> Result<(), Error> {
+    pub fn finish(&self) -> Result<(), CodecError> {
         if self.rest.is_empty() {
             Ok(())
         } else {
-            Err(Error::TrailingBytes(self.rest.len()))
+            Err(CodecError::TrailingBytes(self.rest.len()))
         }
     }
 
     /// Passes over `n` bytes without reading them (a truncated section fails as a read
     /// of them would).
-    pub fn skip(&mut self, n: usize) -> Result<(), Error> {
+    pub fn skip(&mut self, n: usize) -> Result<(), CodecError> {
         match self.rest.split_at_checked(n) {
             Some((_, tail)) => {
                 self.rest = tail;
                 Ok(())
             }
-            None => Err(Error::Truncated {
+            None => Err(CodecError::Truncated {
                 needed: n,
                 remaining: self.rest.len(),
             }),
         }
     }
 
-    fn take<const N: usize>(&mut self) -> Result<[u8; N], Error> {
+    fn take<const N: usize>(&mut self) -> Result<[u8; N], CodecError> {
         match self.rest.split_first_chunk::<N>() {
             Some((head, tail)) => {
                 self.rest = tail;
                 Ok(*head)
             }
-            None => Err(Error::Truncated {
+            None => Err(CodecError::Truncated {
                 needed: N,
                 remaining: self.rest.len(),
             }),
@@ -390,7 +394,7 @@ impl<'a> SectionReader<'a> {
     /// `N` values of `S` bytes each: all at once when they are there (one bounds check),
     /// else one by one, so a cut fails where reading them one by one would.
     #[inline(always)]
-    fn take_each<const S: usize, const N: usize>(&mut self) -> Result<[[u8; S]; N], Error> {
+    fn take_each<const S: usize, const N: usize>(&mut self) -> Result<[[u8; S]; N], CodecError> {
         let mut out = [[0u8; S]; N];
         match self.rest.split_at_checked(S * N) {
             Some((head, tail)) => {
@@ -409,68 +413,68 @@ impl<'a> SectionReader<'a> {
     }
 
     /// One byte.
-    pub fn u8(&mut self) -> Result<u8, Error> {
+    pub fn u8(&mut self) -> Result<u8, CodecError> {
         Ok(self.take::<1>()?[0])
     }
 
     /// A bool; any byte other than 0 or 1 is an error.
-    pub fn bool(&mut self) -> Result<bool, Error> {
+    pub fn bool(&mut self) -> Result<bool, CodecError> {
         match self.u8()? {
             0 => Ok(false),
             1 => Ok(true),
-            _ => Err(Error::InvalidValue("bool out of range")),
+            _ => Err(CodecError::InvalidValue("bool out of range")),
         }
     }
 
     /// A little-endian `u16`.
-    pub fn u16(&mut self) -> Result<u16, Error> {
+    pub fn u16(&mut self) -> Result<u16, CodecError> {
         Ok(u16::from_le_bytes(self.take()?))
     }
 
     /// A little-endian `u32`.
-    pub fn u32(&mut self) -> Result<u32, Error> {
+    pub fn u32(&mut self) -> Result<u32, CodecError> {
         Ok(u32::from_le_bytes(self.take()?))
     }
 
     /// A little-endian `u64`.
-    pub fn u64(&mut self) -> Result<u64, Error> {
+    pub fn u64(&mut self) -> Result<u64, CodecError> {
         Ok(u64::from_le_bytes(self.take()?))
     }
 
     /// An unsigned varint (at most 10 bytes).
-    pub fn varint(&mut self) -> Result<u64, Error> {
+    pub fn varint(&mut self) -> Result<u64, CodecError> {
         let (v, n) = get_varint(self.rest, 10)?;
         self.rest = &self.rest[n..];
         Ok(v)
     }
 
     /// A finite `f32`.
-    pub fn f32(&mut self) -> Result<f32, Error> {
+    pub fn f32(&mut self) -> Result<f32, CodecError> {
         let v = f32::from_le_bytes(self.take()?);
         if v.is_finite() {
             Ok(v)
         } else {
-            Err(Error::InvalidValue("non-finite float"))
+            Err(CodecError::InvalidValue("non-finite float"))
         }
     }
 
     /// A full-precision vector.
-    pub fn vec3(&mut self) -> Result<Vec3, Error> {
+    pub fn vec3(&mut self) -> Result<Vec3, CodecError> {
         Ok(Vec3::new(self.f32()?, self.f32()?, self.f32()?))
     }
 
     /// A full-precision rotation, normalised; a zero quaternion is an error.
-    pub fn quat_exact(&mut self) -> Result<Quat, Error> {
+    pub fn quat_exact(&mut self) -> Result<Quat, CodecError> {
         let q = Quat::from_xyzw(self.f32()?, self.f32()?, self.f32()?, self.f32()?);
         let len2 = q.length_squared();
         if !(len2 > 1e-6 && len2.is_finite()) {
-            return Err(Error::InvalidValue("degenerate quaternion"));
+            return Err(CodecError::InvalidValue("degenerate quaternion"));
         }
         Ok(q.normalize())
     }
 
     /// A position written by [`SectionWriter::pos_mm`].
-    pub fn pos_mm(&mut self) -> Result<Vec3, Error> {
+    pub fn pos_mm(&mut self) -> Result<Vec3, CodecError> {
         let c = self
             .take_each::<4, 3>()?
             .map(|b| i32::from_le_bytes(b) as f32 / 1000.0);
@@ -478,10 +482,10 @@ impl<'a> SectionReader<'a> {
     }
 
     /// A rotation written by [`SectionWriter::quat`].
-    pub fn quat(&mut self) -> Result<Quat, Error> {
+    pub fn quat(&mut self) -> Result<Quat, CodecError> {
         let largest = usize::from(self.u8()?);
         if largest > 3 {
-            return Err(Error::InvalidValue("quaternion component index"));
+            return Err(CodecError::InvalidValue("quaternion component index"));
         }
         let mut c = [0.0f32; 4];
         let mut sum = 0.0;
@@ -496,7 +500,7 @@ impl<'a> SectionReader<'a> {
     }
 
     /// A vector written by [`SectionWriter::vec3_bounded`] with the same `max`.
-    pub fn vec3_bounded(&mut self, max: f32) -> Result<Vec3, Error> {
+    pub fn vec3_bounded(&mut self, max: f32) -> Result<Vec3, CodecError> {
         let c = self
             .take_each::<2, 3>()?
             .map(|b| f32::from(i16::from_le_bytes(b)) / f32::from(i16::MAX) * max);
@@ -505,7 +509,7 @@ impl<'a> SectionReader<'a> {
 
     /// A velocity written by [`SectionWriter::velocity`] with the same `max`.
     #[inline]
-    pub fn velocity(&mut self, max: f32) -> Result<Vec3, Error> {
+    pub fn velocity(&mut self, max: f32) -> Result<Vec3, CodecError> {
         let c = self
             .take_each::<2, 3>()?
             .map(|b| from_root_scale(i16::from_le_bytes(b), max));
@@ -513,11 +517,11 @@ impl<'a> SectionReader<'a> {
     }
 
     /// Bytes written by [`SectionWriter::bytes`], borrowed from the input.
-    pub fn bytes(&mut self) -> Result<&'a [u8], Error> {
+    pub fn bytes(&mut self) -> Result<&'a [u8], CodecError> {
         let len = self.varint()?;
-        let len = usize::try_from(len).map_err(|_| Error::InvalidValue("length"))?;
+        let len = usize::try_from(len).map_err(|_| CodecError::InvalidValue("length"))?;
         if len > self.rest.len() {
-            return Err(Error::Truncated {
+            return Err(CodecError::Truncated {
                 needed: len,
                 remaining: self.rest.len(),
             });
@@ -564,7 +568,7 @@ impl PacketWriter {
         &mut self,
         net_id: NetId,
         write: impl FnOnce(&mut SectionWriter<'_>),
-    ) -> Result<usize, Error> {
+    ) -> Result<usize, CodecError> {
         // Written in place after its id and a one-byte length, which a longer payload
         // widens afterwards. Until it is committed, the section is taken back on any way
         // out, a panic in `write` included.
@@ -581,7 +585,7 @@ impl PacketWriter {
         let posed = writer.posed;
         let len = undo.buf.len() - payload;
         if len > MAX_SECTION_LEN {
-            return Err(Error::SectionTooLong {
+            return Err(CodecError::SectionTooLong {
                 len,
                 max: MAX_SECTION_LEN,
             });
@@ -608,9 +612,9 @@ impl PacketWriter {
     }
 
     /// Appends an already-encoded section (for forwarding what a peer sent).
-    pub fn raw_section(&mut self, section: Section<'_>) -> Result<(), Error> {
+    pub fn raw_section(&mut self, section: Section<'_>) -> Result<(), CodecError> {
         if section.payload.len() > MAX_SECTION_LEN {
-            return Err(Error::SectionTooLong {
+            return Err(CodecError::SectionTooLong {
                 len: section.payload.len(),
                 max: MAX_SECTION_LEN,
             });
@@ -713,20 +717,20 @@ impl<'a> PacketReader<'a> {
         self.rest.len()
     }
 
-    fn next_section(&mut self) -> Result<Section<'a>, Error> {
+    fn next_section(&mut self) -> Result<Section<'a>, CodecError> {
         let (id, n) = get_varint_u32(self.rest)?;
         let after_id = &self.rest[n..];
         let (len, m) = get_varint_u32(after_id)?;
         let len = len as usize;
         if len > MAX_SECTION_LEN {
-            return Err(Error::SectionTooLong {
+            return Err(CodecError::SectionTooLong {
                 len,
                 max: MAX_SECTION_LEN,
             });
         }
         let body = &after_id[m..];
         if len > body.len() {
-            return Err(Error::Truncated {
+            return Err(CodecError::Truncated {
                 needed: len,
                 remaining: body.len(),
             });
@@ -741,7 +745,7 @@ impl<'a> PacketReader<'a> {
 }
 
 impl<'a> Iterator for PacketReader<'a> {
-    type Item = Result<Section<'a>, Error>;
+    type Item = Result<Section<'a>, CodecError>;
 
     fn next(&mut self) -> Option<Self::Item> {
         if self.failed || self.rest.is_empty() {

@@ -137,7 +137,7 @@ fn parse_reads_a_whole_section_and_serde_fields_round_trip() {
     // Reading less than the section holds is refused.
     assert_eq!(
         s.parse(|r| r.u8()).unwrap_err(),
-        Error::TrailingBytes(buf.len() - 1)
+        CodecError::TrailingBytes(buf.len() - 1)
     );
     // Garbage where a serde value should be is an error, not a panic.
     let junk = [0xffu8; 9];
@@ -156,15 +156,15 @@ fn varint_roundtrip_and_limits() {
         assert_eq!(get_varint(&b, 10).unwrap(), (v, b.len()));
     }
     // Six continuation bytes cannot be a u32.
-    assert_eq!(get_varint_u32(&[0x80; 6]), Err(Error::BadVarint));
+    assert_eq!(get_varint_u32(&[0x80; 6]), Err(CodecError::BadVarint));
     // A value over u32::MAX in five bytes is refused too.
     assert_eq!(
         get_varint_u32(&[0xff, 0xff, 0xff, 0xff, 0x7f]),
-        Err(Error::BadVarint)
+        Err(CodecError::BadVarint)
     );
     assert!(matches!(
         get_varint_u32(&[0x80]),
-        Err(Error::Truncated { .. })
+        Err(CodecError::Truncated { .. })
     ));
 }
 
@@ -251,7 +251,7 @@ fn a_cut_quantized_value_says_how_far_it_got() {
     let cut = |n: usize| SectionReader::new(&pos[..n]).pos_mm();
     assert_eq!(
         cut(9),
-        Err(Error::Truncated {
+        Err(CodecError::Truncated {
             needed: 4,
             remaining: 1
         })
@@ -259,14 +259,14 @@ fn a_cut_quantized_value_says_how_far_it_got() {
     assert!(cut(12).is_ok());
     assert_eq!(
         SectionReader::new(&vel[..5]).vec3_bounded(8.0),
-        Err(Error::Truncated {
+        Err(CodecError::Truncated {
             needed: 2,
             remaining: 1
         })
     );
     assert_eq!(
         SectionReader::new(&[3, 0, 0, 0]).quat(),
-        Err(Error::Truncated {
+        Err(CodecError::Truncated {
             needed: 2,
             remaining: 1
         })
@@ -276,7 +276,7 @@ fn a_cut_quantized_value_says_how_far_it_got() {
 #[test]
 fn reader_refuses_non_finite_floats_and_bad_bools() {
     let mut r = SectionReader::new(&[0, 0, 0xc0, 0x7f]);
-    assert_eq!(r.f32(), Err(Error::InvalidValue("non-finite float")));
+    assert_eq!(r.f32(), Err(CodecError::InvalidValue("non-finite float")));
     assert!(SectionReader::new(&[2]).bool().is_err());
     assert!(SectionReader::new(&[9, 0, 0, 0, 0, 0, 0]).quat().is_err());
 }
@@ -306,14 +306,17 @@ fn oversized_sections_are_refused_on_both_sides() {
             w.u8(0)
         }
     });
-    assert!(matches!(r, Err(Error::SectionTooLong { .. })));
+    assert!(matches!(r, Err(CodecError::SectionTooLong { .. })));
     assert!(p.as_bytes().is_empty());
     let mut forged = Vec::new();
     put_varint(&mut forged, 1);
     put_varint(&mut forged, 5000);
     forged.resize(forged.len() + 5000, 0);
     let mut it = PacketReader::new(&forged);
-    assert!(matches!(it.next(), Some(Err(Error::SectionTooLong { .. }))));
+    assert!(matches!(
+        it.next(),
+        Some(Err(CodecError::SectionTooLong { .. }))
+    ));
     assert!(it.next().is_none());
 }
 

@@ -30,7 +30,7 @@ use crate::controller::{
     ClientContext, Command, Controller, Effect, Legality, SpawnRequest, WorldView, entity_ref,
 };
 use crate::entity::{Entity, Pending};
-use crate::error::Error;
+use crate::error::{CodecError, Error};
 use crate::id::{EntityId, KindId, NetId, Owner};
 use crate::predict::Steer;
 use crate::record::format::{Op, TickRecord};
@@ -56,7 +56,7 @@ pub struct FrameReport {
     /// Sections that came to nothing, with the error, the kind by name and the network
     /// id: those client paths refused (counted in `bad_sections` too), those an owner sent
     /// that its kind judged illegal ([`Error::IllegalSection`]), and those a server path
-    /// wrote too long to send ([`Error::SectionTooLong`]).
+    /// wrote too long to send ([`CodecError::SectionTooLong`]).
     pub section_errors: Vec<SectionError>,
     /// Controller hooks that panicked, caught (see [`Fault`]).
     pub faults: Vec<Fault>,
@@ -230,7 +230,7 @@ impl EntityGroup {
                     self.section_errors.push(SectionError {
                         net,
                         kind: kind_label(&self.registry, me.kind()),
-                        error,
+                        error: error.into(),
                     });
                 }
                 Err(payload) => {
@@ -535,7 +535,7 @@ impl EntityGroup {
                     applied += usize::from(had_section);
                     // Read in part and taken: the rest was ignored (no `finish`).
                     if let Some(read) = watch.furthest().filter(|r| had_section && *r < len) {
-                        let error = Error::SectionNotFinished { read, len };
+                        let error = Error::Codec(CodecError::SectionNotFinished { read, len });
                         let kind = kind_label(&self.registry, kind);
                         self.section_errors.push(SectionError { net, kind, error });
                     }

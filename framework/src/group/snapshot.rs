@@ -4,7 +4,7 @@
 use super::{Counters, EntityGroup, kind_label};
 use crate::config::GroupConfig;
 use crate::entity::{Entity, Slot};
-use crate::error::Error;
+use crate::error::{Error, RecordError};
 use crate::hash::StateHasher;
 use crate::id::{KindId, NetId};
 use crate::record::format::{self as rec, Op, Recorder, RecordingHeader};
@@ -18,11 +18,11 @@ impl EntityGroup {
     /// [`crate::record`]). Call it between frames. The recorded bytes accumulate in memory;
     /// take them with [`take_recording`](Self::take_recording) and write them where you like,
     /// and end with [`stop_recording`](Self::stop_recording). Starting while recording is an
-    /// error ([`Error::AlreadyRecording`]): it would drop what was not taken yet.
+    /// error ([`RecordError::AlreadyRecording`]): it would drop what was not taken yet.
     pub fn start_recording(&mut self, scene: &str, recorded_by: &str) -> Result<(), Error> {
         if self.recorder.is_some() {
             // Starting again would drop what was recorded and not yet taken.
-            return Err(Error::AlreadyRecording);
+            return Err(Error::Record(RecordError::AlreadyRecording));
         }
         let header = RecordingHeader {
             scene: scene.to_owned(),
@@ -76,10 +76,13 @@ impl EntityGroup {
     /// are packed in blocks of up to [`BLOCK_TICKS`](crate::record::BLOCK_TICKS): taking
     /// often makes small blocks that compress less; once a second is plenty.
     ///
-    /// An error ([`Error::NotRecording`]) if the group is not recording: an empty take
+    /// An error ([`RecordError::NotRecording`]) if the group is not recording: an empty take
     /// would look like a recording that had nothing in it.
     pub fn take_recording(&mut self) -> Result<Vec<u8>, Error> {
-        let r = self.recorder.as_mut().ok_or(Error::NotRecording)?;
+        let r = self
+            .recorder
+            .as_mut()
+            .ok_or(Error::Record(RecordError::NotRecording))?;
         r.flush();
         Ok(std::mem::take(&mut r.out))
     }
@@ -92,7 +95,7 @@ impl EntityGroup {
     pub fn stop_recording(&mut self) -> Result<Vec<u8>, Error> {
         let now = self.body_bits();
         let Some(mut r) = self.recorder.take() else {
-            return Err(Error::NotRecording);
+            return Err(Error::Record(RecordError::NotRecording));
         };
         if r.pending.last().is_some_and(|t| t.bodies.is_none()) {
             let frame = r.body_frame(now);

@@ -19,7 +19,7 @@
 //! [`KEYFRAME_SECONDS`], a [`Keyframe`]: the whole world, for seeking.
 
 use crate::config::GroupConfig;
-use crate::error::Error;
+use crate::error::{Error, RecordError};
 use crate::hash::StateHasher;
 use crate::id::{KindId, NetId, Owner};
 use crate::pose::BodyState;
@@ -353,10 +353,10 @@ const LZ4_RATIO: usize = 256;
 /// The bytes that start a recording: magic, version, header and initial snapshot.
 pub(crate) fn preamble(header: &RecordingHeader, snapshot: &[u8]) -> Result<Vec<u8>, Error> {
     let mut h = bincode::serde::encode_to_vec(header, config())
-        .map_err(|e| Error::BadRecording(e.to_string()))?;
+        .map_err(|e| Error::Record(RecordError::BadRecording(e.to_string())))?;
     if !header.kind_states.is_empty() {
         bincode::serde::encode_into_std_write(&header.kind_states, &mut h, config())
-            .map_err(|e| Error::BadRecording(e.to_string()))?;
+            .map_err(|e| Error::Record(RecordError::BadRecording(e.to_string())))?;
     }
     let mut out = MAGIC.to_vec();
     out.extend_from_slice(&RECORDING_VERSION.to_le_bytes());
@@ -372,7 +372,7 @@ pub(crate) fn preamble(header: &RecordingHeader, snapshot: &[u8]) -> Result<Vec<
 /// Appends one block of consecutive tick records, packed and checksummed.
 pub(crate) fn write_block(out: &mut Vec<u8>, records: &[TickRecord]) -> Result<(), Error> {
     let body = bincode::serde::encode_to_vec(records, config())
-        .map_err(|e| Error::BadRecording(e.to_string()))?;
+        .map_err(|e| Error::Record(RecordError::BadRecording(e.to_string())))?;
     let packed = lz4_flex::block::compress(&body);
     out.extend_from_slice(&(packed.len() as u32).to_le_bytes());
     out.extend_from_slice(&(body.len() as u32).to_le_bytes());
@@ -420,16 +420,16 @@ impl Recording {
     /// give their own error.
     pub fn from_bytes(bytes: &[u8]) -> Result<Recording, Error> {
         let mut rest = bytes;
-        let head = || Error::RecordingTruncated { tick: None };
+        let head = || Error::Record(RecordError::RecordingTruncated { tick: None });
         if take(&mut rest, 4, head)? != MAGIC {
-            return Err(Error::NotARecording);
+            return Err(Error::Record(RecordError::NotARecording));
         }
         let version = u32::from_le_bytes(take(&mut rest, 4, head)?.try_into().unwrap_or_default());
         if !(OLDEST_READABLE..=RECORDING_VERSION).contains(&version) {
-            return Err(Error::RecordingVersion {
+            return Err(Error::Record(RecordError::RecordingVersion {
                 found: version,
                 supported: RECORDING_VERSION,
-            });
+            }));
         }
         let hlen =
             u32::from_le_bytes(take(&mut rest, 4, head)?.try_into().unwrap_or_default()) as usize;
@@ -437,24 +437,26 @@ impl Recording {
         let limited = config().with_limit::<MAX_HEADER>();
         let (mut header, used): (RecordingHeader, usize) =
             bincode::serde::decode_from_slice(h, limited)
-                .map_err(|_| Error::RecordingCorrupted { tick: None })?;
+                .map_err(|_| Error::Record(RecordError::RecordingCorrupted { tick: None }))?;
         if used < h.len() {
             header.kind_states = bincode::serde::decode_from_slice(&h[used..], limited)
-                .map_err(|_| Error::RecordingCorrupted { tick: None })?
+                .map_err(|_| Error::Record(RecordError::RecordingCorrupted { tick: None }))?
                 .0;
         }
         let u64_of = |b: &[u8]| u64::from_le_bytes(b.try_into().unwrap_or_default());
         let raw_len = u64_of(take(&mut rest, 8, head)?);
         let packed_len = u64_of(take(&mut rest, 8, head)?);
-        let packed_len =
-            usize::try_from(packed_len).map_err(|_| Error::RecordingCorrupted { tick: None })?;
+        let packed_len = usize::try_from(packed_len)
+            .map_err(|_| Error::Record(RecordError::RecordingCorrupted { tick: None }))?;
         let packed = take(&mut rest, packed_len, head)?;
-        let snapshot = unpack(packed, raw_len, || Error::RecordingCorrupted { tick: None })?;
+        let snapshot = unpack(packed, raw_len, || {
+            Error::Record(RecordError::RecordingCorrupted { tick: None })
+        })?;
         let mut ticks: Vec<TickRecord> = Vec::new();
         while !rest.is_empty() {
             let next = ticks.last().map(|t| t.tick + 1);
-            let cut = || Error::RecordingTruncated { tick: next };
-            let damaged = || Error::RecordingCorrupted { tick: next };
+            let cut = || Error::Record(RecordError::RecordingTruncated { tick: next });
+            let damaged = || Error::Record(RecordError::RecordingCorrupted { tick: next });
             let u32_of = |b: &[u8]| u32::from_le_bytes(b.try_into().unwrap_or_default());
             let packed_len = u32_of(take(&mut rest, 4, cut)?) as usize;
             let raw_len = u32_of(take(&mut rest, 4, cut)?);

@@ -5,7 +5,7 @@ mod report;
 
 use crate::codec::Section;
 use crate::controller::SpawnRequest;
-use crate::error::Error;
+use crate::error::{Error, RecordError};
 use crate::group::EntityGroup;
 use crate::id::{NetId, Owner};
 use crate::pipeline::{FrameDriver, FramePass};
@@ -120,7 +120,10 @@ impl Replay {
             .map_or(self.group.tick(), |t| t.tick);
         let end = self.end_tick();
         if tick < start || tick > end {
-            return Err(Error::ReplayPastEnd { asked: tick, end });
+            return Err(Error::Record(RecordError::ReplayPastEnd {
+                asked: tick,
+                end,
+            }));
         }
         let registry = self.group.registry().clone();
         let from = self.recording.ticks[..(tick - start) as usize]
@@ -302,12 +305,15 @@ impl Replay {
 
     /// Replays up to (not including) tick `tick`, checking every tick; stops at the first
     /// divergence and returns it. A tick past the end of the recording is an error
-    /// ([`Error::ReplayPastEnd`]), so a short or empty recording cannot pass a test that
+    /// ([`RecordError::ReplayPastEnd`]), so a short or empty recording cannot pass a test that
     /// meant to check more; [`verify`](Self::verify) replays to the end, whatever it is.
     pub fn run_to(&mut self, tick: u64) -> Result<Option<Divergence>, Error> {
         let end = self.end_tick();
         if tick > end {
-            return Err(Error::ReplayPastEnd { asked: tick, end });
+            return Err(Error::Record(RecordError::ReplayPastEnd {
+                asked: tick,
+                end,
+            }));
         }
         while self.group.tick() < tick {
             match self.step()? {
@@ -378,9 +384,9 @@ fn run_tick(
         .iter()
         .any(|op| matches!(op, Op::Config(c) if !c.is_valid()));
     if bad_config {
-        return Err(Error::RecordingCorrupted {
+        return Err(Error::Record(RecordError::RecordingCorrupted {
             tick: Some(record.tick),
-        });
+        }));
     }
     let mut driver = ReplayDriver {
         ops: &record.ops,

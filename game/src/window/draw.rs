@@ -174,8 +174,11 @@ const FACES: [([f32; 3], [[f32; 3]; 4]); 6] = [
     ),
 ];
 
+/// A corner of the unit cube.
+type Corner = (f32, f32, f32);
+
 /// A box's twelve edges, on the unit cube.
-const EDGES: [((f32, f32, f32), (f32, f32, f32)); 12] = [
+const EDGES: [(Corner, Corner); 12] = [
     ((-1., -1., -1.), (1., -1., -1.)),
     ((-1., 1., -1.), (1., 1., -1.)),
     ((-1., -1., 1.), (1., -1., 1.)),
