@@ -105,7 +105,9 @@ impl History {
     /// history no longer reaches back to `number`, the oldest change it keeps (a moment
     /// the client's copy was out of date already). None if nothing changed since.
     pub(crate) fn changed_after(&self, number: u32) -> Option<u32> {
-        self.versions.iter().map(|(f, _)| *f).find(|f| *f > number)
+        // The versions are in the order of their broadcasts.
+        let i = self.versions.partition_point(|(f, _)| *f <= number);
+        self.versions.get(i).map(|(f, _)| *f)
     }
 
     /// The section that was current at `number`, if still known.
@@ -115,10 +117,9 @@ impl History {
 
     /// The same, shared (a baseline holds it without a copy).
     pub(crate) fn shared_at(&self, number: u32) -> Option<&Arc<[u8]>> {
-        self.versions
-            .iter()
-            .rev()
-            .find(|(f, _)| *f <= number)
+        let i = self.versions.partition_point(|(f, _)| *f <= number);
+        i.checked_sub(1)
+            .and_then(|i| self.versions.get(i))
             .map(|(_, b)| b)
     }
 }
