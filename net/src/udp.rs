@@ -1,5 +1,8 @@
 //! Real UDP sockets, through message-io. The only place in the network layer that does I/O.
 
+use crate::config::{Entropy, NetConfig};
+use crate::error::NetError;
+use crate::manager::NetManager;
 use crate::transport::Transport;
 use message_io::adapters::udp::UdpListenConfig;
 use message_io::network::TransportListen;
@@ -26,28 +29,27 @@ pub struct UdpTransport {
 /// [`NetManager`](crate::NetManager) makes its session secrets from
 /// (`NetManager::server(config, os_entropy()?)`). Like the sockets, this is the edge's
 /// work: the core never draws randomness itself, so tests give it fixed bytes.
-pub fn os_entropy() -> Result<crate::Entropy, crate::NetError> {
+pub fn os_entropy() -> Result<Entropy, NetError> {
     let mut e = [0u8; 32];
-    getrandom::fill(&mut e)
-        .map_err(|err| crate::NetError::Io(format!("no OS randomness: {err}")))?;
+    getrandom::fill(&mut e).map_err(|err| NetError::Io(format!("no OS randomness: {err}")))?;
     Ok(e)
 }
 
 /// The constructors that draw their entropy from the OS (at the edge: the manager itself
 /// never touches the OS, and tests give it fixed bytes).
-impl crate::NetManager {
+impl NetManager {
     /// [`NetManager::server`](crate::NetManager::server) with entropy from the OS.
-    pub fn server_with_os_entropy(config: crate::NetConfig) -> Result<Self, crate::NetError> {
+    pub fn server_with_os_entropy(config: NetConfig) -> Result<Self, NetError> {
         Ok(Self::server(config, os_entropy()?))
     }
 
     /// [`NetManager::client`](crate::NetManager::client) with entropy from the OS.
     pub fn client_with_os_entropy(
-        config: crate::NetConfig,
+        config: NetConfig,
         server: SocketAddr,
         name: &str,
         password: Option<&str>,
-    ) -> Result<Self, crate::NetError> {
+    ) -> Result<Self, NetError> {
         Ok(Self::client(config, server, name, password, os_entropy()?))
     }
 }
@@ -184,7 +186,7 @@ impl Transport for UdpTransport {
 mod tests {
     /// The first datagram `t` receives within about two seconds.
     fn first_of(t: &mut super::UdpTransport) -> Option<(std::net::SocketAddr, Vec<u8>)> {
-        use crate::Transport;
+        use crate::transport::Transport;
         (0..100).find_map(|_| {
             t.wait(std::time::Duration::from_millis(20));
             t.recv()
@@ -194,7 +196,7 @@ mod tests {
     #[test]
     fn a_dual_stack_socket_hears_ipv4_and_ipv6_peers_at_their_own_addresses() {
         use super::UdpTransport;
-        use crate::Transport;
+        use crate::transport::Transport;
         let mut server = UdpTransport::bind_any(0).unwrap();
         let port = server.local_addr().port();
         let targets = [format!("127.0.0.1:{port}"), format!("[::1]:{port}")];
@@ -228,7 +230,8 @@ mod tests {
 
     #[test]
     fn two_clients_made_with_os_entropy_say_different_hellos() {
-        use crate::{NetConfig, NetManager};
+        use crate::config::NetConfig;
+        use crate::manager::NetManager;
         let server: std::net::SocketAddr = "127.0.0.1:47810".parse().unwrap();
         let hello = || {
             let mut net =
