@@ -73,8 +73,8 @@
 //!
 //! # 2. Network it
 //!
-//! The same registry on every peer. [`harness::Scenario`](crate::harness::Scenario) runs a
-//! server and clients on the in-memory hub with a virtual clock (a game runs the same
+//! The same registry on every peer. `lanyard_net::harness::Scenario` (feature `harness`) runs
+//! a server and clients on the in-memory hub with a virtual clock (a game runs the same
 //! [`NetManager`](crate::NetManager) over [`udp::UdpTransport`](crate::udp::UdpTransport)).
 //! A client asks for the entities it will own with `request_spawn`; the ticket finds the
 //! entity, and every other peer sees it under the id the server gave it:

@@ -25,8 +25,8 @@ pub struct UdpTransport {
     queue: VecDeque<(SocketAddr, Vec<u8>, Instant)>,
 }
 
-/// 32 bytes from the operating system's random source: the [`Entropy`](crate::Entropy) a
-/// [`NetManager`](crate::NetManager) makes its session secrets from
+/// 32 bytes from the operating system's random source: the [`Entropy`] a [`NetManager`]
+/// makes its session secrets from
 /// (`NetManager::server(config, os_entropy()?)`). Like the sockets, this is the edge's
 /// work: the core never draws randomness itself, so tests give it fixed bytes.
 pub fn os_entropy() -> Result<Entropy, NetError> {
