@@ -85,8 +85,10 @@ pub trait FrameDriver {
         let _ = pass;
     }
 
-    /// Pass 2: the packet the server paths just wrote, before it is looped back. A network
-    /// layer keeps what it sends from here.
+    /// Pass 2: the packet the server paths just wrote, before it is looped back (a replay
+    /// compares it with the decisions it recorded here). What a network layer sends it
+    /// reads after the frame from [`EntityGroup::last_packet`], which keeps the packet
+    /// until the next frame, with no copy.
     fn outbound(&mut self, packet: &PacketWriter) {
         let _ = packet;
     }
