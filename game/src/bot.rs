@@ -33,7 +33,7 @@ impl Bot {
 
     /// What to do this tick, `left` seconds before the run ends.
     pub fn input(&mut self, game: &Game, dt: f32, left: f32) -> PlayerInput {
-        let Some(me) = game.my_player().and_then(|id| game.group.get(id)) else {
+        let Some(me) = game.my_player().and_then(|id| game.group().get(id)) else {
             return PlayerInput::default();
         };
         let here = me.body().translation();
@@ -66,7 +66,7 @@ impl Bot {
             self.until_throw = self.rng.range_f32(1.5, 2.5);
             let player = KindId::of_name(kinds::PLAYER);
             let target = game
-                .group
+                .group()
                 .iter()
                 .filter(|e| e.kind() == player && e.id() != me.id())
                 .map(|e| e.body().translation())

@@ -25,7 +25,7 @@ pub fn run(
         let now = Instant::now();
         let elapsed = (now - start).as_secs_f32();
         let left = seconds.map_or(f32::INFINITY, |s| s - elapsed);
-        if left <= 0.0 || game.ended.is_some() {
+        if left <= 0.0 || game.ended().is_some() {
             return;
         }
         for _ in 0..steps.advance((now - last).as_secs_f32()) {

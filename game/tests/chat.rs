@@ -7,7 +7,8 @@ use common::{hub_games, tick_together};
 use lanyard_game::game::{CHAT_BURST, CHAT_MAX, Game};
 
 fn chat_lines(g: &Game) -> Vec<String> {
-    g.messages
+    g.presentation()
+        .messages()
         .iter()
         .filter(|m| m.starts_with("ada: ") || m.starts_with("hostess: "))
         .cloned()
@@ -47,16 +48,16 @@ fn chat_reaches_everyone_cleaned_cut_and_rate_limited() {
     );
 
     // A flood: only the burst gets through; the rest is dropped and counted.
-    bob.messages.clear();
+    bob.clear_messages();
     for i in 0..CHAT_BURST + 4 {
         ada.chat(&format!("spam {i}"));
     }
     tick_together(&mut [&mut host, &mut ada, &mut bob], 0.5);
     let got = chat_lines(&bob).len();
     // Two lines of this window went already (the greeting and the long one).
-    assert_eq!(got, CHAT_BURST - 2, "{:?}", bob.messages);
+    assert_eq!(got, CHAT_BURST - 2, "{:?}", bob.presentation().messages());
     assert_eq!(
-        host.chat_dropped as usize,
+        host.chat_dropped() as usize,
         CHAT_BURST + 4 - (CHAT_BURST - 2)
     );
 }

@@ -47,7 +47,7 @@ fn a_server_recording_of_bots_taking_crates_over_replays_bit_exact() {
         }
         held = held.max(
             server
-                .group
+                .group()
                 .iter()
                 .filter(|e| e.kind() == crate_kind && e.owner() != lanyard::Owner::Server)
                 .count(),

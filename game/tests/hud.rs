@@ -9,7 +9,7 @@ use lanyard_game::game::{GRAPH_SAMPLES, Game, TICK_HZ};
 
 /// The server's figures for the client named `name`.
 fn server_view(host: &Game, name: &str) -> lanyard_net::PeerStats {
-    let sessions = host.net.sessions();
+    let sessions = host.net().sessions();
     let s = sessions.iter().find(|s| s.name == name).expect("a session");
     s.stats
 }
@@ -28,7 +28,7 @@ fn an_idle_client_shows_no_loss_and_the_ping_its_server_shows_for_it() {
         host.tick(1.0 / TICK_HZ);
         ada.tick(1.0 / TICK_HZ);
         worst_loss = worst_loss.max(ada.loss());
-        let silence = ada.net.server_stats().expect("connected").silence_ms;
+        let silence = ada.net().server_stats().expect("connected").silence_ms;
         longest_silence = longest_silence.max(silence);
         assert_eq!(ada.silence(), None, "a live server is never shown silent");
     }
@@ -76,7 +76,7 @@ fn a_silent_server_and_a_frozen_client_show_as_silent_not_as_loss() {
     assert!(row.contains("silent 3 s"), "{row}");
     assert!(!row.contains("ping"), "{row}");
     tick_together(&mut [&mut host, &mut ada], 6.0);
-    assert_eq!(ada.graph.len(), GRAPH_SAMPLES);
+    assert_eq!(ada.presentation().graph().len(), GRAPH_SAMPLES);
     let row = host.players_table().join("\n");
     assert!(!row.contains("silent"), "{row}");
 }

@@ -147,7 +147,7 @@ fn on_the_hub_the_players_and_the_scores_go_on_at_the_first_successor() {
     };
     play(&mut [(&mut host, b0), (bob, b1)], 2.0);
     play(&mut [(&mut host, b0), (bob, b1), (cat, b2)], 10.0);
-    let scores = host.scores.clone();
+    let scores = host.presentation().scores().to_vec();
     assert!(
         scores.iter().any(|(_, n)| *n > 0),
         "nobody scored: {scores:?}"
@@ -156,10 +156,10 @@ fn on_the_hub_the_players_and_the_scores_go_on_at_the_first_successor() {
     assert!(bob.is_server());
     // The players who stayed keep their scores, on every screen.
     let kept: Vec<(String, u32)> = scores.into_iter().filter(|(n, _)| n != "ada").collect();
-    assert_eq!(bob.scores, kept);
-    assert_eq!(cat.scores, kept);
-    let cat_id = cat.net.client_id().expect("cat plays on");
-    let stats = bob.net.peer_stats(cat_id).expect("bob serves cat");
+    assert_eq!(bob.presentation().scores(), kept);
+    assert_eq!(cat.presentation().scores(), kept);
+    let cat_id = cat.net().client_id().expect("cat plays on");
+    let stats = bob.net().peer_stats(cat_id).expect("bob serves cat");
     assert!(stats.state_age_p95_ms < 500.0, "{stats:?}");
     // cat's player moved on while the host was silent: its first word to bob is taken
     // (once), so bob never sends it back to where the old host last saw it.

@@ -17,7 +17,10 @@ fn players_with_a_taken_name_get_in_under_the_first_free_one_and_are_told() {
     let mut all: Vec<&mut lanyard_game::game::Game> = clients.iter_mut().collect();
     all.push(&mut host);
     tick_together(&mut all, 2.0);
-    let names: Vec<_> = clients.iter().map(|c| c.my_name.clone()).collect();
+    let names: Vec<_> = clients
+        .iter()
+        .map(|c| c.my_name().map(str::to_owned))
+        .collect();
     assert_eq!(
         names,
         [
@@ -26,14 +29,15 @@ fn players_with_a_taken_name_get_in_under_the_first_free_one_and_are_told() {
             Some("Hostess (2)".into())
         ]
     );
-    assert!(clients.iter().all(|c| c.is_joined() && c.ended.is_none()));
+    assert!(clients.iter().all(|c| c.is_joined() && c.ended().is_none()));
     assert!(
         clients[1]
-            .messages
+            .presentation()
+            .messages()
             .iter()
             .any(|m| m == "the name player is taken there: you play as player (2)"),
         "{:?}",
-        clients[1].messages
+        clients[1].presentation().messages()
     );
     let mut on_host = host.player_names();
     on_host.sort();

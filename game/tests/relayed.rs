@@ -65,7 +65,8 @@ impl Rendezvous {
 
 fn lines_from(g: &Game, who: &str) -> Vec<String> {
     let prefix = format!("{who}: ");
-    g.messages
+    g.presentation()
+        .messages()
         .iter()
         .filter_map(|m| m.strip_prefix(&prefix).map(str::to_owned))
         .collect()
@@ -172,5 +173,5 @@ fn a_player_no_punch_reaches_plays_through_the_relay_and_goes_direct_losing_no_m
     assert!(sent_by_host.len() > 20);
     assert_eq!(lines_from(&player, "hostess"), sent_by_host);
     assert_eq!(lines_from(&host, "ada"), sent_by_player);
-    assert_eq!(player.sessions_lost, 0);
+    assert_eq!(player.sessions_lost(), 0);
 }

@@ -16,23 +16,27 @@ use lanyard_game::kinds::CRATE;
 fn knock_off(host: &mut Game, by: Owner) {
     let kind = KindId::of_name(CRATE);
     let (id, net) = host
-        .group
+        .group()
         .iter()
         .find(|e| e.kind() == kind)
         .map(|e| (e.id(), e.net_id()))
         .expect("a crate");
     host.note_crate_hit(net, by);
     let below = BodyState {
-        pos: [0.0, host.scene.kill_y - 1.0, 0.0],
+        pos: [0.0, host.scene().kill_y - 1.0, 0.0],
         rot: [0.0, 0.0, 0.0, 1.0],
         linvel: [0.0; 3],
         angvel: [0.0; 3],
     };
-    host.group.set_body_state(id, &below).expect("placed");
+    host.group_mut().set_body_state(id, &below).expect("placed");
 }
 
 fn names(g: &Game) -> Vec<&str> {
-    g.scores.iter().map(|(n, _)| n.as_str()).collect()
+    g.presentation()
+        .scores()
+        .iter()
+        .map(|(n, _)| n.as_str())
+        .collect()
 }
 
 #[test]
@@ -41,11 +45,11 @@ fn a_late_spectator_has_the_table_and_a_departed_player_scores_no_more() {
     let (mut host, mut clients) = hub_games(&hub, "hostess", &["ada"]);
     let mut ada = clients.remove(0);
     tick_together(&mut [&mut host, &mut ada], 2.0);
-    let ada_owner = Owner::Client(ada.net.client_id().expect("ada joined"));
+    let ada_owner = Owner::Client(ada.net().client_id().expect("ada joined"));
     knock_off(&mut host, ada_owner);
     tick_together(&mut [&mut host, &mut ada], 1.0);
     assert_eq!(
-        host.scores,
+        host.presentation().scores(),
         [("ada".to_owned(), 1), ("hostess".to_owned(), 0)]
     );
 
@@ -63,10 +67,11 @@ fn a_late_spectator_has_the_table_and_a_departed_player_scores_no_more() {
     tick_together(&mut [&mut host, &mut ada, &mut eve], 2.0);
     assert!(eve.is_joined());
     assert_eq!(
-        eve.scores, host.scores,
+        eve.presentation().scores(),
+        host.presentation().scores(),
         "the spectator's table is everyone's"
     );
-    assert_eq!(ada.scores, host.scores);
+    assert_eq!(ada.presentation().scores(), host.presentation().scores());
 
     // ada leaves; a crate she pushed before falls off afterwards.
     ada.shutdown();
@@ -83,13 +88,22 @@ fn a_point_pops_up_on_every_screen_with_who_scored() {
     let (mut host, mut clients) = hub_games(&hub, "hostess", &["ada"]);
     let mut ada = clients.remove(0);
     tick_together(&mut [&mut host, &mut ada], 2.0);
-    assert!(host.popups.is_empty() && ada.popups.is_empty());
-    let ada_owner = Owner::Client(ada.net.client_id().expect("ada joined"));
+    assert!(host.presentation().popups().is_empty() && ada.presentation().popups().is_empty());
+    let ada_owner = Owner::Client(ada.net().client_id().expect("ada joined"));
     knock_off(&mut host, ada_owner);
     tick_together(&mut [&mut host, &mut ada], 0.5);
     for g in [&host, &ada] {
-        let who: Vec<&str> = g.popups.iter().map(|p| p.name.as_str()).collect();
-        assert_eq!(who, ["ada"], "{:?}'s popups", g.my_name);
+        let who: Vec<&str> = g
+            .presentation()
+            .popups()
+            .iter()
+            .map(|p| p.name.as_str())
+            .collect();
+        assert_eq!(who, ["ada"], "{:?}'s popups", g.my_name());
     }
-    assert_eq!(host.popups[0].at, ada.popups[0].at, "the same place");
+    assert_eq!(
+        host.presentation().popups()[0].at,
+        ada.presentation().popups()[0].at,
+        "the same place"
+    );
 }

@@ -83,7 +83,7 @@ fn main() {
     for second in 0..total {
         if second == total - 6 {
             rest_start = watcher
-                .net
+                .net()
                 .server_stats()
                 .map(|s| (s.entries, s.packets_in));
         }
@@ -100,17 +100,17 @@ fn main() {
             knocker.tick(dt);
             watcher.tick(dt);
         }
-        meters[0].tick(knocker.net.counters().bytes_in);
-        meters[1].tick(watcher.net.counters().bytes_in);
+        meters[0].tick(knocker.net().counters().bytes_in);
+        meters[1].tick(watcher.net().counters().bytes_in);
     }
     let awake = server
-        .group
+        .group()
         .iter()
         .filter(|e| !e.body().is_sleeping())
         .count();
     println!(
         "cube field: {} entities, {rate} broadcasts/s, {active} s of play; awake at the end: {awake}",
-        server.group.len()
+        server.group().len()
     );
     println!("downstream per client (simulated seconds; 0..{join} is the join):");
     let play_end = join + active as usize;
@@ -119,25 +119,25 @@ fn main() {
         m.report(who, join, play_end);
         m.report(who, total - 6, total);
     }
-    if let (Some((e0, p0)), Some(s)) = (rest_start, watcher.net.server_stats()) {
+    if let (Some((e0, p0)), Some(s)) = (rest_start, watcher.net().server_stats()) {
         println!(
             "  at rest the watcher got {:.1} entries and {:.1} datagrams per second",
             (s.entries - e0) as f32 / 6.0,
             (s.packets_in - p0) as f32 / 6.0
         );
     }
-    let largest = server.net.counters().largest_out;
+    let largest = server.net().counters().largest_out;
     println!("largest datagram the server sent: {largest} bytes");
     for (who, g) in [("knocker", &knocker), ("watcher", &watcher)] {
-        if let Some(s) = g.net.server_stats() {
+        if let Some(s) = g.net().server_stats() {
             println!(
                 "  {who}: {} entries received, {} bytes of them, {} missing baselines",
                 s.entries, s.state_bytes, s.missing_baselines
             );
         }
     }
-    for (id, name) in server.net.clients() {
-        if let Some(s) = server.net.peer_stats(id) {
+    for (id, name) in server.net().clients() {
+        if let Some(s) = server.net().peer_stats(id) {
             println!(
                 "  server to {name}: {} datagrams, {} reliable resends",
                 s.packets_out, s.resends

@@ -42,17 +42,17 @@ fn grenade_field() -> Vec<u8> {
         player.tick(dt);
     }
     server
-        .group
+        .group_mut()
         .start_recording("cubes", "server")
         .expect("records");
-    let mut bytes = server.group.take_recording().expect("recording");
+    let mut bytes = server.group_mut().take_recording().expect("recording");
     let mut brain = Bot::new(5, None);
     for _ in 0..12 * TICK_HZ as usize {
         player.set_input(brain.input(&player, dt, f32::INFINITY));
         server.tick(dt);
         player.tick(dt);
     }
-    bytes.extend(server.group.stop_recording().expect("stops"));
+    bytes.extend(server.group_mut().stop_recording().expect("stops"));
     bytes
 }
 

@@ -85,8 +85,11 @@ fn twelve_grenade_heavy_seconds_of_the_cube_field_fit_in_1_mb_and_replay_exactly
         player.tick(dt);
     }
     assert!(player.my_player().is_some(), "the player joined");
-    server.group.start_recording("cubes", "server").unwrap();
-    let mut bytes = server.group.take_recording().expect("recording");
+    server
+        .group_mut()
+        .start_recording("cubes", "server")
+        .unwrap();
+    let mut bytes = server.group_mut().take_recording().expect("recording");
     let mut brain = Bot::new(5, None);
     let ticks = 12 * TICK_HZ as usize;
     let mut throws = 0;
@@ -97,12 +100,12 @@ fn twelve_grenade_heavy_seconds_of_the_cube_field_fit_in_1_mb_and_replay_exactly
         server.tick(dt);
         player.tick(dt);
         if t % 60 == 59 && t + 1 < ticks {
-            bytes.extend(server.group.take_recording().expect("recording"));
+            bytes.extend(server.group_mut().take_recording().expect("recording"));
         }
     }
-    bytes.extend(server.group.stop_recording().unwrap());
+    bytes.extend(server.group_mut().stop_recording().unwrap());
     let awake = server
-        .group
+        .group()
         .iter()
         .filter(|e| !e.body().is_sleeping())
         .count();

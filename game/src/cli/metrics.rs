@@ -121,16 +121,18 @@ impl Metrics {
 
     /// Sets the figures from `game`, whose ticks took `frame_ms` on average.
     pub(crate) fn set(&self, game: &Game, frame_ms: f32) {
-        let sessions = game.net.sessions();
+        let sessions = game.net().sessions();
         let watching = sessions.iter().filter(|s| s.spectator).count();
-        let counters = game.net.counters();
+        let counters = game.net().counters();
         let as_i64 = |v: u64| i64::try_from(v).unwrap_or(i64::MAX);
         self.players.set((sessions.len() - watching) as i64);
         self.spectators.set(watching as i64);
-        self.entities.set(game.group.len() as i64);
+        self.entities.set(game.group().len() as i64);
         self.frame_ms.set(f64::from(frame_ms));
-        self.kbps_in.set(f64::from(game.traffic.kbps_in));
-        self.kbps_out.set(f64::from(game.traffic.kbps_out));
+        self.kbps_in
+            .set(f64::from(game.presentation().traffic().kbps_in));
+        self.kbps_out
+            .set(f64::from(game.presentation().traffic().kbps_out));
         self.bytes_in.set(as_i64(counters.bytes_in));
         self.bytes_out.set(as_i64(counters.bytes_out));
         let age = sessions
@@ -138,7 +140,7 @@ impl Metrics {
             .map(|s| s.stats.state_age_p95_ms)
             .fold(0.0f32, f32::max);
         self.state_age_ms.set(f64::from(age));
-        self.sessions_lost.set(as_i64(game.sessions_lost));
+        self.sessions_lost.set(as_i64(game.sessions_lost()));
         self.hellos_refused.set(as_i64(counters.hellos_dropped));
     }
 }

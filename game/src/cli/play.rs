@@ -46,20 +46,20 @@ pub(crate) fn bot(
             true
         },
         |g, _| {
-            for m in g.messages.drain(..) {
+            for m in g.take_messages() {
                 eprintln!("{m}");
             }
         },
     );
     // However the run ended, the report is printed; the exit status says whether the bot
     // ran its full time.
-    let ended = game.end_reason.clone().unwrap_or_else(|| "time up".into());
+    let ended = game.end_reason().unwrap_or("time up").to_owned();
     let report = game.bot_report_json(&ended);
     game.shutdown();
     println!("{report}");
     match ended.as_str() {
         "time up" => Ok(()),
-        _ => Err(game.ended.clone().unwrap_or(ended)),
+        _ => Err(game.ended().map_or(ended, str::to_owned)),
     }
 }
 

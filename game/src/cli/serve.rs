@@ -125,7 +125,7 @@ fn serve(
             true
         },
         |g, ms| {
-            for m in g.messages.drain(..) {
+            for m in g.take_messages() {
                 println!("{m}");
             }
             if let Some(m) = &metrics {
@@ -140,7 +140,7 @@ fn serve(
     );
     println!(
         "shutting down ({why}): telling {}",
-        count(game.net.sessions().len(), "client")
+        count(game.net().sessions().len(), "client")
     );
     // The summary is the world as it ended, before the players' sessions are closed.
     let written = summary.map_or(Ok(()), |p| game.write_summary(p));
@@ -182,7 +182,7 @@ fn serving_line(
     };
     format!(
         "{name}: serving '{}' on UDP port {} (discovery on {}{}), up to {} and {}{playing}; type 'help' for the console",
-        game.scene.name,
+        game.scene().name,
         game.local_addr().port(),
         c.discovery_addr,
         c.rendezvous
@@ -196,7 +196,7 @@ fn serving_line(
 /// The server's status, printed every few frames: players, spectators, entities, the
 /// frame's time (`ms`), traffic, and each session's link.
 fn status_line(g: &Game, ms: f32, max_players: u16) -> String {
-    let sessions = g.net.sessions();
+    let sessions = g.net().sessions();
     let watching = sessions.iter().filter(|s| s.spectator).count();
     let each: String = sessions
         .iter()
@@ -226,10 +226,10 @@ fn status_line(g: &Game, ms: f32, max_players: u16) -> String {
         sessions.len() - watching,
         max_players,
         watching,
-        g.group.len(),
+        g.group().len(),
         ms,
-        g.traffic.kbps_in,
-        g.traffic.kbps_out
+        g.presentation().traffic().kbps_in,
+        g.presentation().traffic().kbps_out
     )
 }
 

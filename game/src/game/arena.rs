@@ -11,6 +11,34 @@ use lanyard::prelude::*;
 /// The bytes of the arena one reliable message carries.
 const ARENA_PART: usize = 900;
 
+/// Client: the server's arena as it comes in, part by part.
+#[derive(Debug, Default)]
+pub(super) struct Arrival {
+    /// The parts received so far, until it is whole.
+    parts: Vec<Option<Vec<u8>>>,
+    /// Whether it came whole (then the player is spawned).
+    whole: bool,
+}
+
+impl Arrival {
+    /// Part `part` of `parts` came: the whole arena's bytes once this makes it whole
+    /// (once; later parts are ignored).
+    fn take(&mut self, part: u16, parts: u16, bytes: Vec<u8>) -> Option<Vec<u8>> {
+        if self.whole || parts == 0 || part >= parts {
+            return None;
+        }
+        if self.parts.len() != usize::from(parts) {
+            self.parts = vec![None; usize::from(parts)];
+        }
+        self.parts[usize::from(part)] = Some(bytes);
+        if self.parts.iter().any(Option::is_none) {
+            return None;
+        }
+        self.whole = true;
+        Some(self.parts.drain(..).flatten().flatten().collect())
+    }
+}
+
 impl Game {
     /// Server: sends a client that just joined the arena it plays, in parts.
     pub(super) fn send_arena(&mut self, client: ClientId) {
@@ -23,8 +51,8 @@ impl Game {
                 parts,
                 bytes: chunk.to_vec(),
             };
-            if let Err(e) = self.net.send_event_to(client, event.encode()) {
-                self.messages.push(format!("cannot send the arena: {e}"));
+            if let Err(e) = self.link.net_mut().send_event_to(client, event.encode()) {
+                self.say(format!("cannot send the arena: {e}"));
                 return;
             }
         }
@@ -34,51 +62,44 @@ impl Game {
     /// world is rebuilt on it and the server asked for everything again; then our player
     /// comes.
     pub(super) fn arena_part(&mut self, part: u16, parts: u16, bytes: Vec<u8>) {
-        if self.is_server() || self.arena_ready || parts == 0 || part >= parts {
+        if self.is_server() {
             return;
         }
-        if self.arena_parts.len() != usize::from(parts) {
-            self.arena_parts = vec![None; usize::from(parts)];
-        }
-        self.arena_parts[usize::from(part)] = Some(bytes);
-        if self.arena_parts.iter().any(Option::is_none) {
+        let Some(whole) = self.arena.take(part, parts, bytes) else {
             return;
-        }
-        let whole: Vec<u8> = self.arena_parts.drain(..).flatten().flatten().collect();
+        };
         let theirs = match Scene::decode(&whole) {
             Ok(s) => s,
             Err(e) => {
-                self.ended = Some(format!("the server's arena is broken: {e}"));
-                self.end_reason = Some("connection lost".into());
+                let sentence = format!("the server's arena is broken: {e}");
+                self.standing.end(sentence, "connection lost".into());
                 return;
             }
         };
-        self.arena_ready = true;
-        let Some(client) = self.net.client_id() else {
+        let Some(client) = self.link.net().client_id() else {
             return;
         };
         if theirs != self.scene {
-            self.messages
-                .push(format!("the server plays '{}': loading it", theirs.name));
+            self.say(format!("the server plays '{}': loading it", theirs.name));
             self.group = Self::world(&theirs, Role::Client(client));
             self.received = TakenPoses::default();
             self.scene = theirs.clone();
             self.options.scene = theirs;
-            if let Err(e) = self.net.resend_world() {
-                self.messages.push(format!("cannot reload the world: {e}"));
+            if let Err(e) = self.link.net_mut().resend_world() {
+                self.say(format!("cannot reload the world: {e}"));
             }
-            if let Some(path) = self.record_path.clone() {
+            if let Some(path) = self.recorder.path() {
                 // The recording names its arena at the start: start it again on this one.
                 if let Err(e) = self.record_to(&path) {
-                    self.messages.push(format!("recording stopped: {e}"));
+                    self.say(format!("recording stopped: {e}"));
                 }
             }
         }
         if !self.options.spectate {
-            let name = self.my_name.clone().unwrap_or_default();
+            let name = self.standing.my_name().unwrap_or_default().to_owned();
             if let Err(e) = self.spawn_my_player(u32::from(client.0), &name, Owner::Client(client))
             {
-                self.messages.push(format!("cannot spawn the player: {e}"));
+                self.say(format!("cannot spawn the player: {e}"));
             }
         }
     }

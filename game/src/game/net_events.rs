@@ -1,9 +1,14 @@
 //! What the network layer told a game ([`NetEvent`]s), turned into its messages, its state
 //! and, on a server, the rules' bookkeeping.
+//!
+//! Host migration in the game: when the host of a `host` game goes, its first successor
+//! plays the server's part with the world it holds (the scores as it last heard them,
+//! answering LAN discovery and registered at the rendezvous server, if the game was, under
+//! the game's name), and every other player is told who hosts now.
 
 use super::Game;
 use crate::events::GameEvent;
-use crate::game::migration::who;
+use crate::game::rules::Rules;
 use crate::game::text::clean_line;
 use crate::kinds;
 use crate::kinds::Player;
@@ -13,10 +18,15 @@ use lanyard::prelude::*;
 use lanyard_net::{DisconnectReason, NetEvent};
 use std::collections::BTreeMap;
 
+/// A host's name for a sentence: "the host" if it played under none.
+fn who(name: &str) -> &str {
+    if name.is_empty() { "the host" } else { name }
+}
+
 impl Game {
     /// Takes every event the NetManager has for us.
     pub(super) fn handle_events(&mut self) {
-        while let Some(e) = self.net.poll_event() {
+        while let Some(e) = self.link.net_mut().poll_event() {
             self.on_net_event(e);
         }
         self.note_players();
@@ -31,39 +41,34 @@ impl Game {
                 server_name,
                 name,
             } => self.on_joined(client, server_name, name),
-            NetEvent::Rejected { reason } => {
-                self.ended = Some(format!("the server refused us: {reason}"));
-                self.end_reason = Some(format!("refused: {reason}"));
-                self.refused = Some(reason);
-            }
+            NetEvent::Rejected { reason } => self.standing.refuse(reason),
             NetEvent::ConnectFailed => {
                 let server = self
-                    .net
+                    .net()
                     .server_addr()
                     .map_or(String::new(), |a| format!(" at {a}"));
-                self.ended = Some(format!("no server answered{server}"));
-                self.end_reason = Some("no server answered".into());
+                let sentence = format!("no server answered{server}");
+                self.standing.end(sentence, "no server answered".into());
             }
             NetEvent::ConnectionLost { reason } => self.on_lost(&reason),
             NetEvent::Reconnecting { attempt } => {
                 // Following the game to a new host says so when it gets there.
-                if attempt == 1 && !self.following {
-                    self.messages.push("lost the server: reconnecting".into());
+                if attempt == 1 && !self.standing.is_following() {
+                    self.say("lost the server: reconnecting".into());
                 }
             }
-            NetEvent::Resumed { .. } => self.messages.push("reconnected".into()),
+            NetEvent::Resumed { .. } => self.say("reconnected".into()),
             // A developer's matter: the network layer logs it as a warning.
             NetEvent::Mispredicted { .. } => {}
             NetEvent::HostLeft { host, next } => {
                 tracing::info!("{} left: {next} takes over", who(&host));
-                self.following = true;
+                self.standing.follow();
             }
             NetEvent::NewHost { left, host, .. } => {
                 let line = format!("{} left; {host} is now hosting", who(&left));
                 tracing::info!("{line}");
-                self.messages.push(line);
-                self.host_changes.push((left, host));
-                self.following = false;
+                self.say(line);
+                self.standing.new_host(left, host);
                 // The new host numbers its broadcasts afresh.
                 self.received = TakenPoses::default();
             }
@@ -76,12 +81,12 @@ impl Game {
                 spectator,
                 client,
             } => self.on_client_joined(client, name, spectator),
-            NetEvent::ClientSuspended { name, .. } => self.messages.push(format!(
+            NetEvent::ClientSuspended { name, .. } => self.say(format!(
                 "{name} went silent: keeping the session {:.0} s for a resume",
                 self.options.grace
             )),
             NetEvent::ClientResumed { name, .. } => {
-                self.messages.push(format!("{name} resumed the session"));
+                self.say(format!("{name} resumed the session"));
                 // It may have missed the table meanwhile (or it comes from the host this
                 // one took the game over from).
                 self.scores_changed(|_| {});
@@ -104,21 +109,13 @@ impl Game {
 
     /// The server took us in, as `name` (maybe not the one we asked for).
     fn on_joined(&mut self, client: ClientId, server_name: String, name: String) {
-        self.joined = true;
-        self.client_id = Some(client);
-        self.server_name = Some(server_name.clone());
-        if self.my_name.as_ref().is_some_and(|asked| *asked != name) {
-            self.messages.push(format!(
-                "the name {} is taken there: you play as {name}",
-                self.my_name.as_deref().unwrap_or_default()
-            ));
-            self.my_name = Some(name);
+        if let Some(line) = self.standing.joined(client, server_name.clone(), name) {
+            self.say(line);
         }
         if self.options.spectate {
-            self.messages.push(format!("watching {server_name}"));
+            self.say(format!("watching {server_name}"));
         } else {
-            self.messages
-                .push(format!("joined {server_name} as player {}", client.0));
+            self.say(format!("joined {server_name} as player {}", client.0));
         }
         // The player comes once the server's arena is in.
     }
@@ -131,22 +128,21 @@ impl Game {
             DisconnectReason::SessionExpired => "session expired".to_owned(),
             _ => "connection lost".to_owned(),
         };
-        self.ended = Some(match reason {
+        let sentence = match reason {
             DisconnectReason::Kicked { .. } | DisconnectReason::SessionExpired => key.clone(),
             // Every successor was tried in vain.
-            _ if self.following => {
+            _ if self.standing.is_following() => {
                 "connection lost: the host left and no player could take the game over".to_owned()
             }
             _ => format!("connection lost: {reason}"),
-        });
-        self.end_reason = Some(key);
+        };
+        self.standing.end(sentence, key);
     }
 
     /// On a server: the table of scores changes (by `change`) and goes out again.
     fn scores_changed(&mut self, change: impl FnOnce(&mut BTreeMap<String, u32>)) {
-        if let Some(s) = &mut self.server {
-            change(&mut s.scores);
-            s.scores_dirty = true;
+        if let Some(s) = &mut self.rules {
+            s.scores_changed(change);
         }
     }
 
@@ -155,10 +151,10 @@ impl Game {
     fn on_client_joined(&mut self, client: ClientId, name: String, spectator: bool) {
         self.send_arena(client);
         if spectator {
-            self.messages.push(format!("{name} joined to watch"));
+            self.say(format!("{name} joined to watch"));
             self.scores_changed(|_| {});
         } else {
-            self.messages.push(format!("{name} joined"));
+            self.say(format!("{name} joined"));
             self.scores_changed(|scores| {
                 scores.entry(name).or_insert(0);
             });
@@ -168,15 +164,16 @@ impl Game {
     /// A client left (`reason`): its score goes, and a session lost is counted unless it
     /// left on purpose or was sent away.
     fn on_client_left(&mut self, name: String, reason: &DisconnectReason) {
-        self.messages.push(format!("{name} left ({reason})"));
+        self.say(format!("{name} left ({reason})"));
         if !matches!(
             reason,
             DisconnectReason::Left
                 | DisconnectReason::Kicked { .. }
                 | DisconnectReason::ServerShutdown
                 | DisconnectReason::Replaced
-        ) {
-            self.sessions_lost += 1;
+        ) && let Some(s) = &mut self.rules
+        {
+            s.session_lost();
         }
         self.scores_changed(|scores| {
             scores.remove(&name);
@@ -189,18 +186,15 @@ impl Game {
             Some(GameEvent::Explosion { at, thrower, .. }) => {
                 self.on_blast(Vec3::from_array(at), thrower)
             }
-            Some(GameEvent::Scores { table }) => self.scores = table,
+            Some(GameEvent::Scores { table }) => self.presentation.set_scores(table),
             Some(GameEvent::Point { name, at }) => self.on_point(name, Vec3::from_array(at)),
             Some(GameEvent::Arena { part, parts, bytes }) => self.arena_part(part, parts, bytes),
             // A client's message, not the server's: ignored.
             Some(GameEvent::Chat { .. }) => {}
             Some(GameEvent::ChatLine { from, text }) => {
-                self.messages
-                    .push(format!("{}: {}", clean_line(&from), clean_line(&text)))
+                self.say(format!("{}: {}", clean_line(&from), clean_line(&text)))
             }
-            Some(GameEvent::Say { text }) => self
-                .messages
-                .push(format!("[server] {}", clean_line(&text))),
+            Some(GameEvent::Say { text }) => self.say(format!("[server] {}", clean_line(&text))),
             None => {}
         }
     }
@@ -220,10 +214,39 @@ impl Game {
             })
             .collect();
         for name in others {
-            if !self.remote_players.contains(&name) {
+            if self.standing.saw_player(&name) {
                 tracing::debug!("first saw the player {name} (we are {me:?})");
-                self.remote_players.insert(name);
             }
         }
+    }
+
+    /// The host (`left`) went and we took the game over: our NetManager is a server now
+    /// and our group plays the server's role; the rules run here from now on.
+    fn promoted(&mut self, left: &str) {
+        let name = self.standing.my_name().map(str::to_owned);
+        let mut scores: BTreeMap<String, u32> = self
+            .presentation
+            .scores()
+            .iter()
+            .filter(|(n, _)| n != left)
+            .cloned()
+            .collect();
+        if let Some(n) = &name {
+            scores.entry(n.clone()).or_insert(0);
+        }
+        self.rules = Some(Rules::new(name, scores));
+        self.received = TakenPoses::default();
+        // The game keeps its name: discovery answers with it.
+        let game = self.net().config().server_name.clone();
+        self.options.name = game.clone();
+        self.standing.promoted(left.to_owned(), game.clone());
+        // A game known at a rendezvous server is registered there again under its name
+        // (once the old host's registration runs out, within its time to live), and one
+        // on the LAN answers discovery.
+        self.link
+            .host(self.options.discovery, self.options.rendezvous);
+        let line = format!("{} left; you are now hosting {game}", who(left));
+        tracing::info!("{line}");
+        self.say(line);
     }
 }

@@ -1,7 +1,7 @@
 //! What a game reports: byte rates, ping and loss for the HUD and its graph, and the
 //! machine-readable summary and bot report.
 
-use super::{GRAPH_SAMPLES, Game, GraphSample};
+use super::Game;
 use crate::kinds;
 use crate::kinds::{Player, PlayerParams};
 use lanyard::prelude::*;
@@ -9,33 +9,9 @@ use lanyard::{KindId, decode_params};
 use std::net::SocketAddr;
 
 impl Game {
-    pub(super) fn measure(&mut self, dt: f32) {
-        let (bin, bout) = self.bytes();
-        let (ping_ms, loss) = (self.ping_ms().unwrap_or(0.0), self.loss());
-        let t = &mut self.traffic;
-        t.window += dt;
-        if t.window >= 0.25 {
-            t.kbps_in = (bin - t.bytes_in) as f32 * 8.0 / 1000.0 / t.window;
-            t.kbps_out = (bout - t.bytes_out) as f32 * 8.0 / 1000.0 / t.window;
-            t.bytes_in = bin;
-            t.bytes_out = bout;
-            t.window = 0.0;
-            let sample = GraphSample {
-                ping_ms,
-                kbps_in: t.kbps_in,
-                kbps_out: t.kbps_out,
-                loss,
-            };
-            if self.graph.len() >= GRAPH_SAMPLES {
-                self.graph.pop_front();
-            }
-            self.graph.push_back(sample);
-        }
-    }
-
     /// Bytes received and sent so far (all peers, never decreasing).
     pub fn bytes(&self) -> (u64, u64) {
-        let c = self.net.counters();
+        let c = self.net().counters();
         (c.bytes_in, c.bytes_out)
     }
 
@@ -43,38 +19,38 @@ impl Game {
     /// wire, so it leaves out the time the server waits for its next send (the ack round
     /// trip stands in until the first echo).
     pub fn ping_ms(&self) -> Option<f32> {
-        let s = self.net.server_stats()?;
+        let s = self.net().server_stats()?;
         Some(if s.ping_ms > 0.0 { s.ping_ms } else { s.rtt_ms })
     }
 
     /// Whether datagrams to `peer` go through the rendezvous server's relay now (punching
     /// found no direct path yet).
     pub fn relayed_to(&self, peer: SocketAddr) -> bool {
-        self.routes.relayed(peer)
+        self.link.relayed_to(peer)
     }
 
     /// Clients: the server's address (the host's public one, for a game joined by name).
     pub fn server_peer(&self) -> Option<SocketAddr> {
-        self.net.server_addr()
+        self.net().server_addr()
     }
 
     /// Clients: whether the link to the server goes through the rendezvous server's relay.
     pub fn relayed(&self) -> bool {
-        !self.is_server() && self.routes.relayed_peers() > 0
+        !self.is_server() && self.link.relays_any()
     }
 
     /// Estimated loss towards the server (clients), 0 to 1: of the datagrams we sent, the
     /// share the server's acks left out. A silent server is not loss (nothing was sent and
     /// lost): [`silence`](Self::silence) says how long it has been silent.
     pub fn loss(&self) -> f32 {
-        self.net.server_stats().map_or(0.0, |s| s.loss)
+        self.net().server_stats().map_or(0.0, |s| s.loss)
     }
 
     /// Clients: seconds since the server was last heard, once that is
     /// [`SILENT_AFTER`](crate::game::SILENT_AFTER) or more (a live server is heard at least
     /// every heartbeat).
     pub fn silence(&self) -> Option<f32> {
-        super::silent_for(&self.net.server_stats()?)
+        super::silent_for(&self.net().server_stats()?)
     }
 
     /// The entities in the machine-readable shape: net id -> kind and position; on a
@@ -142,12 +118,13 @@ impl Game {
                 "missing_baselines": s.missing_baselines,
             })
         };
-        let c = self.net.counters();
+        let net = self.net();
+        let c = net.counters();
         let clients: serde_json::Map<String, serde_json::Value> = self
-            .net
+            .net()
             .clients()
             .into_iter()
-            .filter_map(|(id, name)| Some((name, peer(self.net.peer_stats(id)?))))
+            .filter_map(|(id, name)| Some((name, peer(net.peer_stats(id)?))))
             .collect();
         let g = self.group.counters();
         serde_json::json!({
@@ -160,7 +137,7 @@ impl Game {
             "largest_datagram_in": c.largest_in,
             "largest_datagram_out": c.largest_out,
             "clients": clients,
-            "server": self.net.server_stats().map(peer),
+            "server": net.server_stats().map(peer),
         })
     }
 
@@ -170,19 +147,19 @@ impl Game {
         let (bytes_in, bytes_out) = self.bytes();
         let mut report = serde_json::json!({
             "ended": ended,
-            "resumes": self.net.resumes(),
-            "server_name": self.server_name,
+            "resumes": self.net().resumes(),
+            "server_name": self.server_name(),
             "host_changes": self
-                .host_changes
+                .host_changes()
                 .iter()
                 .map(|(left, host)| serde_json::json!({ "left": left, "host": host }))
                 .collect::<Vec<_>>(),
             "hosting": self.is_server(),
             "spectator": self.options.spectate,
             "arena": self.scene.name,
-            "client_id": self.client_id.map(|c| c.0),
-            "remote_players": self.remote_players.iter().collect::<Vec<_>>(),
-            "explosions_seen": self.explosions_by_others,
+            "client_id": self.standing.client_id().map(|c| c.0),
+            "remote_players": self.standing.remote_players().iter().collect::<Vec<_>>(),
+            "explosions_seen": self.presentation.explosions_by_others(),
             "entities": self.entities_json(),
             "bytes_in": bytes_in,
             "bytes_out": bytes_out,

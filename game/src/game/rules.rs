@@ -1,248 +1,155 @@
-//! Tumbleyard's rules, run on the server: fuses and blasts, crates off the yard coming
-//! home, points and the score table.
+//! The server's bookkeeping for the rules ([`Rules`]): the score table, who last blew
+//! what about, who fell, the chat rate limit, and the sessions lost. The rules
+//! themselves (fuses, blasts, the yard's edge) run in `yard`, on the world.
 
-use super::Game;
-use crate::events::GameEvent;
-use crate::game::effects::Blast;
-use crate::kinds;
-use crate::kinds::{Crate, Grenade, PlayerInput};
-use lanyard::KindId;
+use crate::game::{CHAT_BURST, CHAT_WINDOW};
 use lanyard::prelude::*;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
-impl Game {
-    /// An explosion happened: show it, and push our own player and the crates we hold if
-    /// they are in reach.
-    pub(super) fn on_blast(&mut self, at: Vec3, thrower: Owner) {
-        self.blasts.push(Blast {
-            at,
-            thrower,
-            age: 0.0,
-        });
-        self.seen.blasts += 1;
-        if Some(thrower) != self.me() {
-            self.explosions_by_others += 1;
-        }
-        if self.is_server() {
-            return; // The server pushed everything it owns when it set the grenade off.
-        }
-        if let Some(id) = self.my_player()
-            && let Some(push) =
-                self.blast_push(at, self.group.get(id).map(|e| e.body().translation()))
-        {
-            self.input.push = Some(self.input.push.unwrap_or(Vec3::ZERO) + push);
-        }
-        // The crates we hold (we pushed them: hand-off) are ours to push too.
-        let crate_kind = KindId::of_name(kinds::CRATE);
-        let me = self.group.local_owner();
-        let held: Vec<(EntityId, Vec3)> = self
-            .group
-            .iter()
-            .filter(|e| e.kind() == crate_kind && e.owner() == me)
-            .map(|e| (e.id(), e.body().translation()))
-            .collect();
-        for (id, pos) in held {
-            if let Some(push) = self.blast_push(at, Some(pos)) {
-                let _ = self.group.send_input(id, &Crate::push_input(push));
-            }
+/// A player blown off the yard scores for the one who blew it within this many seconds.
+const FALL_CREDIT_SECONDS: f64 = 8.0;
+
+/// What a server keeps to run the rules (a client has none).
+#[derive(Debug, Default)]
+pub(super) struct Rules {
+    host_name: Option<String>,
+    /// When each client's recent chat lines came (seconds), for the rate limit.
+    chat_times: HashMap<ClientId, Vec<f64>>,
+    /// Chat lines dropped by the rate limit.
+    chat_dropped: u64,
+    scores: BTreeMap<String, u32>,
+    /// Who last blew each player about, and when (seconds).
+    player_hits: HashMap<NetId, (Owner, f64)>,
+    /// Who last blew each crate about (it scores if the crate goes off the yard).
+    crate_hits: HashMap<NetId, Owner>,
+    fallen: BTreeSet<NetId>,
+    /// The table changed since it last went out.
+    scores_dirty: bool,
+    /// Sessions that ended without the player leaving or being sent away.
+    sessions_lost: u64,
+}
+
+impl Rules {
+    /// The rules of a server whose host plays as `host_name` (none: a dedicated
+    /// server), starting from `scores`; the table goes out at the first chance.
+    pub(super) fn new(host_name: Option<String>, scores: BTreeMap<String, u32>) -> Rules {
+        Rules {
+            host_name,
+            scores,
+            scores_dirty: true,
+            ..Rules::default()
         }
     }
 
-    pub(super) fn blast_push(&self, at: Vec3, body: Option<Vec3>) -> Option<Vec3> {
-        let p = body?;
-        let t = &self.scene.tuning;
-        let d = p - at;
-        let dist = d.length();
-        if dist >= t.blast_radius {
+    /// The host's player name, if the host plays.
+    pub(super) fn host_name(&self) -> Option<&str> {
+        self.host_name.as_deref()
+    }
+
+    /// The points of the player named `name`.
+    pub(super) fn score_of(&self, name: &str) -> u32 {
+        self.scores.get(name).copied().unwrap_or(0)
+    }
+
+    /// The table changes (by `change`) and goes out again.
+    pub(super) fn scores_changed(&mut self, change: impl FnOnce(&mut BTreeMap<String, u32>)) {
+        change(&mut self.scores);
+        self.scores_dirty = true;
+    }
+
+    /// A point for the player named `name`.
+    pub(super) fn add_point(&mut self, name: &str) {
+        *self.scores.entry(name.to_owned()).or_insert(0) += 1;
+        self.scores_dirty = true;
+    }
+
+    /// The table to send, highest first, if it changed since it last went out: every
+    /// player in `playing` (and the host) has a row.
+    pub(super) fn table_to_send<'a>(
+        &mut self,
+        playing: impl Iterator<Item = &'a String>,
+    ) -> Option<Vec<(String, u32)>> {
+        if !std::mem::take(&mut self.scores_dirty) {
             return None;
         }
-        let dir = (d.normalize_or_zero() + Vec3::Y * 0.6).normalize_or_zero();
-        Some(dir * t.blast_impulse * (1.0 - dist / t.blast_radius))
-    }
-
-    pub(super) fn server_rules(&mut self) {
-        let now = self.net.now();
-        let grenade = KindId::of_name(kinds::GRENADE);
-        let crate_kind = KindId::of_name(kinds::CRATE);
-        let player = KindId::of_name(kinds::PLAYER);
-        // Grenades whose fuse has burnt down go off.
-        let due: Vec<(EntityId, NetId, Vec3, Owner)> = self
-            .group
-            .iter()
-            .filter(|e| e.kind() == grenade)
-            .filter_map(|e| {
-                let g = self.group.controller::<Grenade>(e.id())?;
-                (g.fuse() == 0).then(|| (e.id(), e.net_id(), e.body().translation(), g.thrower))
-            })
-            .collect();
-        for (id, net, at, thrower) in due {
-            let _ = self.group.despawn(id);
-            self.explode(at, thrower, net, now);
+        if let Some(h) = &self.host_name {
+            self.scores.entry(h.clone()).or_insert(0);
         }
-        let kill_y = self.scene.kill_y;
-        // Crates off the yard score for whoever last blew them about, and come back home.
-        let off: Vec<(EntityId, Option<Owner>, Vec<u8>, Vec3)> = self
-            .group
-            .iter()
-            .filter(|e| e.kind() == crate_kind && e.body().translation().y < kill_y)
-            .map(|e| {
-                let by = self
-                    .server
-                    .as_mut()
-                    .and_then(|s| s.crate_hits.remove(&e.net_id()));
-                (
-                    e.id(),
-                    by,
-                    self.group.spawn_params(e.id()).unwrap_or_default().to_vec(),
-                    e.body().translation(),
-                )
-            })
-            .collect();
-        for (id, by, params, at) in off {
-            let _ = self.group.despawn(id);
-            let _ = self.group.spawn_encoded(crate_kind, params, Owner::Server);
-            if let Some(by) = by {
-                self.add_point(by, at);
-            }
+        for n in playing {
+            self.scores.entry(n.clone()).or_insert(0);
         }
-        // Players off the yard score for whoever blew them off in the last 8 seconds.
-        let falling: Vec<(NetId, Owner, Vec3)> = self
-            .group
-            .iter()
-            .filter(|e| e.kind() == player)
-            .map(|e| (e.net_id(), e.owner(), e.body().translation()))
-            .collect();
-        let mut points = Vec::new();
-        if let Some(s) = &mut self.server {
-            for (net, owner, at) in falling {
-                if at.y >= kill_y {
-                    s.fallen.remove(&net);
-                    continue;
-                }
-                if s.fallen.insert(net)
-                    && let Some(&(by, when)) = s.player_hits.get(&net)
-                    && by != owner
-                    && now - when < 8.0
-                {
-                    points.push((by, at));
-                }
-            }
-        }
-        for (by, at) in points {
-            self.add_point(by, at);
-        }
-        if self.server.as_ref().is_some_and(|s| s.scores_dirty) {
-            self.publish_scores();
-        }
-    }
-
-    /// A point for `by`, if they are still in the game: a grenade of a player who left
-    /// scores for nobody (it would bring back a row under a made-up name). Everyone is
-    /// told where, for a popup.
-    pub(super) fn add_point(&mut self, by: Owner, at: Vec3) {
-        let Some(name) = self.player_in_game(by) else {
-            return;
-        };
-        let Some(s) = &mut self.server else {
-            return;
-        };
-        *s.scores.entry(name.clone()).or_insert(0) += 1;
-        s.scores_dirty = true;
-        let point = GameEvent::Point {
-            name: name.clone(),
-            at: at.to_array(),
-        };
-        let _ = self.net.send_event(point.encode());
-        self.on_point(name, at);
-    }
-
-    /// The name of `owner` if they play in this game now: the host, or a client with a
-    /// session that is not a spectator's.
-    fn player_in_game(&self, owner: Owner) -> Option<String> {
-        match owner {
-            Owner::Server => self.server.as_ref()?.host_name.clone(),
-            Owner::Client(c) => self
-                .net
-                .sessions()
-                .into_iter()
-                .find(|s| s.client == c && !s.spectator)
-                .map(|s| s.name),
-        }
-    }
-
-    pub(super) fn publish_scores(&mut self) {
-        let Some(s) = &mut self.server else {
-            return;
-        };
-        s.scores_dirty = false;
-        let sessions = self.net.sessions();
-        let players = sessions.iter().filter(|x| !x.spectator).map(|x| &x.name);
-        for n in s.host_name.iter().chain(players) {
-            s.scores.entry(n.clone()).or_insert(0);
-        }
-        let mut table: Vec<(String, u32)> = s.scores.iter().map(|(n, p)| (n.clone(), *p)).collect();
+        let mut table: Vec<(String, u32)> =
+            self.scores.iter().map(|(n, p)| (n.clone(), *p)).collect();
         table.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
-        self.scores = table.clone();
-        let _ = self.net.send_event(GameEvent::Scores { table }.encode());
+        Some(table)
     }
 
-    /// On a server: notes that `by` last blew the crate `net` about, as a blast does; it
-    /// scores for them if it goes off the yard. Nothing on a client.
-    pub fn note_crate_hit(&mut self, net: NetId, by: Owner) {
-        if let Some(s) = &mut self.server {
-            s.crate_hits.insert(net, by);
+    /// Whether a chat line from `client` at `now` (seconds) is within the rate limit; one
+    /// over it is counted as dropped.
+    pub(super) fn chat_allowed(&mut self, client: ClientId, now: f64) -> bool {
+        let times = self.chat_times.entry(client).or_default();
+        times.retain(|t| now - t < CHAT_WINDOW);
+        if times.len() >= CHAT_BURST {
+            self.chat_dropped += 1;
+            return false;
         }
+        times.push(now);
+        true
     }
 
-    pub(super) fn explode(&mut self, at: Vec3, thrower: Owner, grenade: NetId, now: f64) {
-        let in_reach: Vec<(EntityId, NetId, KindId, Owner, Vec3)> = self
-            .group
-            .iter()
-            .map(|e| {
-                (
-                    e.id(),
-                    e.net_id(),
-                    e.kind(),
-                    e.owner(),
-                    e.body().translation(),
-                )
-            })
-            .collect();
-        let crate_kind = KindId::of_name(kinds::CRATE);
-        let player = KindId::of_name(kinds::PLAYER);
-        for (id, net, kind, owner, pos) in in_reach {
-            let Some(push) = self.blast_push(at, Some(pos)) else {
-                continue;
-            };
-            if kind == crate_kind {
-                // A crate a player holds (it pushed it) is pushed by that player, who
-                // hears of the blast as every client does.
-                let pushed = owner != Owner::Server
-                    || self.group.send_input(id, &Crate::push_input(push)).is_ok();
-                if pushed {
-                    self.note_crate_hit(net, thrower);
-                }
-            } else if kind == player {
-                if let Some(s) = &mut self.server {
-                    s.player_hits.insert(net, (thrower, now));
-                }
-                // The host's own player is pushed here; clients push their own.
-                if owner == Owner::Server {
-                    let input = PlayerInput {
-                        push: Some(push),
-                        ..PlayerInput::default()
-                    };
-                    let _ = self.group.send_input(id, &input.to_input());
-                }
-            }
+    /// Chat lines dropped by the rate limit.
+    pub(super) fn chat_dropped(&self) -> u64 {
+        self.chat_dropped
+    }
+
+    /// A session ended without the player leaving or being sent away.
+    pub(super) fn session_lost(&mut self) {
+        self.sessions_lost += 1;
+    }
+
+    /// Sessions lost so far.
+    pub(super) fn sessions_lost(&self) -> u64 {
+        self.sessions_lost
+    }
+
+    /// `by` blew the crate `net` about: it scores for them if it goes off the yard.
+    pub(super) fn hit_crate(&mut self, net: NetId, by: Owner) {
+        self.crate_hits.insert(net, by);
+    }
+
+    /// Who last blew the crate `net` about, if anyone.
+    #[cfg(test)]
+    pub(super) fn crate_hit(&self, net: NetId) -> Option<Owner> {
+        self.crate_hits.get(&net).copied()
+    }
+
+    /// The crate `net` went off the yard: who scores for it (and it is forgotten).
+    pub(super) fn crate_fell(&mut self, net: NetId) -> Option<Owner> {
+        self.crate_hits.remove(&net)
+    }
+
+    /// `by` blew the player `net` about at `now` (seconds).
+    pub(super) fn hit_player(&mut self, net: NetId, by: Owner, now: f64) {
+        self.player_hits.insert(net, (by, now));
+    }
+
+    /// The player `net` (owned by `owner`) is off the yard (`off`) or on it at `now`:
+    /// whoever blew it off lately scores, once a fall.
+    pub(super) fn player_at_edge(
+        &mut self,
+        net: NetId,
+        owner: Owner,
+        off: bool,
+        now: f64,
+    ) -> Option<Owner> {
+        if !off {
+            self.fallen.remove(&net);
+            return None;
         }
-        let _ = self.net.send_event(
-            GameEvent::Explosion {
-                at: at.to_array(),
-                thrower,
-                grenade,
-            }
-            .encode(),
-        );
-        self.on_blast(at, thrower);
+        if !self.fallen.insert(net) {
+            return None;
+        }
+        let &(by, when) = self.player_hits.get(&net)?;
+        (by != owner && now - when < FALL_CREDIT_SECONDS).then_some(by)
     }
 }

@@ -1,19 +1,20 @@
 //! Starting a game: its network configuration and world, a server (dedicated or host), a
 //! client by address, by name through a rendezvous server, or on a punched socket.
 
-use super::{Game, Options, ServerRules, TICK_HZ, Traffic, entropy};
-use crate::game::effects::Seen;
+use super::{Game, Options, TICK_HZ, entropy};
+use crate::game::link::Link;
+use crate::game::rules::Rules;
+use crate::game::standing::Standing;
 use crate::kinds;
 use crate::kinds::{CrateParams, PlayerInput};
 use crate::scene::Scene;
 use crate::witness::{SentLog, TakenPoses};
 use lanyard::prelude::*;
 use lanyard_net::discovery::Responder;
-use lanyard_net::rendezvous::relay::Routes;
-use lanyard_net::rendezvous::{Addrs, Path, Registrar};
+use lanyard_net::rendezvous::{Addrs, Path};
 use lanyard_net::udp::UdpTransport;
 use lanyard_net::{Entropy, NetConfig, NetManager, Transport, rendezvous};
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::sync::Arc;
 
@@ -84,32 +85,12 @@ impl Game {
             ),
             None => None,
         };
-        let rules = ServerRules {
-            host_name: host_player.clone(),
-            chat_times: HashMap::new(),
-            scores: BTreeMap::new(),
-            player_hits: HashMap::new(),
-            crate_hits: HashMap::new(),
-            fallen: BTreeSet::new(),
-            scores_dirty: true,
-        };
-        let me = host_player.clone();
+        let rules = Rules::new(host_player.clone(), BTreeMap::new());
         let net = NetManager::server(config, entropy());
-        let registrar = options.rendezvous.map(|rv| {
-            let mut owner = [0; 16];
-            owner.copy_from_slice(&entropy()[..16]);
-            Registrar::new(rv, owner)
-        });
-        let mut game = Self::assemble(
-            options,
-            group,
-            net,
-            Box::new(socket),
-            responder,
-            Some(rules),
-            me,
-        );
-        game.registrar = registrar;
+        let rendezvous = options.rendezvous;
+        let link = Link::new(net, Box::new(socket), responder, rendezvous);
+        let standing = Standing::new(host_player.clone(), Some(options.name.clone()));
+        let mut game = Self::assemble(options, group, link, Some(rules), standing);
         if let Some(name) = host_player {
             game.spawn_my_player(0, &name, Owner::Server)
                 .map_err(|e| e.to_string())?;
@@ -157,14 +138,15 @@ impl Game {
         entropy: Entropy,
     ) -> Result<Game, String> {
         let mut game = Self::client_on(options, socket, path.peer, entropy)?;
-        game.routes = path.routes(game.clock());
+        let routes = path.routes(game.clock());
+        game.link.set_routes(routes);
         if let Some((relay, _)) = path.relay {
             let line = format!(
                 "no direct path to {}: the rendezvous server {relay} relays the game (still looking for one)",
                 path.peer
             );
             tracing::info!("{line}");
-            game.messages.push(line);
+            game.say(line);
         }
         Ok(game)
     }
@@ -201,63 +183,30 @@ impl Game {
             options.password.as_deref(),
             entropy,
         );
-        let me = Some(options.name.clone());
-        Ok(Self::assemble(
-            options,
-            group,
-            net,
-            Box::new(socket),
-            None,
-            None,
-            me,
-        ))
+        let link = Link::new(net, Box::new(socket), None, None);
+        let standing = Standing::new(Some(options.name.clone()), None);
+        Ok(Self::assemble(options, group, link, None, standing))
     }
 
-    pub(super) fn assemble(
+    /// A game of its parts; the rest starts empty.
+    fn assemble(
         options: Options,
         group: EntityGroup,
-        net: NetManager,
-        socket: Box<dyn Transport>,
-        responder: Option<Responder>,
-        server: Option<ServerRules>,
-        my_name: Option<String>,
+        link: Link,
+        rules: Option<Rules>,
+        standing: Standing,
     ) -> Game {
-        let server_name = server.is_some().then(|| options.name.clone());
         Game {
             scene: options.scene.clone(),
-            joined: server.is_some(),
-            following: false,
-            client_id: None,
-            arena_parts: Vec::new(),
-            arena_ready: false,
-            record_path: None,
-            group,
-            net,
-            socket,
-            responder,
-            registrar: None,
-            routes: Routes::new(),
-            server,
-            my_name,
             options,
+            group,
+            link,
+            rules,
+            standing,
+            presentation: Default::default(),
+            arena: Default::default(),
+            recorder: Default::default(),
             input: PlayerInput::default(),
-            scores: Vec::new(),
-            blasts: Vec::new(),
-            popups: Vec::new(),
-            seen: Seen::default(),
-            explosions_by_others: 0,
-            remote_players: BTreeSet::new(),
-            messages: Vec::new(),
-            ended: None,
-            end_reason: None,
-            refused: None,
-            server_name,
-            host_changes: Vec::new(),
-            sessions_lost: 0,
-            chat_dropped: 0,
-            graph: std::collections::VecDeque::new(),
-            traffic: Traffic::default(),
-            recording: None,
             sent_log: SentLog::default(),
             received: TakenPoses::default(),
         }

@@ -37,15 +37,19 @@ fn a_grenade_goes_off_when_its_fuse_burns_down_and_pushes_the_crates_near_it() {
     for _ in 0..6 {
         g.tick(1.0 / TICK_HZ);
     }
-    assert_eq!(g.blasts.len(), 1, "the grenade did not go off");
+    assert_eq!(
+        g.presentation().blasts().len(),
+        1,
+        "the grenade did not go off"
+    );
     assert!(
         g.group
             .iter()
             .all(|e| e.kind() != KindId::of_name(kinds::GRENADE))
     );
     let net = g.group.get(id).unwrap().net_id();
-    let hits = &g.server.as_ref().unwrap().crate_hits;
-    assert_eq!(hits.get(&net), Some(&Owner::Server));
+    let rules = g.rules.as_ref().unwrap();
+    assert_eq!(rules.crate_hit(net), Some(Owner::Server));
     assert!(
         g.group.get(id).unwrap().body().linvel().length() > 1.0,
         "the crate was not pushed"
@@ -56,8 +60,7 @@ fn a_grenade_goes_off_when_its_fuse_burns_down_and_pushes_the_crates_near_it() {
 fn a_crate_off_the_yard_scores_for_whoever_blew_it_off_and_comes_back_home() {
     let mut g = host();
     let (id, net, home) = first_crate(&g);
-    let hits = &mut g.server.as_mut().unwrap().crate_hits;
-    hits.insert(net, Owner::Server);
+    g.note_crate_hit(net, Owner::Server);
     let mut fell = BodyState::of(g.group.get(id).unwrap().body());
     fell.pos = [30.0, g.scene.kill_y - 1.0, 0.0];
     g.group.set_body_state(id, &fell).unwrap();
@@ -72,17 +75,26 @@ fn a_crate_off_the_yard_scores_for_whoever_blew_it_off_and_comes_back_home() {
         .filter(|e| e.kind() == k)
         .any(|e| (e.body().translation() - home).length() < 0.1);
     assert!(back, "no crate back at its home");
-    assert_eq!(g.scores.first(), Some(&("hostess".to_string(), 1)));
+    assert_eq!(
+        g.presentation().scores().first(),
+        Some(&("hostess".to_string(), 1))
+    );
     // A popup says who scored, on the yard's edge where the crate went over.
     let edge = g.scene.floor.half_extents[0];
-    assert_eq!(g.popups.len(), 1);
-    assert_eq!(g.popups[0].name, "hostess");
-    assert_eq!([g.popups[0].at.x, g.popups[0].at.z], [edge, 0.0]);
+    assert_eq!(g.presentation().popups().len(), 1);
+    assert_eq!(g.presentation().popups()[0].name, "hostess");
+    assert_eq!(
+        [
+            g.presentation().popups()[0].at.x,
+            g.presentation().popups()[0].at.z
+        ],
+        [edge, 0.0]
+    );
     // And it goes after a while.
     for _ in 0..(POPUP_SECONDS * TICK_HZ) as usize + 1 {
         g.tick(1.0 / TICK_HZ);
     }
-    assert!(g.popups.is_empty());
+    assert!(g.presentation().popups().is_empty());
 }
 
 #[test]

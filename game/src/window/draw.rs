@@ -228,15 +228,15 @@ pub(crate) fn draw_box(center: mq::Vec3, rot: mq::Quat, half: mq::Vec3, base: Co
 pub(crate) fn draw_world(game: &mut Game, view: &mut Viewer) {
     let focus = game
         .my_player()
-        .and_then(|id| game.group.get(id))
+        .and_then(|id| game.group().get(id))
         .map(|e| e.body().translation());
     draw_scene(
-        &game.scene,
-        &game.group,
+        game.scene(),
+        game.group(),
         game.me(),
         focus,
-        &game.blasts,
-        &game.popups,
+        game.presentation().blasts(),
+        game.presentation().popups(),
         view,
     );
 }

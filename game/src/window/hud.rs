@@ -21,7 +21,7 @@ pub(crate) fn draw_net_graph(game: &Game) {
     let (w, h) = (340.0, 200.0);
     let (x, y) = (mq::screen_width() - w - 10.0, 30.0 + 8.0 * 22.0 + 10.0);
     mq::draw_rectangle(x, y, w, h, Color::new(0.0, 0.0, 0.0, 0.6));
-    let samples: Vec<GraphSample> = game.graph.iter().copied().collect();
+    let samples: Vec<GraphSample> = game.presentation().graph().iter().copied().collect();
     let last = samples.last().copied().unwrap_or_default();
     let rows: [(String, Vec<Vec<f32>>, [Color; 2]); 3] = [
         (
@@ -101,7 +101,7 @@ pub(crate) fn roster(game: &mut Game, r: &mut Roster, typing: bool) {
     if !r.open {
         return;
     }
-    let sessions = game.net.sessions();
+    let sessions = game.net().sessions();
     for (i, k) in DIGITS.iter().enumerate() {
         if pressed(*k) && i < sessions.len() {
             r.selected = Some(i);
@@ -111,7 +111,9 @@ pub(crate) fn roster(game: &mut Game, r: &mut Roster, typing: bool) {
         && let Some(s) = r.selected.and_then(|i| sessions.get(i))
     {
         let lines = game.kick(&s.name, "kicked by the host", false);
-        game.messages.extend(lines);
+        for line in lines {
+            game.say(line);
+        }
         r.selected = None;
     }
     let (x, w) = (mq::screen_width() / 2.0 - 260.0, 520.0);
@@ -155,13 +157,13 @@ pub(crate) fn roster(game: &mut Game, r: &mut Roster, typing: bool) {
 
 pub(crate) fn draw_hud(game: &Game) {
     let panel = Color::new(0.0, 0.0, 0.0, 0.45);
-    let rows = game.scores.len().max(1) as f32;
+    let rows = game.presentation().scores().len().max(1) as f32;
     let net = net_line(game);
     // As wide as the link's line needs, and never narrower than the title's.
     let width = (mq::measure_text(&net, None, 18, 1.0).width + 30.0).max(420.0);
     mq::draw_rectangle(10.0, 10.0, width, 78.0 + rows * 24.0, panel);
     mq::draw_text(
-        format!("TUMBLEYARD  {}", game.scene.name),
+        format!("TUMBLEYARD  {}", game.scene().name),
         20.0,
         36.0,
         26.0,
@@ -169,10 +171,10 @@ pub(crate) fn draw_hud(game: &Game) {
     );
     mq::draw_text(&net, 20.0, 60.0, 18.0, mq::LIGHTGRAY);
     let mut y = 86.0;
-    if game.scores.is_empty() {
+    if game.presentation().scores().is_empty() {
         mq::draw_text("no scores yet", 20.0, y, 22.0, mq::WHITE);
     }
-    for (name, points) in &game.scores {
+    for (name, points) in game.presentation().scores() {
         mq::draw_text(format!("{points:>3}  {name}"), 20.0, y, 22.0, mq::WHITE);
         y += 24.0;
     }
@@ -199,7 +201,8 @@ pub(crate) fn draw_hud(game: &Game) {
     let width = ((mq::screen_width() - x - 10.0) / mq::measure_text("m", None, 20, 1.0).width)
         .max(8.0) as usize;
     let lines = game
-        .messages
+        .presentation()
+        .messages()
         .iter()
         .rev()
         .take(4)
@@ -222,18 +225,19 @@ pub(crate) fn draw_hud(game: &Game) {
 /// silent, or that this peer hosts.
 fn net_line(game: &Game) -> String {
     match game.ping_ms() {
-        None if game.net.is_reconnecting() => "reconnecting to the server...".to_owned(),
+        None if game.net().is_reconnecting() => "reconnecting to the server...".to_owned(),
         None if !game.is_server() => "connecting...".to_owned(),
         Some(_) if let Some(secs) = game.silence() => format!(
             "no data for {secs:.0} s  in {:.0} kbit/s  out {:.0} kbit/s",
-            game.traffic.kbps_in, game.traffic.kbps_out
+            game.presentation().traffic().kbps_in,
+            game.presentation().traffic().kbps_out
         ),
         Some(p) => format!(
             "ping {:.0} ms{}  in {:.0} kbit/s  out {:.0} kbit/s  loss {:.0}%",
             p,
             if game.relayed() { " (relayed)" } else { "" },
-            game.traffic.kbps_in,
-            game.traffic.kbps_out,
+            game.presentation().traffic().kbps_in,
+            game.presentation().traffic().kbps_out,
             game.loss() * 100.0
         ),
         None => format!(
@@ -241,8 +245,8 @@ fn net_line(game: &Game) -> String {
             game.local_addr().port(),
             if game.is_locked() { ", locked" } else { "" },
             count(game.player_names().len(), "player"),
-            game.traffic.kbps_in,
-            game.traffic.kbps_out
+            game.presentation().traffic().kbps_in,
+            game.presentation().traffic().kbps_out
         ),
     }
 }

@@ -152,7 +152,7 @@ pub(crate) fn read_input(
         ..PlayerInput::default()
     };
     if (mq::is_mouse_button_pressed(MouseButton::Left) || pressed(KeyCode::F))
-        && let Some(me) = game.my_player().and_then(|id| game.group.get(id))
+        && let Some(me) = game.my_player().and_then(|id| game.group().get(id))
     {
         let p = me.body().translation();
         let target = cursor_target(&view.camera, game, me.id()).unwrap_or(vec3(
@@ -160,12 +160,12 @@ pub(crate) fn read_input(
             0.0,
             p.z - c * 5.0,
         ));
-        let gravity = -game.group.config().gravity.y;
+        let gravity = -game.group().config().gravity.y;
         let target = lanyard::Vec3::new(target.x, target.y, target.z);
         input.throw = Some(lanyard_game::aim::aim(
             p,
             target,
-            &game.scene.tuning,
+            &game.scene().tuning,
             gravity,
         ));
     }
@@ -195,7 +195,7 @@ pub(crate) fn cursor_target(camera: &mq::Camera3D, game: &Game, me: EntityId) ->
             nearest = Some(t);
         }
     };
-    for e in game.group.iter().filter(|e| e.id() != me) {
+    for e in game.group().iter().filter(|e| e.id() != me) {
         let half = match e.visual.shape {
             Shape::Cuboid { half_extents } => {
                 vec3(half_extents[0], half_extents[1], half_extents[2])
@@ -210,7 +210,7 @@ pub(crate) fn cursor_target(camera: &mq::Camera3D, game: &Game, me: EntityId) ->
         let rot = mq::Quat::from_xyzw(r.x, r.y, r.z, r.w);
         closer(ray_box(near, dir, mq3(e.body().translation()), rot, half));
     }
-    for b in &game.scene.blocks {
+    for b in &game.scene().blocks {
         let center = vec3(b.center[0], b.center[1], b.center[2]);
         let half = vec3(b.half_extents[0], b.half_extents[1], b.half_extents[2]);
         closer(ray_box(near, dir, center, mq::Quat::IDENTITY, half));

@@ -181,11 +181,11 @@ impl Looping {
         // within a few seconds confirms.
         // (Only asked on an Esc: listing the sessions every drawn frame would be waste.)
         let hosting_others = esc
-            && matches!(screen, Screen::Playing(g) if g.is_server() && !g.net.sessions().is_empty());
+            && matches!(screen, Screen::Playing(g) if g.is_server() && !g.net().sessions().is_empty());
         if esc && hosting_others && !self.quit.standing(self.elapsed) {
             self.quit.at = Some(self.elapsed);
             if let Screen::Playing(g) = screen {
-                self.quit.banner = match g.net.succession().first() {
+                self.quit.banner = match g.net().succession().first() {
                     Some(s) => format!("Esc again leaves: the game goes on at {}'s", s.name),
                     None => "Esc again ends the game for everyone".into(),
                 };
@@ -215,9 +215,9 @@ impl Looping {
             game.set_input(self.latch.for_tick());
             game.tick(self.dt);
             self.view.smoother.after_frame_relayed(
-                &game.group,
-                game.net.remote_time(),
-                game.net.relayed_times(),
+                game.group(),
+                game.net().remote_time(),
+                game.net().relayed_times(),
             );
         }
         self.view.alpha = self.steps.alpha();
@@ -226,7 +226,7 @@ impl Looping {
         draw_world(game, &mut self.view);
         draw_hud(game);
         self.overlays(game, plan, typing);
-        let why = game.ended.clone()?;
+        let why = game.ended()?.to_owned();
         Some(match &plan.menu {
             Some((o, d, host)) => {
                 game.shutdown();
@@ -263,7 +263,7 @@ impl Looping {
         }
         if game.is_following() {
             draw_banner("the host left: moving to the new host...");
-        } else if game.net.is_reconnecting() {
+        } else if game.net().is_reconnecting() {
             draw_banner("reconnecting...");
         }
         if let Some(line) = &self.chat {

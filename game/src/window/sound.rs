@@ -54,21 +54,21 @@ impl Sounds {
         }
         let throws = game
             .my_player()
-            .and_then(|id| game.group.controller::<Player>(id))
+            .and_then(|id| game.group().controller::<Player>(id))
             .map_or(self.throws, |p| p.throws());
         let cues = [
             (lanyard_game::sound::Cue::Throw, throws > self.throws),
             (
                 lanyard_game::sound::Cue::Explosion,
-                game.seen.blasts > self.heard.blasts,
+                game.presentation().seen().blasts > self.heard.blasts,
             ),
             (
                 lanyard_game::sound::Cue::Point,
-                game.seen.points > self.heard.points,
+                game.presentation().seen().points > self.heard.points,
             ),
         ];
         self.throws = throws;
-        self.heard = game.seen;
+        self.heard = game.presentation().seen();
         if self.muted {
             return;
         }

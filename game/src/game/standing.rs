@@ -1,0 +1,143 @@
+//! Where this peer stands in the game ([`Standing`]): the name it plays under, whether it
+//! joined, follows the game to a new host, or ended, and why; what it saw of the others.
+
+use lanyard::prelude::*;
+use lanyard_net::RejectReason;
+use std::collections::BTreeSet;
+
+/// This peer's standing in the session.
+#[derive(Debug, Default)]
+pub(super) struct Standing {
+    /// This peer's player name (none on a dedicated server).
+    my_name: Option<String>,
+    joined: bool,
+    /// Client: the host went and we follow the game to its successor.
+    following: bool,
+    /// Our client id, kept after the session ends (for the report).
+    client_id: Option<ClientId>,
+    /// Why the session ended, if it did (a sentence for people).
+    ended: Option<String>,
+    /// Why the session ended, in a bot report's words.
+    end_reason: Option<String>,
+    /// Why the server refused us, if it did.
+    refused: Option<RejectReason>,
+    /// The game's name: the server's (from its welcome, on a client).
+    server_name: Option<String>,
+    /// Every host change seen: who left, and who hosts since.
+    host_changes: Vec<(String, String)>,
+    /// Every other player this peer has seen.
+    remote_players: BTreeSet<String>,
+}
+
+impl Standing {
+    /// A server (`server_name`: the game's) is in its session from the start; a client
+    /// joins later. `my_name`: the player's name, none for a dedicated server.
+    pub(super) fn new(my_name: Option<String>, server_name: Option<String>) -> Standing {
+        Standing {
+            my_name,
+            joined: server_name.is_some(),
+            server_name,
+            ..Standing::default()
+        }
+    }
+
+    pub(super) fn my_name(&self) -> Option<&str> {
+        self.my_name.as_deref()
+    }
+
+    pub(super) fn is_joined(&self) -> bool {
+        self.joined && self.ended.is_none()
+    }
+
+    pub(super) fn is_following(&self) -> bool {
+        self.following
+    }
+
+    pub(super) fn client_id(&self) -> Option<ClientId> {
+        self.client_id
+    }
+
+    pub(super) fn ended(&self) -> Option<&str> {
+        self.ended.as_deref()
+    }
+
+    pub(super) fn end_reason(&self) -> Option<&str> {
+        self.end_reason.as_deref()
+    }
+
+    pub(super) fn refused(&self) -> Option<&RejectReason> {
+        self.refused.as_ref()
+    }
+
+    pub(super) fn server_name(&self) -> Option<&str> {
+        self.server_name.as_deref()
+    }
+
+    pub(super) fn host_changes(&self) -> &[(String, String)] {
+        &self.host_changes
+    }
+
+    pub(super) fn remote_players(&self) -> &BTreeSet<String> {
+        &self.remote_players
+    }
+
+    /// The server took us in as `client`, in the game `server_name`, as `name`: the line
+    /// to show if the name we asked for was taken.
+    pub(super) fn joined(
+        &mut self,
+        client: ClientId,
+        server_name: String,
+        name: String,
+    ) -> Option<String> {
+        self.joined = true;
+        self.client_id = Some(client);
+        self.server_name = Some(server_name);
+        match &self.my_name {
+            Some(asked) if *asked != name => {
+                let line = format!("the name {asked} is taken there: you play as {name}");
+                self.my_name = Some(name);
+                Some(line)
+            }
+            _ => None,
+        }
+    }
+
+    /// The session ended (or never began): `sentence` for people, `key` for reports.
+    pub(super) fn end(&mut self, sentence: String, key: String) {
+        self.ended = Some(sentence);
+        self.end_reason = Some(key);
+    }
+
+    /// The server refused us.
+    pub(super) fn refuse(&mut self, reason: RejectReason) {
+        self.end(
+            format!("the server refused us: {reason}"),
+            format!("refused: {reason}"),
+        );
+        self.refused = Some(reason);
+    }
+
+    /// The host went: we follow the game to its successor.
+    pub(super) fn follow(&mut self) {
+        self.following = true;
+    }
+
+    /// Another player, `host`, hosts the game now that `left` went.
+    pub(super) fn new_host(&mut self, left: String, host: String) {
+        self.host_changes.push((left, host));
+        self.following = false;
+    }
+
+    /// We host the game `game` now that `left` went: in its session from now on.
+    pub(super) fn promoted(&mut self, left: String, game: String) {
+        let me = self.my_name.clone().unwrap_or_default();
+        self.new_host(left, me);
+        self.joined = true;
+        self.server_name = Some(game);
+    }
+
+    /// Notes a player seen in the world: whether it is new.
+    pub(super) fn saw_player(&mut self, name: &str) -> bool {
+        !self.remote_players.contains(name) && self.remote_players.insert(name.to_owned())
+    }
+}
