@@ -9,7 +9,7 @@ use lanyard_game::game::{
 use lanyard_game::runner;
 use lanyard_game::scene::{DEFAULT_SCENE, Scene};
 use lanyard_net::discovery;
-use lanyard_net::rendezvous::{self, Addrs, RendezvousConfig, RendezvousServer};
+use lanyard_rendezvous::{self as rendezvous, Addrs, RendezvousConfig, RendezvousServer};
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;

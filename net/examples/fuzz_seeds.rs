@@ -44,9 +44,9 @@ fn main() -> std::io::Result<()> {
     let info = server_info();
     let answer = discovery::answer(&info).map_err(std::io::Error::other)?;
     write(dir, "discovery", &[discovery::request(), answer])?;
-    let mut rendezvous = b"LYRV".to_vec();
-    rendezvous.push(lanyard_net::rendezvous::VERSION);
-    write(dir, "rendezvous", &[rendezvous])?;
+    // A rendezvous header: its magic and protocol version (`lanyard_rendezvous::VERSION`,
+    // a crate that depends on this one).
+    write(dir, "rendezvous", &[b"LYRV\x02".to_vec()])?;
     write(dir, "recording", &[demo_recording(90)])?;
     Ok(())
 }

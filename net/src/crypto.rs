@@ -261,32 +261,6 @@ impl ServerSecrets {
     }
 }
 
-/// A cookie that binds only an address and an epoch, for services whose requests carry
-/// nothing else worth binding (the rendezvous server): `key` is the service's secret.
-pub(crate) fn address_cookie(key: &Key, from: SocketAddr, epoch: u64) -> [u8; COOKIE_LEN] {
-    let mut h = blake3::Hasher::new_keyed(key);
-    h.update(addr_bytes(from).as_slice());
-    h.update(&epoch.to_le_bytes());
-    let mut out = [0; COOKIE_LEN];
-    out.copy_from_slice(&h.finalize().as_bytes()[..COOKIE_LEN]);
-    out
-}
-
-/// A proof that a message comes from whoever holds `owner` (a rendezvous registration's
-/// secret, shared by the host and its rendezvous server): the keyed hash of `parts`.
-pub(crate) fn owner_proof(owner: &[u8; 16], what: &str, parts: &[&[u8]]) -> [u8; 16] {
-    let key = blake3::derive_key("lanyard rendezvous owner proof", owner);
-    let mut h = blake3::Hasher::new_keyed(&key);
-    h.update(what.as_bytes());
-    for p in parts {
-        h.update(&(p.len() as u64).to_le_bytes());
-        h.update(p);
-    }
-    let mut out = [0; 16];
-    out.copy_from_slice(&h.finalize().as_bytes()[..16]);
-    out
-}
-
 /// The bytes of an address, for keyed hashes.
 pub(crate) fn addr_bytes(a: SocketAddr) -> Vec<u8> {
     let mut v = match a.ip() {

@@ -163,62 +163,10 @@ pub enum NetError {
     /// An I/O error from a transport.
     #[error("transport: {0}")]
     Io(String),
-    /// A rendezvous server did not answer.
-    #[error("the rendezvous server at {addr} does not answer")]
-    RendezvousSilent {
-        /// Where it was asked.
-        addr: std::net::SocketAddr,
-    },
-    /// A rendezvous server refused a request.
-    #[error("the rendezvous server at {addr} refused: {reason}")]
-    RendezvousRefused {
-        /// Where it was asked.
-        addr: std::net::SocketAddr,
-        /// Why.
-        reason: Refusal,
-    },
-    /// Hole punching found no path to a game behind its NAT.
-    #[error(
-        "no path opened to '{name}' at {peer}: hole punching failed (a symmetric NAT, which gives \
-         every destination its own port, or a router that lets nothing in, stops it) and the \
-         rendezvous server did not relay the game. The host can forward its UDP game port on its \
-         router, or you can play on the same LAN"
-    )]
-    PunchFailed {
-        /// The game's registered name.
-        name: String,
-        /// Its public address, as the rendezvous server saw it.
-        peer: std::net::SocketAddr,
-    },
 }
 
 impl From<std::io::Error> for NetError {
     fn from(e: std::io::Error) -> Self {
         NetError::Io(e.to_string())
     }
-}
-
-/// Why the rendezvous server refused a request (in [`crate::rendezvous`]'s answers).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub enum Refusal {
-    /// Another host has a live registration under that name.
-    NameTaken,
-    /// Game names are 1 to 32 characters, with no control characters.
-    BadName,
-    /// This IP address already has as many games registered as the server allows.
-    TooMany {
-        /// The limit per address.
-        max: u16,
-    },
-    /// The server keeps as many games as it can.
-    Full,
-    /// No game is registered under that name (or its registration expired).
-    NoSuchGame,
-    /// Too many join requests from this address: try again in a few seconds.
-    Busy,
-    /// The server speaks another version of the rendezvous protocol.
-    Version {
-        /// The server's version.
-        server: u8,
-    },
 }

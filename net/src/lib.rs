@@ -18,8 +18,9 @@
 //!   virtual clock, for multi-peer tests.
 //! * [`guide`]: write a kind, network it, write a replay test, in three compiled examples.
 //! * [`discovery`]: finding servers on the LAN by UDP broadcast.
-//! * [`rendezvous`]: finding servers beyond the LAN through a rendezvous server on a
-//!   public address, and punching through the NATs between two homes.
+//! * Beyond the LAN, a rendezvous server on a public address, and punching through the NATs
+//!   between two homes, are a crate of their own: `lanyard-rendezvous` (`net/rendezvous/`),
+//!   which drives the same [`Transport`] and shares [`Addrs`] with [`discovery`].
 //!
 //! # Invariants
 //!
@@ -62,7 +63,6 @@ pub mod guide;
 pub mod harness;
 mod idmap;
 mod manager;
-pub mod rendezvous;
 mod replication;
 mod session;
 mod stats;
@@ -71,6 +71,7 @@ pub mod transport;
 pub mod udp;
 mod wire;
 
+pub use addrs::Addrs;
 pub use config::{Entropy, NetConfig};
 pub use error::{DisconnectReason, NetError, RejectReason};
 pub use event::NetEvent;

@@ -3,7 +3,7 @@
 //! only a host name is looked up.
 
 use crate::game::DEFAULT_PORT;
-use lanyard_net::rendezvous::{self, Addrs};
+use lanyard_rendezvous::{self as rendezvous, Addrs};
 use std::net::{IpAddr, Ipv6Addr, SocketAddr};
 
 /// Reads a server's address typed as `HOST[:PORT]` (the game's port by default), on the

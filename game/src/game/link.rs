@@ -5,9 +5,9 @@
 use crate::game::entropy;
 use lanyard::prelude::*;
 use lanyard_net::discovery::{Responder, ServerInfo};
-use lanyard_net::rendezvous::relay::{Received, Routes};
-use lanyard_net::rendezvous::{self, Addrs, Registrar, RegistrarEvent};
 use lanyard_net::{NetManager, Transport};
+use lanyard_rendezvous::relay::{Received, Routes};
+use lanyard_rendezvous::{self as rendezvous, Addrs, Registrar, RegistrarEvent};
 use std::collections::BTreeSet;
 use std::net::SocketAddr;
 use std::time::Duration;

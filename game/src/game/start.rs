@@ -11,9 +11,9 @@ use crate::scene::Scene;
 use crate::witness::{SentLog, TakenPoses};
 use lanyard::prelude::*;
 use lanyard_net::discovery::Responder;
-use lanyard_net::rendezvous::{Addrs, Path};
 use lanyard_net::udp::UdpTransport;
-use lanyard_net::{Entropy, NetConfig, NetManager, Transport, rendezvous};
+use lanyard_net::{Entropy, NetConfig, NetManager, Transport};
+use lanyard_rendezvous::{self as rendezvous, Addrs, Path};
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -152,7 +152,7 @@ impl Game {
     }
 
     /// Opens a path from `socket` to the game registered as `name` (see
-    /// [`lanyard_net::rendezvous::punch`]), with a nonce from the system's randomness.
+    /// [`lanyard_rendezvous::punch`]), with a nonce from the system's randomness.
     pub fn punch(
         socket: &mut UdpTransport,
         rendezvous: impl Into<Addrs>,

@@ -6,8 +6,8 @@ use crate::window::input::InputScript;
 use lanyard_game::game::{Game, Options};
 use lanyard_net::discovery;
 use lanyard_net::discovery::{Found, ServerInfo};
-use lanyard_net::rendezvous::Addrs;
 use lanyard_net::udp::UdpTransport;
+use lanyard_net::Addrs;
 use macroquad::prelude as mq;
 use macroquad::prelude::{Color, KeyCode};
 use std::path::PathBuf;
@@ -15,7 +15,7 @@ use std::sync::mpsc::{Receiver, channel};
 use std::time::Duration;
 
 /// A path being punched to a game registered at a rendezvous server, on a thread of its own.
-pub(crate) type Reaching = Receiver<Result<(UdpTransport, lanyard_net::rendezvous::Path), String>>;
+pub(crate) type Reaching = Receiver<Result<(UdpTransport, lanyard_rendezvous::Path), String>>;
 
 pub(crate) struct Menu {
     pub(crate) options: Options,
@@ -177,7 +177,7 @@ impl Menu {
         {
             let (tx, rx) = channel();
             std::thread::spawn(move || {
-                let r = lanyard_net::rendezvous::list(rv).map_err(|e| e.to_string());
+                let r = lanyard_rendezvous::list(rv).map_err(|e| e.to_string());
                 let _ = tx.send(r);
             });
             self.listing = Some(rx);

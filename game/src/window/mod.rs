@@ -7,7 +7,7 @@ use lanyard::interp::Smoother;
 use lanyard_game::game::{Game, Options};
 use lanyard_game::kinds::{self};
 use lanyard_game::scene::Scene;
-use lanyard_net::rendezvous::Addrs;
+use lanyard_net::Addrs;
 use macroquad::prelude as mq;
 use macroquad::prelude::{Color, vec3};
 use std::cell::RefCell;

@@ -3,8 +3,8 @@
 //! and a peer's relay routes, which take whatever the game socket receives.
 #![no_main]
 
-use lanyard_net::rendezvous::relay::Routes;
-use lanyard_net::rendezvous::{
+use lanyard_rendezvous::relay::Routes;
+use lanyard_rendezvous::{
     Message, RendezvousConfig, RendezvousServer, VERSION, decode, encode,
 };
 use libfuzzer_sys::fuzz_target;

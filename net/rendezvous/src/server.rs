@@ -4,8 +4,8 @@
 use super::relay::{self, Asked, Relay};
 use super::{Cookie, JOIN_BURST, JOIN_WINDOW, Message, REQUEST_LEN, Refusal, VERSION};
 use crate::crypto::{self, Key};
-use crate::discovery::ServerInfo;
-use crate::wire::MAX_DATAGRAM;
+use lanyard_net::MAX_DATAGRAM;
+use lanyard_net::discovery::ServerInfo;
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::net::{IpAddr, SocketAddr};
 
@@ -410,7 +410,7 @@ impl RendezvousServer {
                 game_port: 0,
                 ..r.info.clone()
             };
-            let n = crate::wire::encode(&info).map_or(PAGE_BYTES, |b| b.len());
+            let n = crate::encode_body(&info).map_or(PAGE_BYTES, |b| b.len());
             if size + n > PAGE_BYTES
                 && let Some(last) = pages.last()
                 && !last.is_empty()

@@ -134,7 +134,7 @@ impl Dual {
     }
 
     /// Steps until `player` has an outcome (at most 10 s).
-    fn run<E: Exchange>(&mut self, player: &mut E) -> Result<E::Outcome, NetError> {
+    fn run<E: Exchange>(&mut self, player: &mut E) -> Result<E::Outcome, RendezvousError> {
         for _ in 0..200 {
             self.step(Some(player));
             if let Some(o) = player.outcome() {

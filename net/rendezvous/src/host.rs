@@ -4,7 +4,7 @@
 use super::client::{PUNCH_EVERY, PUNCH_TIMEOUT, RELAY_AFTER, datagram};
 use super::{Addrs, Cookie, Message, Refusal, decode, is_rendezvous};
 use crate::crypto;
-use crate::discovery::ServerInfo;
+use lanyard_net::discovery::ServerInfo;
 use std::net::SocketAddr;
 
 /// Seconds a host waits for an answer before asking the rendezvous server again.

@@ -1,7 +1,7 @@
 //! The rendezvous protocol, sans-IO: every side driven by hand with a virtual clock.
 
 use super::*;
-use crate::wire::PROTOCOL_VERSION;
+use lanyard_net::PROTOCOL_VERSION;
 use proptest::prelude::*;
 
 pub(super) const RV: &str = "203.0.113.1:47820";
@@ -296,7 +296,7 @@ fn a_registration_nobody_refreshes_expires_and_a_refreshed_one_lives_on() {
     let err = j.outcome().unwrap().unwrap_err();
     assert_eq!(
         err,
-        NetError::RendezvousRefused {
+        RendezvousError::Refused {
             addr: addr(RV),
             reason: Refusal::NoSuchGame
         }
@@ -517,7 +517,7 @@ fn a_player_hears_clearly_when_the_rendezvous_is_silent_or_the_punch_finds_no_pa
     }
     assert_eq!(
         j.outcome(),
-        Some(Err(NetError::RendezvousSilent { addr: addr(RV) }))
+        Some(Err(RendezvousError::Silent { addr: addr(RV) }))
     );
     assert!(t <= JOIN_TIMEOUT + 0.2);
 
@@ -534,7 +534,10 @@ fn a_player_hears_clearly_when_the_rendezvous_is_silent_or_the_punch_finds_no_pa
         w.exchange(&mut [(addr(PLAYER), &mut j)]);
     }
     let err = j.outcome().unwrap().unwrap_err();
-    assert!(matches!(err, NetError::PunchFailed { .. }), "{err:?}");
+    assert!(
+        matches!(err, RendezvousError::PunchFailed { .. }),
+        "{err:?}"
+    );
     assert!(w.now - start <= PUNCH_TIMEOUT + 0.2);
     let text = err.to_string();
     assert!(
@@ -626,7 +629,7 @@ fn a_listing_longer_than_a_datagram_comes_in_pages() {
     assert_eq!(games.len(), 60);
     assert!(w.rv.stats().lists >= 3, "{} pages", w.rv.stats().lists);
     for (_, b) in w.rv.drain_outgoing() {
-        assert!(b.len() <= crate::MAX_DATAGRAM);
+        assert!(b.len() <= lanyard_net::MAX_DATAGRAM);
     }
 }
 

@@ -26,7 +26,7 @@
 //! server to relay ([`Message::Relay`]): it forwards their sealed datagrams unchanged
 //! between the two addresses it introduced, and the peers keep punching now and then and
 //! go direct once a punch gets through ([`relay`]). Only if the relay is refused or silent
-//! too does the player get [`NetError::PunchFailed`], which says so and what to do.
+//! too does the player get [`RendezvousError::PunchFailed`], which says so and what to do.
 //!
 //! # Protections
 //!
@@ -68,21 +68,23 @@
 //! the blocking edge helpers for tools and menus.
 
 mod client;
+mod crypto;
+pub mod error;
 mod host;
 pub mod relay;
 mod server;
 
-pub use crate::addrs::Addrs;
 pub use client::{
     Exchange, JOIN_TIMEOUT, Joiner, Lister, PUNCH_TIMEOUT, Path, RELAY_AFTER, V4_AFTER, drive,
     list, punch,
 };
+pub use error::{Refusal, RendezvousError};
 pub use host::{Registrar, RegistrarEvent};
+pub use lanyard_net::Addrs;
 pub use server::{Listed, RendezvousConfig, RendezvousServer, RendezvousStats};
 
-use crate::discovery::ServerInfo;
-use crate::error::NetError;
-use crate::wire;
+use lanyard_net::MAX_DATAGRAM;
+use lanyard_net::discovery::ServerInfo;
 use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::net::SocketAddr;
@@ -113,8 +115,6 @@ pub type Cookie = [u8; COOKIE_LEN];
 const MAGIC: [u8; 4] = *b"LYRV";
 const HEADER_LEN: usize = MAGIC.len() + 1;
 const DECODE_LIMIT: usize = 16 * 1024;
-
-pub use crate::error::Refusal;
 
 impl fmt::Display for Refusal {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -293,14 +293,22 @@ pub fn is_rendezvous(bytes: &[u8]) -> bool {
 }
 
 /// The datagram of `msg`: requests padded to [`REQUEST_LEN`].
-pub fn encode(msg: &Message) -> Result<Vec<u8>, NetError> {
+pub fn encode(msg: &Message) -> Result<Vec<u8>, RendezvousError> {
     let mut out = MAGIC.to_vec();
     out.push(VERSION);
-    out.extend_from_slice(&wire::encode(msg)?);
+    out.extend_from_slice(&encode_body(msg)?);
     if msg.is_request() && out.len() < REQUEST_LEN {
         out.resize(REQUEST_LEN, 0);
     }
     Ok(out)
+}
+
+/// The bytes of `value` in a datagram's body: bincode's standard encoding, at most a
+/// datagram long.
+pub(crate) fn encode_body<T: Serialize>(value: &T) -> Result<Vec<u8>, RendezvousError> {
+    let config = bincode::config::standard().with_limit::<MAX_DATAGRAM>();
+    bincode::serde::encode_to_vec(value, config)
+        .map_err(|e| RendezvousError::Malformed(e.to_string()))
 }
 
 /// The rendezvous protocol version of a datagram, if it is a rendezvous datagram.
@@ -309,15 +317,15 @@ pub fn version_of(bytes: &[u8]) -> Option<u8> {
 }
 
 /// Reads a datagram of this rendezvous protocol version (trailing zero padding allowed).
-pub fn decode(bytes: &[u8]) -> Result<Message, NetError> {
+pub fn decode(bytes: &[u8]) -> Result<Message, RendezvousError> {
     if bytes.len() < HEADER_LEN {
-        return Err(NetError::Truncated);
+        return Err(RendezvousError::Truncated);
     }
     if !is_rendezvous(bytes) {
-        return Err(NetError::BadMagic);
+        return Err(RendezvousError::BadMagic);
     }
     if bytes[MAGIC.len()] != VERSION {
-        return Err(NetError::Malformed(format!(
+        return Err(RendezvousError::Malformed(format!(
             "rendezvous protocol {}",
             bytes[MAGIC.len()]
         )));
@@ -328,8 +336,8 @@ pub fn decode(bytes: &[u8]) -> Result<Message, NetError> {
     let config = bincode::config::standard().with_limit::<DECODE_LIMIT>();
     match bincode::serde::decode_from_slice::<Message, _>(body, config) {
         Ok((m, n)) if body[n..].iter().all(|&b| b == 0) => Ok(m),
-        Ok(_) => Err(NetError::Malformed("trailing bytes".into())),
-        Err(e) => Err(NetError::Malformed(e.to_string())),
+        Ok(_) => Err(RendezvousError::Malformed("trailing bytes".into())),
+        Err(e) => Err(RendezvousError::Malformed(e.to_string())),
     }
 }
 

@@ -4,10 +4,10 @@
 
 use super::relay::Routes;
 use super::{Addrs, Cookie, Message, decode, encode, is_rendezvous};
-use crate::discovery::ServerInfo;
-use crate::error::NetError;
-use crate::transport::Transport;
-use crate::udp::UdpTransport;
+use crate::error::RendezvousError;
+use lanyard_net::Transport;
+use lanyard_net::discovery::ServerInfo;
+use lanyard_net::udp::UdpTransport;
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
@@ -41,14 +41,14 @@ pub trait Exchange {
     /// The datagrams to send.
     fn drain_outgoing(&mut self) -> Vec<(SocketAddr, Vec<u8>)>;
     /// Its outcome, once it has one.
-    fn outcome(&self) -> Option<Result<Self::Outcome, NetError>>;
+    fn outcome(&self) -> Option<Result<Self::Outcome, RendezvousError>>;
 }
 
 enum Phase {
     Asking,
     Punching { since: f64 },
     Open(Path),
-    Failed(NetError),
+    Failed(RendezvousError),
 }
 
 /// How a player reaches the host it joined by name: the outcome of a [`Joiner`].
@@ -280,7 +280,7 @@ impl Joiner {
             Message::Refused { about, reason }
                 if asking && (about.is_empty() || about == self.name) =>
             {
-                self.phase = Phase::Failed(NetError::RendezvousRefused { addr: from, reason });
+                self.phase = Phase::Failed(RendezvousError::Refused { addr: from, reason });
             }
             Message::Relaying {
                 nonce,
@@ -311,7 +311,7 @@ impl Exchange for Joiner {
             Phase::Asking => {
                 let start = *self.start.get_or_insert(now);
                 if now - start >= JOIN_TIMEOUT {
-                    self.phase = Phase::Failed(NetError::RendezvousSilent {
+                    self.phase = Phase::Failed(RendezvousError::Silent {
                         addr: self.rendezvous.first(),
                     });
                 } else {
@@ -321,7 +321,7 @@ impl Exchange for Joiner {
             Phase::Punching { since } => {
                 if now - since >= PUNCH_TIMEOUT {
                     let peer = self.hosts.first().copied();
-                    self.phase = Phase::Failed(NetError::PunchFailed {
+                    self.phase = Phase::Failed(RendezvousError::PunchFailed {
                         name: self.name.clone(),
                         peer: peer.unwrap_or(self.rendezvous.first()),
                     });
@@ -379,7 +379,7 @@ impl Exchange for Joiner {
         std::mem::take(&mut self.out)
     }
 
-    fn outcome(&self) -> Option<Result<Path, NetError>> {
+    fn outcome(&self) -> Option<Result<Path, RendezvousError>> {
         match &self.phase {
             Phase::Open(path) => Some(Ok(*path)),
             Phase::Failed(e) => Some(Err(e.clone())),
@@ -399,7 +399,7 @@ pub struct Lister {
     got: BTreeMap<u16, Vec<ServerInfo>>,
     start: Option<f64>,
     next: f64,
-    failed: Option<NetError>,
+    failed: Option<RendezvousError>,
     out: Vec<(SocketAddr, Vec<u8>)>,
 }
 
@@ -436,7 +436,7 @@ impl Exchange for Lister {
         }
         let start = *self.start.get_or_insert(now);
         if now - start >= JOIN_TIMEOUT {
-            self.failed = Some(NetError::RendezvousSilent {
+            self.failed = Some(RendezvousError::Silent {
                 addr: self.at.unwrap_or(self.rendezvous.first()),
             });
             return;
@@ -478,7 +478,7 @@ impl Exchange for Lister {
                 self.next = now;
             }
             Ok(Message::Refused { reason, .. }) => {
-                self.failed = Some(NetError::RendezvousRefused { addr: from, reason });
+                self.failed = Some(RendezvousError::Refused { addr: from, reason });
             }
             _ => {}
         }
@@ -489,7 +489,7 @@ impl Exchange for Lister {
         std::mem::take(&mut self.out)
     }
 
-    fn outcome(&self) -> Option<Result<Vec<ServerInfo>, NetError>> {
+    fn outcome(&self) -> Option<Result<Vec<ServerInfo>, RendezvousError>> {
         if let Some(e) = &self.failed {
             return Some(Err(e.clone()));
         }
@@ -506,7 +506,10 @@ impl Exchange for Lister {
 /// Runs `e` over `socket` against the wall clock until it has an outcome. Datagrams that
 /// are not rendezvous datagrams are dropped. Edge code: it blocks, for up to
 /// [`JOIN_TIMEOUT`] plus [`PUNCH_TIMEOUT`] seconds.
-pub fn drive<E: Exchange>(socket: &mut UdpTransport, e: &mut E) -> Result<E::Outcome, NetError> {
+pub fn drive<E: Exchange>(
+    socket: &mut UdpTransport,
+    e: &mut E,
+) -> Result<E::Outcome, RendezvousError> {
     let start = Instant::now();
     loop {
         let now = start.elapsed().as_secs_f64();
@@ -526,7 +529,7 @@ pub fn drive<E: Exchange>(socket: &mut UdpTransport, e: &mut E) -> Result<E::Out
 
 /// The games registered at the rendezvous server at `rendezvous`, by name. Blocks for at
 /// most [`JOIN_TIMEOUT`] seconds.
-pub fn list(rendezvous: impl Into<Addrs>) -> Result<Vec<ServerInfo>, NetError> {
+pub fn list(rendezvous: impl Into<Addrs>) -> Result<Vec<ServerInfo>, RendezvousError> {
     let rendezvous = rendezvous.into();
     let mut socket = UdpTransport::bind(rendezvous.local())?;
     drive(&mut socket, &mut Lister::new(rendezvous))
@@ -541,6 +544,6 @@ pub fn punch(
     rendezvous: impl Into<Addrs>,
     name: &str,
     nonce: u64,
-) -> Result<Path, NetError> {
+) -> Result<Path, RendezvousError> {
     drive(socket, &mut Joiner::new(rendezvous, name, nonce))
 }
