@@ -629,86 +629,69 @@ pub fn judge_spawns(r: &mut KindRegistry, scene: &Scene) -> Result<(), Error> {
     Ok(())
 }
 
-/// Registers `crate`, `player` and `grenade`.
-pub fn register(r: &mut KindRegistry) -> Result<(), Error> {
-    // Nothing set: a crate's server path only reads its body and the pushes handed to it
-    // (recorded inputs), so a recording keeps none of its sections; its section starts with
-    // its pose, so both ends predict it (a crate in flight after a blast costs nothing
-    // until it lands). Hand-off (a player who walks into a crate takes it over while it
-    // moves) is the arena's to turn on (`Scene::hand_off`, read by `registry_for`; the Yard
-    // does).
-    r.register(CRATE, |p: &CrateParams| {
-        let h = p.size / 2.0;
-        Blueprint {
-            body: RigidBodyBuilder::dynamic()
-                .translation(Vec3::from_array(p.pos))
+/// A crate's body, collider and look.
+fn crate_blueprint(p: &CrateParams) -> Blueprint {
+    let h = p.size / 2.0;
+    Blueprint {
+        body: RigidBodyBuilder::dynamic()
+            .translation(Vec3::from_array(p.pos))
+            .build(),
+        colliders: vec![
+            ColliderBuilder::cuboid(h, h, h)
+                .density(0.6)
+                .friction(0.7)
                 .build(),
-            colliders: vec![
-                ColliderBuilder::cuboid(h, h, h)
-                    .density(0.6)
-                    .friction(0.7)
-                    .build(),
-            ],
-            visual: Visual {
-                shape: Shape::Cuboid {
-                    half_extents: [h; 3],
-                },
-                color: p.color,
+        ],
+        visual: Visual {
+            shape: Shape::Cuboid {
+                half_extents: [h; 3],
             },
-            controller: Box::new(Crate::default()),
-        }
-    })?;
-    let player_options = KindOptions {
-        on_owner_leave: OnOwnerLeave::Despawn,
-        // The host's player goes with the host when another player takes the game over.
-        on_host_leave: OnHostLeave::Despawn,
-        client_spawnable: true,
-        // Other people watch a player: its changes go first when a budget is tight.
-        priority: 8.0,
-        ..KindOptions::default()
-    };
-    r.register_with(PLAYER, player_options, |p: &PlayerParams| {
-        let (hh, rad) = (p.tuning.player_half_height, p.tuning.player_radius);
-        Blueprint {
-            body: RigidBodyBuilder::dynamic()
-                .translation(Vec3::from_array(p.pos))
-                .lock_rotations()
-                .can_sleep(false)
+            color: p.color,
+        },
+        controller: Box::new(Crate::default()),
+    }
+}
+
+/// A player's body (upright: its rotations are locked, and it never sleeps), collider
+/// and look.
+fn player_blueprint(p: &PlayerParams) -> Blueprint {
+    let (hh, rad) = (p.tuning.player_half_height, p.tuning.player_radius);
+    Blueprint {
+        body: RigidBodyBuilder::dynamic()
+            .translation(Vec3::from_array(p.pos))
+            .lock_rotations()
+            .can_sleep(false)
+            .build(),
+        colliders: vec![
+            ColliderBuilder::capsule_y(hh, rad)
+                .friction(0.0)
+                .density(1.5)
                 .build(),
-            colliders: vec![
-                ColliderBuilder::capsule_y(hh, rad)
-                    .friction(0.0)
-                    .density(1.5)
-                    .build(),
-            ],
-            visual: Visual {
-                shape: Shape::Capsule {
-                    half_height: hh,
-                    radius: rad,
-                },
-                color: p.color,
+        ],
+        visual: Visual {
+            shape: Shape::Capsule {
+                half_height: hh,
+                radius: rad,
             },
-            controller: Box::new(Player {
-                name: p.name.clone(),
-                tuning: p.tuning.clone(),
-                home: Vec3::from_array(p.pos),
-                respawns: 0,
-                respawned: 0,
-                input: PlayerInput::default(),
-                walking: [0.0; 2],
-                cooldown: 0,
-                throws: 0,
-            }),
-        }
-    })?;
-    let thrown = KindOptions {
-        on_owner_leave: OnOwnerLeave::HandToServer,
-        // A grenade the old host threw would score for the new one: it goes.
-        on_host_leave: OnHostLeave::Despawn,
-        client_spawnable: true,
-        ..KindOptions::default()
-    };
-    r.register_with(GRENADE, thrown, |p: &GrenadeParams| Blueprint {
+            color: p.color,
+        },
+        controller: Box::new(Player {
+            name: p.name.clone(),
+            tuning: p.tuning.clone(),
+            home: Vec3::from_array(p.pos),
+            respawns: 0,
+            respawned: 0,
+            input: PlayerInput::default(),
+            walking: [0.0; 2],
+            cooldown: 0,
+            throws: 0,
+        }),
+    }
+}
+
+/// A grenade's body (fast, so with continuous collision detection), collider and look.
+fn grenade_blueprint(p: &GrenadeParams) -> Blueprint {
+    Blueprint {
         body: RigidBodyBuilder::dynamic()
             .translation(Vec3::from_array(p.pos))
             .linvel(Vec3::from_array(p.vel))
@@ -728,6 +711,35 @@ pub fn register(r: &mut KindRegistry) -> Result<(), Error> {
             fuse: p.fuse_ticks,
             thrower: p.thrower,
         }),
-    })?;
+    }
+}
+
+/// Registers `crate`, `player` and `grenade`.
+pub fn register(r: &mut KindRegistry) -> Result<(), Error> {
+    // Nothing set: a crate's server path only reads its body and the pushes handed to it
+    // (recorded inputs), so a recording keeps none of its sections; its section starts with
+    // its pose, so both ends predict it (a crate in flight after a blast costs nothing
+    // until it lands). Hand-off (a player who walks into a crate takes it over while it
+    // moves) is the arena's to turn on (`Scene::hand_off`, read by `registry_for`; the Yard
+    // does).
+    r.register(CRATE, crate_blueprint)?;
+    let player_options = KindOptions {
+        on_owner_leave: OnOwnerLeave::Despawn,
+        // The host's player goes with the host when another player takes the game over.
+        on_host_leave: OnHostLeave::Despawn,
+        client_spawnable: true,
+        // Other people watch a player: its changes go first when a budget is tight.
+        priority: 8.0,
+        ..KindOptions::default()
+    };
+    r.register_with(PLAYER, player_options, player_blueprint)?;
+    let thrown = KindOptions {
+        on_owner_leave: OnOwnerLeave::HandToServer,
+        // A grenade the old host threw would score for the new one: it goes.
+        on_host_leave: OnHostLeave::Despawn,
+        client_spawnable: true,
+        ..KindOptions::default()
+    };
+    r.register_with(GRENADE, thrown, grenade_blueprint)?;
     Ok(())
 }

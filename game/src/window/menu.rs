@@ -4,10 +4,10 @@
 use super::Target;
 use crate::window::input::InputScript;
 use lanyard_game::game::{Game, Options};
+use lanyard_net::Addrs;
 use lanyard_net::discovery;
 use lanyard_net::discovery::{Found, ServerInfo};
 use lanyard_net::udp::UdpTransport;
-use lanyard_net::Addrs;
 use macroquad::prelude as mq;
 use macroquad::prelude::{Color, KeyCode};
 use std::path::PathBuf;

@@ -257,6 +257,8 @@ impl Registrar {
             .retain(|p| p.nonce != nonce || p.peer == peer || p.opened);
     }
 
+    /// The rendezvous server over `self.over[i]` answered `msg`: a dispatch on what it
+    /// says; what carries an owner proof counts only with a right one.
     fn answered(&mut self, now: f64, i: usize, msg: Message) {
         let o = &mut self.over[i];
         let via = o.addr;
@@ -278,21 +280,9 @@ impl Registrar {
                 &super::registered_proof(&self.owner, &name, ttl_ms, public),
             ) =>
             {
-                o.next = now + (f64::from(ttl_ms) / 3000.0).max(0.5);
-                self.refused = None;
-                if o.public != Some(public) {
-                    o.public = Some(public);
-                    self.events.push(RegistrarEvent::Registered { public });
-                }
+                self.on_registered(now, i, ttl_ms, public)
             }
-            Message::Refused { reason, .. } => {
-                o.next = now + REFUSED_RETRY;
-                o.public = None;
-                if self.refused != Some(reason) {
-                    self.refused = Some(reason);
-                    self.events.push(RegistrarEvent::Refused(reason));
-                }
-            }
+            Message::Refused { reason, .. } => self.on_refused(now, i, reason),
             Message::Introduce {
                 name,
                 addr,
@@ -303,28 +293,7 @@ impl Registrar {
                 &super::introduce_proof(&self.owner, &name, addr, nonce),
             ) =>
             {
-                if let Some(p) = self
-                    .punches
-                    .iter_mut()
-                    .find(|p| p.peer == addr && p.nonce == nonce)
-                {
-                    p.until = now + HOST_PUNCH_FOR;
-                    return;
-                }
-                if self.punches.len() >= MAX_PUNCHES {
-                    self.punches.remove(0);
-                }
-                self.punches.push(Punching {
-                    peer: addr,
-                    nonce,
-                    via,
-                    since: now,
-                    until: now + HOST_PUNCH_FOR,
-                    next: now,
-                    opened: false,
-                    relay_next: now + RELAY_AFTER,
-                });
-                self.events.push(RegistrarEvent::Introduced { peer: addr });
+                self.on_introduce(now, via, addr, nonce)
             }
             Message::Relaying {
                 name,
@@ -337,25 +306,80 @@ impl Registrar {
                 &super::relaying_proof(&self.owner, &name, peer, nonce, token),
             ) =>
             {
-                // Only for a player still being punched toward, and only once.
-                let Some(i) = self
-                    .punches
-                    .iter()
-                    .position(|p| p.peer == peer && p.nonce == nonce && !p.opened)
-                else {
-                    return;
-                };
-                self.punches.remove(i);
-                self.punches.retain(|p| p.nonce != nonce || p.opened);
-                self.events.push(RegistrarEvent::Relayed {
-                    peer,
-                    relay: via,
-                    token,
-                    nonce,
-                });
+                self.on_relaying(via, peer, nonce, token)
             }
             _ => {}
         }
+    }
+
+    /// Registered over `self.over[i]` for `ttl_ms`, seen at `public`: refresh at a third
+    /// of it.
+    fn on_registered(&mut self, now: f64, i: usize, ttl_ms: u32, public: SocketAddr) {
+        let o = &mut self.over[i];
+        o.next = now + (f64::from(ttl_ms) / 3000.0).max(0.5);
+        self.refused = None;
+        if o.public != Some(public) {
+            o.public = Some(public);
+            self.events.push(RegistrarEvent::Registered { public });
+        }
+    }
+
+    /// Refused over `self.over[i]`: try again in [`REFUSED_RETRY`], and say so once.
+    fn on_refused(&mut self, now: f64, i: usize, reason: Refusal) {
+        let o = &mut self.over[i];
+        o.next = now + REFUSED_RETRY;
+        o.public = None;
+        if self.refused != Some(reason) {
+            self.refused = Some(reason);
+            self.events.push(RegistrarEvent::Refused(reason));
+        }
+    }
+
+    /// The rendezvous server at `via` introduces a player at `addr` (join `nonce`):
+    /// punch toward it for [`HOST_PUNCH_FOR`], or longer if it is punched already.
+    fn on_introduce(&mut self, now: f64, via: SocketAddr, addr: SocketAddr, nonce: u64) {
+        if let Some(p) = self
+            .punches
+            .iter_mut()
+            .find(|p| p.peer == addr && p.nonce == nonce)
+        {
+            p.until = now + HOST_PUNCH_FOR;
+            return;
+        }
+        if self.punches.len() >= MAX_PUNCHES {
+            self.punches.remove(0);
+        }
+        self.punches.push(Punching {
+            peer: addr,
+            nonce,
+            via,
+            since: now,
+            until: now + HOST_PUNCH_FOR,
+            next: now,
+            opened: false,
+            relay_next: now + RELAY_AFTER,
+        });
+        self.events.push(RegistrarEvent::Introduced { peer: addr });
+    }
+
+    /// The rendezvous server at `via` relays the player at `peer` (join `nonce`) under
+    /// `token`: only for a player still being punched toward, and only once.
+    fn on_relaying(&mut self, via: SocketAddr, peer: SocketAddr, nonce: u64, token: u64) {
+        let Some(i) = self
+            .punches
+            .iter()
+            .position(|p| p.peer == peer && p.nonce == nonce && !p.opened)
+        else {
+            return;
+        };
+        self.punches.remove(i);
+        self.punches.retain(|p| p.nonce != nonce || p.opened);
+        self.events.push(RegistrarEvent::Relayed {
+            peer,
+            relay: via,
+            token,
+            nonce,
+        });
     }
 
     /// Drops the registration (the game is ending). Send what
