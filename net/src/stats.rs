@@ -108,8 +108,13 @@ pub struct NetCounters {
     /// Answers to a challenge whose cookie was wrong or stale (a spoofed or replayed
     /// handshake): nothing was committed for them.
     pub bad_cookies: u64,
-    /// Hellos not answered: past the rate one address, or everyone, may ask at.
+    /// Handshake datagrams not answered: hellos (of any version) and connects past the
+    /// rate one address, or everyone, may ask at (every answer before a session exists
+    /// counts against those limits).
     pub hellos_dropped: u64,
+    /// Hellos of another protocol version answered with a refusal that names ours (within
+    /// the same limits).
+    pub version_refusals: u64,
     /// Datagrams dropped because the inbox was full.
     pub inbox_overflow: u64,
     /// Spawn messages that could not be carried out.

@@ -1,14 +1,19 @@
 //! A server's frame under a flood of hellos: 27 000 a second from 64 ports of one address
-//! (the issue's trial), against the same server idle.
+//! (the issue's trial), against the same server idle; and the same flood of hellos of an
+//! older and of a newer protocol version, which the server refuses (within the same
+//! limits) instead of challenging.
 //!
 //! Run with `cargo bench -p lanyard-tests --bench hello_flood`. The server holds 40 demo
 //! crates and one client; the hellos are real ones (a client's first datagram) sent again
 //! from each port, 450 in each 60 Hz frame, for 5 s. It prints the mean frame (the server's
-//! `receive`, `update` and `drain_outgoing`) idle and flooded, and what it answered.
+//! `receive`, `update` and `drain_outgoing`) idle and flooded, and what it answered (and,
+//! for other versions, how many refusals it sent). With `LANYARD_BENCH_LOG=1` it logs as
+//! the game does (at `info`, to stderr: run it with `2>/dev/null`), so what the server
+//! logs per datagram shows in its frame.
 
 use lanyard::prelude::*;
 use lanyard::{GroupConfig, Role};
-use lanyard_net::{NetConfig, NetManager};
+use lanyard_net::{NetConfig, NetManager, PROTOCOL_VERSION};
 use lanyard_tests::demo_registry;
 use lanyard_tests::scenario::crates_and_balls;
 use std::net::{Ipv4Addr, SocketAddr};
@@ -19,6 +24,12 @@ const FRAMES: usize = 300;
 const PER_FRAME: usize = 450;
 
 fn main() {
+    if std::env::var_os("LANYARD_BENCH_LOG").is_some_and(|v| v == "1") {
+        tracing_subscriber::fmt()
+            .with_writer(std::io::stderr)
+            .with_max_level(tracing_subscriber::filter::LevelFilter::INFO)
+            .init();
+    }
     let server_addr = SocketAddr::from((Ipv4Addr::LOCALHOST, 4000));
     let client_addr = SocketAddr::from((Ipv4Addr::new(127, 0, 0, 2), 4001));
     let mut sg = EntityGroup::new(demo_registry(), GroupConfig::default());
@@ -64,20 +75,35 @@ fn main() {
         frame(&mut server, None, k);
     }
     assert_eq!(server.clients().len(), 1, "the client joined");
-    let mut other = NetManager::client(NetConfig::default(), server_addr, "x", None, [6; 32]);
-    other.update(
-        &mut EntityGroup::new(demo_registry(), GroupConfig::default()),
-        DT,
-    );
-    let hello = other.drain_outgoing().next().expect("a hello").1;
+    let hello_of = |version: u16| {
+        let config = NetConfig {
+            version,
+            ..NetConfig::default()
+        };
+        let mut other = NetManager::client(config, server_addr, "x", None, [6; 32]);
+        other.update(
+            &mut EntityGroup::new(demo_registry(), GroupConfig::default()),
+            DT,
+        );
+        other.drain_outgoing().next().expect("a hello").1
+    };
+    let hello = hello_of(PROTOCOL_VERSION);
     let idle: f64 = (0..FRAMES)
         .map(|k| frame(&mut server, None, k).as_secs_f64())
         .sum::<f64>()
         / FRAMES as f64;
-    for spread in [false, true] {
+    let older = hello_of(PROTOCOL_VERSION - 1);
+    let newer = hello_of(PROTOCOL_VERSION + 1);
+    let floods = [
+        (&hello, false, ""),
+        (&hello, true, ""),
+        (&older, false, " of an older version"),
+        (&newer, false, " of a newer version"),
+    ];
+    for (hello, spread, which) in floods {
         let before = server.counters();
         let flooded: f64 = (0..FRAMES)
-            .map(|k| frame(&mut server, Some((&hello, spread)), k).as_secs_f64())
+            .map(|k| frame(&mut server, Some((hello, spread)), k).as_secs_f64())
             .sum::<f64>()
             / FRAMES as f64;
         let after = server.counters();
@@ -87,13 +113,14 @@ fn main() {
             true => "a new address each",
         };
         println!(
-            "server frame: idle {:.3} ms, under {} hellos/s from {from} {:.3} ms; answered {} \
-             of {received}, dropped {}; bytes out {} of {} in; the client still in: {}",
+            "server frame: idle {:.3} ms, under {} hellos/s{which} from {from} {:.3} ms; answered {} \
+             of {received}, dropped {}, refusals {}; bytes out {} of {} in; the client still in: {}",
             idle * 1e3,
             PER_FRAME * 60,
             flooded * 1e3,
             received - (after.hellos_dropped - before.hellos_dropped),
             after.hellos_dropped - before.hellos_dropped,
+            after.version_refusals - before.version_refusals,
             after.bytes_out - before.bytes_out,
             after.bytes_in - before.bytes_in,
             server.clients().len() == 1

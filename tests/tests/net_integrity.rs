@@ -364,6 +364,47 @@ fn a_flood_of_hellos_is_answered_only_up_to_the_rate_limits() {
     assert_eq!(server.clients().len(), 1, "the client joined");
 }
 
+/// Hellos of an older and of a newer protocol version are each refused with a datagram
+/// that names ours, but within the same limits as the server's own: one address asking
+/// 100 times a second of each draws 32 refusals in all, and the rest are counted and
+/// dropped; a flood of them can cost no more answers than a flood of current hellos.
+#[test]
+fn a_flood_of_hellos_of_other_versions_draws_refusals_only_up_to_the_rate_limits() {
+    let mut sg = EntityGroup::new(demo_registry(), GroupConfig::default());
+    let mut server = NetManager::server(NetConfig::default(), [1; 32]);
+    let hello_of = |version: u16| {
+        let config = NetConfig {
+            version,
+            ..NetConfig::default()
+        };
+        let mut c = NetManager::client(config, SERVER, "x", None, [6; 32]);
+        c.update(
+            &mut EntityGroup::new(demo_registry(), GroupConfig::default()),
+            DT,
+        );
+        c.drain_outgoing().next().expect("a hello").1
+    };
+    let (older, newer) = (
+        hello_of(PROTOCOL_VERSION - 1),
+        hello_of(PROTOCOL_VERSION + 1),
+    );
+    for _ in 0..100 {
+        server.receive(STRANGER, &older);
+        server.receive(STRANGER, &newer);
+    }
+    server.update(&mut sg, DT);
+    let answers: Vec<Vec<u8>> = server.drain_outgoing().map(|(_, d)| d).collect();
+    assert_eq!(answers.len(), 32);
+    assert!(answers.iter().all(|d| d.len() <= older.len()));
+    let c = server.counters();
+    assert_eq!((c.version_refusals, c.hellos_dropped), (32, 200 - 32));
+    // Its own hellos from that address wait for the next second too.
+    server.receive(STRANGER, &hello_of(PROTOCOL_VERSION));
+    server.update(&mut sg, DT);
+    assert_eq!(server.drain_outgoing().count(), 0);
+    assert_eq!(server.counters().hellos_dropped, 200 - 32 + 1);
+}
+
 /// Whether `needle` occurs anywhere in `hay`.
 fn contains(hay: &[u8], needle: &[u8]) -> bool {
     hay.windows(needle.len()).any(|w| w == needle)

@@ -101,7 +101,7 @@ impl Metrics {
         );
         registry.register(
             "hellos_refused",
-            "Hellos not answered (past the rate one address or everyone may ask at)",
+            "Hellos (of any version) and connects not answered (past the rate one address or everyone may ask at)",
             m.hellos_refused.clone(),
         );
         *m.registry.lock().map_err(|_| "metrics lock")? = registry;

@@ -259,7 +259,7 @@ impl ServerEndpoint {
             return self.refuse(core, known);
         };
         if version != core.config.version {
-            other_version(core, from, (version, kind), body, bytes.len());
+            self.other_version(core, from, (version, kind), body, bytes.len());
             return Arrival::Done;
         }
         match kind {
@@ -297,8 +297,7 @@ impl ServerEndpoint {
         h: wire::Hello,
         len: usize,
     ) -> Arrival {
-        if !self.limiter.allow(from.ip(), core.now) {
-            core.counters.hellos_dropped += 1;
+        if !self.answers(core, from) {
             return Arrival::Done;
         }
         let epoch = core.now / COOKIE_EPOCH_US;
@@ -316,6 +315,50 @@ impl ServerEndpoint {
             core.outbox.push((from, c));
         }
         Arrival::Done
+    }
+
+    /// Whether the hello limits let an answer go to `from` now: every answer before a
+    /// session exists (a challenge, a refusal of another version, a connect's outcome)
+    /// counts against them; one past them is counted and dropped.
+    fn answers(&mut self, core: &mut Core, from: SocketAddr) -> bool {
+        let allowed = self.limiter.allow(from.ip(), core.now);
+        if !allowed {
+            core.counters.hellos_dropped += 1;
+        }
+        allowed
+    }
+
+    /// A datagram of another protocol `version` (of `kind`, `len` bytes, `body` after the
+    /// header): a hello is refused, within the hello limits, saying which version this
+    /// server speaks; anything else is a stranger's.
+    fn other_version(
+        &mut self,
+        core: &mut Core,
+        from: SocketAddr,
+        (version, kind): (u16, DatagramKind),
+        body: &[u8],
+        len: usize,
+    ) {
+        if kind != DatagramKind::Hello {
+            core.counters.strangers += 1;
+            return;
+        }
+        // Echoing the nonce from the place no version moves is what tells the client this
+        // refusal answers its own hello.
+        let Some(nonce) = wire::hello_nonce(body) else {
+            core.counters.strangers += 1;
+            return;
+        };
+        if !self.answers(core, from) {
+            return;
+        }
+        let reason = RejectReason::VersionMismatch {
+            server: core.config.version,
+            client: version,
+        };
+        core.counters.version_refusals += 1;
+        log_refusal_of(from, core.counters.version_refusals, &reason);
+        answer(core, from, len, &RejectBody { reason, nonce });
     }
 
     /// A sealed datagram (data or a goodbye) from client `id`'s address: opened under its
@@ -379,6 +422,11 @@ impl ServerEndpoint {
             core.counters.bad_cookies += 1;
             return Arrival::Done;
         };
+        // A replayed connect costs a key agreement and draws an answer: it counts against
+        // the same limits as a hello (the client sends it again if it goes unanswered).
+        if !self.answers(core, from) {
+            return Arrival::Done;
+        }
         // The address receives what is sent to it: from here on, answers may be larger.
         let here = self.by_addr.get(&from).copied();
         if let Some(id) = here
@@ -661,29 +709,11 @@ impl ServerEndpoint {
     }
 }
 
-/// A datagram of another protocol `version` (of `kind`, `len` bytes, `body` after the
-/// header): a hello is refused, saying which
-/// version this server speaks; anything else is a stranger's.
-fn other_version(
-    core: &mut Core,
-    from: SocketAddr,
-    (version, kind): (u16, DatagramKind),
-    body: &[u8],
-    len: usize,
-) {
-    if kind != DatagramKind::Hello {
-        core.counters.strangers += 1;
-        return;
-    }
-    let reason = RejectReason::VersionMismatch {
-        server: core.config.version,
-        client: version,
-    };
-    tracing::info!("refused a hello from {from}: {reason}");
-    // Echoing the nonce from the place no version moves is what tells the client this
-    // refusal answers its own hello.
-    if let Some(nonce) = wire::hello_nonce(body) {
-        answer(core, from, len, &RejectBody { reason, nonce });
+/// Logs the refusal of a hello from `from` (the `count`th so far): each of the first few,
+/// then at each power of two, so a flood of them costs no log line each.
+fn log_refusal_of(from: SocketAddr, count: u64, reason: &RejectReason) {
+    if count <= 8 || count.is_power_of_two() {
+        tracing::info!("refused a hello from {from}: {reason} ({count} such refusals so far)");
     }
 }
 
