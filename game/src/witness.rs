@@ -34,25 +34,39 @@ pub struct SentLog {
     kept: VecDeque<Broadcast>,
     /// The newest pose logged of each entity.
     newest: BTreeMap<NetId, [f32; 3]>,
+    /// The poses the server's client paths took since the last broadcast, newest of each:
+    /// a client's section it relays may come in any frame, and the broadcast sends the
+    /// newest.
+    taken: BTreeMap<NetId, [f32; 3]>,
 }
 
 impl SentLog {
     /// How far back (ticks) the log reaches: 10 s at 60 ticks a second.
     pub const KEEP_TICKS: u64 = 600;
 
-    /// Logs broadcast `number`, made in the frame `group` just ran: the poses its sections
-    /// carried, as the server's own client paths took them ([`EntityGroup::observed_poses`]:
-    /// its own as their sections carried them, quantized, and the clients' it relays, as
-    /// they sent them).
-    pub fn broadcast(&mut self, number: u32, group: &EntityGroup) {
-        let tick = group.tick();
-        let mut moved = Vec::new();
+    /// Notes the poses the frame `group` just ran took ([`EntityGroup::observed_poses`]:
+    /// the server's own as their sections carried them, quantized, and the clients' it
+    /// relays, as they sent them). Call it after every frame, broadcast or not.
+    pub fn observe(&mut self, group: &EntityGroup) {
         let observed = group
             .observed_poses()
             .iter()
             .filter_map(|o| Some((group.get(o.id)?.net_id(), o.authority.pos)));
         for (net, pos) in observed {
-            let pos = pos.to_array();
+            self.taken.insert(net, pos.to_array());
+        }
+    }
+
+    /// Logs broadcast `number`, made in the frame `group` just ran (after
+    /// [`observe`](Self::observe)): the poses its sections carried, the newest the server
+    /// took of each entity since the last broadcast.
+    pub fn broadcast(&mut self, number: u32, group: &EntityGroup) {
+        let tick = group.tick();
+        let mut moved = Vec::new();
+        for (net, pos) in std::mem::take(&mut self.taken) {
+            if group.by_net(net).is_none() {
+                continue;
+            }
             let old = self.newest.get(&net);
             if old.is_none_or(|q| distance(*q, pos) > MOVED) {
                 self.newest.insert(net, pos);
@@ -90,6 +104,24 @@ impl SentLog {
         }
     }
 
+    /// The pose of `net` as of broadcast `number`, if the log reaches back that far and
+    /// the world held it then.
+    pub fn pose_at(&self, net: NetId, number: u32) -> Option<[f32; 3]> {
+        if number < self.base_number {
+            return None;
+        }
+        let mut pose = self.base.get(&net).copied();
+        for b in self.kept.iter().take_while(|b| b.number <= number) {
+            if let Some((_, p)) = b.moved.iter().find(|(n, _)| *n == net) {
+                pose = Some(*p);
+            }
+            if b.gone.contains(&net) {
+                pose = None;
+            }
+        }
+        pose
+    }
+
     /// The log in a summary's shape: `base_number` and `base` (net id -> position as of
     /// that broadcast, of every entity in the world then), then `broadcasts`, oldest first,
     /// each with its `number`, `tick`, the positions of the entities that `moved` (or came)
@@ -121,8 +153,9 @@ impl SentLog {
     }
 }
 
-/// Client: the newest authoritative pose it took of each entity it does not own, and the
-/// number of the broadcast that carried it.
+/// Client: the newest authoritative pose it took of each of the server's entities, and the
+/// number of the broadcast that carried it. (A body another client holds is relayed with
+/// its age and brought forward by it, so its pose is no broadcast's: it is not noted.)
 #[derive(Debug, Clone, Default)]
 pub struct TakenPoses {
     poses: BTreeMap<NetId, (u32, [f32; 3])>,
@@ -139,11 +172,15 @@ impl TakenPoses {
     ) {
         for o in group.observed_poses() {
             let Some(e) = group.get(o.id) else { continue };
-            if Some(e.owner()) == me {
+            if Some(e.owner()) == me || e.owner() != Owner::Server {
                 continue;
             }
             let net = e.net_id();
-            if let Some(n) = broadcast_of(net) {
+            // Only a state newer than the one noted: a prediction the server did not
+            // vouch for keeps the broadcast of the last state it did.
+            if let Some(n) = broadcast_of(net)
+                && self.poses.get(&net).is_none_or(|(m, _)| n > *m)
+            {
                 self.poses.insert(net, (n, o.authority.pos.to_array()));
             }
         }

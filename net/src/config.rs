@@ -2,7 +2,9 @@
 //! come from ([`Entropy`]): plain values, below everything else in the crate.
 
 /// The protocol version this build speaks. Peers with another version are refused at the
-/// handshake. Version 17: a pose's velocities travel on a square-root scale (finer the
+/// handshake. Version 18: a state head says when the server held back an entity whose
+/// prediction does not stand (`partial`), and a client dates a prediction as the
+/// broadcast's state only when it did not. Version 17: a pose's velocities travel on a square-root scale (finer the
 /// slower: `SectionWriter::velocity`), and a pose delta packs its differences as bits
 /// (`lanyard::delta::PoseDelta`); a broadcast whose predictions move on always goes, with
 /// entries or none. Version 16: a whole section that starts with a pose says so (entry code 4),
@@ -20,7 +22,7 @@
 /// ChaCha20-Poly1305 (it was tagged with BLAKE3 and travelled in clear). Version 8: a
 /// refusal of another version's hello echoes its nonce (from the hello's fixed place), and
 /// a client believes no refusal that does not.
-pub const PROTOCOL_VERSION: u16 = 17;
+pub const PROTOCOL_VERSION: u16 = 18;
 
 /// How a [`NetManager`](crate::NetManager) behaves. The defaults suit a LAN game.
 #[derive(Debug, Clone, PartialEq)]

@@ -203,6 +203,13 @@ impl Game {
         self.link.net()
     }
 
+    /// Server: the poses its recent broadcasts carried; client: the newest pose it took
+    /// of each entity, by broadcast (see [`witness`](crate::witness)): what tests compare
+    /// to find a state filed under the wrong broadcast.
+    pub fn witness(&self) -> (&SentLog, &TakenPoses) {
+        (&self.sent_log, &self.received)
+    }
+
     /// What this peer shows: blasts, popups, the score table, lines, the net graph.
     pub fn presentation(&self) -> &Presentation {
         &self.presentation
@@ -442,7 +449,7 @@ impl Game {
         self.pump();
         self.feed_my_player();
         let sent = self.link.net_mut().update(&mut self.group, dt).sent;
-        self.witness(sent);
+        self.note_witness(sent);
         self.handle_events();
         if self.is_server() {
             self.server_rules();
@@ -469,9 +476,10 @@ impl Game {
 
     /// Notes the poses this frame sent (server, when it broadcast) or took (client), for
     /// reports that compare peers at the same broadcast.
-    fn witness(&mut self, sent: bool) {
+    fn note_witness(&mut self, sent: bool) {
         let net = self.link.net();
         if let Some(n) = net.broadcast_number() {
+            self.sent_log.observe(&self.group);
             if sent {
                 self.sent_log.broadcast(n, &self.group);
             }

@@ -341,8 +341,12 @@ impl ClientReplication {
             {
                 continue;
             }
-            rec.applied = Some(at.number);
-            rec.at = rec.at.max(at.now);
+            // Dated as this broadcast's state only where the server vouches for it; in a
+            // partial broadcast it is our best guess, shown but not dated.
+            if !head.partial {
+                rec.applied = Some(at.number);
+                rec.at = rec.at.max(at.now);
+            }
             let section = Section {
                 net_id: net,
                 payload: &out,
@@ -368,6 +372,14 @@ impl ClientReplication {
             stats.dropped_unknown_entity += 1;
             return false;
         };
+        // A state the server sent before it gave us the body (granted, not only claimed):
+        // not kept, so nothing is predicted from it once the body is the server's again.
+        let ours = group
+            .get(id)
+            .is_some_and(|e| e.owner() == group.local_owner());
+        if ours && !self.claims.contains(&net) {
+            return false;
+        }
         let dt = group.config().dt;
         let rec = self.received.entry(net).or_default();
         rec.note_whole(body);
@@ -601,6 +613,13 @@ impl ClientReplication {
                 true => stats.claims += 1,
                 false => stats.refused_claims += 1,
             }
+        }
+        if owner == group.local_owner() {
+            // Ours now: the server's sections we hold of it are out of date from here on,
+            // and no prediction may start from them when it is the server's again (the
+            // server forgets them too, and sends its state whole then).
+            self.received.remove(&net);
+            self.asked.remove(&net);
         }
         if let Some(eid) = group.id_of(net) {
             // The change of hands, then the server's count of them.

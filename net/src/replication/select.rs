@@ -169,6 +169,9 @@ pub(super) struct Candidates {
     /// Whether the client predicts a moving entity the server need not send: it then needs
     /// the broadcast's datagram even with no entries, to move its prediction on.
     pub(super) predicted_moving: bool,
+    /// Whether the client may predict an entity whose state cannot go yet (its spawn is
+    /// not acknowledged): the broadcast then vouches for no prediction.
+    pub(super) unannounced: bool,
 }
 
 impl Candidates {
@@ -224,6 +227,7 @@ pub(super) fn candidates(
             continue;
         }
         if !spawned_there(view, (slot, c.net), conn) {
+            cands.unannounced |= c.predicts && view.ents.get(slot, c.net).is_some();
             continue;
         }
         let Some(seen) = view.ents.get_mut(slot, c.net) else {

@@ -249,10 +249,16 @@ impl ServerReplication {
                 }
                 Change::OwnerChanged { net, owner, seq } => {
                     let slot = self.ledger.of(net);
-                    for p in peers.values_mut() {
+                    for (id, p) in peers.iter_mut() {
                         // An entity a client owned was never sent to it: look at it now.
                         if let Some(v) = p.view.as_mut() {
                             v.ents.pend(slot);
+                            // Its new holder drops what it had of the server's sections (its
+                            // own are the state now): once it is the server's again, it
+                            // predicts nothing from them, and gets the state whole.
+                            if owner == Owner::Client(*id) {
+                                v.ents.held_from(slot, self.number);
+                            }
                         }
                         if p.view.as_ref().is_some_and(|v| v.ents.holds(slot, net)) {
                             core.push(&mut p.conn, &Msg::SetOwner { net, owner, seq });
@@ -500,13 +506,16 @@ fn send_state(
         .saturating_sub(message_bytes + DATAGRAM_OVERHEAD);
     let budget = cadence.budget.min(room).max(MIN_BUDGET);
     let fc = (&mut round.deltas, &mut *parts.forecasts);
-    let (picks, used) = fill_budget(cands.list, round.world, view, (cadence, budget), fc);
+    let (picks, used, held_back) =
+        fill_budget(cands.list, round.world, view, (cadence, budget), fc);
     let starved = held || picks.len() < changed;
     pace(&mut p.pace, &mut p.conn, starved, cadence, core.now);
     if picks.is_empty() && !moving {
         return false;
     }
-    let stamp = (cadence.number, round.head);
+    // What the broadcast held back the client may predict: it vouches for no prediction.
+    let partial = held_back > 0 || cands.unannounced;
+    let stamp = (cadence.number, round.head.map(|tick| (tick, partial)));
     let (chunks, entries) = packetize(round.world, picks, stamp, &round.deltas.bytes);
     let parts: Vec<&[u8]> = chunks.iter().map(|(b, _)| b.as_slice()).collect();
     let mut seqs = Vec::new();
@@ -561,14 +570,15 @@ struct Deltas {
 
 /// Fills the client's budget from `cands`, highest priority first (after 16 that do not
 /// fit, it stops looking); the picks in network-id order, each marked sent (its priority
-/// spent), and the bytes they take.
+/// spent), the bytes they take, and how many changed candidates it left out.
 fn fill_budget(
     mut cands: Vec<Candidate>,
     world: &[Current<'_>],
     view: &mut ClientView,
     (cadence, budget): (&Cadence, usize),
     (deltas, forecasts): (&mut Deltas, &mut Forecasts),
-) -> (Vec<(usize, Pick)>, usize) {
+) -> (Vec<(usize, Pick)>, usize, usize) {
+    let mut held_back = cands.iter().filter(|c| c.changed).count();
     // Highest priority first, ties in the world's order: a total order, so sorting only as
     // far as the budget reaches (a few dozen of hundreds, usually) finds the same sequence
     // as sorting all.
@@ -610,6 +620,9 @@ fn fill_budget(
             continue;
         }
         used += cost;
+        if cands[next].changed {
+            held_back -= 1;
+        }
         picks.push((i, pick));
     }
     picks.sort_by_key(|(i, _)| *i);
@@ -620,19 +633,19 @@ fn fill_budget(
             seen.last_sent = Some(cadence.number);
         }
     }
-    (picks, used)
+    (picks, used, held_back)
 }
 
 /// The picks as entries in network-id order (resting entities with consecutive ids as one
 /// run), in chunks that each fit a datagram alone, each with the (entity, broadcast) pairs
 /// it carries, and each headed by the broadcast's tick and the ids it speaks for (the
 /// first from 0, each next from its first entry, the last to the end) when `tick` is
-/// given (something predicts); and how many entries there are. With no picks, one chunk
-/// with no entries.
+/// given (something predicts), with whether it held back a changed entity; and how many
+/// entries there are. With no picks, one chunk with no entries.
 fn packetize(
     world: &[Current<'_>],
     picks: Vec<(usize, Pick)>,
-    (number, tick): (u32, Option<u32>),
+    (number, tick): (u32, Option<(u32, bool)>),
     deltas: &[u8],
 ) -> (Vec<(Vec<u8>, SentEntries)>, usize) {
     let mut merged: Vec<(usize, Pick, u32)> = Vec::with_capacity(picks.len());
@@ -683,10 +696,11 @@ fn packetize(
         prev = Some(last);
     }
     for (k, (bytes, _)) in chunks.iter_mut().enumerate() {
-        let head = tick.map(|tick| wire::StateHead {
+        let head = tick.map(|(tick, partial)| wire::StateHead {
             tick,
             from: starts[k],
             to: starts.get(k + 1).map(|n| NetId(n.0 - 1)),
+            partial,
         });
         let mut headed = Vec::with_capacity(bytes.len() + STATE_HEAD_ROOM);
         wire::StateHead::write(head.as_ref(), &mut headed);

@@ -282,6 +282,19 @@ impl Ents {
         self.slots[slot as usize].seen.baseline = baseline;
     }
 
+    /// The client holds the entity at `slot` from broadcast `number` on (hand-off): it
+    /// dropped what it had of the server's sections, so it has no baseline, and no state
+    /// sent before now becomes one when its acknowledgement comes.
+    pub(crate) fn held_from(&mut self, slot: u32, number: u32) {
+        if !self.held(slot) {
+            return;
+        }
+        self.pending.push(slot);
+        let seen = &mut self.slots[slot as usize].seen;
+        seen.baseline = None;
+        seen.held_until = seen.held_until.max(number);
+    }
+
     /// Looks at the held entity at `slot` again next broadcast.
     pub(crate) fn pend(&mut self, slot: u32) {
         if self.held(slot) {
@@ -375,7 +388,11 @@ impl ClientView {
                 else {
                     continue;
                 };
-                if seen.baseline.as_ref().is_some_and(|(f, _)| *f >= number) {
+                // Nor a state sent before or while the client held the body: it dropped
+                // what it had of the server's then, and takes the state whole next.
+                if seen.baseline.as_ref().is_some_and(|(f, _)| *f >= number)
+                    || number <= seen.held_until
+                {
                     continue;
                 }
                 // Unchanged since: it stays unchanged against the newer baseline, and its

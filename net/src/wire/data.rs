@@ -229,13 +229,17 @@ pub(crate) fn entry_cost(prev: Option<NetId>, e: &Entry<'_>) -> usize {
 /// What a server's state in one datagram begins with, when any of its entities predict:
 /// the tick its sections were written at, and the network ids it speaks for. An entity in
 /// that range that the datagram does not list, and whose kind predicts, is where its
-/// prediction puts it.
+/// prediction puts it; the server vouches for that unless the head is `partial`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct StateHead {
     pub(crate) tick: u32,
     pub(crate) from: NetId,
     /// The last id it speaks for; `None`: every id from `from` on.
     pub(crate) to: Option<NetId>,
+    /// The server held back the state of an entity whose prediction does not stand (its
+    /// budget was spent, or its spawn is not acknowledged yet): a prediction in this
+    /// broadcast is the client's best guess, not the server's state of it.
+    pub(crate) partial: bool,
 }
 
 impl StateHead {
@@ -245,7 +249,7 @@ impl StateHead {
             out.push(0);
             return;
         };
-        put_varint(out, u64::from(h.tick) + 1);
+        put_varint(out, ((u64::from(h.tick) + 1) << 1) | u64::from(h.partial));
         put_u32(out, h.from.0);
         let count =
             h.to.map_or(0, |t| u64::from(t.0.saturating_sub(h.from.0)) + 1);
@@ -254,9 +258,14 @@ impl StateHead {
 
     /// Reads what [`write`](Self::write) wrote from the front of `rest`.
     pub(crate) fn read(rest: &mut &[u8]) -> Result<Option<Self>, NetError> {
-        let tick = match varint_within(rest, 5)? {
+        let (tick, partial) = match varint_within(rest, 5)? {
             0 => return Ok(None),
-            t => u32::try_from(t - 1).map_err(|_| NetError::Malformed("tick too large".into()))?,
+            1 => return Err(NetError::Malformed("a state head with no tick".into())),
+            t => (
+                u32::try_from((t >> 1) - 1)
+                    .map_err(|_| NetError::Malformed("tick too large".into()))?,
+                t & 1 == 1,
+            ),
         };
         let from = NetId(get_u32(rest)?);
         let count = varint_within(rest, 5)?;
@@ -266,7 +275,12 @@ impl StateHead {
                 |_| NetError::Malformed("state range past the last id".into()),
             )?)),
         };
-        Ok(Some(StateHead { tick, from, to }))
+        Ok(Some(StateHead {
+            tick,
+            from,
+            to,
+            partial,
+        }))
     }
 
     /// Whether it speaks for `net`.

@@ -320,16 +320,19 @@ mod tests {
                 tick: 70_000,
                 from: NetId(0),
                 to: None,
+                partial: false,
             },
             StateHead {
                 tick: 3,
                 from: NetId(12),
                 to: Some(NetId(12)),
+                partial: true,
             },
             StateHead {
                 tick: u32::MAX,
                 from: NetId(5),
                 to: Some(NetId(u32::MAX)),
+                partial: true,
             },
         ] {
             let mut out = Vec::new();
@@ -345,8 +348,12 @@ mod tests {
         StateHead::write(None, &mut none);
         assert_eq!(none, [0], "a byte when nothing predicts");
         assert_eq!(StateHead::read(&mut none.as_slice()).unwrap(), None);
+        let mut no_tick = Vec::new();
+        put_varint(&mut no_tick, 1);
+        no_tick.extend_from_slice(&[0; 5]);
+        assert!(StateHead::read(&mut no_tick.as_slice()).is_err());
         let mut past = Vec::new();
-        put_varint(&mut past, 2);
+        put_varint(&mut past, 4);
         put_varint(&mut past, u64::from(u32::MAX));
         put_varint(&mut past, 2);
         assert!(StateHead::read(&mut past.as_slice()).is_err());
