@@ -8,6 +8,7 @@ use lanyard::prelude::*;
 use lanyard_demo as demo;
 use std::sync::Arc;
 
+pub mod explore;
 pub mod measure;
 pub mod scenario;
 

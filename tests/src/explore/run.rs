@@ -1,0 +1,480 @@
+//! One seed's run: the session of a [`Plan`] on the hub, in virtual time, with its
+//! faults applied tick by tick and the invariants checked all along ([`run`]).
+
+use super::link::{Dropped, FaultyLink, KnobHandle, Knobs};
+use super::plan::{Fault, Plan, QUIET, SERVER, SESSION_SECONDS};
+use lanyard::NetId;
+use lanyard_game::bot::Bot;
+use lanyard_game::game::{Game, Options, TICK_HZ};
+use lanyard_game::scene::{DEFAULT_SCENE, Scene};
+use lanyard_net::harness::hub_addr;
+use lanyard_net::{Conditions, Hub};
+use std::cell::RefCell;
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt;
+use std::path::PathBuf;
+use std::rc::Rc;
+
+/// How far (metres) a client's state of an entity may be from the server's at the same
+/// broadcast, or from the server's world once the faults healed: the server sends poses
+/// quantized to 1 mm.
+pub const TOLERANCE: f32 = 0.01;
+
+/// How often (ticks) the states clients took are checked against what the server sent.
+const CHECK_EVERY: u64 = 15;
+
+/// An invariant that did not hold.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Violation {
+    /// The seed of the run.
+    pub seed: u64,
+    /// The tick of the session it was found at.
+    pub tick: u64,
+    /// The peers it concerns (names).
+    pub peers: Vec<String>,
+    /// What did not hold.
+    pub what: String,
+}
+
+impl fmt::Display for Violation {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "seed {} tick {} ({:.2}s), peers {}: {}",
+            self.seed,
+            self.tick,
+            self.tick as f32 / TICK_HZ,
+            self.peers.join(", "),
+            self.what
+        )
+    }
+}
+
+/// What a run that held did.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Outcome {
+    /// Ticks of the session.
+    pub ticks: u64,
+    /// Faults of each kind injected.
+    pub faults: BTreeMap<&'static str, u64>,
+    /// Datagrams the links dropped for partitions and for the MTU.
+    pub dropped: Dropped,
+    /// Recordings replayed bit for bit at the end.
+    pub replayed: usize,
+    /// Host changes the survivors saw.
+    pub host_changes: usize,
+}
+
+/// One peer of the session.
+struct Peer {
+    name: String,
+    game: Option<Game>,
+    knobs: KnobHandle,
+    bot: Bot,
+    /// Where its recording goes.
+    record: PathBuf,
+    /// Whether it was killed or quit (it is not expected to be in the game at the end).
+    gone: bool,
+}
+
+/// What a run needs besides its plan: where recordings go, and the arena.
+struct Session<'p> {
+    plan: &'p Plan,
+    hub: Hub,
+    peers: Vec<Peer>,
+    dropped: Rc<RefCell<Dropped>>,
+    scene: Scene,
+    tick: u64,
+}
+
+/// Runs `plan`: `Ok` with what it did if every invariant held, else the first violation.
+/// A panic anywhere in the session is a violation too. Recordings go to `dir`.
+pub fn run(plan: &Plan, dir: &std::path::Path) -> Result<Outcome, Violation> {
+    let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| run_inner(plan, dir)));
+    match caught {
+        Ok(r) => r,
+        Err(e) => {
+            let what = e
+                .downcast_ref::<String>()
+                .cloned()
+                .or_else(|| e.downcast_ref::<&str>().map(|s| (*s).to_owned()))
+                .unwrap_or_else(|| "a panic".into());
+            Err(Violation {
+                seed: plan.seed,
+                tick: 0,
+                peers: Vec::new(),
+                what: format!("panicked: {what}"),
+            })
+        }
+    }
+}
+
+fn run_inner(plan: &Plan, dir: &std::path::Path) -> Result<Outcome, Violation> {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("..")
+        .join(DEFAULT_SCENE);
+    let scene = Scene::load(&path).map_err(|e| violation(plan, 0, &[], format!("arena: {e}")))?;
+    let mut s = Session {
+        plan,
+        hub: Hub::new(),
+        peers: Vec::new(),
+        dropped: Rc::default(),
+        scene,
+        tick: 0,
+    };
+    s.start_server(dir)?;
+    for (i, c) in plan.clients.iter().enumerate() {
+        s.peers.push(Peer {
+            name: c.name.clone(),
+            game: None,
+            knobs: KnobHandle::default(),
+            bot: Bot::new(
+                plan.seed.wrapping_mul(31).wrapping_add(i as u64 + 1),
+                Some(SESSION_SECONDS),
+            ),
+            record: dir.join(format!("{}-{}.rec", plan.seed, c.name)),
+            gone: false,
+        });
+    }
+    let ticks = (SESSION_SECONDS * TICK_HZ) as u64;
+    let mut outcome = Outcome::default();
+    for f in &plan.faults {
+        *outcome.faults.entry(f.kind()).or_default() += 1;
+    }
+    while s.tick < ticks {
+        s.step(dir)?;
+        s.check_always()?;
+        if s.tick.is_multiple_of(CHECK_EVERY) {
+            s.check_dates()?;
+        }
+        s.tick += 1;
+    }
+    s.check_end()?;
+    outcome.ticks = ticks;
+    outcome.host_changes = s
+        .live()
+        .map(|p| p.1.host_changes().len())
+        .max()
+        .unwrap_or(0);
+    outcome.replayed = s.replay_all()?;
+    outcome.dropped = *s.dropped.borrow();
+    Ok(outcome)
+}
+
+fn violation(plan: &Plan, tick: u64, peers: &[&str], what: String) -> Violation {
+    Violation {
+        seed: plan.seed,
+        tick,
+        peers: peers.iter().map(|p| (*p).to_owned()).collect(),
+        what,
+    }
+}
+
+impl Session<'_> {
+    fn options(&self, name: &str) -> Options {
+        Options {
+            port: 0,
+            name: name.to_owned(),
+            ..Options::new(self.scene.clone())
+        }
+    }
+
+    fn link(&self, i: usize, knobs: &KnobHandle) -> FaultyLink {
+        let seed = self
+            .plan
+            .seed
+            .wrapping_mul(1_000_003)
+            .wrapping_add(i as u64);
+        FaultyLink::new(
+            self.hub.endpoint(hub_addr(i)),
+            seed,
+            knobs.clone(),
+            self.dropped.clone(),
+        )
+    }
+
+    fn fail(&self, peers: &[&str], what: String) -> Violation {
+        violation(self.plan, self.tick, peers, what)
+    }
+
+    fn start_server(&mut self, dir: &std::path::Path) -> Result<(), Violation> {
+        let knobs = KnobHandle::default();
+        let host = self.plan.host.then(|| "host".to_owned());
+        let link = self.link(SERVER, &knobs);
+        let mut game = Game::server_on(self.options("yard"), host, link)
+            .map_err(|e| self.fail(&["server"], format!("cannot start: {e}")))?;
+        let record = dir.join(format!("{}-server.rec", self.plan.seed));
+        game.record_to(&record)
+            .map_err(|e| self.fail(&["server"], format!("cannot record: {e}")))?;
+        self.peers.push(Peer {
+            name: if self.plan.host { "host" } else { "server" }.into(),
+            game: Some(game),
+            knobs,
+            bot: Bot::new(self.plan.seed, Some(SESSION_SECONDS)),
+            record,
+            gone: false,
+        });
+        Ok(())
+    }
+
+    /// The peers in the game now, with their index.
+    fn live(&self) -> impl Iterator<Item = (usize, &Game)> {
+        self.peers
+            .iter()
+            .enumerate()
+            .filter_map(|(i, p)| Some((i, p.game.as_ref()?)))
+    }
+
+    /// One tick: the faults of this moment, joins, then every peer that runs.
+    fn step(&mut self, dir: &std::path::Path) -> Result<(), Violation> {
+        let t = self.tick as f32 / TICK_HZ;
+        let dt = 1.0 / TICK_HZ;
+        self.apply_faults(t);
+        for (i, c) in self.plan.clients.iter().enumerate() {
+            let i = i + 1;
+            if self.peers[i].game.is_none() && !self.peers[i].gone && t >= c.at {
+                let link = self.link(i, &self.peers[i].knobs);
+                let options = Options {
+                    spectate: c.spectator,
+                    ..self.options(&c.name)
+                };
+                let entropy = [i as u8; 32];
+                let mut game = Game::client_on(options, link, hub_addr(SERVER), entropy)
+                    .map_err(|e| self.fail(&[&c.name], format!("cannot start: {e}")))?;
+                game.record_to(&self.peers[i].record)
+                    .map_err(|e| self.fail(&[&c.name], format!("cannot record: {e}")))?;
+                self.peers[i].game = Some(game);
+            }
+        }
+        let _ = dir;
+        let frozen: BTreeSet<usize> = self
+            .plan
+            .faults
+            .iter()
+            .filter(|f| f.active(t))
+            .filter_map(|f| match *f {
+                Fault::Freeze { peer, .. } => Some(peer),
+                _ => None,
+            })
+            .collect();
+        let left = SESSION_SECONDS - t;
+        for (i, p) in self.peers.iter_mut().enumerate() {
+            let Some(g) = p.game.as_mut() else { continue };
+            if frozen.contains(&i) {
+                continue;
+            }
+            let input = p.bot.input(g, dt, left);
+            g.set_input(input);
+            g.tick(dt);
+        }
+        Ok(())
+    }
+
+    /// Sets every peer's knobs from the faults running at `t`; kills and quits happen
+    /// once, at their moment.
+    fn apply_faults(&mut self, t: f32) {
+        let mut knobs: Vec<Knobs> = vec![Knobs::default(); self.peers.len()];
+        for f in self.plan.faults.iter().filter(|f| f.active(t)) {
+            match *f {
+                Fault::Loss { peer, rate, .. } => knobs[peer].conditions.loss = rate,
+                Fault::Chaos { peer, latency, .. } => {
+                    let c = &mut knobs[peer].conditions;
+                    c.latency = latency;
+                    c.jitter = latency / 2.0;
+                    c.duplicate = 0.1;
+                    c.reorder = 0.1;
+                }
+                Fault::Partition { from, to, both, .. } => {
+                    knobs[from].cut.insert(hub_addr(to));
+                    if both {
+                        knobs[to].cut.insert(hub_addr(from));
+                    }
+                }
+                Fault::Mtu { peer, bytes, .. } => knobs[peer].mtu = Some(bytes),
+                Fault::Kill { peer, at } | Fault::Quit { peer, at } => {
+                    let now = (at * TICK_HZ).ceil() as u64 == self.tick;
+                    let p = &mut self.peers[peer];
+                    if now && !p.gone {
+                        p.gone = true;
+                        if let (Fault::Quit { .. }, Some(g)) = (f, p.game.as_mut()) {
+                            g.shutdown();
+                        }
+                        p.game = None;
+                    }
+                }
+                Fault::Freeze { .. } => {}
+            }
+        }
+        for (p, k) in self.peers.iter().zip(knobs) {
+            let mut mine = p.knobs.borrow_mut();
+            if *mine != k {
+                *mine = k;
+            }
+        }
+        let _ = Conditions::PERFECT;
+    }
+
+    /// Every tick: no panic (caught around the run), no controller fault and no section
+    /// a controller could not read in any group, and at most one host with players.
+    fn check_always(&self) -> Result<(), Violation> {
+        for (i, g) in self.live() {
+            let c = g.group().counters();
+            if c.faults > 0 || c.bad_sections > 0 || c.framing_errors > 0 {
+                return Err(self.fail(
+                    &[&self.peers[i].name],
+                    format!(
+                        "its group faulted: {} controller faults, {} unreadable sections, {} broken packets",
+                        c.faults, c.bad_sections, c.framing_errors
+                    ),
+                ));
+            }
+        }
+        let hosts: Vec<&str> = self
+            .live()
+            .filter(|(_, g)| g.is_server() && !g.net().sessions().is_empty())
+            .map(|(i, _)| self.peers[i].name.as_str())
+            .collect();
+        if hosts.len() > 1 {
+            return Err(self.fail(&hosts, "more than one host has players".into()));
+        }
+        Ok(())
+    }
+
+    /// The server a client follows now, by peer index.
+    fn server_of(&self, g: &Game) -> Option<usize> {
+        let addr = g.net().server_addr()?;
+        (0..self.peers.len()).find(|&i| hub_addr(i) == addr)
+    }
+
+    /// Every state a client took, filed under a broadcast, is what its server sent in
+    /// that broadcast (within [`TOLERANCE`]): the check the bots' process tests make at
+    /// their end, made all along.
+    fn check_dates(&self) -> Result<(), Violation> {
+        for (i, g) in self.live().filter(|(_, g)| !g.is_server() && g.is_joined()) {
+            let Some(si) = self.server_of(g) else {
+                continue;
+            };
+            let Some(server) = self.peers[si].game.as_ref().filter(|s| s.is_server()) else {
+                continue;
+            };
+            let (sent, _) = server.witness();
+            let (_, taken) = g.witness();
+            for e in g.group().iter() {
+                let net = e.net_id();
+                let Some((n, pos)) = taken.of(net) else {
+                    continue;
+                };
+                let Some(q) = sent.pose_at(net, n) else {
+                    continue;
+                };
+                let d = distance(pos, q);
+                if d > TOLERANCE {
+                    return Err(self.fail(
+                        &[&self.peers[i].name, &self.peers[si].name],
+                        format!(
+                            "{net} holds a state marked as broadcast {n} at {pos:?}, {d:.3} m from what the server sent in it ({q:?})"
+                        ),
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// At the end, the faults healed [`QUIET`] seconds ago: every client that was not
+    /// killed and did not quit is in the game, follows the one host, and holds its world
+    /// (the same entities, each within [`TOLERANCE`]); the score tables agree.
+    fn check_end(&self) -> Result<(), Violation> {
+        let hosts: Vec<usize> = self
+            .live()
+            .filter(|(_, g)| g.is_server())
+            .map(|(i, _)| i)
+            .collect();
+        let [h] = hosts[..] else {
+            let names: Vec<&str> = hosts.iter().map(|&i| self.peers[i].name.as_str()).collect();
+            return Err(self.fail(&names, format!("{} hosts at the end, not one", names.len())));
+        };
+        let host = self.peers[h].game.as_ref().expect("live");
+        let world = positions(host);
+        for (i, g) in self.live().filter(|&(i, _)| i != h) {
+            let name = self.peers[i].name.as_str();
+            let hn = self.peers[h].name.as_str();
+            if let Some(why) = g.ended() {
+                return Err(self.fail(&[name], format!("its session ended: {why}")));
+            }
+            if self.server_of(g) != Some(h) || !g.is_joined() {
+                return Err(self.fail(&[name, hn], "does not follow the host".into()));
+            }
+            let mine = positions(g);
+            let only_client: Vec<&NetId> = mine.keys().filter(|n| !world.contains_key(n)).collect();
+            let only_host: Vec<&NetId> = world.keys().filter(|n| !mine.contains_key(n)).collect();
+            if !only_client.is_empty() || !only_host.is_empty() {
+                return Err(self.fail(
+                    &[name, hn],
+                    format!("other entities than the host's: only the client {only_client:?}, only the host {only_host:?}"),
+                ));
+            }
+            for (net, p) in &mine {
+                let q = world[net];
+                let d = distance(*p, q);
+                if d > TOLERANCE {
+                    return Err(self.fail(
+                        &[name, hn],
+                        format!("{net} is at {p:?}, {d:.3} m from the host's {q:?}, {QUIET} s after the faults healed"),
+                    ));
+                }
+            }
+            if g.presentation().scores() != host.presentation().scores() {
+                return Err(self.fail(
+                    &[name, hn],
+                    format!(
+                        "the score tables differ: {:?} against the host's {:?}",
+                        g.presentation().scores(),
+                        host.presentation().scores()
+                    ),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// Ends every live peer and replays its recording bit for bit: how many replayed.
+    fn replay_all(&mut self) -> Result<usize, Violation> {
+        let mut replayed = 0;
+        for i in 0..self.peers.len() {
+            let Some(mut g) = self.peers[i].game.take() else {
+                continue;
+            };
+            g.shutdown();
+            drop(g);
+            let name = self.peers[i].name.clone();
+            let bytes = std::fs::read(&self.peers[i].record)
+                .map_err(|e| self.fail(&[&name], format!("cannot read its recording: {e}")))?;
+            let mut replay = lanyard_game::kinds::open_replay(&bytes)
+                .map_err(|e| self.fail(&[&name], format!("its recording does not open: {e}")))?;
+            match replay.verify(|_, _| {}) {
+                Ok(None) => replayed += 1,
+                Ok(Some(d)) => {
+                    return Err(self.fail(&[&name], format!("its recording diverges: {d}")));
+                }
+                Err(e) => {
+                    return Err(self.fail(&[&name], format!("its recording does not replay: {e}")));
+                }
+            }
+            let _ = std::fs::remove_file(&self.peers[i].record);
+        }
+        Ok(replayed)
+    }
+}
+
+/// Every entity's position, by network id.
+fn positions(g: &Game) -> BTreeMap<NetId, [f32; 3]> {
+    g.group()
+        .iter()
+        .map(|e| (e.net_id(), e.body().translation().to_array()))
+        .collect()
+}
+
+fn distance(a: [f32; 3], b: [f32; 3]) -> f32 {
+    ((a[0] - b[0]).powi(2) + (a[1] - b[1]).powi(2) + (a[2] - b[2]).powi(2)).sqrt()
+}
