@@ -31,6 +31,10 @@ struct Versions {
     /// ([`Body::FullPosed`]): they then travel by the group's
     /// [`PoseCodec`](lanyard::PoseCodec) for it.
     posed: bool,
+    /// Whether the newest section came relayed from the client that holds the body (with
+    /// its own time): no broadcast vouches for a prediction from it, even before we hear
+    /// that the body changed hands.
+    relayed: bool,
 }
 
 impl Versions {
@@ -281,6 +285,9 @@ impl ClientReplication {
                 }
             } else {
                 let applied = self.take(pass, stats, at, e.net, e.body, &mut out);
+                if let Some(rec) = self.received.get_mut(&e.net) {
+                    rec.relayed = e.relayed.is_some();
+                }
                 if let (true, Some(ms)) = (applied, e.relayed) {
                     self.relayed.push((e.net, sent - f64::from(ms) / 1000.0));
                     if let Some(e) = pass.group().by_net(e.net) {
@@ -311,6 +318,7 @@ impl ClientReplication {
             .iter()
             .filter(|(net, rec)| {
                 head.covers(**net)
+                    && !rec.relayed
                     && rec.applied.is_none_or(|a| at.number > a)
                     && listed.binary_search(net).is_err()
             })

@@ -364,9 +364,12 @@ fn current(
     forecasts: &mut Forecasts,
     history: &[History],
 ) -> (bool, bool) {
-    let unchanged = seen
-        .baseline()
-        .is_some_and(|(f, b)| f >= c.version || b == c.bytes);
+    // Bytes that came back to the baseline's stand for the client's copy only if nothing
+    // newer went since: a section sent after it may have arrived, and the client predicts
+    // from the newest it holds.
+    let unchanged = seen.baseline().is_some_and(|(f, b)| {
+        f >= c.version || (b == c.bytes && seen.last_sent.is_none_or(|s| s <= f))
+    });
     match (c.predicts, unchanged) {
         (false, _) => (unchanged, false),
         (true, true) if c.resting => (true, false),
