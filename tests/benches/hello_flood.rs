@@ -75,18 +75,7 @@ fn main() {
         frame(&mut server, None, k);
     }
     assert_eq!(server.clients().len(), 1, "the client joined");
-    let hello_of = |version: u16| {
-        let config = NetConfig {
-            version,
-            ..NetConfig::default()
-        };
-        let mut other = NetManager::client(config, server_addr, "x", None, [6; 32]);
-        other.update(
-            &mut EntityGroup::new(demo_registry(), GroupConfig::default()),
-            DT,
-        );
-        other.drain_outgoing().next().expect("a hello").1
-    };
+    let hello_of = |version: u16| lanyard_tests::hello_of(version, server_addr);
     let hello = hello_of(PROTOCOL_VERSION);
     let idle: f64 = (0..FRAMES)
         .map(|k| frame(&mut server, None, k).as_secs_f64())

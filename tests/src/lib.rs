@@ -33,3 +33,20 @@ pub fn run_hashes(group: &mut EntityGroup, ticks: usize) -> Vec<u64> {
         })
         .collect()
 }
+
+/// The first datagram a client speaking protocol `version` sends to `server`: its hello.
+pub fn hello_of(version: u16, server: std::net::SocketAddr) -> Vec<u8> {
+    let config = lanyard_net::NetConfig {
+        version,
+        ..lanyard_net::NetConfig::default()
+    };
+    let mut c = lanyard_net::NetManager::client(config, server, "x", None, [6; 32]);
+    c.update(
+        &mut EntityGroup::new(demo_registry(), GroupConfig::default()),
+        1.0 / 60.0,
+    );
+    c.drain_outgoing()
+        .next()
+        .expect("a client says hello first")
+        .1
+}

@@ -372,18 +372,7 @@ fn a_flood_of_hellos_is_answered_only_up_to_the_rate_limits() {
 fn a_flood_of_hellos_of_other_versions_draws_refusals_only_up_to_the_rate_limits() {
     let mut sg = EntityGroup::new(demo_registry(), GroupConfig::default());
     let mut server = NetManager::server(NetConfig::default(), [1; 32]);
-    let hello_of = |version: u16| {
-        let config = NetConfig {
-            version,
-            ..NetConfig::default()
-        };
-        let mut c = NetManager::client(config, SERVER, "x", None, [6; 32]);
-        c.update(
-            &mut EntityGroup::new(demo_registry(), GroupConfig::default()),
-            DT,
-        );
-        c.drain_outgoing().next().expect("a hello").1
-    };
+    let hello_of = |version: u16| lanyard_tests::hello_of(version, SERVER);
     let (older, newer) = (
         hello_of(PROTOCOL_VERSION - 1),
         hello_of(PROTOCOL_VERSION + 1),

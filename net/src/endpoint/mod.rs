@@ -17,6 +17,7 @@ use crate::wire::{self, DatagramKind, RejectBody};
 use lanyard::ClientId;
 use std::net::SocketAddr;
 
+mod admit;
 mod client;
 mod limit;
 mod server;

@@ -11,6 +11,7 @@ use crate::stats::PeerStats;
 use crate::wire;
 use crate::wire::{Body, Entries, Msg};
 use lanyard::codec::Section;
+use lanyard::delta::DeltaCodec;
 use lanyard::pose::{BodyState, PoseState};
 use lanyard::{
     Change, EntityGroup, EntityId, FramePass, KindId, NetId, Owner, SpawnRequest, Verdict,
@@ -64,6 +65,50 @@ impl Versions {
 
     fn newest(&self) -> Option<(&[u8], Option<u32>)> {
         self.versions.back().map(|(_, t, b)| (b.as_slice(), *t))
+    }
+
+    /// The section `body` stands for, in broadcast `number` written at `tick`: whole, or
+    /// resolved against the section of the broadcast it names (or the prediction from
+    /// it) by `codec`, physics steps of `dt`; written to `out`. False if we lack that
+    /// section.
+    fn resolve(
+        &self,
+        body: Body<'_>,
+        (number, tick): (u32, Option<u32>),
+        (codec, dt): (&dyn DeltaCodec, f32),
+        out: &mut Vec<u8>,
+    ) -> bool {
+        out.clear();
+        // The prediction from the section of `age` broadcasts ago.
+        let mut predicted = Vec::new();
+        let foresee = |age: u32, predicted: &mut Vec<u8>| {
+            self.at(number.wrapping_sub(age))
+                .and_then(|(base, from)| Some((base, tick?.wrapping_sub(from?))))
+                .is_some_and(|(base, ticks)| codec.predict(base, ticks, dt, predicted))
+        };
+        match body {
+            Body::Full(b) | Body::FullPosed(b) => {
+                out.extend_from_slice(b);
+                true
+            }
+            Body::Predicted { age } => foresee(age, out),
+            Body::Delta {
+                age,
+                predicted: true,
+                delta,
+            } => foresee(age, &mut predicted) && codec.decode(&predicted, delta, out).is_ok(),
+            Body::Delta { age, delta, .. } => self
+                .at(number.wrapping_sub(age))
+                .is_some_and(|(base, _)| codec.decode(base, delta, out).is_ok()),
+            Body::Same { age } => self
+                .at(number.wrapping_sub(age))
+                .map(|(b, _)| out.extend_from_slice(b))
+                .is_some(),
+            Body::SameAsNewest { .. } => self
+                .newest()
+                .map(|(b, _)| out.extend_from_slice(b))
+                .is_some(),
+        }
     }
 
     /// Keeps `bytes` as the section of `number`; forgets what is older than `CLIENT_KEEP`
@@ -393,37 +438,7 @@ impl ClientReplication {
         rec.note_whole(body);
         let codec = codec_of(group, id, rec.posed);
         let codec = codec.get();
-        out.clear();
-        // The prediction from the section of `age` broadcasts ago.
-        let mut predicted = Vec::new();
-        let foresee = |age: u32, predicted: &mut Vec<u8>| {
-            rec.at(number.wrapping_sub(age))
-                .and_then(|(base, from)| Some((base, tick?.wrapping_sub(from?))))
-                .is_some_and(|(base, ticks)| codec.predict(base, ticks, dt, predicted))
-        };
-        let ok = match body {
-            Body::Full(b) | Body::FullPosed(b) => {
-                out.extend_from_slice(b);
-                true
-            }
-            Body::Predicted { age } => foresee(age, out),
-            Body::Delta {
-                age,
-                predicted: true,
-                delta,
-            } => foresee(age, &mut predicted) && codec.decode(&predicted, delta, out).is_ok(),
-            Body::Delta { age, delta, .. } => rec
-                .at(number.wrapping_sub(age))
-                .is_some_and(|(base, _)| codec.decode(base, delta, out).is_ok()),
-            Body::Same { age } => rec
-                .at(number.wrapping_sub(age))
-                .map(|(b, _)| out.extend_from_slice(b))
-                .is_some(),
-            Body::SameAsNewest { .. } => rec
-                .newest()
-                .map(|(b, _)| out.extend_from_slice(b))
-                .is_some(),
-        };
+        let ok = rec.resolve(body, (number, tick), (codec, dt), out);
         if !ok {
             stats.missing_baselines += 1;
             if self.asked.insert(net) {
