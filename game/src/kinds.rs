@@ -255,7 +255,16 @@ pub struct Player {
     walking: [f32; 2],
     cooldown: u32,
     throws: u32,
+    /// Ticks its client path ran with no section (saturating): a copy whose owner fell
+    /// silent walks on for [`SILENT_WALK_TICKS`], then stands.
+    silent: u8,
 }
+
+/// How long (ticks) a player's copy walks on as its owner last walked it when no section
+/// comes, before it stands: half a second of dead reckoning covers a late or lost section,
+/// and a player whose owner froze or crashed does not walk off the yard on every screen
+/// (and the server's copy out of its owner's reach).
+pub const SILENT_WALK_TICKS: u8 = 30;
 
 impl Player {
     /// Ticks until it may throw again (0: now).
@@ -370,6 +379,15 @@ impl Controller for Player {
         section: Option<Section<'_>>,
         ctx: &mut ClientContext<'_>,
     ) -> Result<(), Error> {
+        match section {
+            Some(_) => self.silent = 0,
+            None => {
+                self.silent = self.silent.saturating_add(1);
+                if self.silent > SILENT_WALK_TICKS {
+                    self.walking = [0.0; 2];
+                }
+            }
+        }
         if let Some(s) = section {
             let st = self.read(s)?;
             if st.respawns != self.respawned {
@@ -462,6 +480,7 @@ impl Controller for Player {
         w.u32(self.throws);
         w.u8(self.respawns);
         w.u8(self.respawned);
+        w.u8(self.silent);
     }
 
     fn load_state(&mut self, bytes: &[u8]) -> Result<(), Error> {
@@ -471,6 +490,7 @@ impl Controller for Player {
         self.throws = r.u32()?;
         self.respawns = r.u8()?;
         self.respawned = r.u8()?;
+        self.silent = r.u8()?;
         Ok(r.finish()?)
     }
 }
@@ -685,6 +705,7 @@ fn player_blueprint(p: &PlayerParams) -> Blueprint {
             walking: [0.0; 2],
             cooldown: 0,
             throws: 0,
+            silent: 0,
         }),
     }
 }
@@ -730,9 +751,13 @@ pub fn register(r: &mut KindRegistry) -> Result<(), Error> {
         client_spawnable: true,
         // Other people watch a player: its changes go first when a budget is tight.
         priority: 8.0,
+        // 1: its saved state ends with how long its copy has heard nothing.
+        state_version: 1,
         ..KindOptions::default()
     };
     r.register_with(PLAYER, player_options, player_blueprint)?;
+    // A recording from before counted no silence.
+    r.migrate_state(PLAYER, 0, |old| Ok([old, &[0]].concat()))?;
     let thrown = KindOptions {
         on_owner_leave: OnOwnerLeave::HandToServer,
         // A grenade the old host threw would score for the new one: it goes.
