@@ -51,10 +51,12 @@ fn a_host_and_one_client_agree_after_the_client_hands_a_crate_back() {
 /// Seeds that hold: a host with five clients, two of them spectators who join late, and
 /// two freezes (13); a host with two clients, one killed, then the host killed, and the
 /// game going on at the other (33); a dedicated server with four clients, three freezes
-/// and two partitions (56).
+/// and two partitions (56); a host that quits two seconds in (10: the successor's
+/// recording diverged, since the network ids it leaves unused were not recorded and its
+/// spawns replayed under others).
 #[test]
 fn fixed_seeds_hold() {
-    for seed in [13, 33, 56] {
+    for seed in [10, 13, 33, 56] {
         holds(&Plan::draw(seed), "seeds");
     }
 }

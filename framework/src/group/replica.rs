@@ -7,6 +7,7 @@ use crate::config::Role;
 use crate::controller::SpawnTicket;
 use crate::error::Error;
 use crate::id::{ClientId, EntityId, KindId, NetId, Owner};
+use crate::record::format::Op;
 
 /// The network layer's handle on a group ([`EntityGroup::replica`]): the role and the
 /// clients it serves, the lead of the states it takes, entities under ids the server
@@ -95,6 +96,9 @@ impl Replica<'_> {
     /// the ids the old one may have given in its last moments, which some clients may hold.
     pub fn skip_net_ids(&mut self, n: u32) {
         self.group.next_net_id = self.group.next_net_id.saturating_add(n);
+        if let Some(r) = &mut self.group.recorder {
+            r.op(Op::SkipNetIds(n));
+        }
     }
 
     /// Notes the entity a [`SpawnTicket`] became, when the request is carried out.

@@ -34,7 +34,8 @@ use std::collections::HashMap;
 /// sections it holds carry a pose's velocities on a square-root scale
 /// ([`SectionWriter::velocity`](crate::codec::SectionWriter::velocity)); an older
 /// recording's would read as other velocities, and its replay diverge, so it is refused.
-pub const RECORDING_VERSION: u32 = 7;
+/// Version 8 added [`Op::SkipNetIds`] (a version 7 recording reads as before).
+pub const RECORDING_VERSION: u32 = 8;
 
 /// The oldest recording format version this build still reads.
 pub const OLDEST_READABLE: u32 = 7;
@@ -177,6 +178,10 @@ pub enum Op {
         /// The entity.
         net: NetId,
     },
+    /// The group left this many network ids unused
+    /// ([`Replica::skip_net_ids`](crate::Replica::skip_net_ids): a new host after a host
+    /// migration), so the entities it spawns after have the ids they had.
+    SkipNetIds(u32),
 }
 
 /// One recorded tick.

@@ -586,6 +586,10 @@ fn apply(
             g.set_holder_lead(*holder, *ticks);
             Ok(())
         }
+        Op::SkipNetIds(n) => {
+            g.replica().skip_net_ids(*n);
+            Ok(())
+        }
         Op::Input { net, input } => match g.id_of(*net) {
             Some(id) => g.send_input(id, input),
             None => Ok(()),

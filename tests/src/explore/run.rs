@@ -239,7 +239,13 @@ impl Session<'_> {
                     ..self.options(&c.name)
                 };
                 let entropy = [i as u8; 32];
-                let mut game = Game::client_on(options, link, hub_addr(SERVER), entropy)
+                // A late joiner finds the game where it is now (a player browses the
+                // LAN): at the host's successor if the host went.
+                let host = self
+                    .live()
+                    .find(|(_, g)| g.is_server())
+                    .map_or(SERVER, |(h, _)| h);
+                let mut game = Game::client_on(options, link, hub_addr(host), entropy)
                     .map_err(|e| self.fail(&[&c.name], format!("cannot start: {e}")))?;
                 game.record_to(&self.peers[i].record)
                     .map_err(|e| self.fail(&[&c.name], format!("cannot record: {e}")))?;
