@@ -133,8 +133,8 @@ impl Link {
         self.responder.is_some() || self.registrar.is_some()
     }
 
-    /// Answers discovery and keeps the registration alive with `info`; returns what the
-    /// rendezvous side did, as lines for the operator (`name`: the game's).
+    /// Answers discovery and keeps the registration alive with `info` (the game's name
+    /// among it); returns what the rendezvous side did, as lines for the operator.
     pub(super) fn announce(&mut self, now: f64, info: &ServerInfo) -> Vec<String> {
         if let Some(r) = &mut self.responder {
             r.poll(info);

@@ -506,7 +506,7 @@ fn send_state(
         .saturating_sub(message_bytes + DATAGRAM_OVERHEAD);
     let budget = cadence.budget.min(room).max(MIN_BUDGET);
     let fc = (&mut round.deltas, &mut *parts.forecasts);
-    let (picks, used, held_back) =
+    let (picks, used, picked_changed) =
         fill_budget(cands.list, round.world, view, (cadence, budget), fc);
     let starved = held || picks.len() < changed;
     pace(&mut p.pace, &mut p.conn, starved, cadence, core.now);
@@ -514,7 +514,7 @@ fn send_state(
         return false;
     }
     // What the broadcast held back the client may predict: it vouches for no prediction.
-    let partial = held_back > 0 || cands.unannounced;
+    let partial = picked_changed < changed || cands.unannounced;
     let stamp = (cadence.number, round.head.map(|tick| (tick, partial)));
     let (chunks, entries) = packetize(round.world, picks, stamp, &round.deltas.bytes);
     let parts: Vec<&[u8]> = chunks.iter().map(|(b, _)| b.as_slice()).collect();
@@ -570,7 +570,7 @@ struct Deltas {
 
 /// Fills the client's budget from `cands`, highest priority first (after 16 that do not
 /// fit, it stops looking); the picks in network-id order, each marked sent (its priority
-/// spent), the bytes they take, and how many changed candidates it left out.
+/// spent), the bytes they take, and how many of them changed.
 fn fill_budget(
     mut cands: Vec<Candidate>,
     world: &[Current<'_>],
@@ -578,7 +578,7 @@ fn fill_budget(
     (cadence, budget): (&Cadence, usize),
     (deltas, forecasts): (&mut Deltas, &mut Forecasts),
 ) -> (Vec<(usize, Pick)>, usize, usize) {
-    let mut held_back = cands.iter().filter(|c| c.changed).count();
+    let mut picked_changed = 0;
     // Highest priority first, ties in the world's order: a total order, so sorting only as
     // far as the budget reaches (a few dozen of hundreds, usually) finds the same sequence
     // as sorting all.
@@ -621,7 +621,7 @@ fn fill_budget(
         }
         used += cost;
         if cands[next].changed {
-            held_back -= 1;
+            picked_changed += 1;
         }
         picks.push((i, pick));
     }
@@ -633,7 +633,7 @@ fn fill_budget(
             seen.last_sent = Some(cadence.number);
         }
     }
-    (picks, used, held_back)
+    (picks, used, picked_changed)
 }
 
 /// The picks as entries in network-id order (resting entities with consecutive ids as one

@@ -145,11 +145,6 @@ impl Fault {
             Fault::Mtu { .. } => "mtu",
         }
     }
-
-    /// Whether it takes `peer` out of the session for good.
-    pub fn ends(&self, peer: usize) -> bool {
-        matches!(*self, Fault::Kill { peer: p, .. } | Fault::Quit { peer: p, .. } if p == peer)
-    }
 }
 
 impl fmt::Display for Fault {

@@ -7,8 +7,8 @@ use lanyard::NetId;
 use lanyard_game::bot::Bot;
 use lanyard_game::game::{Game, Options, TICK_HZ};
 use lanyard_game::scene::{DEFAULT_SCENE, Scene};
+use lanyard_net::Hub;
 use lanyard_net::harness::hub_addr;
-use lanyard_net::{Conditions, Hub};
 use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
@@ -142,7 +142,7 @@ fn run_inner(plan: &Plan, dir: &std::path::Path) -> Result<Outcome, Violation> {
         *outcome.faults.entry(f.kind()).or_default() += 1;
     }
     while s.tick < ticks {
-        s.step(dir)?;
+        s.step()?;
         s.check_always()?;
         if s.tick.is_multiple_of(CHECK_EVERY) {
             s.check_dates()?;
@@ -226,7 +226,7 @@ impl Session<'_> {
     }
 
     /// One tick: the faults of this moment, joins, then every peer that runs.
-    fn step(&mut self, dir: &std::path::Path) -> Result<(), Violation> {
+    fn step(&mut self) -> Result<(), Violation> {
         let t = self.tick as f32 / TICK_HZ;
         let dt = 1.0 / TICK_HZ;
         self.apply_faults(t);
@@ -252,7 +252,6 @@ impl Session<'_> {
                 self.peers[i].game = Some(game);
             }
         }
-        let _ = dir;
         let frozen: BTreeSet<usize> = self
             .plan
             .faults
@@ -317,7 +316,6 @@ impl Session<'_> {
                 *mine = k;
             }
         }
-        let _ = Conditions::PERFECT;
     }
 
     /// Every tick: no panic (caught around the run), no controller fault and no section
