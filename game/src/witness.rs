@@ -153,12 +153,13 @@ impl SentLog {
     }
 }
 
-/// Client: the newest authoritative pose it took of each of the server's entities, and the
-/// number of the broadcast that carried it. (A body another client holds is relayed with
-/// its age and brought forward by it, so its pose is no broadcast's: it is not noted.)
+/// Client: the newest authoritative pose it took of each entity it does not own, the
+/// number of the broadcast that carried it, and whether it came relayed from the client
+/// that holds the body (then brought forward by its age, so a moving one's pose is a
+/// little ahead of the broadcast's).
 #[derive(Debug, Clone, Default)]
 pub struct TakenPoses {
-    poses: BTreeMap<NetId, (u32, [f32; 3])>,
+    poses: BTreeMap<NetId, (u32, [f32; 3], bool)>,
 }
 
 impl TakenPoses {
@@ -172,23 +173,34 @@ impl TakenPoses {
     ) {
         for o in group.observed_poses() {
             let Some(e) = group.get(o.id) else { continue };
-            if Some(e.owner()) == me || e.owner() != Owner::Server {
+            if Some(e.owner()) == me {
                 continue;
             }
+            let relayed = e.owner() != Owner::Server;
             let net = e.net_id();
             // Only a state newer than the one noted: a prediction the server did not
             // vouch for keeps the broadcast of the last state it did.
             if let Some(n) = broadcast_of(net)
-                && self.poses.get(&net).is_none_or(|(m, _)| n > *m)
+                && self.poses.get(&net).is_none_or(|(m, _, _)| n > *m)
             {
-                self.poses.insert(net, (n, o.authority.pos.to_array()));
+                self.poses
+                    .insert(net, (n, o.authority.pos.to_array(), relayed));
             }
         }
     }
 
     /// The broadcast number and position of the newest state taken of `net`.
     pub fn of(&self, net: NetId) -> Option<(u32, [f32; 3])> {
-        self.poses.get(&net).copied()
+        self.poses.get(&net).map(|&(n, p, _)| (n, p))
+    }
+
+    /// The same, if that state was the server's own (not relayed from a holder): what
+    /// the server's log of that broadcast holds exactly.
+    pub fn server_state(&self, net: NetId) -> Option<(u32, [f32; 3])> {
+        self.poses
+            .get(&net)
+            .filter(|(_, _, relayed)| !relayed)
+            .map(|&(n, p, _)| (n, p))
     }
 }
 

@@ -365,7 +365,7 @@ impl Session<'_> {
             let (_, taken) = g.witness();
             for e in g.group().iter() {
                 let net = e.net_id();
-                let Some((n, pos)) = taken.of(net) else {
+                let Some((n, pos)) = taken.server_state(net) else {
                     continue;
                 };
                 let Some(q) = sent.pose_at(net, n) else {
