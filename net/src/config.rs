@@ -2,7 +2,9 @@
 //! come from ([`Entropy`]): plain values, below everything else in the crate.
 
 /// The protocol version this build speaks. Peers with another version are refused at the
-/// handshake. Version 18: a state head says when the server held back an entity whose
+/// handshake. Version 19: a reliable message larger than a datagram travels as fragments
+/// (a fragment's length is written plus 2048 when more of its message follows), up to
+/// [`MAX_MESSAGE`](crate::MAX_MESSAGE). Version 18: a state head says when the server held back an entity whose
 /// prediction does not stand (`partial`), and a client dates a prediction as the
 /// broadcast's state only when it did not. Version 17: a pose's velocities travel on a square-root scale (finer the
 /// slower: `SectionWriter::velocity`), and a pose delta packs its differences as bits
@@ -22,7 +24,7 @@
 /// ChaCha20-Poly1305 (it was tagged with BLAKE3 and travelled in clear). Version 8: a
 /// refusal of another version's hello echoes its nonce (from the hello's fixed place), and
 /// a client believes no refusal that does not.
-pub const PROTOCOL_VERSION: u16 = 18;
+pub const PROTOCOL_VERSION: u16 = 19;
 
 /// How a [`NetManager`](crate::NetManager) behaves. The defaults suit a LAN game.
 #[derive(Debug, Clone, PartialEq)]

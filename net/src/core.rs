@@ -78,8 +78,8 @@ impl Core {
         self.last_send.is_none_or(|t| self.now - t >= interval)
     }
 
-    /// Queues an encoded reliable message on `conn`, unless it is too large; returns its
-    /// id on the connection.
+    /// Queues an encoded reliable message on `conn`, unless it is larger than
+    /// [`wire::MAX_MESSAGE`]; returns its id on the connection (its last fragment's).
     pub(crate) fn push<T: serde::Serialize>(
         &mut self,
         conn: &mut Connection,
@@ -104,11 +104,11 @@ impl Core {
         msg: &T,
         eager: bool,
     ) -> Option<u32> {
-        match wire::encode(msg) {
-            Ok(b) if b.len() <= wire::MAX_MESSAGE => Some(conn.push_reliable(b, eager)),
-            _ => {
+        match wire::encode_message(msg) {
+            Ok(b) => Some(conn.push_reliable(b, eager)),
+            Err(e) => {
                 self.counters.oversized_messages += 1;
-                tracing::error!("a reliable message does not fit in a datagram and was not sent");
+                tracing::error!("a reliable message was not sent: {e}");
                 None
             }
         }

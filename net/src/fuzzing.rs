@@ -8,9 +8,10 @@
 //! client, [`handshake`] for both sides' handshakes. Each function panics only if the code
 //! under test does, or breaks a promise it checks.
 
+use crate::connection::ReliableReceiver;
 use crate::crypto::{Cipher, Direction, Nonce};
 use crate::discovery::{self, ServerInfo};
-use crate::wire::{self, DatagramKind};
+use crate::wire::{self, DatagramKind, Fragment, MAX_FRAGMENT, MAX_MESSAGE};
 use crate::{NetConfig, NetManager};
 use lanyard::{
     ClientId, EntityGroup, FrameDriver, FramePass, GroupConfig, KindRegistry, Owner, Role,
@@ -289,6 +290,69 @@ pub fn from_server(fx: &Fixture, data: &[u8]) -> NetManager {
         data,
     );
     client
+}
+
+/// The reliable channel putting messages together: `data` read as fragments, five bytes
+/// each (an id under 512, so they meet and can make a message over the cap; whether more
+/// follow; a length up to one over a fragment's), given to a receiver in that order.
+/// Checks that it delivers exactly the messages the fragments make in id order (the first
+/// copy of each id counts; a message over [`MAX_MESSAGE`] and a fragment over
+/// [`MAX_FRAGMENT`] are dropped), and that what it holds stays within the window's
+/// fragments and one message. Returns what it delivered.
+pub fn fragments(data: &[u8]) -> Vec<Vec<u8>> {
+    let mut r = ReliableReceiver::default();
+    let mut got = Vec::new();
+    let mut first = std::collections::BTreeMap::new();
+    for c in data.chunks_exact(5) {
+        let id = u32::from(u16::from_le_bytes([c[0], c[1]]) % 512);
+        let more = c[2] & 1 == 1;
+        let len = usize::from(u16::from_le_bytes([c[3], c[4]])) % (MAX_FRAGMENT + 2);
+        let bytes = vec![c[0] ^ c[1]; len];
+        if len <= MAX_FRAGMENT {
+            first.entry(id).or_insert((more, bytes.clone()));
+        }
+        r.receive(
+            Fragment {
+                id,
+                more,
+                bytes: &bytes,
+            },
+            &mut got,
+        );
+        assert!(r.held_bytes() <= 512 * MAX_FRAGMENT + MAX_MESSAGE);
+    }
+    // The model: fragments in id order from 0 while none is missing, cut after each last
+    // fragment; a message is delivered if it is whole and within the cap.
+    let mut want = Vec::new();
+    let mut message: Vec<u8> = Vec::new();
+    let mut size = 0;
+    for id in 0.. {
+        let Some((more, bytes)) = first.get(&id) else {
+            break;
+        };
+        size += bytes.len();
+        message.extend_from_slice(bytes);
+        if !more {
+            if size <= MAX_MESSAGE {
+                want.push(std::mem::take(&mut message));
+            }
+            message.clear();
+            size = 0;
+        }
+    }
+    assert_eq!(got, want, "delivered messages");
+    got
+}
+
+/// The input of [`fragments`] that gives `(id, more, len)` fragments in this order.
+pub fn fragment_input(fragments: &[(u16, bool, u16)]) -> Vec<u8> {
+    let mut out = Vec::new();
+    for &(id, more, len) in fragments {
+        out.extend_from_slice(&id.to_le_bytes());
+        out.push(u8::from(more));
+        out.extend_from_slice(&len.to_le_bytes());
+    }
+    out
 }
 
 /// A handshake built once: a server with no client yet, a client that has said hello,

@@ -80,7 +80,7 @@ pub use stats::{NetCounters, PeerStats};
 pub use succession::Successor;
 pub use transport::{Conditioned, ConditionerStats, Conditions, Hub, HubEndpoint, Transport};
 pub use udp::os_entropy;
-pub use wire::{HELLO_LEN, MAX_DATAGRAM, PROTOCOL_VERSION};
+pub use wire::{HELLO_LEN, MAX_DATAGRAM, MAX_FRAGMENT, MAX_MESSAGE, PROTOCOL_VERSION};
 
 pub use lanyard;
 

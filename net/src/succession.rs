@@ -45,7 +45,7 @@ pub(crate) struct Succession {
     /// Every session, with its migration token: only a player (a successor) is sent them.
     pub(crate) heirs: Vec<Heir>,
     /// More heirs follow in the next message (a message carries at most
-    /// `wire::MAX_MESSAGE` bytes); a continuation's list is empty.
+    /// `wire::MAX_FRAGMENT` bytes); a continuation's list is empty.
     pub(crate) more: bool,
 }
 

@@ -1,6 +1,7 @@
 //! Bad input at the packet entry point: arbitrary datagrams never panic the server, and a
 //! stranger's garbage costs legitimate clients nothing.
 
+use lanyard_net::MAX_FRAGMENT;
 use lanyard_net::fuzzing::{self, CLIENT, Fixture, Handshake, server_with_client, throw_at_server};
 use lanyard_net::{NetConfig, Transport};
 use lanyard_tests::scenario::{DemoScenario, Scenario, crates_and_balls};
@@ -35,6 +36,33 @@ proptest! {
         s.run_for(1.0);
         prop_assert_eq!(s.server.net.clients().len(), 2);
         prop_assert!(s.clients.iter().all(|c| c.net.is_connected()));
+    }
+
+    #[test]
+    fn messages_cut_into_fragments_come_back_whole_in_any_order_of_arrival(
+        sizes in prop::collection::vec(0..4 * MAX_FRAGMENT, 1..6),
+        shuffle in any::<u64>(),
+        again in prop::collection::vec(any::<prop::sample::Index>(), 0..8),
+    ) {
+        let mut cut = Vec::new();
+        for &size in &sizes {
+            let n = size.div_ceil(MAX_FRAGMENT).max(1);
+            for k in 0..n {
+                let len = (size - k * MAX_FRAGMENT).min(MAX_FRAGMENT) as u16;
+                cut.push((cut.len() as u16, k + 1 < n, len));
+            }
+        }
+        // Some arrive twice; then all in an order the seed draws.
+        let twice: Vec<_> = again.iter().map(|i| cut[i.index(cut.len())]).collect();
+        cut.extend(twice);
+        let mut state = shuffle | 1;
+        for i in (1..cut.len()).rev() {
+            state = state.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
+            cut.swap(i, (state >> 33) as usize % (i + 1));
+        }
+        let got = fuzzing::fragments(&fuzzing::fragment_input(&cut));
+        let lens: Vec<usize> = got.iter().map(Vec::len).collect();
+        prop_assert_eq!(lens, sizes);
     }
 }
 
@@ -81,6 +109,9 @@ fn run_target(target: &str, data: &[u8], fx: &Fixture, hs: &Handshake) {
         "sections" => fuzzing::sections(fx, data),
         "discovery" => fuzzing::discovery(data),
         "recording" => fuzzing::recording(data),
+        "fragments" => {
+            fuzzing::fragments(data);
+        }
         "rendezvous" => {}
         other => panic!("no fuzz target {other}"),
     }

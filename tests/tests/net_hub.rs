@@ -384,3 +384,69 @@ fn stepped_evenly_a_datagram_takes_a_frame_each_way() {
     assert!((turns - frame).abs() < 1.5, "in turn: {turns} ms");
     assert!((even - 2.0 * frame).abs() < 1.5, "evenly: {even} ms");
 }
+
+/// `len` bytes that differ from place to place, so a fragment out of place shows.
+fn patterned(len: usize, salt: u8) -> Vec<u8> {
+    (0..len)
+        .map(|i| (i as u32).wrapping_mul(2_654_435_761).to_le_bytes()[1] ^ salt)
+        .collect()
+}
+
+#[test]
+fn a_64_kb_message_crosses_a_bad_link_intact_and_in_order_and_an_oversized_one_is_refused() {
+    let bad = Conditions {
+        latency: 0.08,
+        jitter: 0.03,
+        loss: 0.10,
+        ..Conditions::PERFECT
+    };
+    let mut s = Scenario::new(NetConfig::default(), Some((bad, 64)), 60.0, |g| {
+        crates_and_balls(g, 20)
+    });
+    s.add_client(NetConfig::default(), "ann", None);
+    s.add_client(NetConfig::default(), "bob", None);
+    assert!(
+        s.run_until(10.0, |s| s.all_joined()),
+        "the clients did not join"
+    );
+    let big = patterned(64 * 1024, 0x5a);
+    let back = patterned(64 * 1024, 0xa5);
+    // Small messages on each side of the large one: the order holds across it.
+    for bytes in [b"before".to_vec(), big.clone(), b"after".to_vec()] {
+        s.server.net.send_event(bytes).unwrap();
+    }
+    s.clients[1].net.send_event(back.clone()).unwrap();
+    let want = vec![b"before".to_vec(), big, b"after".to_vec()];
+    let bob = Owner::Client(s.clients[1].net.client_id().unwrap());
+    let arrived = |s: &Scenario| {
+        s.clients
+            .iter()
+            .all(|c| events_of(c, Owner::Server).len() == 3)
+            && !events_of(&s.server, bob).is_empty()
+    };
+    assert!(
+        s.run_until(20.0, arrived),
+        "the large messages did not arrive"
+    );
+    s.run_for(2.0);
+    for (i, c) in s.clients.iter().enumerate() {
+        assert_eq!(events_of(c, Owner::Server), want, "client {i}");
+        assert!(c.net.is_connected());
+    }
+    assert_eq!(events_of(&s.server, bob), vec![back]);
+    let to_ann = s.clients[0].net.client_id().unwrap();
+    assert!(
+        s.server.net.peer_stats(to_ann).unwrap().resends > 0,
+        "with 10% loss some fragments went again"
+    );
+
+    // One byte over the cap is refused, and the error names the size and the cap.
+    let cap = lanyard_net::MAX_MESSAGE;
+    let err = s.server.net.send_event(vec![0; cap]).unwrap_err();
+    let text = err.to_string();
+    assert!(
+        matches!(err, lanyard_net::NetError::MessageTooLarge { len, max } if len == cap && max < cap),
+        "{err:?}"
+    );
+    assert!(text.contains(&cap.to_string()), "{text}");
+}

@@ -16,7 +16,8 @@ use crate::crypto::{self, Cipher, Direction, Key, Nonce};
 use crate::error::DisconnectReason;
 pub use crate::stats::PeerStats;
 use crate::wire::{self, DatagramKind, Msg};
-use reliable::{ReliableReceiver, ReliableSender};
+pub(crate) use reliable::ReliableReceiver;
+use reliable::ReliableSender;
 use std::collections::VecDeque;
 use std::net::SocketAddr;
 pub(crate) use window::Link;
@@ -432,7 +433,7 @@ impl Connection {
         let mut incoming = self.on_data(body, len, (now, arrived))?;
         let messages = std::mem::take(&mut incoming.delivered)
             .iter()
-            .filter_map(|m| match wire::decode::<Msg>(m) {
+            .filter_map(|m| match wire::decode_message::<Msg>(m) {
                 Ok(m) => Some(m),
                 Err(_) => {
                     self.stats.refused_messages += 1;
@@ -500,8 +501,9 @@ impl Connection {
             self.apply_acks(header.ack, header.ack_bits, now);
         }
         let mut delivered = Vec::new();
-        for (id, m) in &data.messages {
-            self.reliable_in.receive(*id, m, &mut delivered);
+        for &f in &data.messages {
+            let dropped = self.reliable_in.receive(f, &mut delivered);
+            self.stats.refused_messages += u64::from(dropped);
         }
         let fresh = match self.latest_number {
             Some(f) if header.number.wrapping_sub(f) > u32::MAX / 2 => false,

@@ -158,12 +158,12 @@ impl Connection {
         lanyard::codec::put_varint(d, picked.len() as u64);
         let mut ids = Vec::with_capacity(picked.len());
         for &i in picked {
-            let (id, bytes, resend) = self.reliable_out.send(i, now);
+            let (fragment, resend) = self.reliable_out.send(i, now);
             if resend {
                 self.stats.resends += 1;
             }
-            wire::put_message(d, id, bytes);
-            ids.push(id);
+            wire::put_message(d, fragment);
+            ids.push(fragment.id);
         }
         ids
     }

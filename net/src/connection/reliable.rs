@@ -1,7 +1,15 @@
 //! The reliable, ordered channel: a send half that keeps messages until they are
 //! acknowledged and says which are due (again), and a receive half that delivers each
 //! message once and in order.
+//!
+//! A message larger than one datagram's room travels as fragments: consecutive ids, each
+//! but the last marked `more`. Delivery is in order, so the receiver only appends each
+//! fragment to the message it is putting together, and hands the message on with its last
+//! fragment. A message is never larger than [`MAX_MESSAGE`]:
+//! the sender refuses one, and the receiver drops the fragments of one, so what a peer
+//! holds per connection stays bounded (the window's fragments and one message).
 
+use crate::wire::{Fragment, MAX_FRAGMENT, MAX_MESSAGE};
 use std::collections::{BTreeMap, VecDeque};
 
 /// How many reliable messages may be in flight past the oldest unacknowledged one.
@@ -18,6 +26,8 @@ struct Outgoing {
     acked: bool,
     /// Sent again in every datagram until acknowledged, not after a wait.
     eager: bool,
+    /// More fragments of the same message follow.
+    more: bool,
 }
 
 /// A message resent this many times waits the longest: each resend doubles the wait
@@ -32,19 +42,35 @@ pub(crate) struct ReliableSender {
 }
 
 impl ReliableSender {
-    /// Queues an encoded message; returns its id. An `eager` one goes again in every
-    /// datagram until acknowledged, not after a wait (a small one whose lateness costs
-    /// more than its bytes).
+    /// Queues an encoded message (of at most [`MAX_MESSAGE`] bytes: the caller checks),
+    /// as fragments of at most [`MAX_FRAGMENT`] bytes if it is larger; returns the id of
+    /// its last fragment, which is delivered when the whole message is. An `eager` one goes
+    /// again in every datagram until acknowledged, not after a wait (a small one whose
+    /// lateness costs more than its bytes).
     pub(crate) fn push(&mut self, bytes: Vec<u8>, eager: bool) -> u32 {
+        debug_assert!(bytes.len() <= MAX_MESSAGE);
+        if bytes.len() <= MAX_FRAGMENT {
+            return self.push_fragment(bytes, eager, false);
+        }
+        let mut pieces = bytes.chunks(MAX_FRAGMENT).peekable();
+        let mut id = self.next_id;
+        while let Some(piece) = pieces.next() {
+            id = self.push_fragment(piece.to_vec(), eager, pieces.peek().is_some());
+        }
+        id
+    }
+
+    fn push_fragment(&mut self, bytes: Vec<u8>, eager: bool, more: bool) -> u32 {
         let id = self.next_id;
         self.queue.push_back(Outgoing {
-            id: self.next_id,
+            id,
             bytes,
             first_sent: None,
             last_sent: 0,
             sends: 0,
             acked: false,
             eager,
+            more,
         });
         self.next_id = self.next_id.wrapping_add(1);
         id
@@ -60,11 +86,23 @@ impl ReliableSender {
     }
 
     /// The messages not yet acknowledged, as a new sender whose peer has seen none (a new
-    /// host after a migration): numbered again from 0, never sent.
+    /// host after a migration): numbered again from 0, never sent. A message goes whole,
+    /// with the fragments of it the old peer acknowledged (the queue keeps a message's
+    /// fragments until all are).
     pub(crate) fn afresh(&self) -> ReliableSender {
         let mut s = ReliableSender::default();
-        for m in self.queue.iter().filter(|m| !m.acked) {
-            s.push(m.bytes.clone(), m.eager);
+        let mut message = Vec::new();
+        for m in &self.queue {
+            message.push(m);
+            if m.more {
+                continue;
+            }
+            if message.iter().any(|f| !f.acked) {
+                for f in &message {
+                    s.push_fragment(f.bytes.clone(), f.eager, f.more);
+                }
+            }
+            message.clear();
         }
         s
     }
@@ -118,26 +156,37 @@ impl ReliableSender {
         self.queue[i].bytes.len()
     }
 
-    /// Marks message `i` sent at `now`; returns its id, bytes, and whether it is a resend.
-    pub(crate) fn send(&mut self, i: usize, now: u64) -> (u32, &[u8], bool) {
+    /// Marks message `i` sent at `now`; returns it and whether it is a resend.
+    pub(crate) fn send(&mut self, i: usize, now: u64) -> (Fragment<'_>, bool) {
         let m = &mut self.queue[i];
         let resend = m.first_sent.is_some();
         m.first_sent.get_or_insert(now);
         m.last_sent = now;
         m.sends += 1;
-        (m.id, &m.bytes, resend)
+        let fragment = Fragment {
+            id: m.id,
+            more: m.more,
+            bytes: &m.bytes,
+        };
+        (fragment, resend)
     }
 
     /// Marks the messages with these (sorted) ids acknowledged and forgets the settled
-    /// front of the queue.
+    /// front of the queue: whole messages, all of whose fragments were acknowledged.
     pub(crate) fn ack(&mut self, ids: &[u32]) {
         for m in self.queue.iter_mut() {
             if ids.binary_search(&m.id).is_ok() {
                 m.acked = true;
             }
         }
-        while self.queue.front().is_some_and(|m| m.acked) {
-            self.queue.pop_front();
+        loop {
+            let settled = self
+                .queue
+                .iter()
+                .take_while(|m| m.acked)
+                .position(|m| !m.more);
+            let Some(last) = settled else { break };
+            self.queue.drain(..=last);
         }
     }
 }
@@ -146,21 +195,56 @@ impl ReliableSender {
 #[derive(Default, Clone)]
 pub(crate) struct ReliableReceiver {
     next_expected: u32,
-    held: BTreeMap<u32, Vec<u8>>,
+    /// Fragments that came ahead of one still missing, with their `more` flags.
+    held: BTreeMap<u32, (Vec<u8>, bool)>,
+    /// The message being put together from its fragments so far.
+    partial: Vec<u8>,
+    /// The message being put together grew past [`MAX_MESSAGE`]: its fragments are
+    /// dropped up to its last.
+    dropping: bool,
 }
 
 impl ReliableReceiver {
-    /// Takes in message `id`; appends to `deliver` every message now deliverable in order.
-    pub(crate) fn receive(&mut self, id: u32, bytes: &[u8], deliver: &mut Vec<Vec<u8>>) {
-        if id.wrapping_sub(self.next_expected) >= WINDOW {
+    /// Takes in a message or fragment; appends to `deliver` every message now deliverable
+    /// in order. Returns how many messages it dropped for being larger than
+    /// [`MAX_MESSAGE`] (a peer of ours never sends one).
+    pub(crate) fn receive(&mut self, f: Fragment<'_>, deliver: &mut Vec<Vec<u8>>) -> u32 {
+        if f.id.wrapping_sub(self.next_expected) >= WINDOW || f.bytes.len() > MAX_FRAGMENT {
             // Already delivered (or absurdly far ahead): the ack covers it either way.
-            return;
+            return 0;
         }
-        self.held.entry(id).or_insert_with(|| bytes.to_vec());
-        while let Some(m) = self.held.remove(&self.next_expected) {
-            deliver.push(m);
+        self.held
+            .entry(f.id)
+            .or_insert_with(|| (f.bytes.to_vec(), f.more));
+        let mut dropped = 0;
+        while let Some((bytes, more)) = self.held.remove(&self.next_expected) {
             self.next_expected = self.next_expected.wrapping_add(1);
+            if !self.dropping && self.partial.len() + bytes.len() > MAX_MESSAGE {
+                self.dropping = true;
+                self.partial = Vec::new();
+                dropped += 1;
+            }
+            if !self.dropping {
+                if self.partial.is_empty() && !more {
+                    deliver.push(bytes);
+                    continue;
+                }
+                self.partial.extend_from_slice(&bytes);
+            }
+            if !more {
+                self.dropping = false;
+                if !self.partial.is_empty() {
+                    deliver.push(std::mem::take(&mut self.partial));
+                }
+            }
         }
+        dropped
+    }
+
+    /// The bytes it holds: fragments ahead of one missing, and the message being put
+    /// together.
+    pub(crate) fn held_bytes(&self) -> usize {
+        self.held.values().map(|(b, _)| b.len()).sum::<usize>() + self.partial.len()
     }
 }
 
@@ -221,11 +305,131 @@ mod tests {
 
         let mut r = ReliableReceiver::default();
         let mut got = Vec::new();
-        r.receive(1, &[1], &mut got);
+        let whole = |id: u32, bytes: &'static [u8]| Fragment {
+            id,
+            more: false,
+            bytes,
+        };
+        r.receive(whole(1, &[1]), &mut got);
         assert!(got.is_empty());
-        r.receive(0, &[0], &mut got);
-        r.receive(0, &[0], &mut got);
-        r.receive(2, &[2], &mut got);
+        r.receive(whole(0, &[0]), &mut got);
+        r.receive(whole(0, &[0]), &mut got);
+        r.receive(whole(2, &[2]), &mut got);
         assert_eq!(got, vec![vec![0], vec![1], vec![2]]);
+    }
+
+    /// Sends every due fragment of `s` to `r` in the order `order` gives their positions
+    /// in the due list; what `r` delivers.
+    fn carry(s: &mut ReliableSender, r: &mut ReliableReceiver, order: &[usize]) -> Vec<Vec<u8>> {
+        let due = s.due(0, 100);
+        let mut fragments = Vec::new();
+        for &i in &due {
+            let (f, _) = s.send(i, 0);
+            fragments.push((f.id, f.more, f.bytes.to_vec()));
+        }
+        let mut got = Vec::new();
+        for &k in order {
+            let (id, more, bytes) = &fragments[k];
+            let f = Fragment {
+                id: *id,
+                more: *more,
+                bytes,
+            };
+            assert_eq!(r.receive(f, &mut got), 0);
+        }
+        got
+    }
+
+    #[test]
+    fn a_large_message_goes_as_fragments_and_arrives_whole_in_its_place() {
+        let big: Vec<u8> = (0..3 * MAX_FRAGMENT + 7)
+            .map(|i| (i * 7 % 251) as u8)
+            .collect();
+        let mut s = ReliableSender::default();
+        s.push(vec![1], false);
+        let last = s.push(big.clone(), false);
+        s.push(vec![2], false);
+        assert_eq!(last, 4, "four fragments after the first message");
+        assert_eq!(s.unacked(), 6);
+        let mut r = ReliableReceiver::default();
+        // Backwards, with the big one's pieces shuffled: nothing is delivered early.
+        let got = carry(&mut s, &mut r, &[5, 3, 1, 4, 2]);
+        assert!(got.is_empty(), "message 0 is missing: nothing goes");
+        let mut got = Vec::new();
+        r.receive(
+            Fragment {
+                id: 0,
+                more: false,
+                bytes: &[1],
+            },
+            &mut got,
+        );
+        assert_eq!(got, vec![vec![1], big, vec![2]]);
+    }
+
+    #[test]
+    fn a_message_is_settled_and_carried_to_a_new_host_whole() {
+        let big = vec![9u8; 2 * MAX_FRAGMENT + 1];
+        let mut s = ReliableSender::default();
+        let first = s.push(big.clone(), false);
+        s.push(vec![3], false);
+        for i in s.due(0, 100) {
+            s.send(i, 0);
+        }
+        // Its first two fragments and the small message acknowledged: the big one is
+        // not, and the queue keeps all of it.
+        s.ack(&[0, 1, 3]);
+        assert!(!s.delivered_through(first));
+        assert_eq!(s.unacked(), 4);
+        // A new host gets it whole (and not the small one, acknowledged).
+        let mut fresh = s.afresh();
+        let mut r = ReliableReceiver::default();
+        let got = carry(&mut fresh, &mut r, &[0, 1, 2]);
+        assert_eq!(got, vec![big]);
+        // Its last fragment acknowledged: all of it is settled.
+        s.ack(&[2]);
+        assert!(s.delivered_through(first));
+        assert_eq!(s.unacked(), 0);
+    }
+
+    #[test]
+    fn fragments_of_a_message_over_the_cap_are_dropped_and_memory_stays_bounded() {
+        let mut r = ReliableReceiver::default();
+        let piece = vec![5u8; MAX_FRAGMENT];
+        let mut got = Vec::new();
+        let pieces = MAX_MESSAGE / MAX_FRAGMENT + 2;
+        let mut dropped = 0;
+        for id in 0..pieces as u32 {
+            let more = id + 1 < pieces as u32;
+            dropped += r.receive(
+                Fragment {
+                    id,
+                    more,
+                    bytes: &piece,
+                },
+                &mut got,
+            );
+            assert!(r.partial.len() <= MAX_MESSAGE);
+        }
+        assert_eq!((dropped, got.len()), (1, 0), "one message dropped whole");
+        // The next message is delivered as usual.
+        r.receive(
+            Fragment {
+                id: pieces as u32,
+                more: false,
+                bytes: &[4],
+            },
+            &mut got,
+        );
+        assert_eq!(got, vec![vec![4]]);
+        // A fragment longer than any sender makes is not held.
+        let long = vec![0u8; MAX_FRAGMENT + 1];
+        let f = Fragment {
+            id: pieces as u32 + 2,
+            more: false,
+            bytes: &long,
+        };
+        r.receive(f, &mut got);
+        assert!(r.held.is_empty());
     }
 }

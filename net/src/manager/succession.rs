@@ -204,7 +204,7 @@ fn take_over_world(group: &mut EntityGroup, me: ClientId) {
 
 /// Split into messages that each fit: the first carries the list, the rest only heirs.
 fn parts(whole: &Succession) -> Vec<Succession> {
-    let room = wire::MAX_MESSAGE - 16;
+    let room = wire::MAX_FRAGMENT - 16;
     let size = |s: &Succession| wire::encode(s).map_or(usize::MAX, |b| b.len());
     let mut parts = vec![Succession {
         heirs: Vec::new(),
@@ -256,13 +256,13 @@ mod tests {
             heirs,
             more: false,
         };
-        assert!(wire::encode(&whole).unwrap().len() > wire::MAX_MESSAGE);
+        assert!(wire::encode(&whole).unwrap().len() > wire::MAX_FRAGMENT);
         let split = parts(&whole);
         assert!(split.len() > 1);
         let mut acc = None;
         let mut got = None;
         for p in split {
-            assert!(wire::encode(&Msg::Succession(p.clone())).unwrap().len() <= wire::MAX_MESSAGE);
+            assert!(wire::encode(&Msg::Succession(p.clone())).unwrap().len() <= wire::MAX_FRAGMENT);
             assert!(got.is_none(), "whole before its last part");
             got = Succession::gather(&mut acc, p);
         }

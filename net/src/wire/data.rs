@@ -1,7 +1,7 @@
 //! DATA datagrams: the fixed header (sequence, acks, clock stamps, broadcast number), the
 //! reliable messages a datagram carries, and a server's state entries.
 
-use super::{DATA_HEADER_LEN, MAX_MESSAGE, take};
+use super::{DATA_HEADER_LEN, MAX_FRAGMENT, take};
 use crate::error::NetError;
 use lanyard::NetId;
 use lanyard::codec::put_varint;
@@ -42,13 +42,24 @@ impl DataHeader {
     }
 }
 
+/// A reliable message as it travels: a whole message, or a fragment of one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Fragment<'a> {
+    /// Its id on the connection.
+    pub(crate) id: u32,
+    /// More fragments of the same message follow.
+    pub(crate) more: bool,
+    /// Its bytes.
+    pub(crate) bytes: &'a [u8],
+}
+
 /// A decoded DATA body (tag already checked and removed): its header, its reliable messages
 /// (still encoded) and its packet of sections (for [`lanyard::codec::PacketReader`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Data<'a> {
     pub(crate) header: DataHeader,
     /// `(id, encoded message)` in the order they were written.
-    pub(crate) messages: Vec<(u32, &'a [u8])>,
+    pub(crate) messages: Vec<Fragment<'a>>,
     pub(crate) sections: &'a [u8],
 }
 
@@ -102,12 +113,16 @@ pub(crate) fn parse_data(body: &[u8]) -> Result<Data<'_>, NetError> {
     let mut messages = Vec::with_capacity(count);
     for _ in 0..count {
         let id = u32::from_le_bytes(take::<4>(&mut rest)?);
-        let len = varint(&mut rest)?;
-        if len > rest.len() || len > MAX_MESSAGE {
+        let len_more = varint(&mut rest)?;
+        let (len, more) = match len_more.checked_sub(MORE) {
+            Some(len) => (len, true),
+            None => (len_more, false),
+        };
+        if len > rest.len() || len > MAX_FRAGMENT {
             return Err(NetError::Truncated);
         }
-        let (m, tail) = rest.split_at(len);
-        messages.push((id, m));
+        let (bytes, tail) = rest.split_at(len);
+        messages.push(Fragment { id, more, bytes });
         rest = tail;
     }
     Ok(Data {
@@ -377,14 +392,23 @@ impl<'a> Iterator for Entries<'a> {
     }
 }
 
-/// Appends one reliable message to a DATA body under construction.
-pub(crate) fn put_message(out: &mut Vec<u8>, id: u32, encoded: &[u8]) {
-    out.extend_from_slice(&id.to_le_bytes());
-    put_varint(out, encoded.len() as u64);
-    out.extend_from_slice(encoded);
+/// Added to a fragment's length when more fragments of its message follow: above any
+/// fragment's length, so a whole message's length reads as it always did, and a fragment
+/// (which is long, its varint two bytes either way) costs nothing more.
+const MORE: usize = 2048;
+const _: () = assert!(MAX_FRAGMENT < MORE);
+
+/// Appends one reliable message or fragment to a DATA body under construction: its id,
+/// its length (plus [`MORE`] if more of its message follows), its bytes.
+pub(crate) fn put_message(out: &mut Vec<u8>, f: Fragment<'_>) {
+    out.extend_from_slice(&f.id.to_le_bytes());
+    let more = if f.more { MORE } else { 0 };
+    put_varint(out, (f.bytes.len() + more) as u64);
+    out.extend_from_slice(f.bytes);
 }
 
-/// The bytes a message takes inside a DATA body.
+/// The bytes a message or fragment of `encoded_len` bytes takes inside a DATA body (a
+/// fragment with more to follow is at least 128 bytes: its varint is two bytes).
 pub(crate) fn message_cost(encoded_len: usize) -> usize {
     4 + if encoded_len < 128 { 1 } else { 2 } + encoded_len
 }

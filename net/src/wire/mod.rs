@@ -78,8 +78,14 @@ pub(crate) use message::*;
 /// The largest datagram payload Lanyard sends (well under a typical 1500-byte MTU).
 pub const MAX_DATAGRAM: usize = 1200;
 
-/// The largest reliable message.
-pub const MAX_MESSAGE: usize = 1100;
+/// The largest reliable message, encoded: 256 KiB. One larger is refused when it is sent
+/// ([`NetError::MessageTooLarge`], naming its size and this cap) and dropped if a peer
+/// sends it anyway.
+pub const MAX_MESSAGE: usize = 256 * 1024;
+
+/// The largest piece of a reliable message in one datagram: a message larger than this
+/// travels as fragments of this size, put together again at the peer.
+pub const MAX_FRAGMENT: usize = 1100;
 
 const MAGIC: [u8; 2] = *b"LY";
 /// Bytes before the body: magic, version, kind.
@@ -146,14 +152,55 @@ fn config() -> bincode::config::Configuration<
     bincode::config::standard().with_limit::<MAX_DATAGRAM>()
 }
 
-/// Encodes a control or reliable message.
+/// The configuration of reliable messages: the control one's, reading up to
+/// [`MAX_MESSAGE`] (bincode limits decoding only).
+fn message_config() -> bincode::config::Configuration<
+    bincode::config::LittleEndian,
+    bincode::config::Varint,
+    bincode::config::Limit<MAX_MESSAGE>,
+> {
+    bincode::config::standard().with_limit::<MAX_MESSAGE>()
+}
+
+/// Encodes a control message (at most a datagram).
 pub(crate) fn encode<T: Serialize>(value: &T) -> Result<Vec<u8>, NetError> {
     bincode::serde::encode_to_vec(value, config()).map_err(|e| NetError::Malformed(e.to_string()))
 }
 
-/// Decodes a control or reliable message; trailing bytes are an error.
+/// Decodes a control message; trailing bytes are an error.
 pub(crate) fn decode<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, NetError> {
-    match bincode::serde::decode_from_slice::<T, _>(bytes, config()) {
+    finish(
+        bytes,
+        bincode::serde::decode_from_slice::<T, _>(bytes, config()),
+    )
+}
+
+/// Encodes a reliable message: one over [`MAX_MESSAGE`] is
+/// [`NetError::MessageTooLarge`], naming its size and the cap.
+pub(crate) fn encode_message<T: Serialize>(value: &T) -> Result<Vec<u8>, NetError> {
+    let bytes = encode(value)?;
+    if bytes.len() > MAX_MESSAGE {
+        return Err(NetError::MessageTooLarge {
+            len: bytes.len(),
+            max: MAX_MESSAGE,
+        });
+    }
+    Ok(bytes)
+}
+
+/// Decodes a reliable message; trailing bytes are an error.
+pub(crate) fn decode_message<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, NetError> {
+    finish(
+        bytes,
+        bincode::serde::decode_from_slice::<T, _>(bytes, message_config()),
+    )
+}
+
+fn finish<T>(
+    bytes: &[u8],
+    decoded: Result<(T, usize), bincode::error::DecodeError>,
+) -> Result<T, NetError> {
+    match decoded {
         Ok((v, n)) if n == bytes.len() => Ok(v),
         Ok(_) => Err(NetError::Malformed("trailing bytes".into())),
         Err(e) => Err(NetError::Malformed(e.to_string())),
@@ -244,16 +291,23 @@ mod tests {
         .write(&mut out);
         let m = encode(&Msg::Despawn { net: NetId(9) }).unwrap();
         put_varint(&mut out, 1);
-        put_message(&mut out, 42, &m);
+        put_message(
+            &mut out,
+            Fragment {
+                id: 42,
+                more: false,
+                bytes: &m,
+            },
+        );
         out.extend_from_slice(&[1, 2, 9, 9]);
         let (v, k, body) = parse_header(&out).unwrap();
         assert_eq!((v, k), (PROTOCOL_VERSION, DatagramKind::Data));
         let d = parse_data(body).unwrap();
         assert_eq!(d.header.seq, 7);
         assert_eq!(d.messages.len(), 1);
-        assert_eq!(d.messages[0].0, 42);
+        assert_eq!((d.messages[0].id, d.messages[0].more), (42, false));
         assert_eq!(
-            decode::<Msg>(d.messages[0].1).unwrap(),
+            decode_message::<Msg>(d.messages[0].bytes).unwrap(),
             Msg::Despawn { net: NetId(9) }
         );
         assert_eq!(d.sections, &[1, 2, 9, 9]);
