@@ -1,11 +1,11 @@
 //! Writes the seed corpus of the `cargo fuzz` targets (`net/fuzz/corpus/<target>/`):
 //! real datagram bodies, opened, from a session of the demo kinds, a real handshake, a
-//! discovery request and answer, and a short recording.
+//! discovery request and answer, a short recording, and messages cut into fragments.
 //!
 //! `cargo run -p lanyard-net --features fuzzing --example fuzz_seeds -- net/fuzz/corpus`
 
 use lanyard_net::discovery;
-use lanyard_net::fuzzing::{Fixture, demo_recording, server_info};
+use lanyard_net::fuzzing::{Fixture, demo_recording, fragment_input, server_info};
 use std::path::Path;
 
 fn write(dir: &Path, target: &str, seeds: &[Vec<u8>]) -> std::io::Result<()> {
@@ -48,5 +48,36 @@ fn main() -> std::io::Result<()> {
     // a crate that depends on this one).
     write(dir, "rendezvous", &[b"LYRV\x02".to_vec()])?;
     write(dir, "recording", &[demo_recording(90)])?;
+    write(dir, "fragments", &fragment_seeds())?;
     Ok(())
+}
+
+/// Messages cut into fragments (`(id, more, len)`): in order; out of order, one twice and one
+/// too long; and one message over the cap, then a small one.
+fn fragment_seeds() -> Vec<Vec<u8>> {
+    let full = lanyard_net::MAX_FRAGMENT as u16;
+    let in_order = [
+        (0, false, 5),
+        (1, true, full),
+        (2, true, full),
+        (3, false, 40),
+        (4, false, 0),
+    ];
+    let shuffled = [
+        (3, false, 40),
+        (2, true, full),
+        (0, false, 5),
+        (2, true, full),
+        (1, true, full),
+        (5, false, full + 1),
+        (4, false, 9),
+    ];
+    let pieces = (lanyard_net::MAX_MESSAGE / lanyard_net::MAX_FRAGMENT) as u16 + 1;
+    let mut over: Vec<(u16, bool, u16)> = (0..pieces).map(|i| (i, i + 1 < pieces, full)).collect();
+    over.push((pieces, false, 3));
+    vec![
+        fragment_input(&in_order),
+        fragment_input(&shuffled),
+        fragment_input(&over),
+    ]
 }
