@@ -256,14 +256,20 @@ pub struct Player {
     cooldown: u32,
     throws: u32,
     /// Ticks its client path ran with no section (saturating): a copy whose owner fell
-    /// silent walks on for [`SILENT_WALK_TICKS`], then stands.
+    /// silent walks on for [`SILENT_WALK_TICKS`], then holds where its owner last put it.
     silent: u8,
+    /// Where the last section its client path applied put it (position and rotation), as
+    /// the section says: the same on every copy, so copies whose owner fell silent hold in
+    /// one place on every screen.
+    heard: Option<(Vec3, Quat)>,
 }
 
 /// How long (ticks) a player's copy walks on as its owner last walked it when no section
-/// comes, before it stands: half a second of dead reckoning covers a late or lost section,
-/// and a player whose owner froze or crashed does not walk off the yard on every screen
-/// (and the server's copy out of its owner's reach).
+/// comes, before it holds, still, where the last section put it: half a second of dead
+/// reckoning covers a late or lost section, and a player whose owner froze or crashed
+/// does not walk off the yard on every screen (and the server's copy out of its owner's
+/// reach), nor stand in a different place on each (every copy heard the same last section;
+/// nobody else moves an owner's player).
 pub const SILENT_WALK_TICKS: u8 = 30;
 
 impl Player {
@@ -397,8 +403,10 @@ impl Controller for Player {
                 let b = ctx.body_mut();
                 b.set_translation(home, true);
                 b.set_linvel(Vec3::ZERO, true);
+                self.heard = Some((home, st.pose.rot));
             } else {
                 st.pose.correct(ctx, CORRECTION);
+                self.heard = Some((st.pose.pos, st.pose.rot));
             }
             self.walking = st.walk;
             if st.flags & F_JUMP != 0 && ctx.body().linvel().y.abs() < 0.2 {
@@ -432,6 +440,18 @@ impl Controller for Player {
                     )?;
                 }
             }
+        }
+        if self.silent > SILENT_WALK_TICKS
+            && let Some((pos, rot)) = self.heard
+        {
+            // Held still where its owner last put it, the same on every screen, until its
+            // owner speaks again (or its session ends).
+            let b = ctx.body_mut();
+            b.set_translation(pos, true);
+            b.set_rotation(rot, true);
+            b.set_linvel(Vec3::ZERO, true);
+            b.set_angvel(Vec3::ZERO, true);
+            return Ok(());
         }
         // Walk: horizontal velocity follows the stick, gravity keeps the vertical.
         let v = ctx.body().linvel();
@@ -481,6 +501,13 @@ impl Controller for Player {
         w.u8(self.respawns);
         w.u8(self.respawned);
         w.u8(self.silent);
+        w.u8(u8::from(self.heard.is_some()));
+        if let Some((pos, rot)) = self.heard {
+            w.vec3(pos);
+            for c in rot.to_array() {
+                w.f32(c);
+            }
+        }
     }
 
     fn load_state(&mut self, bytes: &[u8]) -> Result<(), Error> {
@@ -491,6 +518,13 @@ impl Controller for Player {
         self.respawns = r.u8()?;
         self.respawned = r.u8()?;
         self.silent = r.u8()?;
+        self.heard = match r.u8()? {
+            0 => None,
+            _ => Some((
+                r.vec3()?,
+                Quat::from_array([r.f32()?, r.f32()?, r.f32()?, r.f32()?]),
+            )),
+        };
         Ok(r.finish()?)
     }
 }
@@ -706,6 +740,7 @@ fn player_blueprint(p: &PlayerParams) -> Blueprint {
             cooldown: 0,
             throws: 0,
             silent: 0,
+            heard: None,
         }),
     }
 }
@@ -751,13 +786,16 @@ pub fn register(r: &mut KindRegistry) -> Result<(), Error> {
         client_spawnable: true,
         // Other people watch a player: its changes go first when a budget is tight.
         priority: 8.0,
-        // 1: its saved state ends with how long its copy has heard nothing.
-        state_version: 1,
+        // 1: its saved state ends with how long its copy has heard nothing; 2: and where
+        // the last section it heard put it.
+        state_version: 2,
         ..KindOptions::default()
     };
     r.register_with(PLAYER, player_options, player_blueprint)?;
     // A recording from before counted no silence.
     r.migrate_state(PLAYER, 0, |old| Ok([old, &[0]].concat()))?;
+    // Nor where a silent copy holds: it heard nothing yet.
+    r.migrate_state(PLAYER, 1, |old| Ok([old, &[0]].concat()))?;
     let thrown = KindOptions {
         on_owner_leave: OnOwnerLeave::HandToServer,
         // A grenade the old host threw would score for the new one: it goes.
