@@ -262,6 +262,9 @@ pub struct Player {
     /// the section says: the same on every copy, so copies whose owner fell silent hold in
     /// one place on every screen.
     heard: Option<(Vec3, Quat)>,
+    /// The last section its client path took as news: one that repeats it word for word
+    /// (a standing owner's, or the server's refresh of a silent owner's last) is none.
+    last: Vec<u8>,
 }
 
 /// How long (ticks) a player's copy walks on as its owner last walked it when no section
@@ -385,6 +388,15 @@ impl Controller for Player {
         section: Option<Section<'_>>,
         ctx: &mut ClientContext<'_>,
     ) -> Result<(), Error> {
+        // A section that repeats the last word for word tells a copy nothing new: it is
+        // silence, so a copy holds rather than bringing the old pose forward by its lead
+        // once more (which put a crashed player's copy a few decimetres off every time the
+        // server refreshed its last section).
+        let section = section.filter(|s| ctx.is_authority() || s.payload != self.last);
+        if let Some(s) = section {
+            self.last.clear();
+            self.last.extend_from_slice(s.payload);
+        }
         match section {
             Some(_) => self.silent = 0,
             None => {
@@ -501,6 +513,7 @@ impl Controller for Player {
         w.u8(self.respawns);
         w.u8(self.respawned);
         w.u8(self.silent);
+        w.bytes(&self.last);
         w.u8(u8::from(self.heard.is_some()));
         if let Some((pos, rot)) = self.heard {
             w.vec3(pos);
@@ -518,6 +531,7 @@ impl Controller for Player {
         self.respawns = r.u8()?;
         self.respawned = r.u8()?;
         self.silent = r.u8()?;
+        self.last = r.bytes()?.to_vec();
         self.heard = match r.u8()? {
             0 => None,
             _ => Some((
@@ -741,6 +755,7 @@ fn player_blueprint(p: &PlayerParams) -> Blueprint {
             throws: 0,
             silent: 0,
             heard: None,
+            last: Vec::new(),
         }),
     }
 }
@@ -786,16 +801,16 @@ pub fn register(r: &mut KindRegistry) -> Result<(), Error> {
         client_spawnable: true,
         // Other people watch a player: its changes go first when a budget is tight.
         priority: 8.0,
-        // 1: its saved state ends with how long its copy has heard nothing; 2: and where
-        // the last section it heard put it.
+        // 1: its saved state ends with how long its copy has heard nothing; 2: and the last
+        // section it took as news, and where that put it.
         state_version: 2,
         ..KindOptions::default()
     };
     r.register_with(PLAYER, player_options, player_blueprint)?;
     // A recording from before counted no silence.
     r.migrate_state(PLAYER, 0, |old| Ok([old, &[0]].concat()))?;
-    // Nor where a silent copy holds: it heard nothing yet.
-    r.migrate_state(PLAYER, 1, |old| Ok([old, &[0]].concat()))?;
+    // Nor the last news and where a silent copy holds: it heard nothing yet.
+    r.migrate_state(PLAYER, 1, |old| Ok([old, &[0, 0]].concat()))?;
     let thrown = KindOptions {
         on_owner_leave: OnOwnerLeave::HandToServer,
         // A grenade the old host threw would score for the new one: it goes.

@@ -73,6 +73,7 @@ fn main() {
     let start = Instant::now();
     let mut faults: BTreeMap<&'static str, u64> = BTreeMap::new();
     let (mut passed, mut failed, mut replayed, mut host_changes) = (0u64, 0u64, 0usize, 0usize);
+    let mut rejoins = 0;
     for seed in a.from..a.from + a.seeds {
         let plan = Plan::draw(seed);
         if a.verbose {
@@ -83,9 +84,11 @@ fn main() {
                 faults: f,
                 replayed: r,
                 host_changes: h,
+                rejoins: j,
                 ..
             }) => {
                 passed += 1;
+                rejoins += j;
                 replayed += r;
                 host_changes += h;
                 for (k, n) in f {
@@ -109,7 +112,7 @@ fn main() {
     let hours = (a.seeds as f64 * f64::from(SESSION_SECONDS)) / 3600.0;
     let kinds: Vec<String> = faults.iter().map(|(k, n)| format!("{k} {n}")).collect();
     println!(
-        "explored {} seeds from {}: {passed} held, {failed} failed; {hours:.2} simulated hours in {:.1} s of wall time; faults injected: {}; {replayed} recordings replayed bit for bit; {host_changes} host changes",
+        "explored {} seeds from {}: {passed} held, {failed} failed; {hours:.2} simulated hours in {:.1} s of wall time; faults injected: {}; {replayed} recordings replayed bit for bit; {host_changes} host changes; {rejoins} joins tried again",
         a.seeds,
         a.from,
         start.elapsed().as_secs_f64(),

@@ -63,6 +63,8 @@ pub struct Outcome {
     pub replayed: usize,
     /// Host changes the survivors saw.
     pub host_changes: usize,
+    /// Joins tried again after nobody answered one (see `look_again`).
+    pub rejoins: usize,
 }
 
 /// One peer of the session.
@@ -75,6 +77,13 @@ struct Peer {
     record: PathBuf,
     /// Whether it was killed or quit (it is not expected to be in the game at the end).
     gone: bool,
+    /// Whether it was ever in the game.
+    joined: bool,
+    /// How many times it tried to join.
+    attempts: u8,
+    /// When it tries again, its last attempt answered by nobody (a person who finds no
+    /// game looks again), seconds into the session.
+    retry_at: Option<f32>,
 }
 
 /// What a run needs besides its plan: where recordings go, and the arena.
@@ -134,6 +143,9 @@ fn run_inner(plan: &Plan, dir: &std::path::Path) -> Result<Outcome, Violation> {
             ),
             record: dir.join(format!("{}-{}.rec", plan.seed, c.name)),
             gone: false,
+            joined: false,
+            attempts: 0,
+            retry_at: None,
         });
     }
     let ticks = (SESSION_SECONDS * TICK_HZ) as u64;
@@ -156,6 +168,11 @@ fn run_inner(plan: &Plan, dir: &std::path::Path) -> Result<Outcome, Violation> {
         .map(|p| p.1.host_changes().len())
         .max()
         .unwrap_or(0);
+    outcome.rejoins = s
+        .peers
+        .iter()
+        .map(|p| usize::from(p.attempts.saturating_sub(1)))
+        .sum();
     outcome.replayed = s.replay_all()?;
     outcome.dropped = *s.dropped.borrow();
     Ok(outcome)
@@ -213,6 +230,9 @@ impl Session<'_> {
             bot: Bot::new(self.plan.seed, Some(SESSION_SECONDS)),
             record,
             gone: false,
+            joined: false,
+            attempts: 0,
+            retry_at: None,
         });
         Ok(())
     }
@@ -230,15 +250,20 @@ impl Session<'_> {
         let t = self.tick as f32 / TICK_HZ;
         let dt = 1.0 / TICK_HZ;
         self.apply_faults(t);
+        self.look_again(t);
         for (i, c) in self.plan.clients.iter().enumerate() {
             let i = i + 1;
-            if self.peers[i].game.is_none() && !self.peers[i].gone && t >= c.at {
+            let due = self.peers[i].retry_at.map_or(c.at, |r| r.max(c.at));
+            if self.peers[i].game.is_none() && !self.peers[i].gone && t >= due {
+                self.peers[i].attempts += 1;
+                self.peers[i].retry_at = None;
                 let link = self.link(i, &self.peers[i].knobs);
                 let options = Options {
                     spectate: c.spectator,
                     ..self.options(&c.name)
                 };
-                let entropy = [i as u8; 32];
+                let mut entropy = [i as u8; 32];
+                entropy[31] = self.peers[i].attempts;
                 // A late joiner finds the game where it is now (a player browses the
                 // LAN): at the host's successor if the host went.
                 let host = self
@@ -273,6 +298,24 @@ impl Session<'_> {
             g.tick(dt);
         }
         Ok(())
+    }
+
+    /// A client whose join nobody answered (it went to a host that had just gone, or it
+    /// could not hear the server) is a person who finds no game yet: it looks again a
+    /// second later, before the quiet end. A client that was in the game and lost it is
+    /// not: that is a failure [`check_end`](Self::check_end) reports.
+    fn look_again(&mut self, t: f32) {
+        for p in self.peers.iter_mut().skip(1) {
+            let Some(g) = p.game.as_ref() else { continue };
+            p.joined |= g.is_joined();
+            let unanswered = !p.joined
+                && g.ended()
+                    .is_some_and(|why| why.starts_with("no server answered"));
+            if unanswered && t + 1.0 < SESSION_SECONDS - QUIET {
+                p.game = None;
+                p.retry_at = Some(t + 1.0);
+            }
+        }
     }
 
     /// Sets every peer's knobs from the faults running at `t`; kills and quits happen
