@@ -76,7 +76,7 @@ pub use config::{Entropy, NetConfig};
 pub use error::{DisconnectReason, NetError, RejectReason};
 pub use event::NetEvent;
 pub use manager::{NetFrame, NetManager, SessionInfo};
-pub use stats::{NetCounters, PeerStats};
+pub use stats::{Footprint, NetCounters, PeerStats};
 pub use succession::Successor;
 pub use transport::{Conditioned, ConditionerStats, Conditions, Hub, HubEndpoint, Transport};
 pub use udp::os_entropy;

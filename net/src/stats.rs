@@ -92,6 +92,26 @@ pub struct PeerStats {
     pub send_rate: f32,
 }
 
+/// What a [`NetManager`](crate::NetManager) holds in its queues now: the memory that grows
+/// with traffic and faults rather than with the world. Each part has a bound (the reliable
+/// window, [`MAX_MESSAGE`](crate::MAX_MESSAGE), `NetConfig::inbox_limit`), and once faults heal
+/// and peers acknowledge, it falls back.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Footprint {
+    /// Sessions and connections, live and suspended (a client's one).
+    pub connections: usize,
+    /// Reliable messages (and fragments) sent and not yet acknowledged, on all of them.
+    pub unacked_messages: usize,
+    /// Their bytes.
+    pub unacked_bytes: usize,
+    /// Bytes of reliable messages received ahead of a missing one, or being put together.
+    pub held_bytes: usize,
+    /// Datagrams received and not yet taken in by a frame.
+    pub inbox: usize,
+    /// Events not yet polled.
+    pub events: usize,
+}
+
 /// Counters that belong to no peer.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct NetCounters {

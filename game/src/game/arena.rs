@@ -8,8 +8,10 @@ use crate::scene::Scene;
 use crate::witness::TakenPoses;
 use lanyard::prelude::*;
 
-/// The bytes of the arena one reliable message carries.
-const ARENA_PART: usize = 900;
+/// The bytes of the arena one reliable message carries: a whole arena of the usual size
+/// (a reliable message larger than a datagram travels as fragments, up to
+/// `lanyard_net::MAX_MESSAGE`); a larger one goes in parts of this size.
+const ARENA_PART: usize = 64 * 1024;
 
 /// Client: the server's arena as it comes in, part by part.
 #[derive(Debug, Default)]

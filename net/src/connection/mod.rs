@@ -595,6 +595,14 @@ impl Connection {
         self.reliable_out.unacked()
     }
 
+    /// Adds what this connection holds in its reliable channel to `f`.
+    pub(crate) fn add_footprint(&self, f: &mut crate::Footprint) {
+        f.connections += 1;
+        f.unacked_messages += self.reliable_out.unacked();
+        f.unacked_bytes += self.reliable_out.unacked_bytes();
+        f.held_bytes += self.reliable_in.held_bytes();
+    }
+
     fn arm_expiry(&mut self) {
         match self.reliable_out.oldest_sent() {
             Some(t) => self

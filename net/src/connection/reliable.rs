@@ -122,6 +122,11 @@ impl ReliableSender {
         self.queue.len()
     }
 
+    /// The bytes of the messages not yet acknowledged.
+    pub(crate) fn unacked_bytes(&self) -> usize {
+        self.queue.iter().map(|m| m.bytes.len()).sum()
+    }
+
     /// When the oldest unacknowledged message was first sent.
     pub(crate) fn oldest_sent(&self) -> Option<u64> {
         self.queue.front().and_then(|m| m.first_sent)
@@ -243,7 +248,6 @@ impl ReliableReceiver {
 
     /// The bytes it holds: fragments ahead of one missing, and the message being put
     /// together.
-    #[cfg(any(test, feature = "fuzzing"))]
     pub(crate) fn held_bytes(&self) -> usize {
         self.held.values().map(|(b, _)| b.len()).sum::<usize>() + self.partial.len()
     }

@@ -402,6 +402,25 @@ impl NetManager {
         }
     }
 
+    /// What it holds in its queues now (see [`Footprint`](crate::Footprint)).
+    pub fn footprint(&self) -> crate::Footprint {
+        let mut f = crate::Footprint {
+            inbox: self.inbox.len(),
+            events: self.core.events.len(),
+            ..crate::Footprint::default()
+        };
+        match &self.side {
+            Side::Server(s) => {
+                let live = s.endpoint.peers.values();
+                for p in live.chain(s.endpoint.suspended.values().map(|x| &x.peer)) {
+                    p.conn.add_footprint(&mut f);
+                }
+            }
+            Side::Client(c) => c.endpoint.conn.add_footprint(&mut f),
+        }
+        f
+    }
+
     /// Client: the counters of the link to the server.
     pub fn server_stats(&self) -> Option<PeerStats> {
         match &self.side {

@@ -74,6 +74,7 @@ fn main() {
     let mut faults: BTreeMap<&'static str, u64> = BTreeMap::new();
     let (mut passed, mut failed, mut replayed, mut host_changes) = (0u64, 0u64, 0usize, 0usize);
     let mut rejoins = 0;
+    let mut most = lanyard_net::Footprint::default();
     for seed in a.from..a.from + a.seeds {
         let plan = Plan::draw(seed);
         if a.verbose {
@@ -85,10 +86,15 @@ fn main() {
                 replayed: r,
                 host_changes: h,
                 rejoins: j,
+                footprint: fp,
                 ..
             }) => {
                 passed += 1;
                 rejoins += j;
+                most.unacked_messages = most.unacked_messages.max(fp.unacked_messages);
+                most.unacked_bytes = most.unacked_bytes.max(fp.unacked_bytes);
+                most.held_bytes = most.held_bytes.max(fp.held_bytes);
+                most.inbox = most.inbox.max(fp.inbox);
                 replayed += r;
                 host_changes += h;
                 for (k, n) in f {
@@ -112,11 +118,15 @@ fn main() {
     let hours = (a.seeds as f64 * f64::from(SESSION_SECONDS)) / 3600.0;
     let kinds: Vec<String> = faults.iter().map(|(k, n)| format!("{k} {n}")).collect();
     println!(
-        "explored {} seeds from {}: {passed} held, {failed} failed; {hours:.2} simulated hours in {:.1} s of wall time; faults injected: {}; {replayed} recordings replayed bit for bit; {host_changes} host changes; {rejoins} joins tried again",
+        "explored {} seeds from {}: {passed} held, {failed} failed; {hours:.2} simulated hours in {:.1} s of wall time; faults injected: {}; {replayed} recordings replayed bit for bit; {host_changes} host changes; {rejoins} joins tried again; the most a peer held: {} reliable messages unacknowledged ({} bytes), {} bytes for reassembly, {} datagrams in its inbox",
         a.seeds,
         a.from,
         start.elapsed().as_secs_f64(),
-        kinds.join(", ")
+        kinds.join(", "),
+        most.unacked_messages,
+        most.unacked_bytes,
+        most.held_bytes,
+        most.inbox
     );
     if failed > 0 {
         std::process::exit(1);

@@ -7,8 +7,8 @@ use lanyard::NetId;
 use lanyard_game::bot::Bot;
 use lanyard_game::game::{Game, Options, TICK_HZ};
 use lanyard_game::scene::{DEFAULT_SCENE, Scene};
-use lanyard_net::Hub;
 use lanyard_net::harness::hub_addr;
+use lanyard_net::{Footprint, Hub};
 use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
@@ -22,6 +22,14 @@ pub const TOLERANCE: f32 = 0.01;
 
 /// How often (ticks) the states clients took are checked against what the server sent.
 const CHECK_EVERY: u64 = 15;
+
+/// The reliable channel's window, in messages or fragments (`lanyard_net`'s own, 4096):
+/// a receiver holds no more ahead of a missing one.
+const WINDOW_FRAGMENTS: usize = 4096;
+
+/// At the end, the faults healed [`QUIET`] seconds ago: a client has at most this many
+/// reliable messages its server has not acknowledged (what the last few frames sent).
+const SETTLED_UNACKED: usize = 64;
 
 /// An invariant that did not hold.
 #[derive(Debug, Clone, PartialEq)]
@@ -65,6 +73,8 @@ pub struct Outcome {
     pub host_changes: usize,
     /// Joins tried again after nobody answered one (see `look_again`).
     pub rejoins: usize,
+    /// The most any peer held in its network queues at a check (each part's largest).
+    pub footprint: Footprint,
 }
 
 /// One peer of the session.
@@ -158,6 +168,7 @@ fn run_inner(plan: &Plan, dir: &std::path::Path) -> Result<Outcome, Violation> {
         s.check_always()?;
         if s.tick.is_multiple_of(CHECK_EVERY) {
             s.check_dates()?;
+            s.check_memory(&mut outcome.footprint)?;
         }
         s.tick += 1;
     }
@@ -387,6 +398,30 @@ impl Session<'_> {
         Ok(())
     }
 
+    /// What each peer holds in its network queues stays within the bounds its parts have:
+    /// the inbox within its limit, reliable messages held for reassembly within the window
+    /// and one message per connection. Notes the largest of each part in `most`.
+    fn check_memory(&self, most: &mut Footprint) -> Result<(), Violation> {
+        for (i, g) in self.live() {
+            let f = g.net().footprint();
+            let held_bound = f.connections
+                * (WINDOW_FRAGMENTS * lanyard_net::MAX_FRAGMENT + lanyard_net::MAX_MESSAGE);
+            if f.inbox > g.net().config().inbox_limit || f.held_bytes > held_bound {
+                return Err(self.fail(
+                    &[&self.peers[i].name],
+                    format!("its network queues grew past their bounds: {f:?}"),
+                ));
+            }
+            most.connections = most.connections.max(f.connections);
+            most.unacked_messages = most.unacked_messages.max(f.unacked_messages);
+            most.unacked_bytes = most.unacked_bytes.max(f.unacked_bytes);
+            most.held_bytes = most.held_bytes.max(f.held_bytes);
+            most.inbox = most.inbox.max(f.inbox);
+            most.events = most.events.max(f.events);
+        }
+        Ok(())
+    }
+
     /// The server a client follows now, by peer index.
     fn server_of(&self, g: &Game) -> Option<usize> {
         let addr = g.net().server_addr()?;
@@ -470,6 +505,13 @@ impl Session<'_> {
                         format!("{net} is at {p:?}, {d:.3} m from the host's {q:?}, {QUIET} s after the faults healed"),
                     ));
                 }
+            }
+            let f = g.net().footprint();
+            if f.unacked_messages > SETTLED_UNACKED || f.held_bytes > 0 {
+                return Err(self.fail(
+                    &[name, hn],
+                    format!("its reliable channel has not settled {QUIET} s after the faults healed: {f:?}"),
+                ));
             }
             if g.presentation().scores() != host.presentation().scores() {
                 return Err(self.fail(
