@@ -184,13 +184,15 @@ impl ReliableSender {
                 m.acked = true;
             }
         }
-        loop {
-            let settled = self
-                .queue
-                .iter()
-                .take_while(|m| m.acked)
-                .position(|m| !m.more);
-            let Some(last) = settled else { break };
+        // Up to the last whole message in the acknowledged front.
+        let settled = self
+            .queue
+            .iter()
+            .take_while(|m| m.acked)
+            .enumerate()
+            .filter(|(_, m)| !m.more)
+            .last();
+        if let Some((last, _)) = settled {
             self.queue.drain(..=last);
         }
     }

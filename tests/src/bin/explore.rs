@@ -11,7 +11,7 @@
 //! The run ends with the seeds, the simulated time, the wall time and the faults of each
 //! kind injected. The exit status is 1 if any seed failed.
 
-use lanyard_tests::explore::{Outcome, Plan, SESSION_SECONDS, run, shrink};
+use lanyard_tests::explore::{Outcome, Plan, SESSION_SECONDS, run, shrink, widen};
 use std::collections::BTreeMap;
 use std::time::Instant;
 
@@ -91,10 +91,7 @@ fn main() {
             }) => {
                 passed += 1;
                 rejoins += j;
-                most.unacked_messages = most.unacked_messages.max(fp.unacked_messages);
-                most.unacked_bytes = most.unacked_bytes.max(fp.unacked_bytes);
-                most.held_bytes = most.held_bytes.max(fp.held_bytes);
-                most.inbox = most.inbox.max(fp.inbox);
+                widen(&mut most, &fp);
                 replayed += r;
                 host_changes += h;
                 for (k, n) in f {

@@ -14,7 +14,7 @@ mod run;
 
 pub use link::{Dropped, FaultyLink, KnobHandle, Knobs};
 pub use plan::{Fault, HOST_CUT_MAX, Joiner, Plan, QUIET, SERVER, SESSION_SECONDS};
-pub use run::{Outcome, TOLERANCE, Violation, run};
+pub use run::{Outcome, TOLERANCE, Violation, run, widen};
 
 /// Removes faults from `plan` one at a time while it still fails: the smallest schedule
 /// that fails, and its violation (`violation` is the plan's own).

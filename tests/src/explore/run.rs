@@ -412,12 +412,7 @@ impl Session<'_> {
                     format!("its network queues grew past their bounds: {f:?}"),
                 ));
             }
-            most.connections = most.connections.max(f.connections);
-            most.unacked_messages = most.unacked_messages.max(f.unacked_messages);
-            most.unacked_bytes = most.unacked_bytes.max(f.unacked_bytes);
-            most.held_bytes = most.held_bytes.max(f.held_bytes);
-            most.inbox = most.inbox.max(f.inbox);
-            most.events = most.events.max(f.events);
+            widen(most, &f);
         }
         Ok(())
     }
@@ -554,6 +549,16 @@ impl Session<'_> {
         }
         Ok(replayed)
     }
+}
+
+/// Raises each part of `most` to `f`'s where `f`'s is larger.
+pub fn widen(most: &mut Footprint, f: &Footprint) {
+    most.connections = most.connections.max(f.connections);
+    most.unacked_messages = most.unacked_messages.max(f.unacked_messages);
+    most.unacked_bytes = most.unacked_bytes.max(f.unacked_bytes);
+    most.held_bytes = most.held_bytes.max(f.held_bytes);
+    most.inbox = most.inbox.max(f.inbox);
+    most.events = most.events.max(f.events);
 }
 
 /// Every entity's position, by network id.
