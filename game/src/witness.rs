@@ -9,7 +9,7 @@
 //! client): the server's summary says where an entity was at broadcast N, and a bot's
 //! report says it holds the state of broadcast N.
 
-use lanyard::{EntityGroup, NetId, Owner};
+use lanyard::{EntityGroup, EntityId, NetId, Owner};
 use std::collections::{BTreeMap, VecDeque};
 
 /// A pose moved by less than this (metres) since the last one logged is not logged again.
@@ -160,6 +160,9 @@ impl SentLog {
 #[derive(Debug, Clone, Default)]
 pub struct TakenPoses {
     poses: BTreeMap<NetId, (u32, [f32; 3], bool)>,
+    /// The broadcast of each entity's applied state as of the last frame noted: a pose is
+    /// that broadcast's only in the frame its state was applied.
+    dated: BTreeMap<NetId, u32>,
 }
 
 impl TakenPoses {
@@ -171,22 +174,32 @@ impl TakenPoses {
         me: Option<Owner>,
         broadcast_of: impl Fn(NetId) -> Option<u32>,
     ) {
+        // The last pose the frame took of each entity: one whose claim was refused in the
+        // frame was ours first, then the server's.
+        let mut took: BTreeMap<EntityId, [f32; 3]> = BTreeMap::new();
         for o in group.observed_poses() {
-            let Some(e) = group.get(o.id) else { continue };
+            took.insert(o.id, o.authority.pos.to_array());
+        }
+        let mut dated = BTreeMap::new();
+        for e in group.iter() {
+            let net = e.net_id();
+            let Some(n) = broadcast_of(net) else { continue };
+            dated.insert(net, n);
+            // Only in the frame a newer state was applied, and only if the entity's client
+            // path took a pose from it (one that repeats the last may be no news to it), and
+            // the entity was not ours then: a prediction the server did not vouch for, in
+            // a later frame, keeps the broadcast and pose of the last state it did.
             if Some(e.owner()) == me {
                 continue;
             }
-            let relayed = e.owner() != Owner::Server;
-            let net = e.net_id();
-            // Only a state newer than the one noted: a prediction the server did not
-            // vouch for keeps the broadcast of the last state it did.
-            if let Some(n) = broadcast_of(net)
-                && self.poses.get(&net).is_none_or(|(m, _, _)| n > *m)
-            {
-                self.poses
-                    .insert(net, (n, o.authority.pos.to_array(), relayed));
+            let fresh = self.dated.get(&net).is_none_or(|m| n > *m)
+                && self.poses.get(&net).is_none_or(|(m, _, _)| n > *m);
+            if let (true, Some(pos)) = (fresh, took.get(&e.id())) {
+                let relayed = e.owner() != Owner::Server;
+                self.poses.insert(net, (n, *pos, relayed));
             }
         }
+        self.dated = dated;
     }
 
     /// The broadcast number and position of the newest state taken of `net`.

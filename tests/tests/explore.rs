@@ -58,6 +58,21 @@ fn a_killed_clients_player_holds_in_one_place_on_every_screen() {
     holds(&Plan::draw(24), "orphan");
 }
 
+/// Found by the explorer, in the witness that files a client's states by broadcast (the
+/// check, not the network): a client following a new host compared its old host's states
+/// with the new host's broadcasts of the same numbers (seed 0); a crate still tumbling at
+/// the end was compared where it was on each screen at one instant, not at one broadcast
+/// (seed 0 again); a broadcast's state a client path took no pose from (a player's section
+/// that repeats the last) was filed with the pose of a later frame's guess (seed 1); and a
+/// claim refused in the frame its state came filed the client's own pose under the
+/// server's broadcast (seeds 35 and 110).
+#[test]
+fn the_witness_files_only_what_a_broadcast_carried() {
+    for seed in [0, 1, 35, 110] {
+        holds(&Plan::draw(seed), "witness");
+    }
+}
+
 /// Seeds that hold: a host with five clients, two of them spectators who join late, and
 /// two freezes (13); a host with two clients, one killed, then the host killed, and the
 /// game going on at the other (33); a dedicated server with four clients, three freezes
