@@ -329,7 +329,8 @@ impl FrameDriver for ClientFrame<'_> {
                 c.ack_owed = true;
             }
             for msg in messages {
-                c.repl.message(core, pass.group_mut(), &mut conn.stats, msg);
+                let from = (&mut conn.stats, incoming.number);
+                c.repl.message(core, pass.group_mut(), from, msg);
             }
             if let Some(s) = c.repl.succession.take() {
                 if s.list != c.endpoint.succession.list {

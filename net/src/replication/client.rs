@@ -28,6 +28,10 @@ struct Versions {
     applied: Option<u32>,
     /// When (µs) a section of the entity last came.
     at: u64,
+    /// The frame (its time, µs) in which a state a broadcast vouched for was last offered:
+    /// a partial broadcast's guess in the same frame (a backlog taken at once, after a
+    /// stall) does not replace it.
+    dated: u64,
     /// Whether its sections start with a pose, as the last whole one said
     /// ([`Body::FullPosed`]): they then travel by the group's
     /// [`PoseCodec`](lanyard::PoseCodec) for it.
@@ -36,6 +40,10 @@ struct Versions {
     /// its own time): no broadcast vouches for a prediction from it, even before we hear
     /// that the body changed hands.
     relayed: bool,
+    /// Once the body was given to us: the number of the broadcast whose datagram said so.
+    /// A state of no later broadcast was the server's from before (it sends none to the
+    /// holder), and is dropped; a later one came after the server took the body back.
+    granted_at: Option<u32>,
 }
 
 impl Versions {
@@ -350,7 +358,9 @@ impl ClientReplication {
 
     /// Offers every entity `head` speaks for that was not `listed` (in rising order), and
     /// whose kind predicts, its prediction from the newest section we hold: the server
-    /// sent nothing because that prediction stands for its state.
+    /// sent nothing because that prediction stands for its state. Not one we asked to have
+    /// whole: the server believed we held a state we could not resolve, so its silence
+    /// vouches for nothing until the whole state comes.
     fn foresee(
         &mut self,
         pass: &mut FramePass<'_>,
@@ -364,6 +374,7 @@ impl ClientReplication {
             .filter(|(net, rec)| {
                 head.covers(**net)
                     && !rec.relayed
+                    && !self.asked.contains(net)
                     && rec.applied.is_none_or(|a| at.number > a)
                     && listed.binary_search(net).is_err()
             })
@@ -381,7 +392,8 @@ impl ClientReplication {
                 continue;
             };
             let codec = codec_of(group, e.id(), rec.posed);
-            if e.owner() != Owner::Server || !codec.get().predicts() {
+            let vouched = rec.dated == at.now && rec.applied.is_some();
+            if e.owner() != Owner::Server || !codec.get().predicts() || (head.partial && vouched) {
                 continue;
             }
             let Some((base, Some(tick))) = rec.newest() else {
@@ -399,6 +411,7 @@ impl ClientReplication {
             if !head.partial {
                 rec.applied = Some(at.number);
                 rec.at = rec.at.max(at.now);
+                rec.dated = at.now;
             }
             let section = Section {
                 net_id: net,
@@ -425,24 +438,32 @@ impl ClientReplication {
             stats.dropped_unknown_entity += 1;
             return false;
         };
-        // A state the server sent before it gave us the body (granted, not only claimed):
-        // not kept, so nothing is predicted from it once the body is the server's again.
-        let ours = group
+        // The body is ours (granted, not only claimed): the state is the server's from
+        // before it gave it to us (dropped: no prediction may start from it once the body
+        // is the server's again), or from after it took it back, which we have not heard
+        // yet (kept, as every state we acknowledge must be: the server may name it; but not
+        // applied).
+        let held = group
             .get(id)
-            .is_some_and(|e| e.owner() == group.local_owner());
-        if ours && !self.claims.contains(&net) {
+            .is_some_and(|e| e.owner() == group.local_owner())
+            && !self.claims.contains(&net);
+        let rec = self.received.entry(net).or_default();
+        if held && rec.granted_at.is_none_or(|g| number <= g) {
             return false;
         }
         let dt = group.config().dt;
-        let rec = self.received.entry(net).or_default();
         rec.note_whole(body);
         let codec = codec_of(group, id, rec.posed);
         let codec = codec.get();
         let ok = rec.resolve(body, (number, tick), (codec, dt), out);
         if !ok {
-            stats.missing_baselines += 1;
-            if self.asked.insert(net) {
-                self.resync.insert(net);
+            // While the body is ours, what the server sends of it is moot: it sends its
+            // state whole when it takes the body back.
+            if !held {
+                stats.missing_baselines += 1;
+                if self.asked.insert(net) {
+                    self.resync.insert(net);
+                }
             }
             return false;
         }
@@ -451,12 +472,16 @@ impl ClientReplication {
         }
         let fresh = rec.applied.is_none_or(|a| number > a);
         rec.keep((number, tick), out.clone(), self.latest);
+        if held {
+            return false;
+        }
         rec.at = rec.at.max(now);
         if !fresh {
             stats.dropped_stale += 1;
             return false;
         }
         rec.applied = Some(number);
+        rec.dated = now;
         let section = Section {
             net_id: net,
             payload: out,
@@ -499,7 +524,7 @@ impl ClientReplication {
         &mut self,
         core: &mut Core,
         group: &mut EntityGroup,
-        stats: &mut PeerStats,
+        (stats, number): (&mut PeerStats, u32),
         msg: Msg,
     ) {
         match msg {
@@ -518,11 +543,14 @@ impl ClientReplication {
             }
             Msg::Despawn { net } => {
                 self.received.remove(&net);
+                self.asked.remove(&net);
                 if let Some(eid) = group.id_of(net) {
                     let _ = group.despawn(eid);
                 }
             }
-            Msg::SetOwner { net, owner, seq } => self.set_owner(group, stats, (net, owner, seq)),
+            Msg::SetOwner { net, owner, seq } => {
+                self.set_owner(group, (stats, number), (net, owner, seq));
+            }
             Msg::SpawnConfirmed { provisional, net } => {
                 // After a resume the server confirms again what it may have confirmed.
                 let again = self.resyncing.is_some() && group.by_net(provisional).is_none();
@@ -622,12 +650,12 @@ impl ClientReplication {
         }
     }
 
-    /// `net` changed hands: now `owner`'s, its `seq`th change. The answer to our claim, if
-    /// we made one: granted, or who holds it.
+    /// `net` changed hands: now `owner`'s, its `seq`th change, as the datagram of broadcast
+    /// `number` said. The answer to our claim, if we made one: granted, or who holds it.
     fn set_owner(
         &mut self,
         group: &mut EntityGroup,
-        stats: &mut PeerStats,
+        (stats, number): (&mut PeerStats, u32),
         (net, owner, seq): (NetId, Owner, u16),
     ) {
         tracing::debug!("{net} is {owner:?}'s now");
@@ -641,7 +669,11 @@ impl ClientReplication {
             // Ours now: the server's sections we hold of it are out of date from here on,
             // and no prediction may start from them when it is the server's again (the
             // server forgets them too, and sends its state whole then).
-            self.received.remove(&net);
+            let rec = Versions {
+                granted_at: Some(number),
+                ..Versions::default()
+            };
+            self.received.insert(net, rec);
             self.asked.remove(&net);
         }
         if let Some(eid) = group.id_of(net) {

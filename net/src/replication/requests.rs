@@ -132,12 +132,15 @@ impl ServerReplication {
         }
     }
 
-    /// A client lost track of `net`: its next state goes out whole.
+    /// A client lost track of `net`: its next state goes out whole. What it acknowledged
+    /// of `net` until now is not what it holds (the states that named the baseline it
+    /// lacked were acknowledged too, and more may be on their way): none of it becomes a
+    /// baseline.
     fn resync(&mut self, peer: &mut ClientSession, net: NetId) {
         if let (Some(v), Some(slot)) = (peer.view.as_mut(), self.ledger.get(net)) {
-            v.ents.set_baseline(slot, None, true);
+            v.ents.void_from(slot, self.number());
             if let Some(seen) = v.ents.get_mut(slot, net) {
-                seen.last_sent = None;
+                seen.unsent();
             }
         }
     }

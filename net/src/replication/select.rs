@@ -222,7 +222,7 @@ pub(super) fn candidates(
         let c = &world[i];
         if c.owner == Owner::Client(id) {
             if let Some(seen) = view.ents.get_mut(slot, c.net) {
-                seen.held_until = number;
+                seen.void_until = number;
             }
             continue;
         }
@@ -235,7 +235,7 @@ pub(super) fn candidates(
         };
         // Unchanged if the client acknowledged a broadcast at which the current bytes were
         // already current (or, rarely, if they came back to what it holds).
-        let held_until = seen.held_until;
+        let void_until = seen.void_until;
         let base = seen.baseline();
         let (same, foreseen) = current(c, seen, forecasts, history);
         // A prediction of a body at rest stays where it is: only a moving one needs the
@@ -259,7 +259,7 @@ pub(super) fn candidates(
         if let Some((b, _)) = base {
             ages.stale.push(stale_for(
                 &history[c.slot as usize],
-                b.max(held_until),
+                b.max(void_until),
                 number,
             ));
         }
@@ -306,10 +306,10 @@ enum Look {
 fn unchanged(seen: &mut Seen, same: bool, f: u32, cadence: &Cadence) -> Look {
     let number = cadence.number;
     let age = number - f;
-    let resend_ok = seen.last_sent.is_none_or(|s| number - s >= cadence.batch);
+    let resend_ok = seen.last_sent().is_none_or(|s| number - s >= cadence.batch);
     if !cadence.refresh_due(age) || !resend_ok {
         return if same {
-            Look::Sleep(cadence.next_look(f, seen.last_sent))
+            Look::Sleep(cadence.next_look(f, seen.last_sent()))
         } else {
             Look::Pend
         };
@@ -321,7 +321,7 @@ fn unchanged(seen: &mut Seen, same: bool, f: u32, cadence: &Cadence) -> Look {
 
 /// How many broadcasts a changed entity's copy on a client has been out of date at
 /// broadcast `number`: since the first change after `held`, the newer of the state the
-/// client holds and when it last held the body itself (not since it was sent that state: a
+/// client holds and when it last held the body itself (`Seen::void_until`; not since it was sent that state: a
 /// body that rested long, or that the client pushed, is not stale the moment the server's
 /// copy moves). No change since: its copy is current.
 fn stale_for(history: &History, held: u32, number: u32) -> u32 {
@@ -368,7 +368,7 @@ fn current(
     // newer went since: a section sent after it may have arrived, and the client predicts
     // from the newest it holds.
     let unchanged = seen.baseline().is_some_and(|(f, b)| {
-        f >= c.version || (b == c.bytes && seen.last_sent.is_none_or(|s| s <= f))
+        f >= c.version || (b == c.bytes && seen.last_sent().is_none_or(|s| s <= f))
     });
     match (c.predicts, unchanged) {
         (false, _) => (unchanged, false),
@@ -378,7 +378,9 @@ fn current(
 }
 
 /// Whether the client's prediction of `c` stands for its state now, whichever section the
-/// client predicts from: its baseline, or the newer one in flight if that arrived.
+/// client predicts from (its newest): its baseline, or the one sent since if that arrived.
+/// Not after two sends since the baseline: any of them may be the client's newest, and the
+/// server knows only the last two (until an acknowledgement catches up, it goes).
 fn follows_prediction(
     c: &Current<'_>,
     seen: &Seen,
@@ -388,10 +390,12 @@ fn follows_prediction(
     let Some((bf, base)) = seen.baseline() else {
         return false;
     };
-    if !forecasts.agrees(c.net, c.codec.get(), (bf, base), c.bytes) {
+    if seen.sent_twice_since_baseline()
+        || !forecasts.agrees(c.net, c.codec.get(), (bf, base), c.bytes)
+    {
         return false;
     }
-    match seen.last_sent.filter(|s| *s > bf) {
+    match seen.last_sent().filter(|s| *s > bf) {
         None => true,
         Some(s) => history
             .get(c.slot as usize)

@@ -257,7 +257,7 @@ impl ServerReplication {
                             // own are the state now): once it is the server's again, it
                             // predicts nothing from them, and gets the state whole.
                             if owner == Owner::Client(*id) {
-                                v.ents.held_from(slot, self.number);
+                                v.ents.void_from(slot, self.number);
                             }
                         }
                         if p.view.as_ref().is_some_and(|v| v.ents.holds(slot, net)) {
@@ -630,7 +630,7 @@ fn fill_budget(
         let c = &world[*i];
         if let Some(seen) = view.ents.get_mut(c.slot, c.net) {
             seen.priority = 0.0;
-            seen.last_sent = Some(cadence.number);
+            seen.sent(cadence.number);
         }
     }
     (picks, used, picked_changed)
@@ -726,7 +726,7 @@ fn choose(
     let Some((bf, base)) = seen.baseline() else {
         return Pick::Full;
     };
-    let last = seen.last_sent == Some(bf);
+    let last = seen.last_sent() == Some(bf);
     // Unchanged since the baseline: whatever went after it carried the same bytes, so the
     // client's newest section is these, whichever of them arrived.
     let steady = bf >= c.version;

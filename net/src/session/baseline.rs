@@ -132,11 +132,17 @@ pub(crate) struct Seen {
     announced: Option<u32>,
     /// The newest section the client acknowledged, and its broadcast.
     baseline: Option<(u32, Arc<[u8]>)>,
-    /// The broadcast the entity's state last went out in.
-    pub(crate) last_sent: Option<u32>,
-    /// The last broadcast at which the client itself held the entity (hand-off): its copy
-    /// was the authority's until then, however old its baseline (0: never).
-    pub(crate) held_until: u32,
+    /// The broadcast the entity's state last went out in (0: never; broadcasts count from
+    /// 1).
+    last_sent: u32,
+    /// The broadcast it went out in before that (0: none).
+    sent_before: u32,
+    /// No state sent at or before this broadcast becomes a baseline when its
+    /// acknowledgement comes: the client held the entity itself until then (hand-off: its
+    /// copy was the authority's, however old its baseline), or told us then that it lacked
+    /// a baseline (a resync: what it acknowledged of the entity is not what it holds).
+    /// 0: never.
+    pub(crate) void_until: u32,
     /// The accumulated priority.
     pub(crate) priority: f32,
 }
@@ -150,6 +156,34 @@ impl Seen {
     /// The reliable message that announces the entity, until it is acknowledged.
     pub(crate) fn announced(&self) -> Option<u32> {
         self.announced
+    }
+
+    /// The broadcast the entity's state last went out in.
+    pub(crate) fn last_sent(&self) -> Option<u32> {
+        (self.last_sent != 0).then_some(self.last_sent)
+    }
+
+    /// Whether the client may hold as its newest a state it has not acknowledged and that
+    /// the server no longer knows: the state went out more than once since the baseline
+    /// (the server keeps the last two sends, and the client predicts from whichever arrived
+    /// last).
+    pub(crate) fn sent_twice_since_baseline(&self) -> bool {
+        let bf = self.baseline.as_ref().map_or(0, |(f, _)| *f);
+        self.sent_before > bf
+    }
+
+    /// The entity's state goes out in broadcast `number`.
+    pub(crate) fn sent(&mut self, number: u32) {
+        if self.last_sent != number {
+            self.sent_before = self.last_sent;
+            self.last_sent = number;
+        }
+    }
+
+    /// Forgets what was sent: what the client holds is known again from its next baseline.
+    pub(crate) fn unsent(&mut self) {
+        self.last_sent = 0;
+        self.sent_before = 0;
     }
 }
 
@@ -282,17 +316,18 @@ impl Ents {
         self.slots[slot as usize].seen.baseline = baseline;
     }
 
-    /// The client holds the entity at `slot` from broadcast `number` on (hand-off): it
-    /// dropped what it had of the server's sections, so it has no baseline, and no state
-    /// sent before now becomes one when its acknowledgement comes.
-    pub(crate) fn held_from(&mut self, slot: u32, number: u32) {
+    /// From broadcast `number` on, the client holds none of the server's sections of the
+    /// entity at `slot`: it holds the body itself (hand-off), or it lacked the baseline a
+    /// state named (a resync). It has no baseline, and no state sent up to now becomes one
+    /// when its acknowledgement comes.
+    pub(crate) fn void_from(&mut self, slot: u32, number: u32) {
         if !self.held(slot) {
             return;
         }
         self.pending.push(slot);
         let seen = &mut self.slots[slot as usize].seen;
         seen.baseline = None;
-        seen.held_until = seen.held_until.max(number);
+        seen.void_until = seen.void_until.max(number);
     }
 
     /// Looks at the held entity at `slot` again next broadcast.
@@ -388,10 +423,11 @@ impl ClientView {
                 else {
                     continue;
                 };
-                // Nor a state sent before or while the client held the body: it dropped
-                // what it had of the server's then, and takes the state whole next.
+                // Nor a state sent before or while the client held the body, or before it
+                // said it lacked a baseline: it dropped what it had of the server's then,
+                // or could not resolve it, and takes the state whole next.
                 if seen.baseline.as_ref().is_some_and(|(f, _)| *f >= number)
-                    || number <= seen.held_until
+                    || number <= seen.void_until
                 {
                     continue;
                 }
