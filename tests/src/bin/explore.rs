@@ -9,7 +9,8 @@
 //! Every seed that fails prints its violation, the command that replays it, and (with
 //! `--shrink`, on by default for `--seed`) the smallest schedule of faults that still fails.
 //! The run ends with the seeds, the simulated time, the wall time and the faults of each
-//! kind injected. The exit status is 1 if any seed failed.
+//! kind injected. The exit status is 1 if any seed failed. With `RUST_LOG` set (say
+//! `RUST_LOG=lanyard_net=info`), every peer's log goes to stderr, interleaved.
 
 use lanyard_tests::explore::{Outcome, Plan, SESSION_SECONDS, run, shrink, widen};
 use std::collections::BTreeMap;
@@ -58,6 +59,15 @@ fn args() -> Result<Args, String> {
 }
 
 fn main() {
+    // `RUST_LOG=lanyard_net=info`: every peer's log, interleaved, to stderr.
+    if std::env::var_os("RUST_LOG").is_some() {
+        tracing_subscriber::fmt()
+            .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
+            .with_writer(std::io::stderr)
+            .without_time()
+            .with_ansi(false)
+            .init();
+    }
     let a = match args() {
         Ok(a) => a,
         Err(e) => {
