@@ -131,6 +131,16 @@ fn the_witness_files_only_what_a_broadcast_carried() {
     }
 }
 
+/// Found by the explorer (seed 25, and 26, 40 and 83): a client cut off from the server
+/// threw grenades; the server spawned them, they went off, and the confirmations were lost
+/// with the link. After the resume the client held them under their provisional ids for
+/// good. A resume now confirms again the client's spawns that went meanwhile, and the
+/// world sent after it takes them away.
+#[test]
+fn spawns_that_went_while_a_client_was_cut_off_go_on_its_screen_too() {
+    holds(&Plan::draw(25), "gone");
+}
+
 /// Seeds that hold: a host with five clients, two of them spectators who join late, and
 /// two freezes (13); a host with two clients, one killed, then the host killed, and the
 /// game going on at the other (33); a dedicated server with four clients, three freezes

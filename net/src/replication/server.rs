@@ -195,9 +195,11 @@ impl ServerReplication {
         id: ClientId,
         peer: &mut ClientSession,
     ) {
-        // Spawns that went while it was away are forgotten.
-        peer.spawned.retain(|_, net| group.by_net(*net).is_some());
+        // Spawns that went while it was away are confirmed too (the client may hold them
+        // under their provisional ids): not sent again, they go when the world is sent.
+        peer.spawns_gone(|net| group.by_net(net).is_none());
         let mut mine: Vec<(NetId, NetId)> = peer.spawned.iter().map(|(p, n)| (*p, *n)).collect();
+        mine.extend(peer.gone_spawns.iter().copied());
         mine.sort_unstable();
         for (provisional, net) in mine {
             core.push(&mut peer.conn, &Msg::SpawnConfirmed { provisional, net });
@@ -239,7 +241,7 @@ impl ServerReplication {
                     self.withhold.remove(&net);
                     let slot = self.ledger.forget(net);
                     for p in peers.values_mut() {
-                        p.spawned.retain(|_, v| *v != net);
+                        p.spawns_gone(|n| n == net);
                         if let (Some(v), Some(slot)) = (p.view.as_mut(), slot)
                             && v.ents.remove(slot, net).is_some()
                         {

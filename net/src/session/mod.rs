@@ -6,7 +6,7 @@ use crate::connection::Connection;
 use crate::crypto::Key;
 use crate::wire;
 use lanyard::NetId;
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeSet, HashMap, VecDeque};
 
 pub(crate) mod baseline;
 mod clock;
@@ -34,6 +34,11 @@ pub(crate) struct ClientSession {
     pub(crate) view: Option<ClientView>,
     /// Its provisional ids, mapped to the ids the server gave its spawns.
     pub(crate) spawned: HashMap<NetId, NetId>,
+    /// The same for its last [`GONE_SPAWNS`] spawns that went (a grenade that went off):
+    /// a resume tells the client of them again, since their confirmations may have been
+    /// lost with the link and the client would otherwise hold them under their
+    /// provisional ids for good.
+    pub(crate) gone_spawns: VecDeque<(NetId, NetId)>,
     /// Its entities whose sections were illegal: the server's state of them goes to it
     /// at the next broadcast.
     pub(crate) corrections: BTreeSet<NetId>,
@@ -51,7 +56,28 @@ pub(crate) struct ClientSession {
     pub(crate) clock: PeerClock,
 }
 
+/// How many of a client's spawns that went a session keeps, for a resume to tell again.
+pub(crate) const GONE_SPAWNS: usize = 64;
+
 impl ClientSession {
+    /// Forgets the spawns it asked for that `gone` says went, keeping the last
+    /// [`GONE_SPAWNS`] of them for a resume to tell again.
+    pub(crate) fn spawns_gone(&mut self, gone: impl Fn(NetId) -> bool) {
+        let went: Vec<(NetId, NetId)> = self
+            .spawned
+            .iter()
+            .filter(|(_, n)| gone(**n))
+            .map(|(p, n)| (*p, *n))
+            .collect();
+        for (p, n) in went {
+            self.spawned.remove(&p);
+            self.gone_spawns.push_back((p, n));
+        }
+        while self.gone_spawns.len() > GONE_SPAWNS {
+            self.gone_spawns.pop_front();
+        }
+    }
+
     /// A session just admitted, on connection `conn`.
     pub(crate) fn new(
         conn: Connection,
@@ -71,6 +97,7 @@ impl ClientSession {
             resumed: false,
             view: None,
             spawned: HashMap::new(),
+            gone_spawns: VecDeque::new(),
             corrections: BTreeSet::new(),
             world_resent: None,
             stale_warned: None,
