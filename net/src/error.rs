@@ -37,6 +37,11 @@ pub enum RejectReason {
     /// A resume named a session the server no longer keeps (its grace window ran out, or
     /// the proof was wrong): join afresh.
     SessionExpired,
+    /// Said by a player of the game, not by its server, to a player that came to it as the
+    /// host's successor: the host is alive, and it still plays there. The one asking lost
+    /// only its own link to the host, and tries the host again instead of taking the game
+    /// over (protocol 20).
+    HostAlive,
     /// The two worlds register different kinds: the first that differs, by name.
     KindMismatch {
         /// The kind's name.
@@ -62,6 +67,7 @@ impl fmt::Display for RejectReason {
             }
             RejectReason::Banned => f.write_str("that name is banned on this server"),
             RejectReason::SessionExpired => f.write_str("session expired"),
+            RejectReason::HostAlive => f.write_str("the host is still there"),
             RejectReason::KindMismatch {
                 kind,
                 server_has_it: true,

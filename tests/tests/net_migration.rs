@@ -395,3 +395,48 @@ fn a_spectator_that_reaches_no_successor_loses_its_session() {
     }));
     assert!(!eve.net.is_server() && !eve.net.is_connected());
 }
+
+/// The first successor hears nothing for 8 s (its own link fails; the host and the others
+/// are fine): past the timeout it believes the host went, but no other player comes to it,
+/// so it does not take the game over; it tries the host again, and once it hears again it
+/// resumes there. At no moment is there a second server.
+#[test]
+fn a_successor_that_only_lost_its_own_link_goes_back_to_the_host() {
+    let (mut s, _) = game(31);
+    let ann = s.clients[0].net.client_id();
+    s.clients[0].deaf = true;
+    let mut t = 0.0;
+    while t < 8.0 {
+        s.step();
+        t += s.dt;
+        assert!(
+            !s.clients.iter().any(|c| c.net.is_server()),
+            "a client took the game over at {t:.2} s:\n{}",
+            s.dump()
+        );
+    }
+    assert!(
+        s.clients[0].net.is_reconnecting(),
+        "ann noticed the silence and tries the host again"
+    );
+    s.clients[0].deaf = false;
+    s.wait_for(5.0, "ann to resume with the host", |s| {
+        s.clients[0].net.is_connected() && !s.clients[0].net.is_reconnecting()
+    })
+    .unwrap_or_else(|e| panic!("{e}"));
+    s.run_for(2.0);
+    assert!(!s.clients.iter().any(|c| c.net.is_server()));
+    assert_eq!(s.clients[0].net.client_id(), ann, "ann keeps her session");
+    assert!(
+        s.clients[0]
+            .events
+            .iter()
+            .any(|e| matches!(e, NetEvent::Resumed { .. })),
+        "ann resumed: {:?}",
+        s.clients[0].events
+    );
+    for c in &s.clients {
+        assert!(c.net.is_connected(), "{:?}", c.events);
+        assert_eq!(c.group.len(), s.server.group.len());
+    }
+}

@@ -57,7 +57,10 @@ impl Game {
                     self.say("lost the server: reconnecting".into());
                 }
             }
-            NetEvent::Resumed { .. } => self.say("reconnected".into()),
+            NetEvent::Resumed { .. } => {
+                self.standing.resumed();
+                self.say("reconnected".into());
+            }
             // A developer's matter: the network layer logs it as a warning.
             NetEvent::Mispredicted { .. } => {}
             NetEvent::HostLeft { host, next } => {

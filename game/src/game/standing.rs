@@ -122,6 +122,12 @@ impl Standing {
         self.following = true;
     }
 
+    /// Our session resumed at the host we had: it was still there (we were looking for its
+    /// successor only because our own link to it failed).
+    pub(super) fn resumed(&mut self) {
+        self.following = false;
+    }
+
     /// Another player, `host`, hosts the game now that `left` went.
     pub(super) fn new_host(&mut self, left: String, host: String) {
         self.host_changes.push((left, host));

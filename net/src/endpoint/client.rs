@@ -33,7 +33,30 @@ struct Follow {
     /// The successors, in order, and the next to try.
     list: Vec<crate::succession::Successor>,
     next: usize,
+    /// Our connection to the old host, and our session's token there (before it became
+    /// the migration token): to try the host again if we stand by.
+    host: Box<Connection>,
+    token: Option<Key>,
+    /// Whether the host said it quit (it is surely gone), rather than fell silent.
+    quit: bool,
 }
+
+/// Standing by as the host's successor: silence alone does not make us the host (our own
+/// link may be what failed, and the others still play there); another player coming to
+/// us does (it lost the host too), or the host's grace window passing with no answer.
+#[derive(Clone)]
+struct Standby {
+    /// The old host's name.
+    left: String,
+    /// When we knock next at the other players' addresses (µs), and until when: one byte
+    /// each, which opens our NAT (if any) to their hellos, as a new host's knock does.
+    knock: u64,
+    knock_until: u64,
+}
+
+/// How often, and for how long, a successor standing by knocks at the other players (µs).
+const KNOCK_EVERY_US: u64 = 250_000;
+const KNOCK_FOR_US: u64 = 10_000_000;
 
 /// What a client keeps of its session to resume it.
 #[derive(Clone)]
@@ -76,6 +99,9 @@ pub(crate) struct ClientEndpoint {
     /// Set when the host went and we are its successor: the old host's name. The manager
     /// then becomes a server.
     pub(crate) promote: Option<String>,
+    /// The host fell silent and we are the successor to take over, while we try to resume
+    /// with it ([`stand_by`](Self::stand_by)).
+    standby: Option<Standby>,
     /// Handshakes started so far (each draws its own nonce and key pair).
     handshakes: u64,
     session: Option<Session>,
@@ -105,6 +131,7 @@ impl ClientEndpoint {
             succession: Default::default(),
             follow: None,
             promote: None,
+            standby: None,
             handshakes: 0,
             session: None,
             ladder: None,
@@ -174,22 +201,29 @@ impl ClientEndpoint {
         true
     }
 
-    /// The host went (it said goodbye, or fell silent): if the game migrates, follows it to
-    /// the first successor and returns true. Our session's token becomes its migration
-    /// token, which the new host knows.
-    fn migrate(&mut self, core: &mut Core) -> bool {
+    /// The host went (it said goodbye: `quit`, or fell silent): if the game migrates,
+    /// follows it to the first successor and returns true. Our session's token becomes its
+    /// migration token, which the new host knows. If we are that successor and the host
+    /// only fell silent, we stand by instead ([`standby`](Self::standby)), trying the host
+    /// again.
+    fn migrate(&mut self, core: &mut Core, quit: bool) -> bool {
         let s = &self.succession;
         if !s.migrate || s.list.is_empty() || self.id.is_none() || self.session.is_none() {
             return false;
         }
-        if let Some(session) = &mut self.session {
-            session.token = crypto::migration_token(&session.token);
-        }
-        self.follow = Some(Follow {
+        let mut follow = Follow {
             left: s.host.clone(),
             list: s.list.clone(),
             next: 0,
-        });
+            host: Box::new(self.conn.clone()),
+            token: None,
+            quit,
+        };
+        if let Some(session) = &mut self.session {
+            follow.token = Some(session.token);
+            session.token = crypto::migration_token(&session.token);
+        }
+        self.follow = Some(follow);
         self.next_successor(core)
     }
 
@@ -206,6 +240,11 @@ impl ClientEndpoint {
         f.next += 1;
         let left = f.left.clone();
         let host = if left.is_empty() { "the host" } else { &left };
+        // Players after us in the succession come to us if they lost the host too.
+        let after_us = f.list.len() > f.next;
+        if Some(to.client) == self.id && !f.quit && after_us {
+            return self.stand_by(core);
+        }
         tracing::info!("{host} went: {} ({}) takes over", to.name, to.addr);
         core.events.push_back(NetEvent::HostLeft {
             host: left.clone(),
@@ -218,6 +257,102 @@ impl ClientEndpoint {
             return true;
         }
         self.ladder_to(core, to.addr, core.config.migration_wait)
+    }
+
+    /// Whether `bytes`, from `from` (not the server), is a player of the game coming to us
+    /// while we stand by as the host's successor: its hello says it lost the host too, so
+    /// we take the game over (and the server we become answers it).
+    ///
+    /// While we play at a live host, such a hello is answered that the host is alive
+    /// ([`RejectReason::HostAlive`], echoing its nonce): that player lost only its own link
+    /// to the host, and tries the host again instead of taking the game over alone.
+    pub(crate) fn comes_to_us(&mut self, core: &mut Core, from: SocketAddr, bytes: &[u8]) -> bool {
+        // One of the game's sessions: a successor, or one the host keeps for a resume (its
+        // own link to the host may be what failed).
+        let s = &self.succession;
+        let listed = s.list.iter().map(|p| (p.client, p.addr));
+        let player = listed
+            .chain(s.heirs.iter().map(|h| (h.client, h.addr)))
+            .any(|(c, a)| a == from && Some(c) != self.id);
+        let Ok((version, DatagramKind::Hello, body)) = wire::parse_header(bytes) else {
+            return false;
+        };
+        if !player || version != core.config.version {
+            return false;
+        }
+        let Some(standby) = self.standby.take() else {
+            // Only a host heard from lately is alive: one that went silent a moment ago
+            // may be gone for us too (our own timeout has not come yet).
+            let heard =
+                core.now.saturating_sub(self.conn.last_heard) <= 2 * us(core.config.heartbeat);
+            let playing = self.conn.is_connected() && self.ladder.is_none() && heard;
+            if let (true, Some(nonce)) = (playing, wire::hello_nonce(body)) {
+                let reason = RejectReason::HostAlive;
+                super::answer(core, from, bytes.len(), &RejectBody { reason, nonce });
+            }
+            return false;
+        };
+        let left = standby.left;
+        let host = if left.is_empty() { "the host" } else { &left };
+        tracing::info!("{host} is gone for another player too: taking the game over");
+        core.events.push_back(NetEvent::HostLeft {
+            host: left.clone(),
+            next: self.name.clone(),
+        });
+        self.ladder = None;
+        self.promote = Some(left);
+        true
+    }
+
+    /// While we stand by, knocks at the other players every [`KNOCK_EVERY_US`] for
+    /// [`KNOCK_FOR_US`]: one byte each, which their clients drop, but which opens our NAT
+    /// (if any) to their hellos, should they come to us.
+    pub(crate) fn knock(&mut self, core: &mut Core) {
+        let Some(s) = &mut self.standby else {
+            return;
+        };
+        if core.now >= s.knock_until || core.now < s.knock {
+            return;
+        }
+        s.knock = core.now + KNOCK_EVERY_US;
+        for p in self
+            .succession
+            .list
+            .iter()
+            .filter(|p| Some(p.client) != self.id)
+        {
+            core.outbox.push((p.addr, vec![0]));
+        }
+    }
+
+    /// We are the successor to take the game over, but the host only fell silent: our own
+    /// link may be what failed, while the others still play there. We try to resume with
+    /// the host, with our own token, for its whole grace window, and take the game over
+    /// if another player comes to us first ([`comes_to_us`](Self::comes_to_us)), or if the
+    /// window passes with no answer.
+    fn stand_by(&mut self, core: &mut Core) -> bool {
+        let Some(f) = self.follow.take() else {
+            return false;
+        };
+        if let (Some(session), Some(token)) = (&mut self.session, f.token) {
+            session.token = token;
+        }
+        let host = if f.left.is_empty() {
+            "the host"
+        } else {
+            &f.left
+        };
+        tracing::info!(
+            "{host} fell silent: trying it again, and taking the game over if another player comes"
+        );
+        self.standby = Some(Standby {
+            left: f.left,
+            knock: core.now,
+            knock_until: core.now + KNOCK_FOR_US,
+        });
+        // What we had not got acknowledged goes on to the host, numbered as it was.
+        self.conn = *f.host;
+        self.ladder_to(core, self.conn.addr, 0.0)
     }
 
     /// Takes one datagram from the server's address: the handshake and a goodbye are
@@ -258,15 +393,31 @@ impl ClientEndpoint {
     fn on_reject(&mut self, core: &mut Core, bytes: &[u8], body: &[u8]) {
         let r = match self.conn.open(bytes) {
             Ok(opened) => wire::decode::<RejectBody>(&opened[wire::HEADER_LEN..]).ok(),
-            Err(_) => wire::decode::<RejectBody>(body)
-                .ok()
-                .filter(|r| matches!(r.reason, RejectReason::VersionMismatch { .. })),
+            Err(_) => wire::decode::<RejectBody>(body).ok().filter(|r| {
+                matches!(
+                    r.reason,
+                    RejectReason::VersionMismatch { .. } | RejectReason::HostAlive
+                )
+            }),
         };
         let Some(r) = r.filter(|r| r.nonce == self.conn.nonce()) else {
             // Not an answer to our hello: counted, and ignored.
             self.refuse(core);
             return;
         };
+        if r.reason == RejectReason::HostAlive {
+            // A successor we tried still plays at the host: only our link to it failed.
+            // (A host that said goodbye is gone whatever the successor has not heard yet:
+            // we keep trying it, and it takes over once the goodbye reaches it.)
+            if self.follow.as_ref().is_some_and(|f| !f.quit) {
+                tracing::info!("{} still plays at the host", self.conn.addr);
+                self.ladder = None;
+                self.stand_by(core);
+            } else {
+                self.refuse(core);
+            }
+            return;
+        }
         if self.follow.is_some() {
             // This successor will not have us: the next one may.
             self.ladder = None;
@@ -345,6 +496,8 @@ impl ClientEndpoint {
         self.conn.established(core.now);
         self.physics = Some(w.physics);
         if self.ladder.take().is_some() && w.resumed && self.id == Some(w.client) {
+            // The host was alive: the game goes on there.
+            self.standby = None;
             return self.resumed(core, w);
         }
         self.id = Some(w.client);
@@ -402,7 +555,7 @@ impl ClientEndpoint {
         if b.reason == DisconnectReason::TimedOut && self.start_ladder(core) {
             return;
         }
-        if b.reason == DisconnectReason::ServerShutdown && self.migrate(core) {
+        if b.reason == DisconnectReason::ServerShutdown && self.migrate(core, true) {
             return;
         }
         self.conn.close();
@@ -429,6 +582,16 @@ impl ClientEndpoint {
             match d {
                 Deadline::GaveUp if self.ladder.take().is_some() => {
                     tracing::info!("gave up reconnecting to {}", self.conn.addr);
+                    if let Some(Standby { left, .. }) = self.standby.take() {
+                        // The host's grace window passed, and nobody came: we are the
+                        // only player left.
+                        core.events.push_back(NetEvent::HostLeft {
+                            host: left.clone(),
+                            next: self.name.clone(),
+                        });
+                        self.promote = Some(left);
+                        return true;
+                    }
                     if self.next_successor(core) {
                         return true;
                     }
@@ -448,7 +611,7 @@ impl ClientEndpoint {
                     );
                     // A silent host: the game goes on at its successor, if it migrates;
                     // otherwise we try to resume with it.
-                    if link && (self.migrate(core) || self.start_ladder(core)) {
+                    if link && (self.migrate(core, false) || self.start_ladder(core)) {
                         return true;
                     }
                     if reason != DisconnectReason::TimedOut {

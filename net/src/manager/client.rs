@@ -2,6 +2,7 @@
 //! clock and the lead, and the frame driver that applies the server's state and sends ours
 //! up.
 
+use super::frame::Inbound;
 use crate::endpoint::ClientEndpoint;
 use crate::replication::ClientReplication;
 
@@ -17,6 +18,9 @@ pub(super) struct Client {
     pub(super) remote_time: Option<f64>,
     /// Ticks the server's state is behind our present (half the round trip).
     pub(super) lead: u32,
+    /// The hellos of players who came to us while we stood by as the host's successor
+    /// (they lost the host too): the server we become takes them.
+    pub(super) handed: Vec<Inbound>,
 }
 
 impl Client {

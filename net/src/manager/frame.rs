@@ -201,6 +201,7 @@ impl Client {
         inbox: impl IntoIterator<Item = Inbound>,
     ) -> NetFrame {
         let data = self.take_control(core, group, inbox);
+        self.endpoint.knock(core);
         if !self.endpoint.timeouts(core) {
             self.endpoint.conn.close();
             return NetFrame::default();
@@ -238,7 +239,11 @@ impl Client {
         let mut data = Vec::new();
         for (from, bytes, arrived) in inbox {
             if from != server {
-                core.counters.strangers += 1;
+                if self.endpoint.comes_to_us(core, from, &bytes) {
+                    self.handed.push((from, bytes, arrived));
+                } else {
+                    core.counters.strangers += 1;
+                }
                 continue;
             }
             let was_connected = self.endpoint.conn.is_connected();

@@ -136,6 +136,7 @@ impl NetManager {
                 server_clock: None,
                 remote_time: None,
                 lead: 0,
+                handed: Vec::new(),
             })),
             inbox: VecDeque::new(),
             group_tick: None,
@@ -598,15 +599,16 @@ impl NetManager {
             Side::Server(s) => s.update(&mut self.core, group, inbox),
             Side::Client(c) => c.update(&mut self.core, group, inbox),
         };
-        let promote = match &mut self.side {
-            Side::Client(c) => c.endpoint.promote.take(),
-            Side::Server(_) => None,
+        let (promote, handed) = match &mut self.side {
+            Side::Client(c) => (c.endpoint.promote.take(), std::mem::take(&mut c.handed)),
+            Side::Server(_) => (None, Vec::new()),
         };
         if let Some(left) = promote {
-            // The host went and we take over: this frame runs as the server's.
+            // The host went and we take over: this frame runs as the server's, with the
+            // hellos of the players who came to us.
             self.promote(group, left);
             if let Side::Server(s) = &mut self.side {
-                frame = s.update(&mut self.core, group, Vec::new());
+                frame = s.update(&mut self.core, group, handed);
             }
         }
         self.after_faults(group, &frame.frame);
