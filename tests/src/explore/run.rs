@@ -107,7 +107,18 @@ struct Session<'p> {
     dropped: Rc<RefCell<Dropped>>,
     scene: Scene,
     tick: u64,
+    /// The host's entities at the last tick, and the tick each entity last came or went
+    /// there: one that did so in the last [`FRESH`] seconds may not have reached a client.
+    host_world: BTreeSet<NetId>,
+    host_changed: BTreeMap<NetId, u64>,
+    /// The host's score tables of the last [`FRESH`] seconds (each with the tick it was
+    /// replaced at, the current one with none): a point scored in the last moments may
+    /// not have reached a client.
+    host_scores: Vec<(Scores, Option<u64>)>,
 }
+
+/// A score table, as the presentation lists it.
+type Scores = Vec<(String, u32)>;
 
 /// Runs `plan`: `Ok` with what it did if every invariant held, else the first violation.
 /// A panic anywhere in the session is a violation too. Recordings go to `dir`.
@@ -143,6 +154,9 @@ fn run_inner(plan: &Plan, dir: &std::path::Path) -> Result<Outcome, Violation> {
         dropped: Rc::default(),
         scene,
         tick: 0,
+        host_world: BTreeSet::new(),
+        host_changed: BTreeMap::new(),
+        host_scores: Vec::new(),
     };
     s.start_server(dir)?;
     for (i, c) in plan.clients.iter().enumerate() {
@@ -169,6 +183,7 @@ fn run_inner(plan: &Plan, dir: &std::path::Path) -> Result<Outcome, Violation> {
     while s.tick < ticks {
         s.step()?;
         s.check_always()?;
+        s.note_host_world();
         if s.tick.is_multiple_of(CHECK_EVERY) {
             s.check_dates()?;
             s.check_memory(&mut outcome.footprint)?;
@@ -375,6 +390,37 @@ impl Session<'_> {
         }
     }
 
+    /// Notes which of the host's entities came or went this tick.
+    fn note_host_world(&mut self) {
+        let Some(host) = self.live().find(|(_, g)| g.is_server()).map(|(_, g)| g) else {
+            return;
+        };
+        let now: BTreeSet<NetId> = host.group().iter().map(|e| e.net_id()).collect();
+        let scores = host.presentation().scores().to_vec();
+        for net in now.symmetric_difference(&self.host_world) {
+            self.host_changed.insert(*net, self.tick);
+        }
+        self.host_world = now;
+        if self.host_scores.last().is_none_or(|(s, _)| *s != scores) {
+            if let Some(last) = self.host_scores.last_mut() {
+                last.1 = Some(self.tick);
+            }
+            self.host_scores.push((scores, None));
+        }
+        let fresh = (FRESH * f64::from(TICK_HZ)) as u64;
+        let tick = self.tick;
+        self.host_scores
+            .retain(|(_, until)| until.is_none_or(|u| tick.saturating_sub(u) <= fresh));
+    }
+
+    /// Whether `net` came or went on the host in the last [`FRESH`] seconds.
+    fn lately_changed(&self, net: NetId) -> bool {
+        let fresh = (FRESH * f64::from(TICK_HZ)) as u64;
+        self.host_changed
+            .get(&net)
+            .is_some_and(|t| self.tick.saturating_sub(*t) <= fresh)
+    }
+
     /// Every tick: no panic (caught around the run), no controller fault and no section
     /// a controller could not read in any group, and at most one host with players.
     fn check_always(&self) -> Result<(), Violation> {
@@ -488,15 +534,26 @@ impl Session<'_> {
                 return Err(self.fail(&[name, hn], "does not follow the host".into()));
             }
             let mine = positions(g);
-            let only_client: Vec<&NetId> = mine.keys().filter(|n| !world.contains_key(n)).collect();
-            let only_host: Vec<&NetId> = world.keys().filter(|n| !mine.contains_key(n)).collect();
+            // An entity that came or went on the host in the last moments may not have
+            // reached the client yet: a crate that fell off and came back in the last frame.
+            let settled = |n: &&NetId| !self.lately_changed(**n);
+            let only_client: Vec<&NetId> = mine
+                .keys()
+                .filter(|n| !world.contains_key(n))
+                .filter(settled)
+                .collect();
+            let only_host: Vec<&NetId> = world
+                .keys()
+                .filter(|n| !mine.contains_key(n))
+                .filter(settled)
+                .collect();
             if !only_client.is_empty() || !only_host.is_empty() {
                 return Err(self.fail(
                     &[name, hn],
                     format!("other entities than the host's: only the client {only_client:?}, only the host {only_host:?}"),
                 ));
             }
-            for (net, p) in &mine {
+            for (net, p) in mine.iter().filter(|(n, _)| world.contains_key(n)) {
                 let (p, q, when) = match moving_state(host, g, *net) {
                     Some(Ok(dated)) => dated,
                     Some(Err(why)) => return Err(self.fail(&[name, hn], format!("{net}: {why}"))),
@@ -517,7 +574,8 @@ impl Session<'_> {
                     format!("its reliable channel has not settled {QUIET} s after the faults healed: {f:?}"),
                 ));
             }
-            if g.presentation().scores() != host.presentation().scores() {
+            let theirs = g.presentation().scores();
+            if !self.host_scores.iter().any(|(s, _)| s.as_slice() == theirs) {
                 return Err(self.fail(
                     &[name, hn],
                     format!(
