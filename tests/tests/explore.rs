@@ -154,6 +154,15 @@ fn spawns_that_went_while_a_client_was_cut_off_go_on_its_screen_too() {
     holds(&Plan::draw(25), "gone");
 }
 
+/// Found by the explorer (seed 146): a client that joined after another was killed saw
+/// the killed player's copy at its spawn point, 2.3 m from where it stood on the server
+/// for good: the first section it heard counted the player's earlier respawns as news.
+/// A copy's first section now sets its count.
+#[test]
+fn a_late_joiner_sees_a_silent_player_where_it_stands() {
+    holds(&Plan::draw(146), "late");
+}
+
 /// Found by the explorer, in its end check (seed 66): a crate that fell off at the
 /// session's last tick came back under a new id on the host, and a point scored for it,
 /// which no client could have heard of yet. What came, went or scored in the last 2 s is

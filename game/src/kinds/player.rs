@@ -178,6 +178,11 @@ impl Player {
     /// Applies a section: the pose (or a respawn), the walk, a jump, a push, a throw.
     fn apply(&mut self, s: Section<'_>, ctx: &mut ClientContext<'_>) -> Result<(), Error> {
         let st = self.read(s)?;
+        if self.heard.is_none() {
+            // The first section this copy hears (it joined late, or the player is new):
+            // the respawns before are the owner's past, not news.
+            self.respawned = st.respawns;
+        }
         if st.respawns != self.respawned {
             // A new respawn: back to the spawn point, whatever the pose says.
             self.respawned = st.respawns;
