@@ -24,10 +24,10 @@
 /// ChaCha20-Poly1305 (it was tagged with BLAKE3 and travelled in clear). Version 8: a
 /// refusal of another version's hello echoes its nonce (from the hello's fixed place), and
 /// a client believes no refusal that does not. Version 20: a player still playing at a live
-/// host answers another player's hello (one that lost only its own link to the host and
-/// came to it as the successor) that the host is alive (`RejectReason::HostAlive`, echoing
-/// the hello's nonce), and a successor stands by instead of taking over at the host's
-/// silence alone; a resume confirms again the client's spawns that went meanwhile.
+/// host answers another player's hello (one that came to it as the successor) with where
+/// that host is (`RejectReason::HostAlive { at }`, echoing the hello's nonce), and a
+/// successor stands by instead of taking over at the host's silence alone; a resume
+/// confirms again the client's spawns that went meanwhile.
 pub const PROTOCOL_VERSION: u16 = 20;
 
 /// How a [`NetManager`](crate::NetManager) behaves. The defaults suit a LAN game.

@@ -38,10 +38,14 @@ pub enum RejectReason {
     /// the proof was wrong): join afresh.
     SessionExpired,
     /// Said by a player of the game, not by its server, to a player that came to it as the
-    /// host's successor: the host is alive, and it still plays there. The one asking lost
-    /// only its own link to the host, and tries the host again instead of taking the game
-    /// over (protocol 20).
-    HostAlive,
+    /// host's successor: it plays at a live host, at `at`. If that is the host the one
+    /// asking lost, only its own link to it failed, and it tries the host again instead of
+    /// taking the game over; if it is another (the game moved on to a successor while the
+    /// one asking could not reach it), it follows the game there (protocol 20).
+    HostAlive {
+        /// Where the live host is.
+        at: std::net::SocketAddr,
+    },
     /// The two worlds register different kinds: the first that differs, by name.
     KindMismatch {
         /// The kind's name.
@@ -67,7 +71,7 @@ impl fmt::Display for RejectReason {
             }
             RejectReason::Banned => f.write_str("that name is banned on this server"),
             RejectReason::SessionExpired => f.write_str("session expired"),
-            RejectReason::HostAlive => f.write_str("the host is still there"),
+            RejectReason::HostAlive { at } => write!(f, "the game goes on at {at}"),
             RejectReason::KindMismatch {
                 kind,
                 server_has_it: true,

@@ -287,7 +287,7 @@ impl ClientEndpoint {
                 core.now.saturating_sub(self.conn.last_heard) <= 2 * us(core.config.heartbeat);
             let playing = self.conn.is_connected() && self.ladder.is_none() && heard;
             if let (true, Some(nonce)) = (playing, wire::hello_nonce(body)) {
-                let reason = RejectReason::HostAlive;
+                let reason = RejectReason::HostAlive { at: self.conn.addr };
                 super::answer(core, from, bytes.len(), &RejectBody { reason, nonce });
             }
             return false;
@@ -355,6 +355,39 @@ impl ClientEndpoint {
         self.ladder_to(core, self.conn.addr, 0.0)
     }
 
+    /// A successor we tried plays at a live host at `at`. Our old host: only our link to it
+    /// failed, and we stand by on it. Another: the game moved on there while we could not
+    /// reach the successor that took it over, and we follow it there. (A host that said
+    /// goodbye is gone whatever the successor has not heard yet: we keep trying that
+    /// successor, which takes over once the goodbye reaches it.)
+    fn host_alive(&mut self, core: &mut Core, at: SocketAddr) {
+        let Some(f) = self
+            .follow
+            .as_mut()
+            .filter(|f| !(f.quit && f.host.addr == at))
+        else {
+            self.refuse(core);
+            return;
+        };
+        tracing::info!("{} plays at a live host at {at}", self.conn.addr);
+        self.ladder = None;
+        if f.host.addr == at {
+            self.stand_by(core);
+            return;
+        }
+        // The successor there: the one we try after it is the next in the list.
+        if let Some(i) = f.list.iter().position(|s| s.addr == at) {
+            f.next = i;
+        }
+        let host = f.list.iter().find(|s| s.addr == at).map(|s| s.name.clone());
+        core.events.push_back(NetEvent::HostLeft {
+            host: f.left.clone(),
+            next: host.unwrap_or_default(),
+        });
+        f.next += 1;
+        self.ladder_to(core, at, core.config.migration_wait);
+    }
+
     /// Takes one datagram from the server's address: the handshake and a goodbye are
     /// handled here; a DATA datagram of our session is opened, for the frame
     /// (`manager/frame.rs`).
@@ -396,7 +429,7 @@ impl ClientEndpoint {
             Err(_) => wire::decode::<RejectBody>(body).ok().filter(|r| {
                 matches!(
                     r.reason,
-                    RejectReason::VersionMismatch { .. } | RejectReason::HostAlive
+                    RejectReason::VersionMismatch { .. } | RejectReason::HostAlive { .. }
                 )
             }),
         };
@@ -405,17 +438,8 @@ impl ClientEndpoint {
             self.refuse(core);
             return;
         };
-        if r.reason == RejectReason::HostAlive {
-            // A successor we tried still plays at the host: only our link to it failed.
-            // (A host that said goodbye is gone whatever the successor has not heard yet:
-            // we keep trying it, and it takes over once the goodbye reaches it.)
-            if self.follow.as_ref().is_some_and(|f| !f.quit) {
-                tracing::info!("{} still plays at the host", self.conn.addr);
-                self.ladder = None;
-                self.stand_by(core);
-            } else {
-                self.refuse(core);
-            }
+        if let RejectReason::HostAlive { at } = r.reason {
+            self.host_alive(core, at);
             return;
         }
         if self.follow.is_some() {

@@ -174,14 +174,26 @@ fn take_over_world(group: &mut EntityGroup, me: ClientId) {
         let _ = group.despawn(id);
     }
     // The others' own entities moved on since the old host's last word of them: their
-    // first sections are taken as they come.
+    // first sections are taken as they come. A body of a kind that changes hands (a crate
+    // a player pushed) was the old host's, held for a while: it is ours now, as the old
+    // host gives a body back when its holder leaves (its holder may never come to us, and
+    // nobody would move it meanwhile); a holder that comes back and pushes it claims it
+    // again.
     let theirs: Vec<_> = group
         .iter()
         .filter(|e| matches!(e.owner(), Owner::Client(c) if c != me))
-        .map(|e| e.net_id())
+        .map(|e| {
+            let held = registry.options(e.kind()).is_some_and(|o| o.hand_off);
+            (e.id(), e.net_id(), held)
+        })
         .collect();
-    for net in theirs {
-        group.replica().trust_sections(net, TRUSTED_SECTIONS);
+    for (id, net, held) in theirs {
+        match held {
+            true => {
+                let _ = group.set_owner(id, Owner::Server);
+            }
+            false => group.replica().trust_sections(net, TRUSTED_SECTIONS),
+        }
     }
     let mine: Vec<_> = group
         .iter()
