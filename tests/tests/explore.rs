@@ -148,10 +148,12 @@ fn a_successor_cut_off_from_the_host_does_not_split_the_game() {
 /// threw grenades; the server spawned them, they went off, and the confirmations were lost
 /// with the link. After the resume the client held them under their provisional ids for
 /// good. A resume now confirms again the client's spawns that went meanwhile, and the
-/// world sent after it takes them away.
+/// world sent after it takes them away. The same for refusals (seed 195: the server
+/// refused grenades thrown while the host's datagrams could not reach the client).
 #[test]
 fn spawns_that_went_while_a_client_was_cut_off_go_on_its_screen_too() {
     holds(&Plan::draw(25), "gone");
+    holds(&Plan::draw(195), "gone");
 }
 
 /// Found by the explorer (seed 146): a client that joined after another was killed saw

@@ -561,9 +561,10 @@ impl ClientReplication {
             }
             Msg::WorldSent => self.world_sent(group),
             Msg::SpawnRefused { provisional } => {
-                core.counters.failed_spawns += 1;
-                stats.refused_spawns += 1;
+                // After a resume the server refuses again what it may have refused.
                 if let Some(eid) = group.id_of(provisional) {
+                    core.counters.failed_spawns += 1;
+                    stats.refused_spawns += 1;
                     let _ = group.despawn(eid);
                 }
             }

@@ -42,7 +42,7 @@ impl ServerReplication {
                     &peer.conn.stats.refused_spawns,
                     "spawn requests (a spectator)",
                 );
-                core.push(&mut peer.conn, &Msg::SpawnRefused { provisional });
+                peer.refuse_spawn(core, provisional);
             }
             Msg::SpawnRequest {
                 provisional,
@@ -127,7 +127,7 @@ impl ServerReplication {
                     peer.name,
                     peer.conn.stats.refused_spawns
                 );
-                core.push(&mut peer.conn, &Msg::SpawnRefused { provisional });
+                peer.refuse_spawn(core, provisional);
             }
         }
     }

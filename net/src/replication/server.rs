@@ -204,6 +204,10 @@ impl ServerReplication {
         for (provisional, net) in mine {
             core.push(&mut peer.conn, &Msg::SpawnConfirmed { provisional, net });
         }
+        // So are the refusals (the client may still hold those under provisional ids).
+        for provisional in peer.refused_spawns.clone() {
+            core.push(&mut peer.conn, &Msg::SpawnRefused { provisional });
+        }
         self.welcome_world(core, group, id, peer);
         core.push(&mut peer.conn, &Msg::WorldSent);
     }

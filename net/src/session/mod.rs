@@ -39,6 +39,9 @@ pub(crate) struct ClientSession {
     /// lost with the link and the client would otherwise hold them under their
     /// provisional ids for good.
     pub(crate) gone_spawns: VecDeque<(NetId, NetId)>,
+    /// Its last [`GONE_SPAWNS`] spawn requests refused, by provisional id: a resume tells
+    /// the client of them again, for the same reason.
+    pub(crate) refused_spawns: VecDeque<NetId>,
     /// Its entities whose sections were illegal: the server's state of them goes to it
     /// at the next broadcast.
     pub(crate) corrections: BTreeSet<NetId>,
@@ -60,6 +63,19 @@ pub(crate) struct ClientSession {
 pub(crate) const GONE_SPAWNS: usize = 64;
 
 impl ClientSession {
+    /// Refuses its spawn request `provisional`: says so, and keeps it among the last
+    /// [`GONE_SPAWNS`] refused for a resume to say again.
+    pub(crate) fn refuse_spawn(&mut self, core: &mut crate::core::Core, provisional: NetId) {
+        core.push(
+            &mut self.conn,
+            &crate::wire::Msg::SpawnRefused { provisional },
+        );
+        self.refused_spawns.push_back(provisional);
+        while self.refused_spawns.len() > GONE_SPAWNS {
+            self.refused_spawns.pop_front();
+        }
+    }
+
     /// Forgets the spawns it asked for that `gone` says went, keeping the last
     /// [`GONE_SPAWNS`] of them for a resume to tell again.
     pub(crate) fn spawns_gone(&mut self, gone: impl Fn(NetId) -> bool) {
@@ -98,6 +114,7 @@ impl ClientSession {
             view: None,
             spawned: HashMap::new(),
             gone_spawns: VecDeque::new(),
+            refused_spawns: VecDeque::new(),
             corrections: BTreeSet::new(),
             world_resent: None,
             stale_warned: None,
