@@ -7,7 +7,8 @@
 //! ```
 //!
 //! Every seed that fails prints its violation, the command that replays it, and (with
-//! `--shrink`, on by default for `--seed`) the smallest schedule of faults that still fails.
+//! `--shrink`, on by default for `--seed`) the smallest schedule of faults that still fails
+//! the same way.
 //! The run ends with the seeds, the simulated time, the wall time and the faults of each
 //! kind injected. The exit status is 1 if any seed failed. With `RUST_LOG` set (say
 //! `RUST_LOG=lanyard_net=info`), every peer's log goes to stderr, interleaved.
