@@ -195,19 +195,7 @@ impl ServerReplication {
         id: ClientId,
         peer: &mut ClientSession,
     ) {
-        // Spawns that went while it was away are confirmed too (the client may hold them
-        // under their provisional ids): not sent again, they go when the world is sent.
-        peer.spawns_gone(|net| group.by_net(net).is_none());
-        let mut mine: Vec<(NetId, NetId)> = peer.spawned.iter().map(|(p, n)| (*p, *n)).collect();
-        mine.extend(peer.gone_spawns.iter().copied());
-        mine.sort_unstable();
-        for (provisional, net) in mine {
-            core.push(&mut peer.conn, &Msg::SpawnConfirmed { provisional, net });
-        }
-        // So are the refusals (the client may still hold those under provisional ids).
-        for provisional in peer.refused_spawns.clone() {
-            core.push(&mut peer.conn, &Msg::SpawnRefused { provisional });
-        }
+        peer.tell_spawns_again(core, |net| group.by_net(net).is_none());
         self.welcome_world(core, group, id, peer);
         core.push(&mut peer.conn, &Msg::WorldSent);
     }

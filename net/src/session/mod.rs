@@ -3,8 +3,10 @@
 //! client id (live, or suspended for a resume); replication reads and updates them.
 
 use crate::connection::Connection;
+use crate::core::Core;
 use crate::crypto::Key;
 use crate::wire;
+use crate::wire::Msg;
 use lanyard::NetId;
 use std::collections::{BTreeSet, HashMap, VecDeque};
 
@@ -65,11 +67,8 @@ pub(crate) const GONE_SPAWNS: usize = 64;
 impl ClientSession {
     /// Refuses its spawn request `provisional`: says so, and keeps it among the last
     /// [`GONE_SPAWNS`] refused for a resume to say again.
-    pub(crate) fn refuse_spawn(&mut self, core: &mut crate::core::Core, provisional: NetId) {
-        core.push(
-            &mut self.conn,
-            &crate::wire::Msg::SpawnRefused { provisional },
-        );
+    pub(crate) fn refuse_spawn(&mut self, core: &mut Core, provisional: NetId) {
+        core.push(&mut self.conn, &Msg::SpawnRefused { provisional });
         self.refused_spawns.push_back(provisional);
         while self.refused_spawns.len() > GONE_SPAWNS {
             self.refused_spawns.pop_front();
@@ -79,18 +78,33 @@ impl ClientSession {
     /// Forgets the spawns it asked for that `gone` says went, keeping the last
     /// [`GONE_SPAWNS`] of them for a resume to tell again.
     pub(crate) fn spawns_gone(&mut self, gone: impl Fn(NetId) -> bool) {
-        let went: Vec<(NetId, NetId)> = self
-            .spawned
-            .iter()
-            .filter(|(_, n)| gone(**n))
-            .map(|(p, n)| (*p, *n))
-            .collect();
-        for (p, n) in went {
-            self.spawned.remove(&p);
-            self.gone_spawns.push_back((p, n));
+        let kept = &mut self.gone_spawns;
+        self.spawned.retain(|p, n| {
+            let went = gone(*n);
+            if went {
+                kept.push_back((*p, *n));
+            }
+            !went
+        });
+        while kept.len() > GONE_SPAWNS {
+            kept.pop_front();
         }
-        while self.gone_spawns.len() > GONE_SPAWNS {
-            self.gone_spawns.pop_front();
+    }
+
+    /// After a resume: confirms again the spawns it asked for, those that went meanwhile
+    /// too (`gone` says which: it may hold them under their provisional ids; they go when
+    /// the world is sent), and refuses again the last it was refused.
+    pub(crate) fn tell_spawns_again(&mut self, core: &mut Core, gone: impl Fn(NetId) -> bool) {
+        self.spawns_gone(gone);
+        let mut mine: Vec<(NetId, NetId)> = self.spawned.iter().map(|(p, n)| (*p, *n)).collect();
+        mine.extend(self.gone_spawns.iter().copied());
+        mine.sort_unstable();
+        for (provisional, net) in mine {
+            let msg = Msg::SpawnConfirmed { provisional, net };
+            core.push(&mut self.conn, &msg);
+        }
+        for provisional in self.refused_spawns.clone() {
+            core.push(&mut self.conn, &Msg::SpawnRefused { provisional });
         }
     }
 
