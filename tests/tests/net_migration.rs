@@ -440,3 +440,37 @@ fn a_successor_that_only_lost_its_own_link_goes_back_to_the_host() {
         assert_eq!(c.group.len(), s.server.group.len());
     }
 }
+
+/// A spectator the host timed out (it was frozen past the timeout) tries to resume with
+/// the host, which crashes meanwhile. When the host answers nothing, the spectator follows
+/// the game to the successor, as it would have had it noticed the host's silence itself
+/// (explorer seed 59: it lost its session instead).
+#[test]
+fn a_client_resuming_with_a_host_that_went_meanwhile_follows_the_game_to_its_successor() {
+    let (mut s, _) = game(59);
+    let eve = s.clients[2].net.client_id();
+    s.clients[2].alive = false;
+    s.run_for(6.0);
+    s.clients[2].alive = true;
+    s.step();
+    assert!(
+        s.clients[2].net.is_reconnecting(),
+        "the host timed eve out: she tries to resume\n{}",
+        s.dump()
+    );
+    s.server.alive = false;
+    s.wait_for(5.0 + 2.0 + 3.0, "eve to follow the game to ann", |s| {
+        let eve = &s.clients[2].net;
+        s.clients[0].net.is_server() && eve.is_connected() && !eve.is_reconnecting()
+    })
+    .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(s.clients[2].net.client_id(), eve, "eve keeps her session");
+    assert!(
+        !s.clients[2]
+            .events
+            .iter()
+            .any(|e| matches!(e, NetEvent::ConnectionLost { .. })),
+        "{:?}",
+        s.clients[2].events
+    );
+}

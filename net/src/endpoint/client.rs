@@ -616,7 +616,14 @@ impl ClientEndpoint {
                         self.promote = Some(left);
                         return true;
                     }
+                    let following = self.follow.is_some();
                     if self.next_successor(core) {
+                        return true;
+                    }
+                    // Nothing answered our resume with the host: if the game migrates,
+                    // the host may have gone while we could not hear it (it timed us out,
+                    // then quit or crashed), and the game goes on at its successor.
+                    if !following && self.migrate(core, false) {
                         return true;
                     }
                     core.events.push_back(NetEvent::ConnectionLost {
