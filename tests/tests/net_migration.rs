@@ -474,3 +474,43 @@ fn a_client_resuming_with_a_host_that_went_meanwhile_follows_the_game_to_its_suc
         s.clients[2].events
     );
 }
+
+/// The first successor is frozen when the host crashes: the others take the game over
+/// without it (bob). When it thaws, it notices the host's silence and stands by as the
+/// successor; nobody comes to it, so after a migration wait it asks the players after it,
+/// and resumes its session at bob's. Before, it stood by on the dead host for the whole
+/// grace window, then took the game over a second time (explorer seed 155).
+#[test]
+fn a_successor_that_was_frozen_finds_the_game_where_it_went_on() {
+    let (mut s, _) = game(155);
+    let ann = s.clients[0].net.client_id();
+    s.clients[0].alive = false;
+    s.server.alive = false;
+    s.wait_for(5.0 + 2.0 + 3.0, "bob to take the game over", |s| {
+        s.clients[1].net.is_server() && s.clients[2].net.is_connected()
+    })
+    .unwrap_or_else(|e| panic!("{e}"));
+    s.run_for(3.0);
+    s.clients[0].alive = true;
+    let at_bob = |s: &Scenario| {
+        s.clients[0]
+            .events
+            .iter()
+            .any(|e| matches!(e, NetEvent::NewHost { host, .. } if host == "bob"))
+            && s.clients[0].net.is_connected()
+    };
+    let mut t = 0.0;
+    while !at_bob(&s) {
+        assert!(t < 2.0 + 2.0 + 3.0, "ann never came back:\n{}", s.dump());
+        s.step();
+        t += s.dt;
+        assert!(
+            !s.clients[0].net.is_server(),
+            "ann took the game over a second time"
+        );
+    }
+    assert_eq!(s.clients[0].net.client_id(), ann, "ann keeps her session");
+    s.run_for(2.0);
+    assert!(s.clients[1].net.is_server() && !s.clients[0].net.is_server());
+    assert_eq!(s.clients[0].group.len(), s.clients[1].group.len());
+}

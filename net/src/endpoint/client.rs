@@ -52,6 +52,11 @@ struct Standby {
     /// each, which opens our NAT (if any) to their hellos, as a new host's knock does.
     knock: u64,
     knock_until: u64,
+    /// When we ask the players after us in the succession whether one of them took the
+    /// game over (µs; `u64::MAX` once asked): a player that lost the host when we did
+    /// comes to us within a migration wait, so if none came by then, either only our link
+    /// failed or the game went on without us (we were frozen, say).
+    ask_at: u64,
 }
 
 /// How often, and for how long, a successor standing by knocks at the other players (µs).
@@ -234,7 +239,11 @@ impl ClientEndpoint {
             return false;
         };
         let Some(to) = f.list.get(f.next).cloned() else {
-            self.follow = None;
+            // Asking the others while standing by: what we need to stand by on the host
+            // again stays.
+            if self.standby.is_none() {
+                self.follow = None;
+            }
             return false;
         };
         f.next += 1;
@@ -300,6 +309,7 @@ impl ClientEndpoint {
             next: self.name.clone(),
         });
         self.ladder = None;
+        self.follow = None;
         self.promote = Some(left);
         true
     }
@@ -329,11 +339,14 @@ impl ClientEndpoint {
     /// link may be what failed, while the others still play there. We try to resume with
     /// the host, with our own token, for its whole grace window, and take the game over
     /// if another player comes to us first ([`comes_to_us`](Self::comes_to_us)), or if the
-    /// window passes with no answer.
+    /// window passes with no answer. If nobody comes for a while, we ask the players
+    /// after us once ([`ask_the_others`](Self::ask_the_others)).
     fn stand_by(&mut self, core: &mut Core) -> bool {
         let Some(f) = self.follow.take() else {
             return false;
         };
+        // Back from asking the others: they are not to be asked again.
+        let asked = self.standby.is_some();
         if let (Some(session), Some(token)) = (&mut self.session, f.token) {
             session.token = token;
         }
@@ -345,14 +358,51 @@ impl ClientEndpoint {
         tracing::info!(
             "{host} fell silent: trying it again, and taking the game over if another player comes"
         );
+        let wait = us(core.config.migration_wait);
         self.standby = Some(Standby {
             left: f.left,
             knock: core.now,
             knock_until: core.now + KNOCK_FOR_US,
+            ask_at: if asked { u64::MAX } else { core.now + wait },
         });
         // What we had not got acknowledged goes on to the host, numbered as it was.
         self.conn = *f.host;
         self.ladder_to(core, self.conn.addr, 0.0)
+    }
+
+    /// Standing by, nobody came for a migration wait: we ask the players
+    /// after us in the succession, in turn, as a follower would (with our migration
+    /// token). One that took the game over (while we were frozen, say) resumes our session
+    /// there; one that plays at the live host says so, and we stand by on the host again;
+    /// if none answers, we stand by on the host for the rest of its grace window.
+    fn ask_the_others(&mut self, core: &mut Core) -> bool {
+        let Some(s) = self.standby.as_mut().filter(|s| core.now >= s.ask_at) else {
+            return false;
+        };
+        s.ask_at = u64::MAX;
+        let left = s.left.clone();
+        let list = self.succession.list.clone();
+        let Some(next) = list.iter().position(|p| Some(p.client) == self.id) else {
+            return false;
+        };
+        let Some(session) = &mut self.session else {
+            return false;
+        };
+        let token = session.token;
+        session.token = crypto::migration_token(&token);
+        tracing::info!("nobody came to us: asking the players after us");
+        self.follow = Some(Follow {
+            left,
+            list,
+            next: next + 1,
+            host: Box::new(self.conn.clone()),
+            token: Some(token),
+            quit: false,
+        });
+        if self.next_successor(core) {
+            return true;
+        }
+        self.stand_by(core)
     }
 
     /// A successor we tried plays at a live host at `at`. Our old host: only our link to it
@@ -602,10 +652,18 @@ impl ClientEndpoint {
         if matches!(self.conn.state(), State::Closed) {
             return false;
         }
+        self.ask_the_others(core);
         for d in self.conn.handle_timeout(core.now) {
             match d {
                 Deadline::GaveUp if self.ladder.take().is_some() => {
                     tracing::info!("gave up reconnecting to {}", self.conn.addr);
+                    if self.standby.is_some() && self.follow.is_some() {
+                        // Asking the others while standing by: the next, or back to the host.
+                        if !self.next_successor(core) {
+                            self.stand_by(core);
+                        }
+                        return true;
+                    }
                     if let Some(Standby { left, .. }) = self.standby.take() {
                         // The host's grace window passed, and nobody came: we are the
                         // only player left.
