@@ -175,10 +175,16 @@ impl Player {
         section
     }
 
-    /// Applies a section: the pose (or a respawn), the walk, a jump, a push, a throw.
-    fn apply(&mut self, s: Section<'_>, ctx: &mut ClientContext<'_>) -> Result<(), Error> {
+    /// Applies a section (the `first` this copy hears, or a later one): the pose (or a
+    /// respawn), the walk, a jump, a push, a throw.
+    fn apply(
+        &mut self,
+        s: Section<'_>,
+        first: bool,
+        ctx: &mut ClientContext<'_>,
+    ) -> Result<(), Error> {
         let st = self.read(s)?;
-        if self.heard.is_none() {
+        if first {
             // The first section this copy hears (it joined late, or the player is new):
             // the respawns before are the owner's past, not news.
             self.respawned = st.respawns;
@@ -335,9 +341,19 @@ impl Controller for Player {
         section: Option<Section<'_>>,
         ctx: &mut ClientContext<'_>,
     ) -> Result<(), Error> {
+        // Nothing heard yet (no section was news): the first section is.
+        let first = self.last.is_empty();
+        if first && self.silent == 0 && section.is_none() {
+            // The first run of a copy with nothing heard (a late joiner's copy of a player
+            // whose owner fell silent before it came, which no server may have a section
+            // of, after a migration): where the spawn placed it is the server's copy, and
+            // where it holds if no section comes.
+            let b = ctx.body();
+            self.heard = Some((b.translation(), *b.rotation()));
+        }
         let section = self.news(section, ctx.is_authority());
         if let Some(s) = section {
-            self.apply(s, ctx)?;
+            self.apply(s, first, ctx)?;
         }
         if self.hold(ctx) {
             return Ok(());
