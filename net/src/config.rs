@@ -27,8 +27,11 @@
 /// host answers another player's hello (one that came to it as the successor) with where
 /// that host is (`RejectReason::HostAlive { at }`, echoing the hello's nonce), and a
 /// successor stands by instead of taking over at the host's silence alone; a resume
-/// confirms again the client's spawns that went meanwhile.
-pub const PROTOCOL_VERSION: u16 = 20;
+/// confirms again the client's spawns that went meanwhile. Version 21: a resumed session
+/// keeps its reliable messages both ways (the server's not yet acknowledged, and the game
+/// events sent while the client was silent, are delivered once on the new connection), and
+/// the server says where the world it sends again begins (`Msg::ResendingWorld`).
+pub const PROTOCOL_VERSION: u16 = 21;
 
 /// How a [`NetManager`](crate::NetManager) behaves. The defaults suit a LAN game.
 #[derive(Debug, Clone, PartialEq)]

@@ -176,6 +176,25 @@ fn a_migration_with_players_gone_and_crates_held_ends_in_one_game() {
     holds(&Plan::draw(126), "held");
 }
 
+/// Found by the explorer (seed 62: the host killed after a player, a player joining the
+/// new host later): the late joiner's copy of the killed player fell from where the new
+/// host held it (mid-air, where the old host had last heard of it), since no section of
+/// it ever came (the new host had none to send), and pushed crates off on its screen. A
+/// copy that has heard nothing holds where the spawn placed it.
+#[test]
+fn a_late_joiner_at_a_new_host_sees_a_silent_player_where_the_host_holds_it() {
+    holds(&Plan::draw(62), "unheard");
+}
+
+/// Found by the explorer (seeds 130 and 155), in its model of people: one joined 0.1 s
+/// before the host was killed, before anyone told it who takes over, and lost the game;
+/// one joined while nobody hosted and went to the dead host's address. A person finds
+/// the game on the LAN where it is now, and looks again if there is none.
+#[test]
+fn a_player_who_finds_no_game_looks_again() {
+    holds(&Plan::draw(130), "look-again");
+}
+
 /// Found by the explorer, in its end check (seed 66): a crate that fell off at the
 /// session's last tick came back under a new id on the host, and a point scored for it,
 /// which no client could have heard of yet. What came, went or scored in the last 2 s is

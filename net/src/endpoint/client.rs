@@ -183,7 +183,10 @@ impl ClientEndpoint {
         if self.follow.is_some() {
             conn.carry_reliable_afresh(&self.conn);
         } else {
+            // The same session at the same server: both halves of the reliable channel go
+            // on (what the server sends again is delivered once).
             conn.carry_reliable_out(&mut self.conn);
+            conn.carry_reliable_in(&mut self.conn);
         }
         // The server starts its grace window when it notices our silence, about when we
         // did: a timeout more of trying lets a late try hear "session expired".

@@ -551,7 +551,11 @@ impl ServerEndpoint {
             return self.displace(core, other, claim.client, old);
         }
         let mut conn = Connection::accepted(from, key, core.now, core.timing());
+        // Both halves of the reliable channel go on: what the client sends again is
+        // delivered once, and what we had not got acknowledged (and the game's events
+        // while it was silent) goes again under the same numbers.
         conn.carry_reliable_in(&mut old.conn);
+        conn.carry_reliable_out(&mut old.conn);
         let id = claim.client;
         let name = old.name.clone();
         self.admit(

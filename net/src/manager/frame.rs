@@ -251,7 +251,7 @@ impl Client {
                 ClientArrival::Done => {}
                 // Read inside the frame, where its sections can be applied.
                 ClientArrival::Data { opened, len } => data.push((opened, len, arrived)),
-                ClientArrival::Resumed => self.repl.begin_resync(),
+                ClientArrival::Resumed => self.repl.forget_baselines(),
                 ClientArrival::Migrated => {
                     self.repl = self.repl.for_new_host();
                     self.repl.begin_resync();

@@ -471,13 +471,16 @@ impl NetManager {
     }
 
     /// Sends a game event on the reliable channel: a server sends it to every client, a
-    /// client to the server.
+    /// client to the server. A session waiting for its client to resume gets it too, once
+    /// the client is back; one that expires never does.
     pub fn send_event(&mut self, bytes: Vec<u8>) -> Result<(), NetError> {
         check_size(&bytes)?;
         let msg = Msg::Event { bytes };
         match &mut self.side {
             Side::Server(s) => {
-                for p in s.endpoint.peers.values_mut() {
+                let e = &mut s.endpoint;
+                let waiting = e.suspended.values_mut().map(|w| &mut w.peer);
+                for p in e.peers.values_mut().chain(waiting) {
                     self.core.push(&mut p.conn, &msg);
                 }
                 Ok(())
@@ -490,17 +493,21 @@ impl NetManager {
         }
     }
 
-    /// Server: sends a game event to one client.
+    /// Server: sends a game event to one client (one waiting to resume gets it once back).
     pub fn send_event_to(&mut self, client: ClientId, bytes: Vec<u8>) -> Result<(), NetError> {
         check_size(&bytes)?;
         let Side::Server(s) = &mut self.side else {
             return Err(NetError::NotConnected);
         };
-        let p = s
-            .endpoint
-            .peers
-            .get_mut(&client)
-            .ok_or(NetError::NoSuchClient(client))?;
+        let e = &mut s.endpoint;
+        let p = match e.peers.get_mut(&client) {
+            Some(p) => p,
+            None => e
+                .suspended
+                .get_mut(&client)
+                .map(|w| &mut w.peer)
+                .ok_or(NetError::NoSuchClient(client))?,
+        };
         self.core.push(&mut p.conn, &Msg::Event { bytes });
         Ok(())
     }

@@ -494,11 +494,18 @@ impl ClientReplication {
     }
 
     /// The session was resumed on a new connection: nothing received before can be named
-    /// as a baseline any more, and the world the server sends next is the whole of it.
-    pub(crate) fn begin_resync(&mut self) {
+    /// as a baseline any more. The world follows once the server says so
+    /// ([`begin_resync`](Self::begin_resync)), after the messages it had queued before.
+    pub(crate) fn forget_baselines(&mut self) {
         self.received.clear();
         self.resync.clear();
         self.asked.clear();
+    }
+
+    /// The world the server sends from here on is the whole of it (`Msg::ResendingWorld`,
+    /// or our own request for it): what it does not name by `Msg::WorldSent` is gone.
+    pub(crate) fn begin_resync(&mut self) {
+        self.forget_baselines();
         self.resyncing = Some(BTreeSet::new());
     }
 
@@ -559,6 +566,7 @@ impl ClientReplication {
                     core.counters.failed_spawns += 1;
                 }
             }
+            Msg::ResendingWorld => self.begin_resync(),
             Msg::WorldSent => self.world_sent(group),
             Msg::SpawnRefused { provisional } => {
                 // After a resume the server refuses again what it may have refused.

@@ -195,6 +195,9 @@ impl ServerReplication {
         id: ClientId,
         peer: &mut ClientSession,
     ) {
+        // What the client gets before this is the session's history, queued before it fell
+        // silent; the world as it is now starts here.
+        core.push(&mut peer.conn, &Msg::ResendingWorld);
         peer.tell_spawns_again(core, |net| group.by_net(net).is_none());
         self.welcome_world(core, group, id, peer);
         core.push(&mut peer.conn, &Msg::WorldSent);

@@ -67,6 +67,11 @@ pub(crate) enum Msg {
     /// Server to clients, after a `Spawn` of an entity that has changed hands before: its
     /// authority's sequence number (`Entity::authority_seq`; a spawn alone means 0).
     Authority { net: NetId, seq: u16 },
+    /// Server to a client that resumed its session (or asked for the world again): the
+    /// whole world follows, as spawns, then `WorldSent`. What came before this is the
+    /// session's history: messages queued before the client fell silent, delivered once
+    /// on the resumed connection (protocol 21).
+    ResendingWorld,
 }
 
 /// An entity's section sent with its spawn: the client keeps it as what broadcast

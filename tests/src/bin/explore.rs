@@ -85,6 +85,7 @@ fn main() {
     let mut faults: BTreeMap<&'static str, u64> = BTreeMap::new();
     let (mut passed, mut failed, mut replayed, mut host_changes) = (0u64, 0u64, 0usize, 0usize);
     let mut rejoins = 0;
+    let (mut said, mut shown, mut unchecked) = (0u64, 0u64, 0u64);
     let mut most = lanyard_net::Footprint::default();
     for seed in a.from..a.from + a.seeds {
         let plan = Plan::draw(seed);
@@ -98,9 +99,15 @@ fn main() {
                 host_changes: h,
                 rejoins: j,
                 footprint: fp,
+                lines_said,
+                lines_shown,
+                chat_dropped,
                 ..
             }) => {
                 passed += 1;
+                said += lines_said;
+                shown += lines_shown;
+                unchecked += u64::from(chat_dropped);
                 rejoins += j;
                 widen(&mut most, &fp);
                 replayed += r;
@@ -126,7 +133,7 @@ fn main() {
     let hours = (a.seeds as f64 * f64::from(SESSION_SECONDS)) / 3600.0;
     let kinds: Vec<String> = faults.iter().map(|(k, n)| format!("{k} {n}")).collect();
     println!(
-        "explored {} seeds from {}: {passed} held, {failed} failed; {hours:.2} simulated hours in {:.1} s of wall time; faults injected: {}; {replayed} recordings replayed bit for bit; {host_changes} host changes; {rejoins} joins tried again; the most a peer held: {} reliable messages unacknowledged ({} bytes), {} bytes for reassembly, {} datagrams in its inbox",
+        "explored {} seeds from {}: {passed} held, {failed} failed; {hours:.2} simulated hours in {:.1} s of wall time; faults injected: {}; {replayed} recordings replayed bit for bit; {host_changes} host changes; {rejoins} joins tried again; {said} chat lines said, {shown} shown, in order and once (the end check skipped in {unchecked} seeds whose server dropped lines over its rate); the most a peer held: {} reliable messages unacknowledged ({} bytes), {} bytes for reassembly, {} datagrams in its inbox",
         a.seeds,
         a.from,
         start.elapsed().as_secs_f64(),

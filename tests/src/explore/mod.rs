@@ -2,12 +2,13 @@
 //! the in-memory hub in virtual time (a host or a dedicated server, bots that play, late
 //! joins, spectators) and a schedule of faults (loss bursts, partitions, delay spikes,
 //! freezes, kills and quits, a host that goes, a shrinking MTU), with invariants checked
-//! every tick and at the end. A seed is the whole run: a failing one replays exactly, and
+//! every tick and at the end (the reliable channel's through the players' chat, `chat`). A seed is the whole run: a failing one replays exactly, and
 //! [`shrink`] removes faults while it still fails the same way.
 //!
 //! The `explore` binary (`cargo run --release -p lanyard-tests --bin explore -- --seeds N`)
 //! runs many seeds; `tests/tests/explore.rs` runs a fixed few in CI.
 
+mod chat;
 mod link;
 mod plan;
 mod run;

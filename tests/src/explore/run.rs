@@ -1,6 +1,7 @@
 //! One seed's run: the session of a [`Plan`] on the hub, in virtual time, with its
 //! faults applied tick by tick and the invariants checked all along ([`run`]).
 
+use super::chat::{EVERY_SECONDS, Probes};
 use super::link::{Dropped, FaultyLink, KnobHandle, Knobs};
 use super::plan::{Fault, Plan, QUIET, SERVER, SESSION_SECONDS};
 use lanyard::{NetId, Owner};
@@ -78,6 +79,13 @@ pub struct Outcome {
     pub rejoins: usize,
     /// The most any peer held in its network queues at a check (each part's largest).
     pub footprint: Footprint,
+    /// The players' numbered chat lines said (the reliable channel's check).
+    pub lines_said: u64,
+    /// Those lines shown on the screens, each once a screen.
+    pub lines_shown: u64,
+    /// Whether a server dropped chat lines over its rate (the end check of the lines
+    /// delivered was then skipped).
+    pub chat_dropped: bool,
 }
 
 /// One peer of the session.
@@ -115,6 +123,10 @@ struct Session<'p> {
     /// replaced at, the current one with none): a point scored in the last moments may
     /// not have reached a client.
     host_scores: Vec<(Scores, Option<u64>)>,
+    /// The players' numbered chat lines, said and shown (the reliable channel's check).
+    probes: Probes,
+    /// Whether a server dropped a chat line over its rate (a gap in the lines is no fault).
+    chat_dropped: bool,
 }
 
 /// A score table, as the presentation lists it.
@@ -157,6 +169,8 @@ fn run_inner(plan: &Plan, dir: &std::path::Path) -> Result<Outcome, Violation> {
         host_world: BTreeSet::new(),
         host_changed: BTreeMap::new(),
         host_scores: Vec::new(),
+        probes: Probes::default(),
+        chat_dropped: false,
     };
     s.start_server(dir)?;
     for (i, c) in plan.clients.iter().enumerate() {
@@ -202,6 +216,8 @@ fn run_inner(plan: &Plan, dir: &std::path::Path) -> Result<Outcome, Violation> {
         .iter()
         .map(|p| usize::from(p.attempts.saturating_sub(1)))
         .sum();
+    (outcome.lines_said, outcome.lines_shown) = s.probes.counts();
+    outcome.chat_dropped = s.chat_dropped;
     outcome.replayed = s.replay_all()?;
     outcome.dropped = *s.dropped.borrow();
     Ok(outcome)
@@ -283,6 +299,14 @@ impl Session<'_> {
         for (i, c) in self.plan.clients.iter().enumerate() {
             let i = i + 1;
             let due = self.peers[i].retry_at.map_or(c.at, |r| r.max(c.at));
+            // A person joins the game they find on the LAN: while nobody hosts (the host
+            // went and its successor has not taken over yet), they find none and look
+            // again a second later.
+            let hosted = self.live().any(|(_, g)| g.is_server());
+            if self.peers[i].game.is_none() && !self.peers[i].gone && t >= due && !hosted {
+                self.peers[i].retry_at = Some(t + 1.0);
+                continue;
+            }
             if self.peers[i].game.is_none() && !self.peers[i].gone && t >= due {
                 self.peers[i].attempts += 1;
                 self.peers[i].retry_at = None;
@@ -317,14 +341,53 @@ impl Session<'_> {
             })
             .collect();
         let left = SESSION_SECONDS - t;
+        let every = (EVERY_SECONDS * TICK_HZ) as u64;
         for (i, p) in self.peers.iter_mut().enumerate() {
             let Some(g) = p.game.as_mut() else { continue };
             if frozen.contains(&i) {
                 continue;
             }
+            // Each player says its next numbered line in turn (a dedicated server is none; a
+            // client between connections cannot chat, and the game says so).
+            let player = match i {
+                SERVER => self.plan.host,
+                _ => {
+                    let connected = g.net().is_connected() && !g.net().is_reconnecting();
+                    !self.plan.clients[i - 1].spectator && g.is_joined() && connected
+                }
+            };
+            if player && (self.tick + 7 * i as u64).is_multiple_of(every) {
+                let name = g.my_name().unwrap_or(&p.name).to_owned();
+                g.chat(&self.probes.say(&name, self.tick));
+            }
             let input = p.bot.input(g, dt, left);
             g.set_input(input);
             g.tick(dt);
+        }
+        self.take_chat()
+    }
+
+    /// What every screen showed of the players' numbered lines this tick: each player's in
+    /// order and exactly once while the screen follows one host.
+    fn take_chat(&mut self) -> Result<(), Violation> {
+        for i in 0..self.peers.len() {
+            let attempts = self.peers[i].attempts;
+            let Some(g) = self.peers[i].game.as_mut() else {
+                continue;
+            };
+            let server = match g.is_server() {
+                true => Some(hub_addr(i)),
+                false => g.net().server_addr(),
+            };
+            self.chat_dropped |= g.is_server() && g.chat_dropped() > 0;
+            let joined = g.is_server() || g.is_joined();
+            self.probes
+                .note_era(i, (attempts, server, joined), self.tick);
+            let lines = g.take_messages();
+            if let Err(what) = self.probes.shown(i, &lines, self.chat_dropped) {
+                let name = self.peers[i].name.clone();
+                return Err(self.fail(&[&name], what));
+            }
         }
         Ok(())
     }
@@ -332,15 +395,20 @@ impl Session<'_> {
     /// A client whose join nobody answered (it went to a host that had just gone, or it
     /// could not hear the server) is a person who finds no game yet: it looks again a
     /// second later, before the quiet end. A client that was in the game and lost it is
-    /// not: that is a failure [`check_end`](Self::check_end) reports.
+    /// not: that is a failure [`check_end`](Self::check_end) reports, with one exception. A
+    /// player who joined in the moment before the host went, before anyone told it who
+    /// takes over (the succession comes once it has the world), cannot follow the game: it
+    /// loses its session, and looks for the game again.
     fn look_again(&mut self, t: f32) {
+        let migrates = self.plan.host;
         for p in self.peers.iter_mut().skip(1) {
             let Some(g) = p.game.as_ref() else { continue };
             p.joined |= g.is_joined();
             let unanswered = !p.joined
                 && g.ended()
                     .is_some_and(|why| why.starts_with("no server answered"));
-            if unanswered && t + 1.0 < SESSION_SECONDS - QUIET {
+            let untold = migrates && g.ended().is_some() && g.net().succession().is_empty();
+            if (unanswered || untold) && t + 1.0 < SESSION_SECONDS - QUIET {
                 p.game = None;
                 p.retry_at = Some(t + 1.0);
             }
@@ -523,6 +591,7 @@ impl Session<'_> {
             return Err(self.fail(&names, format!("{} hosts at the end, not one", names.len())));
         };
         let host = self.peers[h].game.as_ref().expect("live");
+        self.check_chat()?;
         let world = positions(host);
         for (i, g) in self.live().filter(|&(i, _)| i != h) {
             let name = self.peers[i].name.as_str();
@@ -555,7 +624,9 @@ impl Session<'_> {
             }
             for (net, p) in mine.iter().filter(|(n, _)| world.contains_key(n)) {
                 let (p, q, when) = match moving_state(host, g, *net) {
-                    Some(Ok(dated)) => dated,
+                    Some(Ok(Some(dated))) => dated,
+                    // Moving, held by a client, and its state fresh: no moment to compare at.
+                    Some(Ok(None)) => continue,
                     Some(Err(why)) => return Err(self.fail(&[name, hn], format!("{net}: {why}"))),
                     None => (*p, world[net], "now".to_owned()),
                 };
@@ -587,6 +658,31 @@ impl Session<'_> {
             }
         }
         Ok(())
+    }
+
+    /// At the end: every screen showed every line each player said (in both their current
+    /// eras) before the last [`FRESH`] seconds, unless a server dropped some over its chat
+    /// rate (after an outage's backlog came at once with the lines after it).
+    fn check_chat(&self) -> Result<(), Violation> {
+        if self.chat_dropped {
+            return Ok(());
+        }
+        let named = |(i, g): (usize, &'_ Game)| -> (usize, String) {
+            (i, g.my_name().unwrap_or(&self.peers[i].name).to_owned())
+        };
+        let screens: Vec<(usize, String)> = self.live().map(named).collect();
+        let speakers: Vec<(usize, String)> = self
+            .live()
+            .filter(|&(i, _)| match i {
+                SERVER => self.plan.host,
+                _ => !self.plan.clients[i - 1].spectator,
+            })
+            .map(named)
+            .collect();
+        let fresh = (FRESH * f64::from(TICK_HZ)) as u64;
+        self.probes
+            .check_delivered(&screens, &speakers, self.tick.saturating_sub(fresh))
+            .map_err(|what| self.fail(&[], what))
     }
 
     /// Ends every live peer and replays its recording bit for bit: how many replayed.
@@ -635,21 +731,34 @@ type Compared = ([f32; 3], [f32; 3], String);
 /// A body still moving on the host at the end (a crate a late blast sent tumbling) is a
 /// moment ahead there of any copy: it is compared where both say it was at one broadcast,
 /// the client's newest state of it (which must have come within [`FRESH`] seconds).
-/// `None` for a body at rest, or one a client holds (its state comes relayed): those are
-/// compared where they are.
-fn moving_state(host: &Game, g: &Game, net: NetId) -> Option<Result<Compared, String>> {
+/// `None` for a body at rest: it is compared where it is.
+///
+/// A moving body a client holds (a crate it pushed off the edge in the last moments) has
+/// no such moment: every copy but its holder's, the host's too, takes its holder's states
+/// relayed, each brought forward by its own lead. While its states come it is compared
+/// once it rests (`Ok(None)`); one whose holder fell silent holds still on every copy
+/// (its velocity only gravity's of one frame), and is compared where it is (`None`).
+fn moving_state(host: &Game, g: &Game, net: NetId) -> Option<Result<Option<Compared>, String>> {
     let e = host.group().by_net(net)?;
-    if e.owner() != Owner::Server || e.body().linvel().length() < lanyard::predict::REST_SPEED {
+    if e.body().linvel().length() < lanyard::predict::REST_SPEED {
         return None;
+    }
+    let fresh = |g: &Game| g.net().state_age(net).is_some_and(|a| a <= FRESH);
+    if e.owner() != Owner::Server {
+        let holder = g
+            .group()
+            .by_net(net)
+            .is_some_and(|c| g.group().has_authority(c.owner()));
+        return (holder || fresh(g)).then_some(Ok(None));
     }
     let (sent, _) = host.witness();
     let (_, taken) = g.witness();
     let dated = taken
         .server_state(net)
-        .filter(|_| g.net().state_age(net).is_some_and(|a| a <= FRESH))
+        .filter(|_| fresh(g))
         .and_then(|(n, p)| Some((n, p, sent.pose_at(net, n)?)));
     Some(match dated {
-        Some((n, p, q)) => Ok((p, q, format!("in broadcast {n}"))),
+        Some((n, p, q)) => Ok(Some((p, q, format!("in broadcast {n}")))),
         None => Err(format!(
             "moving on the host, and no state of it came in the last {FRESH} s"
         )),
