@@ -195,6 +195,20 @@ fn a_player_who_finds_no_game_looks_again() {
     holds(&Plan::draw(130), "look-again");
 }
 
+/// Found by the explorer (seed 138: the host's datagrams cut off from the first successor
+/// and from the last player at once, one way; seed 101: two players killed, and the host
+/// cut off from the last one, with spectators still watching there): the one that came
+/// to the successor made it take the game over, and the last player took over at once,
+/// while the host still ran with the others. A successor now asks everyone else it knows
+/// of whether the host is alive first, and a client playing at a host it heard lately
+/// says so.
+#[test]
+fn a_successor_asks_the_others_before_it_takes_the_game_over() {
+    for seed in [101, 138] {
+        holds(&Plan::draw(seed), "confirm");
+    }
+}
+
 /// Found by the explorer, in its end check (seed 66): a crate that fell off at the
 /// session's last tick came back under a new id on the host, and a point scored for it,
 /// which no client could have heard of yet. What came, went or scored in the last 2 s is

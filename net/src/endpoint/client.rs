@@ -12,6 +12,10 @@ use crate::{crypto, wire};
 use lanyard::ClientId;
 use std::net::SocketAddr;
 
+mod follow;
+
+use follow::{Follow, Standby};
+
 /// What a datagram to the client's endpoint came to.
 pub(crate) enum ClientArrival {
     /// Nothing more to do.
@@ -24,44 +28,6 @@ pub(crate) enum ClientArrival {
     /// A DATA datagram of our session, opened (`len` bytes on the wire): for the frame.
     Data { opened: Vec<u8>, len: usize },
 }
-
-/// Following the game to a successor after the host went.
-#[derive(Clone)]
-struct Follow {
-    /// The old host's name.
-    left: String,
-    /// The successors, in order, and the next to try.
-    list: Vec<crate::succession::Successor>,
-    next: usize,
-    /// Our connection to the old host, and our session's token there (before it became
-    /// the migration token): to try the host again if we stand by.
-    host: Box<Connection>,
-    token: Option<Key>,
-    /// Whether the host said it quit (it is surely gone), rather than fell silent.
-    quit: bool,
-}
-
-/// Standing by as the host's successor: silence alone does not make us the host (our own
-/// link may be what failed, and the others still play there); another player coming to
-/// us does (it lost the host too), or the host's grace window passing with no answer.
-#[derive(Clone)]
-struct Standby {
-    /// The old host's name.
-    left: String,
-    /// When we knock next at the other players' addresses (µs), and until when: one byte
-    /// each, which opens our NAT (if any) to their hellos, as a new host's knock does.
-    knock: u64,
-    knock_until: u64,
-    /// When we ask the players after us in the succession whether one of them took the
-    /// game over (µs; `u64::MAX` once asked): a player that lost the host when we did
-    /// comes to us within a migration wait, so if none came by then, either only our link
-    /// failed or the game went on without us (we were frozen, say).
-    ask_at: u64,
-}
-
-/// How often, and for how long, a successor standing by knocks at the other players (µs).
-const KNOCK_EVERY_US: u64 = 250_000;
-const KNOCK_FOR_US: u64 = 10_000_000;
 
 /// What a client keeps of its session to resume it.
 #[derive(Clone)]
@@ -207,238 +173,6 @@ impl ClientEndpoint {
         });
         tracing::info!("reconnecting to {}", self.conn.addr);
         true
-    }
-
-    /// The host went (it said goodbye: `quit`, or fell silent): if the game migrates,
-    /// follows it to the first successor and returns true. Our session's token becomes its
-    /// migration token, which the new host knows. If we are that successor and the host
-    /// only fell silent, we stand by instead ([`standby`](Self::standby)), trying the host
-    /// again.
-    fn migrate(&mut self, core: &mut Core, quit: bool) -> bool {
-        let s = &self.succession;
-        if !s.migrate || s.list.is_empty() || self.id.is_none() || self.session.is_none() {
-            return false;
-        }
-        let mut follow = Follow {
-            left: s.host.clone(),
-            list: s.list.clone(),
-            next: 0,
-            host: Box::new(self.conn.clone()),
-            token: None,
-            quit,
-        };
-        if let Some(session) = &mut self.session {
-            follow.token = Some(session.token);
-            session.token = crypto::migration_token(&session.token);
-        }
-        self.follow = Some(follow);
-        self.next_successor(core)
-    }
-
-    /// Tries the next successor: resumes our session there, or, if it is us, asks the
-    /// manager to make us the server. False when none is left.
-    fn next_successor(&mut self, core: &mut Core) -> bool {
-        let Some(f) = self.follow.as_mut() else {
-            return false;
-        };
-        let Some(to) = f.list.get(f.next).cloned() else {
-            // Asking the others while standing by: what we need to stand by on the host
-            // again stays.
-            if self.standby.is_none() {
-                self.follow = None;
-            }
-            return false;
-        };
-        f.next += 1;
-        let left = f.left.clone();
-        let host = if left.is_empty() { "the host" } else { &left };
-        // Players after us in the succession come to us if they lost the host too.
-        let after_us = f.list.len() > f.next;
-        if Some(to.client) == self.id && !f.quit && after_us {
-            return self.stand_by(core);
-        }
-        tracing::info!("{host} went: {} ({}) takes over", to.name, to.addr);
-        core.events.push_back(NetEvent::HostLeft {
-            host: left.clone(),
-            next: to.name.clone(),
-        });
-        if Some(to.client) == self.id {
-            self.follow = None;
-            self.ladder = None;
-            self.promote = Some(left);
-            return true;
-        }
-        self.ladder_to(core, to.addr, core.config.migration_wait)
-    }
-
-    /// Whether `bytes`, from `from` (not the server), is a player of the game coming to us
-    /// while we stand by as the host's successor: its hello says it lost the host too, so
-    /// we take the game over (and the server we become answers it).
-    ///
-    /// While we play at a live host, such a hello is answered that the host is alive
-    /// ([`RejectReason::HostAlive`], echoing its nonce): that player lost only its own link
-    /// to the host, and tries the host again instead of taking the game over alone.
-    pub(crate) fn comes_to_us(&mut self, core: &mut Core, from: SocketAddr, bytes: &[u8]) -> bool {
-        // One of the game's sessions: a successor, or one the host keeps for a resume (its
-        // own link to the host may be what failed).
-        let s = &self.succession;
-        let listed = s.list.iter().map(|p| (p.client, p.addr));
-        let player = listed
-            .chain(s.heirs.iter().map(|h| (h.client, h.addr)))
-            .any(|(c, a)| a == from && Some(c) != self.id);
-        let Ok((version, DatagramKind::Hello, body)) = wire::parse_header(bytes) else {
-            return false;
-        };
-        if !player || version != core.config.version {
-            return false;
-        }
-        let Some(standby) = self.standby.take() else {
-            // Only a host heard from lately is alive: one that went silent a moment ago
-            // may be gone for us too (our own timeout has not come yet).
-            let heard =
-                core.now.saturating_sub(self.conn.last_heard) <= 2 * us(core.config.heartbeat);
-            let playing = self.conn.is_connected() && self.ladder.is_none() && heard;
-            if let (true, Some(nonce)) = (playing, wire::hello_nonce(body)) {
-                let reason = RejectReason::HostAlive { at: self.conn.addr };
-                super::answer(core, from, bytes.len(), &RejectBody { reason, nonce });
-            }
-            return false;
-        };
-        let left = standby.left;
-        let host = if left.is_empty() { "the host" } else { &left };
-        tracing::info!("{host} is gone for another player too: taking the game over");
-        core.events.push_back(NetEvent::HostLeft {
-            host: left.clone(),
-            next: self.name.clone(),
-        });
-        self.ladder = None;
-        self.follow = None;
-        self.promote = Some(left);
-        true
-    }
-
-    /// While we stand by, knocks at the other players every [`KNOCK_EVERY_US`] for
-    /// [`KNOCK_FOR_US`]: one byte each, which their clients drop, but which opens our NAT
-    /// (if any) to their hellos, should they come to us.
-    pub(crate) fn knock(&mut self, core: &mut Core) {
-        let Some(s) = &mut self.standby else {
-            return;
-        };
-        if core.now >= s.knock_until || core.now < s.knock {
-            return;
-        }
-        s.knock = core.now + KNOCK_EVERY_US;
-        for p in self
-            .succession
-            .list
-            .iter()
-            .filter(|p| Some(p.client) != self.id)
-        {
-            core.outbox.push((p.addr, vec![0]));
-        }
-    }
-
-    /// We are the successor to take the game over, but the host only fell silent: our own
-    /// link may be what failed, while the others still play there. We try to resume with
-    /// the host, with our own token, for its whole grace window, and take the game over
-    /// if another player comes to us first ([`comes_to_us`](Self::comes_to_us)), or if the
-    /// window passes with no answer. If nobody comes for a while, we ask the players
-    /// after us once ([`ask_the_others`](Self::ask_the_others)).
-    fn stand_by(&mut self, core: &mut Core) -> bool {
-        let Some(f) = self.follow.take() else {
-            return false;
-        };
-        // Back from asking the others: they are not to be asked again.
-        let asked = self.standby.is_some();
-        if let (Some(session), Some(token)) = (&mut self.session, f.token) {
-            session.token = token;
-        }
-        let host = if f.left.is_empty() {
-            "the host"
-        } else {
-            &f.left
-        };
-        tracing::info!(
-            "{host} fell silent: trying it again, and taking the game over if another player comes"
-        );
-        let wait = us(core.config.migration_wait);
-        self.standby = Some(Standby {
-            left: f.left,
-            knock: core.now,
-            knock_until: core.now + KNOCK_FOR_US,
-            ask_at: if asked { u64::MAX } else { core.now + wait },
-        });
-        // What we had not got acknowledged goes on to the host, numbered as it was.
-        self.conn = *f.host;
-        self.ladder_to(core, self.conn.addr, 0.0)
-    }
-
-    /// Standing by, nobody came for a migration wait: we ask the players
-    /// after us in the succession, in turn, as a follower would (with our migration
-    /// token). One that took the game over (while we were frozen, say) resumes our session
-    /// there; one that plays at the live host says so, and we stand by on the host again;
-    /// if none answers, we stand by on the host for the rest of its grace window.
-    fn ask_the_others(&mut self, core: &mut Core) -> bool {
-        let Some(s) = self.standby.as_mut().filter(|s| core.now >= s.ask_at) else {
-            return false;
-        };
-        s.ask_at = u64::MAX;
-        let left = s.left.clone();
-        let list = self.succession.list.clone();
-        let Some(next) = list.iter().position(|p| Some(p.client) == self.id) else {
-            return false;
-        };
-        let Some(session) = &mut self.session else {
-            return false;
-        };
-        let token = session.token;
-        session.token = crypto::migration_token(&token);
-        tracing::info!("nobody came to us: asking the players after us");
-        self.follow = Some(Follow {
-            left,
-            list,
-            next: next + 1,
-            host: Box::new(self.conn.clone()),
-            token: Some(token),
-            quit: false,
-        });
-        if self.next_successor(core) {
-            return true;
-        }
-        self.stand_by(core)
-    }
-
-    /// A successor we tried plays at a live host at `at`. Our old host: only our link to it
-    /// failed, and we stand by on it. Another: the game moved on there while we could not
-    /// reach the successor that took it over, and we follow it there. (A host that said
-    /// goodbye is gone whatever the successor has not heard yet: we keep trying that
-    /// successor, which takes over once the goodbye reaches it.)
-    fn host_alive(&mut self, core: &mut Core, at: SocketAddr) {
-        let Some(f) = self
-            .follow
-            .as_mut()
-            .filter(|f| !(f.quit && f.host.addr == at))
-        else {
-            self.refuse(core);
-            return;
-        };
-        tracing::info!("{} plays at a live host at {at}", self.conn.addr);
-        self.ladder = None;
-        if f.host.addr == at {
-            self.stand_by(core);
-            return;
-        }
-        // The successor there: the one we try after it is the next in the list.
-        if let Some(i) = f.list.iter().position(|s| s.addr == at) {
-            f.next = i;
-        }
-        let host = f.list.iter().find(|s| s.addr == at).map(|s| s.name.clone());
-        core.events.push_back(NetEvent::HostLeft {
-            host: f.left.clone(),
-            next: host.unwrap_or_default(),
-        });
-        f.next += 1;
-        self.ladder_to(core, at, core.config.migration_wait);
     }
 
     /// Takes one datagram from the server's address: the handshake and a goodbye are
@@ -656,41 +390,12 @@ impl ClientEndpoint {
             return false;
         }
         self.ask_the_others(core);
+        self.confirm(core);
         for d in self.conn.handle_timeout(core.now) {
             match d {
                 Deadline::GaveUp if self.ladder.take().is_some() => {
                     tracing::info!("gave up reconnecting to {}", self.conn.addr);
-                    if self.standby.is_some() && self.follow.is_some() {
-                        // Asking the others while standing by: the next, or back to the host.
-                        if !self.next_successor(core) {
-                            self.stand_by(core);
-                        }
-                        return true;
-                    }
-                    if let Some(Standby { left, .. }) = self.standby.take() {
-                        // The host's grace window passed, and nobody came: we are the
-                        // only player left.
-                        core.events.push_back(NetEvent::HostLeft {
-                            host: left.clone(),
-                            next: self.name.clone(),
-                        });
-                        self.promote = Some(left);
-                        return true;
-                    }
-                    let following = self.follow.is_some();
-                    if self.next_successor(core) {
-                        return true;
-                    }
-                    // Nothing answered our resume with the host: if the game migrates,
-                    // the host may have gone while we could not hear it (it timed us out,
-                    // then quit or crashed), and the game goes on at its successor.
-                    if !following && self.migrate(core, false) {
-                        return true;
-                    }
-                    core.events.push_back(NetEvent::ConnectionLost {
-                        reason: DisconnectReason::TimedOut,
-                    });
-                    return false;
+                    return self.ladder_gave_up(core);
                 }
                 Deadline::GaveUp => {
                     core.events.push_back(NetEvent::ConnectFailed);

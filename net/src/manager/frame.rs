@@ -239,6 +239,9 @@ impl Client {
         let mut data = Vec::new();
         for (from, bytes, arrived) in inbox {
             if from != server {
+                if self.endpoint.confirmed_alive(core, from, &bytes) {
+                    continue;
+                }
                 if self.endpoint.comes_to_us(core, from, &bytes) {
                     self.handed.push((from, bytes, arrived));
                 } else {

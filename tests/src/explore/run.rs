@@ -580,12 +580,19 @@ impl Session<'_> {
     /// At the end, the faults healed [`QUIET`] seconds ago: every client that was not
     /// killed and did not quit is in the game, follows the one host, and holds its world
     /// (the same entities, each within [`TOLERANCE`]); the score tables agree.
+    ///
+    /// A host that went before anyone joined leaves no game (nobody to take it over, and
+    /// nothing for the others to find).
     fn check_end(&self) -> Result<(), Violation> {
         let hosts: Vec<usize> = self
             .live()
             .filter(|(_, g)| g.is_server())
             .map(|(i, _)| i)
             .collect();
+        let ever_joined = self.peers.iter().skip(1).any(|p| p.joined);
+        if hosts.is_empty() && self.peers[SERVER].gone && !ever_joined {
+            return Ok(());
+        }
         let [h] = hosts[..] else {
             let names: Vec<&str> = hosts.iter().map(|&i| self.peers[i].name.as_str()).collect();
             return Err(self.fail(&names, format!("{} hosts at the end, not one", names.len())));

@@ -1,0 +1,500 @@
+//! The client's part in host migration: following the game to the host's successor, and,
+//! as that successor, standing by until another player comes (or the host's grace window
+//! passes), asking the others whether the host is alive before taking the game over.
+
+use super::ClientEndpoint;
+use crate::connection::Connection;
+use crate::core::{Core, us};
+use crate::crypto::{self, Key};
+use crate::error::{DisconnectReason, RejectReason};
+use crate::event::NetEvent;
+use crate::wire::{self, DatagramKind, RejectBody};
+use std::net::SocketAddr;
+
+/// Following the game to a successor after the host went.
+#[derive(Clone)]
+pub(super) struct Follow {
+    /// The old host's name.
+    pub(super) left: String,
+    /// The successors, in order, and the next to try.
+    pub(super) list: Vec<crate::succession::Successor>,
+    pub(super) next: usize,
+    /// Our connection to the old host, and our session's token there (before it became
+    /// the migration token): to try the host again if we stand by.
+    pub(super) host: Box<Connection>,
+    pub(super) token: Option<Key>,
+    /// Whether the host said it quit (it is surely gone), rather than fell silent.
+    pub(super) quit: bool,
+}
+
+/// Standing by as the host's successor: silence alone does not make us the host (our own
+/// link may be what failed, and the others still play there); another player coming to
+/// us does (it lost the host too), or the host's grace window passing with no answer.
+#[derive(Clone)]
+pub(super) struct Standby {
+    /// The old host's name.
+    pub(super) left: String,
+    /// When we knock next at the other players' addresses (µs), and until when: one byte
+    /// each, which opens our NAT (if any) to their hellos, as a new host's knock does.
+    pub(super) knock: u64,
+    pub(super) knock_until: u64,
+    /// When we ask the players after us in the succession whether one of them took the
+    /// game over (µs; `u64::MAX` once asked): a player that lost the host when we did
+    /// comes to us within a migration wait, so if none came by then, either only our link
+    /// failed or the game went on without us (we were frozen, say).
+    pub(super) ask_at: u64,
+    /// Before we take the game over: whether the others say the host is alive.
+    pub(super) confirm: Option<Confirm>,
+}
+
+/// A successor about to take the game over first asks everyone else it knows of whether
+/// the host is alive (two players cut off from the host at once, one coming to the other,
+/// do not split the game while a third still plays there): a hello to each, which a client
+/// playing at a host it heard within two heartbeats answers with where that host is
+/// ([`RejectReason::HostAlive`]). Nobody saying so for [`confirm_us`], we take over.
+#[derive(Clone)]
+pub(super) struct Confirm {
+    /// Until when we wait for an answer (µs).
+    until: u64,
+    /// When our hellos go again (µs): every [`KNOCK_EVERY_US`], against loss.
+    next: u64,
+    /// Their nonce, which an answer echoes.
+    nonce: u64,
+    /// Where a player said the host plays, if one did.
+    alive: Option<SocketAddr>,
+}
+
+/// How long a successor waits for the others to say the host is alive (µs): two
+/// heartbeats, since a player answers so only for a host it heard within two.
+fn confirm_us(core: &Core) -> u64 {
+    2 * us(core.config.heartbeat)
+}
+
+/// How often, and for how long, a successor standing by knocks at the other players (µs).
+const KNOCK_EVERY_US: u64 = 250_000;
+const KNOCK_FOR_US: u64 = 10_000_000;
+
+impl ClientEndpoint {
+    /// The host went (it said goodbye: `quit`, or fell silent): if the game migrates,
+    /// follows it to the first successor and returns true. Our session's token becomes its
+    /// migration token, which the new host knows. If we are that successor and the host
+    /// only fell silent, we stand by instead ([`standby`](Self::standby)), trying the host
+    /// again.
+    pub(super) fn migrate(&mut self, core: &mut Core, quit: bool) -> bool {
+        let s = &self.succession;
+        if !s.migrate || s.list.is_empty() || self.id.is_none() || self.session.is_none() {
+            return false;
+        }
+        let mut follow = Follow {
+            left: s.host.clone(),
+            list: s.list.clone(),
+            next: 0,
+            host: Box::new(self.conn.clone()),
+            token: None,
+            quit,
+        };
+        if let Some(session) = &mut self.session {
+            follow.token = Some(session.token);
+            session.token = crypto::migration_token(&session.token);
+        }
+        self.follow = Some(follow);
+        self.next_successor(core)
+    }
+
+    /// Tries the next successor: resumes our session there, or, if it is us, asks the
+    /// manager to make us the server. False when none is left.
+    pub(super) fn next_successor(&mut self, core: &mut Core) -> bool {
+        let Some(f) = self.follow.as_mut() else {
+            return false;
+        };
+        let Some(to) = f.list.get(f.next).cloned() else {
+            // Asking the others while standing by: what we need to stand by on the host
+            // again stays.
+            if self.standby.is_none() {
+                self.follow = None;
+            }
+            return false;
+        };
+        f.next += 1;
+        let left = f.left.clone();
+        let host = if left.is_empty() { "the host" } else { &left };
+        // Players after us in the succession come to us if they lost the host too; with
+        // none after us, we ask whoever we know whether the host is alive (our own link
+        // may be what failed while spectators still watch there), and take over if nobody
+        // says so, or at once if there is nobody to ask.
+        let after_us = f.list.len() > f.next;
+        if Some(to.client) == self.id && !f.quit {
+            if !self.stand_by(core) {
+                return false;
+            }
+            if !after_us && !self.start_confirm(core) {
+                self.take_over(core);
+            }
+            return true;
+        }
+        tracing::info!("{host} went: {} ({}) takes over", to.name, to.addr);
+        core.events.push_back(NetEvent::HostLeft {
+            host: left.clone(),
+            next: to.name.clone(),
+        });
+        if Some(to.client) == self.id {
+            self.follow = None;
+            self.ladder = None;
+            self.promote = Some(left);
+            return true;
+        }
+        self.ladder_to(core, to.addr, core.config.migration_wait)
+    }
+
+    /// Whether `bytes`, from `from` (not the server), is a player of the game coming to us
+    /// while we stand by as the host's successor: its hello says it lost the host too, so
+    /// we take the game over (and the server we become answers it), once nobody else says
+    /// the host is alive ([`Confirm`]; meanwhile, and if one does, its hello waits or is
+    /// answered with where the host is).
+    ///
+    /// While we play at a live host, such a hello is answered that the host is alive
+    /// ([`RejectReason::HostAlive`], echoing its nonce): that player lost only its own link
+    /// to the host, and tries the host again instead of taking the game over alone.
+    pub(crate) fn comes_to_us(&mut self, core: &mut Core, from: SocketAddr, bytes: &[u8]) -> bool {
+        // One of the game's sessions: a successor, or one the host keeps for a resume (its
+        // own link to the host may be what failed).
+        let s = &self.succession;
+        let listed = s.list.iter().map(|p| (p.client, p.addr));
+        let player = listed
+            .chain(s.heirs.iter().map(|h| (h.client, h.addr)))
+            .any(|(c, a)| a == from && Some(c) != self.id);
+        let Ok((version, DatagramKind::Hello, body)) = wire::parse_header(bytes) else {
+            return false;
+        };
+        if !player || version != core.config.version {
+            return false;
+        }
+        if self.standby.is_none() {
+            // Only a host heard from lately is alive: one that went silent a moment ago
+            // may be gone for us too (our own timeout has not come yet).
+            let heard =
+                core.now.saturating_sub(self.conn.last_heard) <= 2 * us(core.config.heartbeat);
+            let playing = self.conn.is_connected() && self.ladder.is_none() && heard;
+            if let (true, Some(nonce)) = (playing, wire::hello_nonce(body)) {
+                let reason = RejectReason::HostAlive { at: self.conn.addr };
+                super::super::answer(core, from, bytes.len(), &RejectBody { reason, nonce });
+            }
+            return false;
+        }
+        let earlier = self.succession.list.iter().position(|p| p.addr == from);
+        if let (Some(theirs), Some(mine)) = (earlier, self.place())
+            && theirs < mine
+            && let Some(standby) = self.standby.take()
+        {
+            // A successor before us stands by too (it asks us whether the host is alive,
+            // or whether we took the game over): the game is its to take, and we follow
+            // it there.
+            self.ladder = None;
+            tracing::info!("{from}, a successor before us, stands by too: following it");
+            self.follow_from(core, standby.left, theirs);
+            return false;
+        }
+        let Some(standby) = self.standby.as_mut() else {
+            return false;
+        };
+        if let Some(c) = &standby.confirm {
+            // Asking the others: the player tries again (its ladder), or hears that the
+            // host is alive.
+            if let (Some(at), Some(nonce)) = (c.alive, wire::hello_nonce(body)) {
+                let reason = RejectReason::HostAlive { at };
+                super::super::answer(core, from, bytes.len(), &RejectBody { reason, nonce });
+            }
+            return false;
+        }
+        tracing::info!("another player lost the host too: asking the others whether it lives");
+        if self.start_confirm(core) {
+            return false;
+        }
+        self.take_over(core);
+        true
+    }
+
+    /// Every session we know of but ours (players and, as a successor, spectators): whom
+    /// we ask whether the host is alive.
+    fn others(&self) -> Vec<SocketAddr> {
+        let s = &self.succession;
+        let listed = s.list.iter().map(|p| (p.client, p.addr));
+        let mut all: Vec<SocketAddr> = listed
+            .chain(s.heirs.iter().map(|h| (h.client, h.addr)))
+            .filter(|(c, _)| Some(*c) != self.id)
+            .map(|(_, a)| a)
+            .collect();
+        all.sort();
+        all.dedup();
+        all
+    }
+
+    /// Standing by, we start asking the others whether the host is alive ([`Confirm`]);
+    /// false if there is nobody to ask.
+    fn start_confirm(&mut self, core: &mut Core) -> bool {
+        if self.others().is_empty() {
+            return false;
+        }
+        let i = self.handshakes;
+        self.handshakes += 1;
+        let nonce = u64::from_le_bytes(
+            crypto::derive(&self.entropy, "probe", i)[..8]
+                .try_into()
+                .unwrap_or_default(),
+        );
+        let Some(s) = &mut self.standby else {
+            return false;
+        };
+        s.confirm = Some(Confirm {
+            until: core.now + confirm_us(core),
+            next: core.now,
+            nonce,
+            alive: None,
+        });
+        true
+    }
+
+    /// Each frame while we ask the others whether the host is alive: our hellos go again
+    /// now and then; when the wait is over and nobody said so, we take the game over (a
+    /// player that came to us tries again, and the server we become answers it); if one
+    /// did, we go on standing by on the host.
+    pub(super) fn confirm(&mut self, core: &mut Core) {
+        let others = self.others();
+        let Some(s) = &mut self.standby else {
+            return;
+        };
+        let Some(c) = &mut s.confirm else {
+            return;
+        };
+        if core.now >= c.until {
+            match c.alive {
+                Some(_) => s.confirm = None,
+                None => self.take_over(core),
+            }
+            return;
+        }
+        if core.now >= c.next {
+            c.next = core.now + KNOCK_EVERY_US;
+            let hello = wire::Hello {
+                nonce: c.nonce,
+                client_pub: [0; 32],
+            };
+            let d = wire::hello(core.config.version, &hello);
+            core.outbox
+                .extend(others.into_iter().map(|to| (to, d.clone())));
+        }
+    }
+
+    /// Whether `bytes`, from `from` (not the server), answers our question whether the
+    /// host is alive ([`Confirm`]): a refusal echoing our nonce, saying where the host
+    /// plays.
+    pub(crate) fn confirmed_alive(&mut self, core: &Core, from: SocketAddr, bytes: &[u8]) -> bool {
+        let Some(c) = self.standby.as_mut().and_then(|s| s.confirm.as_mut()) else {
+            return false;
+        };
+        let Ok((version, DatagramKind::Reject, body)) = wire::parse_header(bytes) else {
+            return false;
+        };
+        let Ok(r) = wire::decode::<RejectBody>(body) else {
+            return false;
+        };
+        match (version == core.config.version, r.nonce == c.nonce, r.reason) {
+            (true, true, RejectReason::HostAlive { at }) => {
+                if c.alive.is_none() {
+                    tracing::info!("{from} plays at a live host at {at}: not taking the game over");
+                }
+                c.alive = Some(at);
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// We take the game over (the manager makes us the server).
+    fn take_over(&mut self, core: &mut Core) {
+        let Some(standby) = self.standby.take() else {
+            return;
+        };
+        let left = standby.left;
+        let host = if left.is_empty() { "the host" } else { &left };
+        tracing::info!("{host} is gone for the others too: taking the game over");
+        core.events.push_back(NetEvent::HostLeft {
+            host: left.clone(),
+            next: self.name.clone(),
+        });
+        self.ladder = None;
+        self.follow = None;
+        self.promote = Some(left);
+    }
+
+    /// While we stand by, knocks at the other players every [`KNOCK_EVERY_US`] for
+    /// [`KNOCK_FOR_US`]: one byte each, which their clients drop, but which opens our NAT
+    /// (if any) to their hellos, should they come to us.
+    pub(crate) fn knock(&mut self, core: &mut Core) {
+        let Some(s) = &mut self.standby else {
+            return;
+        };
+        if core.now >= s.knock_until || core.now < s.knock {
+            return;
+        }
+        s.knock = core.now + KNOCK_EVERY_US;
+        for p in self
+            .succession
+            .list
+            .iter()
+            .filter(|p| Some(p.client) != self.id)
+        {
+            core.outbox.push((p.addr, vec![0]));
+        }
+    }
+
+    /// We are the successor to take the game over, but the host only fell silent: our own
+    /// link may be what failed, while the others still play there. We try to resume with
+    /// the host, with our own token, for its whole grace window, and take the game over
+    /// if another player comes to us first ([`comes_to_us`](Self::comes_to_us)), or if the
+    /// window passes with no answer. If nobody comes for a while, we ask the players
+    /// after us once ([`ask_the_others`](Self::ask_the_others)).
+    pub(super) fn stand_by(&mut self, core: &mut Core) -> bool {
+        let Some(f) = self.follow.take() else {
+            return false;
+        };
+        // Back from asking the others: they are not to be asked again.
+        let asked = self.standby.is_some();
+        if let (Some(session), Some(token)) = (&mut self.session, f.token) {
+            session.token = token;
+        }
+        let host = if f.left.is_empty() {
+            "the host"
+        } else {
+            &f.left
+        };
+        tracing::info!(
+            "{host} fell silent: trying it again, and taking the game over if another player comes"
+        );
+        let wait = us(core.config.migration_wait);
+        self.standby = Some(Standby {
+            left: f.left,
+            knock: core.now,
+            knock_until: core.now + KNOCK_FOR_US,
+            ask_at: if asked { u64::MAX } else { core.now + wait },
+            confirm: None,
+        });
+        // What we had not got acknowledged goes on to the host, numbered as it was.
+        self.conn = *f.host;
+        self.ladder_to(core, self.conn.addr, 0.0)
+    }
+
+    /// Standing by, nobody came for a migration wait: we ask the players
+    /// after us in the succession, in turn, as a follower would (with our migration
+    /// token). One that took the game over (while we were frozen, say) resumes our session
+    /// there; one that plays at the live host says so, and we stand by on the host again;
+    /// if none answers, we stand by on the host for the rest of its grace window.
+    pub(super) fn ask_the_others(&mut self, core: &mut Core) -> bool {
+        let Some(s) = self.standby.as_mut().filter(|s| core.now >= s.ask_at) else {
+            return false;
+        };
+        s.ask_at = u64::MAX;
+        let left = s.left.clone();
+        let Some(mine) = self.place() else {
+            return false;
+        };
+        tracing::info!("nobody came to us: asking the players after us");
+        if self.follow_from(core, left, mine + 1) {
+            return true;
+        }
+        self.stand_by(core)
+    }
+
+    /// Our reconnect ladder gave up, nothing having answered it: the next successor, or
+    /// back to standing by on the host; past the host's grace window standing by, the
+    /// game is ours; a resume with the host unanswered follows the game to its successor,
+    /// if it migrates. False if the session is lost.
+    pub(super) fn ladder_gave_up(&mut self, core: &mut Core) -> bool {
+        if self.standby.is_some() && self.follow.is_some() {
+            // Asking the others while standing by: the next, or back to the host.
+            if !self.next_successor(core) {
+                self.stand_by(core);
+            }
+            return true;
+        }
+        if self.standby.is_some() {
+            // The host's grace window passed, and nobody came: we are the only player
+            // left.
+            self.take_over(core);
+            return true;
+        }
+        let following = self.follow.is_some();
+        if self.next_successor(core) {
+            return true;
+        }
+        // Nothing answered our resume with the host: if the game migrates, the host may
+        // have gone while we could not hear it (it timed us out, then quit or crashed),
+        // and the game goes on at its successor.
+        if !following && self.migrate(core, false) {
+            return true;
+        }
+        core.events.push_back(NetEvent::ConnectionLost {
+            reason: DisconnectReason::TimedOut,
+        });
+        false
+    }
+
+    /// Our place in the succession, if we are in it.
+    fn place(&self) -> Option<usize> {
+        let list = &self.succession.list;
+        list.iter().position(|p| Some(p.client) == self.id)
+    }
+
+    /// Follows the game (the host `left` went) to the successors from the `next`th on,
+    /// with our migration token; our connection to the host goes along, to stand by on it
+    /// again. False if there is none to try.
+    fn follow_from(&mut self, core: &mut Core, left: String, next: usize) -> bool {
+        let Some(session) = &mut self.session else {
+            return false;
+        };
+        let token = session.token;
+        session.token = crypto::migration_token(&token);
+        self.follow = Some(Follow {
+            left,
+            list: self.succession.list.clone(),
+            next,
+            host: Box::new(self.conn.clone()),
+            token: Some(token),
+            quit: false,
+        });
+        self.next_successor(core)
+    }
+
+    /// A successor we tried plays at a live host at `at`. Our old host: only our link to it
+    /// failed, and we stand by on it. Another: the game moved on there while we could not
+    /// reach the successor that took it over, and we follow it there. (A host that said
+    /// goodbye is gone whatever the successor has not heard yet: we keep trying that
+    /// successor, which takes over once the goodbye reaches it.)
+    pub(super) fn host_alive(&mut self, core: &mut Core, at: SocketAddr) {
+        let Some(f) = self
+            .follow
+            .as_mut()
+            .filter(|f| !(f.quit && f.host.addr == at))
+        else {
+            self.refuse(core);
+            return;
+        };
+        tracing::info!("{} plays at a live host at {at}", self.conn.addr);
+        self.ladder = None;
+        if f.host.addr == at {
+            self.stand_by(core);
+            return;
+        }
+        // The successor there: the one we try after it is the next in the list.
+        if let Some(i) = f.list.iter().position(|s| s.addr == at) {
+            f.next = i;
+        }
+        let host = f.list.iter().find(|s| s.addr == at).map(|s| s.name.clone());
+        core.events.push_back(NetEvent::HostLeft {
+            host: f.left.clone(),
+            next: host.unwrap_or_default(),
+        });
+        f.next += 1;
+        self.ladder_to(core, at, core.config.migration_wait);
+    }
+}
