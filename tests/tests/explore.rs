@@ -209,6 +209,18 @@ fn a_successor_asks_the_others_before_it_takes_the_game_over() {
     }
 }
 
+/// Found by the explorer (seed 185: the host's link lost 62% for 3 s, then the host quit):
+/// a client that lost a broadcast carrying a crate's change dated its prediction from the
+/// state before as the next broadcast's, whose silence meant "as I last sent" (4 cm off;
+/// a guess after a broadcast missed is now shown but not dated); and after the migration a
+/// grenade it threw stayed under its provisional id beside the real one, the old host
+/// having acknowledged the request and gone before its confirmation came (a request the
+/// server acknowledged and never answered goes when the new host's world is all sent).
+#[test]
+fn a_guess_after_a_missed_broadcast_is_not_dated_and_a_spawn_the_old_host_took_is_not_kept_twice() {
+    holds(&Plan::draw(185), "missed");
+}
+
 /// Found by the explorer, in its end check (seed 66): a crate that fell off at the
 /// session's last tick came back under a new id on the host, and a point scored for it,
 /// which no client could have heard of yet. What came, went or scored in the last 2 s is

@@ -44,6 +44,11 @@ struct Versions {
     /// A state of no later broadcast was the server's from before (it sends none to the
     /// holder), and is dropped; a later one came after the server took the body back.
     granted_at: Option<u32>,
+    /// The newest broadcast a datagram of which spoke for the entity (listed it or not).
+    /// A broadcast's silence vouches for our prediction only if we heard the one before
+    /// it speak for the entity too: one we missed may have carried a change, and the
+    /// server's silence then means "as I last sent", not "as you predict".
+    covered: Option<u32>,
 }
 
 impl Versions {
@@ -200,6 +205,10 @@ pub(crate) struct ClientReplication {
     pub(crate) relayed: Vec<(NetId, f64)>,
     /// Of those, how long (ms) before its datagram each holder's newest was sent.
     pub(crate) relayed_ages: BTreeMap<Owner, u16>,
+    /// Our spawn requests the server has not answered, by provisional id: the reliable
+    /// message that carries each (none once it went on to a new host, numbered afresh),
+    /// and whether the server acknowledged it.
+    requests: BTreeMap<NetId, (Option<u32>, bool)>,
 }
 
 /// How fast (metres a second) one of our bodies must move for what it touches to be
@@ -265,8 +274,17 @@ impl ClientReplication {
     /// What a client keeps of its replication when a new host takes the game over: only
     /// its provisional ids go on (the new host's broadcasts are numbered afresh).
     pub(crate) fn for_new_host(&self) -> Self {
+        // Requests not yet acknowledged go on to the new host (numbered afresh), which
+        // answers them; one the old host acknowledged and never answered is its to have
+        // spawned or refused, and the new host's world says which.
+        let requests = self
+            .requests
+            .iter()
+            .map(|(net, (_, acked))| (*net, (None, *acked)))
+            .collect();
         ClientReplication {
             next_provisional: self.next_provisional,
+            requests,
             ..ClientReplication::default()
         }
     }
@@ -286,6 +304,7 @@ impl Default for ClientReplication {
             resyncing: None,
             relayed: Vec::new(),
             relayed_ages: BTreeMap::new(),
+            requests: BTreeMap::new(),
         }
     }
 }
@@ -368,6 +387,16 @@ impl ClientReplication {
         head: &wire::StateHead,
         listed: &[NetId],
     ) {
+        // The entities for which we heard the broadcast before this one speak (not one
+        // lost or late, nor this one again, a duplicate): only their guesses are dated.
+        let mut unbroken = std::collections::BTreeSet::new();
+        for (net, rec) in self.received.iter_mut().filter(|(n, _)| head.covers(**n)) {
+            let prev = rec.covered;
+            if prev.is_some_and(|p| p.wrapping_add(1) == at.number) {
+                unbroken.insert(*net);
+            }
+            rec.covered = Some(prev.map_or(at.number, |p| p.max(at.number)));
+        }
         let mut due: Vec<NetId> = self
             .received
             .iter()
@@ -392,8 +421,12 @@ impl ClientReplication {
                 continue;
             };
             let codec = codec_of(group, e.id(), rec.posed);
+            // Dated as this broadcast's state only where the server vouches for it; in a
+            // partial broadcast, or after one we missed, it is our best guess, shown but not
+            // dated, and not in place of a state a broadcast vouched for in this frame.
+            let dates = !head.partial && unbroken.contains(&net);
             let vouched = rec.dated == at.now && rec.applied.is_some();
-            if e.owner() != Owner::Server || !codec.get().predicts() || (head.partial && vouched) {
+            if e.owner() != Owner::Server || !codec.get().predicts() || (!dates && vouched) {
                 continue;
             }
             let Some((base, Some(tick))) = rec.newest() else {
@@ -406,9 +439,7 @@ impl ClientReplication {
             {
                 continue;
             }
-            // Dated as this broadcast's state only where the server vouches for it; in a
-            // partial broadcast it is our best guess, shown but not dated.
-            if !head.partial {
+            if dates {
                 rec.applied = Some(at.number);
                 rec.at = rec.at.max(at.now);
                 rec.dated = at.now;
@@ -559,6 +590,7 @@ impl ClientReplication {
                 self.set_owner(group, (stats, number), (net, owner, seq));
             }
             Msg::SpawnConfirmed { provisional, net } => {
+                self.requests.remove(&provisional);
                 // After a resume the server confirms again what it may have confirmed.
                 let again = self.resyncing.is_some() && group.by_net(provisional).is_none();
                 tracing::debug!("spawn {provisional} confirmed as {net}");
@@ -569,6 +601,7 @@ impl ClientReplication {
             Msg::ResendingWorld => self.begin_resync(),
             Msg::WorldSent => self.world_sent(group),
             Msg::SpawnRefused { provisional } => {
+                self.requests.remove(&provisional);
                 // After a resume the server refuses again what it may have refused.
                 if let Some(eid) = group.id_of(provisional) {
                     core.counters.failed_spawns += 1;
@@ -700,9 +733,25 @@ impl ClientReplication {
         let Some(seen) = self.resyncing.take() else {
             return;
         };
+        // A spawn of ours the server acknowledged and never answered (it confirmed it to an
+        // old host that went): the world just sent has it, under its real id, if it was
+        // spawned.
+        let unanswered: BTreeSet<NetId> = self
+            .requests
+            .iter()
+            .filter(|(_, (_, acked))| *acked)
+            .map(|(net, _)| *net)
+            .collect();
+        self.requests.retain(|net, _| !unanswered.contains(net));
         let gone: Vec<(NetId, EntityId)> = group
             .iter()
-            .filter(|e| !e.net_id().is_provisional() && !seen.contains(&e.net_id()))
+            .filter(|e| {
+                let net = e.net_id();
+                match net.is_provisional() {
+                    true => unanswered.contains(&net),
+                    false => !seen.contains(&net),
+                }
+            })
             .map(|e| (e.net_id(), e.id()))
             .collect();
         for (net, eid) in gone {
@@ -740,11 +789,16 @@ impl ClientReplication {
                             params: req.params,
                             state,
                         };
-                        core.push(conn, &msg);
+                        if let Some(id) = core.push(conn, &msg) {
+                            self.requests.insert(provisional, (Some(id), false));
+                        }
                     }
                 }
                 Err(_) => core.counters.failed_spawns += 1,
             }
+        }
+        for (id, acked) in self.requests.values_mut() {
+            *acked |= id.is_some_and(|id| conn.delivered(id));
         }
         let changes: Vec<Change> = group.replica().drain_changes().collect();
         for change in changes {
