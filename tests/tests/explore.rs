@@ -55,13 +55,13 @@ fn a_host_and_one_client_agree_after_the_client_hands_a_crate_back() {
 /// section put it, and takes a section that repeats the last as silence.
 #[test]
 fn a_killed_clients_player_holds_in_one_place_on_every_screen() {
-    holds(&Plan::draw(24), "orphan");
+    holds(&Plan::draw_classic(24), "orphan");
 }
 
 /// `seed`'s session with only the faults of kind `kind` (a smallest schedule the shrinker
 /// printed).
 fn only(seed: u64, kind: &str) -> Plan {
-    let mut plan = Plan::draw(seed);
+    let mut plan = Plan::draw_classic(seed);
     plan.faults.retain(|f| f.kind() == kind);
     plan
 }
@@ -91,7 +91,7 @@ fn states_a_client_acknowledges_while_it_hands_a_crate_back_are_states_it_keeps(
 /// baseline, and the client dates no prediction of a crate it is waiting for.
 #[test]
 fn a_client_that_lost_a_baseline_gets_the_crate_whole() {
-    holds(&Plan::draw(87), "resync");
+    holds(&Plan::draw_classic(87), "resync");
 }
 
 /// The misdated state after a stall (issue 53; seed 30, two clients frozen 3 and 4.5 s):
@@ -127,7 +127,7 @@ fn a_crate_sent_twice_since_its_baseline_is_not_left_to_a_prediction() {
 #[test]
 fn the_witness_files_only_what_a_broadcast_carried() {
     for seed in [0, 1, 35, 110] {
-        holds(&Plan::draw(seed), "witness");
+        holds(&Plan::draw_classic(seed), "witness");
     }
 }
 
@@ -140,7 +140,7 @@ fn the_witness_files_only_what_a_broadcast_carried() {
 #[test]
 fn a_successor_cut_off_from_the_host_does_not_split_the_game() {
     for seed in [37, 121] {
-        holds(&Plan::draw(seed), "standby");
+        holds(&Plan::draw_classic(seed), "standby");
     }
 }
 
@@ -152,8 +152,8 @@ fn a_successor_cut_off_from_the_host_does_not_split_the_game() {
 /// refused grenades thrown while the host's datagrams could not reach the client).
 #[test]
 fn spawns_that_went_while_a_client_was_cut_off_go_on_its_screen_too() {
-    holds(&Plan::draw(25), "gone");
-    holds(&Plan::draw(195), "gone");
+    holds(&Plan::draw_classic(25), "gone");
+    holds(&Plan::draw_classic(195), "gone");
 }
 
 /// Found by the explorer (seed 146): a client that joined after another was killed saw
@@ -162,7 +162,7 @@ fn spawns_that_went_while_a_client_was_cut_off_go_on_its_screen_too() {
 /// A copy's first section now sets its count.
 #[test]
 fn a_late_joiner_sees_a_silent_player_where_it_stands() {
-    holds(&Plan::draw(146), "late");
+    holds(&Plan::draw_classic(146), "late");
 }
 
 /// Found by the explorer (seed 126: the host killed, two players quit during the
@@ -173,7 +173,7 @@ fn a_late_joiner_sees_a_silent_player_where_it_stands() {
 /// where the live host is follows the game there.
 #[test]
 fn a_migration_with_players_gone_and_crates_held_ends_in_one_game() {
-    holds(&Plan::draw(126), "held");
+    holds(&Plan::draw_classic(126), "held");
 }
 
 /// Found by the explorer (seed 62: the host killed after a player, a player joining the
@@ -183,7 +183,7 @@ fn a_migration_with_players_gone_and_crates_held_ends_in_one_game() {
 /// copy that has heard nothing holds where the spawn placed it.
 #[test]
 fn a_late_joiner_at_a_new_host_sees_a_silent_player_where_the_host_holds_it() {
-    holds(&Plan::draw(62), "unheard");
+    holds(&Plan::draw_classic(62), "unheard");
 }
 
 /// Found by the explorer (seeds 130 and 155), in its model of people: one joined 0.1 s
@@ -192,7 +192,7 @@ fn a_late_joiner_at_a_new_host_sees_a_silent_player_where_the_host_holds_it() {
 /// the game on the LAN where it is now, and looks again if there is none.
 #[test]
 fn a_player_who_finds_no_game_looks_again() {
-    holds(&Plan::draw(130), "look-again");
+    holds(&Plan::draw_classic(130), "look-again");
 }
 
 /// Found by the explorer (seed 138: the host's datagrams cut off from the first successor
@@ -205,7 +205,7 @@ fn a_player_who_finds_no_game_looks_again() {
 #[test]
 fn a_successor_asks_the_others_before_it_takes_the_game_over() {
     for seed in [101, 138] {
-        holds(&Plan::draw(seed), "confirm");
+        holds(&Plan::draw_classic(seed), "confirm");
     }
 }
 
@@ -218,7 +218,27 @@ fn a_successor_asks_the_others_before_it_takes_the_game_over() {
 /// server acknowledged and never answered goes when the new host's world is all sent).
 #[test]
 fn a_guess_after_a_missed_broadcast_is_not_dated_and_a_spawn_the_old_host_took_is_not_kept_twice() {
-    holds(&Plan::draw(185), "missed");
+    holds(&Plan::draw_classic(185), "missed");
+}
+
+/// Found by the explorer (seed 2051: the server's path took no datagram over 723 bytes
+/// for 2.5 s): a crate a client had just claimed went out in no broadcast, and the others,
+/// not yet told it had changed hands, dated their predictions of it as the broadcasts'
+/// states (2 cm off). A broadcast vouches for no prediction while a client has not
+/// acknowledged that a body changed hands.
+#[test]
+fn a_body_that_changed_hands_is_not_vouched_for_until_the_client_knows() {
+    holds(&Plan::draw_classic(2051), "owners");
+}
+
+/// The later fault kinds, each in a seed that holds: the server's relevance filter hiding
+/// half the world from a client and lifting (2003), two players pushing one crate (2011), a
+/// clock that steps 4.5 s forward (2006), a kick (2023).
+#[test]
+fn relevance_contention_clock_steps_and_kicks_hold() {
+    for seed in [2003, 2011, 2006, 2023] {
+        holds(&Plan::draw(seed), "later");
+    }
 }
 
 /// Found by the explorer, in its end check (seed 66): a crate that fell off at the
@@ -227,7 +247,7 @@ fn a_guess_after_a_missed_broadcast_is_not_dated_and_a_spawn_the_old_host_took_i
 /// no longer required on every screen.
 #[test]
 fn the_end_check_waits_for_what_the_last_moments_changed() {
-    holds(&Plan::draw(66), "end");
+    holds(&Plan::draw_classic(66), "end");
 }
 
 /// Seeds that hold: a host with five clients, two of them spectators who join late, and
@@ -240,6 +260,6 @@ fn the_end_check_waits_for_what_the_last_moments_changed() {
 #[test]
 fn fixed_seeds_hold() {
     for seed in [10, 13, 33, 56, 77] {
-        holds(&Plan::draw(seed), "seeds");
+        holds(&Plan::draw_classic(seed), "seeds");
     }
 }

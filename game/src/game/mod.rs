@@ -203,6 +203,12 @@ impl Game {
         self.link.net()
     }
 
+    /// The network layer, to change (tools and tests set a server's relevance filter
+    /// with it, say).
+    pub fn net_mut(&mut self) -> &mut NetManager {
+        self.link.net_mut()
+    }
+
     /// Server: the poses its recent broadcasts carried; client: the newest pose it took
     /// of each entity, by broadcast (see [`witness`](crate::witness)): what tests compare
     /// to find a state filed under the wrong broadcast.

@@ -257,8 +257,11 @@ impl ServerReplication {
                                 v.ents.void_from(slot, self.number);
                             }
                         }
-                        if p.view.as_ref().is_some_and(|v| v.ents.holds(slot, net)) {
-                            core.push(&mut p.conn, &Msg::SetOwner { net, owner, seq });
+                        if let Some(v) = p.view.as_mut().filter(|v| v.ents.holds(slot, net))
+                            && let Some(m) =
+                                core.push(&mut p.conn, &Msg::SetOwner { net, owner, seq })
+                        {
+                            v.owners_told.push(m);
                         }
                     }
                 }
@@ -510,8 +513,10 @@ fn send_state(
     if picks.is_empty() && !moving {
         return false;
     }
-    // What the broadcast held back the client may predict: it vouches for no prediction.
-    let partial = picked_changed < changed || cands.unannounced;
+    // What the broadcast held back the client may predict, and a body whose new holder it
+    // has not heard of yet it may predict as the server's: it vouches for no prediction.
+    view.owners_told.retain(|m| !p.conn.delivered(*m));
+    let partial = picked_changed < changed || cands.unannounced || !view.owners_told.is_empty();
     let stamp = (cadence.number, round.head.map(|tick| (tick, partial)));
     let (chunks, entries) = packetize(round.world, picks, stamp, &round.deltas.bytes);
     let parts: Vec<&[u8]> = chunks.iter().map(|(b, _)| b.as_slice()).collect();

@@ -406,6 +406,10 @@ pub(crate) struct ClientView {
     /// The entries of datagrams not yet acknowledged: (sequence number, [(slot, entity,
     /// broadcast)]).
     pub(crate) in_flight: VecDeque<(u32, SentEntries)>,
+    /// The reliable messages telling the client that entities changed hands, until it
+    /// acknowledges them: meanwhile it may still take a body a client now holds for the
+    /// server's, and predict it, so no broadcast vouches for its predictions.
+    pub(crate) owners_told: Vec<u32>,
 }
 
 impl ClientView {

@@ -6,6 +6,9 @@
 //! cargo run --release -p lanyard-tests --bin explore -- --seed 42
 //! ```
 //!
+//! With `--classic`, each seed draws only the fault kinds of the first explorer (no kicks,
+//! clock steps, contention or relevance): the schedules its earlier findings were found in.
+//!
 //! Every seed that fails prints its violation, the command that replays it, and (with
 //! `--shrink`, on by default for `--seed`) the smallest schedule of faults that still fails
 //! the same way.
@@ -22,6 +25,7 @@ struct Args {
     seeds: u64,
     shrink: bool,
     verbose: bool,
+    classic: bool,
 }
 
 fn args() -> Result<Args, String> {
@@ -30,6 +34,7 @@ fn args() -> Result<Args, String> {
         seeds: 100,
         shrink: false,
         verbose: false,
+        classic: false,
     };
     let mut it = std::env::args().skip(1);
     let num = |v: Option<String>, flag: &str| -> Result<u64, String> {
@@ -49,9 +54,10 @@ fn args() -> Result<Args, String> {
             }
             "--shrink" => a.shrink = true,
             "--verbose" | "-v" => a.verbose = true,
+            "--classic" => a.classic = true,
             other => {
                 return Err(format!(
-                    "unknown argument '{other}' (--seeds N, --from S, --seed S, --shrink, --verbose)"
+                    "unknown argument '{other}' (--seeds N, --from S, --seed S, --shrink, --verbose, --classic)"
                 ));
             }
         }
@@ -88,7 +94,10 @@ fn main() {
     let (mut said, mut shown, mut unchecked) = (0u64, 0u64, 0u64);
     let mut most = lanyard_net::Footprint::default();
     for seed in a.from..a.from + a.seeds {
-        let plan = Plan::draw(seed);
+        let plan = match a.classic {
+            true => Plan::draw_classic(seed),
+            false => Plan::draw(seed),
+        };
         if a.verbose {
             println!("{plan}");
         }

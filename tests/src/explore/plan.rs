@@ -94,6 +94,45 @@ pub enum Fault {
         /// When, seconds into the session.
         at: f32,
     },
+    /// The host kicks `peer` (its session ends; it does not come back).
+    Kick {
+        /// Whom.
+        peer: usize,
+        /// When, seconds into the session.
+        at: f32,
+    },
+    /// `peer`'s clock steps `secs` forward at once (a laptop that slept, a clock that
+    /// jumped): one frame of its lets that much time pass, while everyone else's did not.
+    ClockStep {
+        /// Whose clock.
+        peer: usize,
+        /// When, seconds into the session.
+        at: f32,
+        /// How far, seconds.
+        secs: f32,
+    },
+    /// Players `a` and `b` walk into the same crate from where they are, pushing it
+    /// between them (hand-off contention: both claim it).
+    Contend {
+        /// One player.
+        a: usize,
+        /// The other.
+        b: usize,
+        /// From when, seconds into the session.
+        at: f32,
+        /// For how long, seconds.
+        secs: f32,
+    },
+    /// The server's relevance filter hides every other entity from `peer` (a fog of war
+    /// that comes and goes): they go from its screen, and come back when it lifts.
+    Hide {
+        /// From whom.
+        peer: usize,
+        /// From when, seconds into the session.
+        at: f32,
+        /// For how long, seconds.
+        secs: f32,
+    },
     /// `peer`'s path takes no datagram longer than `bytes`.
     Mtu {
         /// Whose path (what it sends).
@@ -117,6 +156,10 @@ impl Fault {
             | Fault::Freeze { at, .. }
             | Fault::Kill { at, .. }
             | Fault::Quit { at, .. }
+            | Fault::Kick { at, .. }
+            | Fault::ClockStep { at, .. }
+            | Fault::Contend { at, .. }
+            | Fault::Hide { at, .. }
             | Fault::Mtu { at, .. } => at,
         }
     }
@@ -128,12 +171,30 @@ impl Fault {
             | Fault::Partition { at, secs, .. }
             | Fault::Chaos { at, secs, .. }
             | Fault::Freeze { at, secs, .. }
+            | Fault::Contend { at, secs, .. }
+            | Fault::Hide { at, secs, .. }
             | Fault::Mtu { at, secs, .. } => t >= at && t < at + secs,
-            Fault::Kill { at, .. } | Fault::Quit { at, .. } => t >= at,
+            Fault::Kill { at, .. }
+            | Fault::Quit { at, .. }
+            | Fault::Kick { at, .. }
+            | Fault::ClockStep { at, .. } => t >= at,
         }
     }
 
-    /// Its kind, for counts: `loss`, `partition`, `chaos`, `freeze`, `kill`, `quit`, `mtu`.
+    /// Whether it happens (once) at tick `tick` of a session running `hz` ticks a second:
+    /// a kill, a quit, a kick or a clock step.
+    pub fn now(&self, tick: u64, hz: f32) -> bool {
+        match *self {
+            Fault::Kill { at, .. }
+            | Fault::Quit { at, .. }
+            | Fault::Kick { at, .. }
+            | Fault::ClockStep { at, .. } => (at * hz).ceil() as u64 == tick,
+            _ => false,
+        }
+    }
+
+    /// Its kind, for counts: `loss`, `partition`, `chaos`, `freeze`, `kill`, `quit`,
+    /// `mtu`, `kick`, `clock`, `contention`, `relevance`.
     pub fn kind(&self) -> &'static str {
         match self {
             Fault::Loss { .. } => "loss",
@@ -143,7 +204,23 @@ impl Fault {
             Fault::Kill { .. } => "kill",
             Fault::Quit { .. } => "quit",
             Fault::Mtu { .. } => "mtu",
+            Fault::Kick { .. } => "kick",
+            Fault::ClockStep { .. } => "clock",
+            Fault::Contend { .. } => "contention",
+            Fault::Hide { .. } => "relevance",
         }
+    }
+
+    /// Whether it is of the kinds drawn first (the schedules of the seeds whose bugs
+    /// became regression tests): not a kick, a clock step, contention or relevance.
+    pub fn is_classic(&self) -> bool {
+        !matches!(
+            self,
+            Fault::Kick { .. }
+                | Fault::ClockStep { .. }
+                | Fault::Contend { .. }
+                | Fault::Hide { .. }
+        )
     }
 }
 
@@ -186,6 +263,19 @@ impl fmt::Display for Fault {
                 write!(f, "{at:.2}s +{secs:.2}s: peer {peer} frozen")
             }
             Fault::Kill { peer, at } => write!(f, "{at:.2}s: peer {peer} killed"),
+            Fault::Kick { peer, at } => write!(f, "{at:.2}s: peer {peer} kicked"),
+            Fault::ClockStep { peer, at, secs } => {
+                write!(f, "{at:.2}s: peer {peer}'s clock steps {secs:.2}s forward")
+            }
+            Fault::Contend { a, b, at, secs } => {
+                write!(f, "{at:.2}s +{secs:.2}s: peers {a} and {b} push one crate")
+            }
+            Fault::Hide { peer, at, secs } => {
+                write!(
+                    f,
+                    "{at:.2}s +{secs:.2}s: the server hides half the world from peer {peer}"
+                )
+            }
             Fault::Quit { peer, at } => write!(f, "{at:.2}s: peer {peer} quits"),
             Fault::Mtu {
                 peer,
@@ -217,8 +307,31 @@ pub struct Plan {
 }
 
 impl Plan {
-    /// Everything seed `seed` draws.
+    /// Everything seed `seed` draws: [`draw_classic`](Self::draw_classic)'s session and
+    /// faults, and, from a stream of its own, up to two faults of the later kinds (a kick,
+    /// a clock step, contention, relevance), about every other seed.
     pub fn draw(seed: u64) -> Plan {
+        let mut plan = Plan::draw_classic(seed);
+        let mut rng = SeededRng::new(seed ^ 0x6b69_636b_636c_6f63);
+        let window = SESSION_SECONDS - QUIET;
+        let n = plan.clients.len();
+        let extra = match rng.below(10) {
+            0..=4 => 0,
+            5..=8 => 1,
+            _ => 2,
+        };
+        for _ in 0..extra {
+            if let Some(f) = draw_later_fault(&mut rng, &plan, n, window) {
+                plan.faults.push(f);
+            }
+        }
+        plan.faults.sort_by(|a, b| a.at().total_cmp(&b.at()));
+        plan
+    }
+
+    /// The session and faults a seed drew before the later kinds came (the schedules the
+    /// regression tests of `tests/tests/explore.rs` replay).
+    pub fn draw_classic(seed: u64) -> Plan {
         let mut rng = SeededRng::new(seed ^ 0x6c61_6e79_6172_6421);
         let host = rng.chance(0.6);
         let n = 2 + rng.below(5) as usize;
@@ -280,6 +393,46 @@ impl fmt::Display for Plan {
         }
         Ok(())
     }
+}
+
+/// One fault of the later kinds in the first `window` seconds of `plan`'s session of `n`
+/// clients (`None` if it has no two players to contend).
+fn draw_later_fault(rng: &mut SeededRng, plan: &Plan, n: usize, window: f32) -> Option<Fault> {
+    let client = |rng: &mut SeededRng| 1 + rng.below(n as u32) as usize;
+    let at = rng.range_f32(1.0, window - 1.0);
+    Some(match rng.below(4) {
+        0 => Fault::Kick {
+            peer: client(rng),
+            at,
+        },
+        1 => Fault::ClockStep {
+            peer: rng.below(n as u32 + 1) as usize,
+            at,
+            secs: rng.range_f32(0.2, 6.0),
+        },
+        2 => {
+            let players: Vec<usize> = (1..=n)
+                .filter(|&i| !plan.clients[i - 1].spectator)
+                .collect();
+            if players.len() < 2 {
+                return None;
+            }
+            let a = players[rng.below(players.len() as u32) as usize];
+            let others: Vec<usize> = players.into_iter().filter(|&p| p != a).collect();
+            let b = others[rng.below(others.len() as u32) as usize];
+            Fault::Contend {
+                a,
+                b,
+                at,
+                secs: rng.range_f32(1.0, 6.0).min(window - at),
+            }
+        }
+        _ => Fault::Hide {
+            peer: client(rng),
+            at,
+            secs: rng.range_f32(0.5, 6.0).min(window - at),
+        },
+    })
 }
 
 /// One fault in the first `window` seconds of a session of `n` clients.

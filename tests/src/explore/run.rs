@@ -105,6 +105,9 @@ struct Peer {
     /// When it tries again, its last attempt answered by nobody (a person who finds no
     /// game looks again), seconds into the session.
     retry_at: Option<f32>,
+    /// Whether the host kicked it (it leaves once its game hears so, and is not expected
+    /// at the end).
+    kicked: bool,
 }
 
 /// What a run needs besides its plan: where recordings go, and the arena.
@@ -125,6 +128,8 @@ struct Session<'p> {
     host_scores: Vec<(Scores, Option<u64>)>,
     /// The players' numbered chat lines, said and shown (the reliable channel's check).
     probes: Probes,
+    /// The crate each contention fault (by its index in the plan) has its players push.
+    contended: BTreeMap<usize, NetId>,
     /// Whether a server dropped a chat line over its rate (a gap in the lines is no fault).
     chat_dropped: bool,
 }
@@ -171,6 +176,7 @@ fn run_inner(plan: &Plan, dir: &std::path::Path) -> Result<Outcome, Violation> {
         host_scores: Vec::new(),
         probes: Probes::default(),
         chat_dropped: false,
+        contended: BTreeMap::new(),
     };
     s.start_server(dir)?;
     for (i, c) in plan.clients.iter().enumerate() {
@@ -187,6 +193,7 @@ fn run_inner(plan: &Plan, dir: &std::path::Path) -> Result<Outcome, Violation> {
             joined: false,
             attempts: 0,
             retry_at: None,
+            kicked: false,
         });
     }
     let ticks = (SESSION_SECONDS * TICK_HZ) as u64;
@@ -278,6 +285,7 @@ impl Session<'_> {
             joined: false,
             attempts: 0,
             retry_at: None,
+            kicked: false,
         });
         Ok(())
     }
@@ -342,11 +350,24 @@ impl Session<'_> {
             .collect();
         let left = SESSION_SECONDS - t;
         let every = (EVERY_SECONDS * TICK_HZ) as u64;
+        let pushes = self.contention(t);
+        let tick = self.tick;
         for (i, p) in self.peers.iter_mut().enumerate() {
             let Some(g) = p.game.as_mut() else { continue };
             if frozen.contains(&i) {
                 continue;
             }
+            // A clock that steps: this frame lets that much more time pass here.
+            let stepped: f32 = self
+                .plan
+                .faults
+                .iter()
+                .filter(|f| f.now(tick, TICK_HZ))
+                .filter_map(|f| match *f {
+                    Fault::ClockStep { peer, secs, .. } if peer == i => Some(secs),
+                    _ => None,
+                })
+                .sum();
             // Each player says its next numbered line in turn (a dedicated server is none; a
             // client between connections cannot chat, and the game says so).
             let player = match i {
@@ -360,11 +381,55 @@ impl Session<'_> {
                 let name = g.my_name().unwrap_or(&p.name).to_owned();
                 g.chat(&self.probes.say(&name, self.tick));
             }
-            let input = p.bot.input(g, dt, left);
+            let mut input = p.bot.input(g, dt, left);
+            if let Some(&net) = pushes.get(&i) {
+                input = push_towards(g, net).unwrap_or(input);
+            }
             g.set_input(input);
-            g.tick(dt);
+            g.tick(dt + stepped);
         }
         self.take_chat()
+    }
+
+    /// The players contending for a crate at `t`, and the crate each pushes: the one
+    /// nearest to the midpoint of the two when the contention began (as the host sees it).
+    fn contention(&mut self, t: f32) -> BTreeMap<usize, NetId> {
+        let mut pushes = BTreeMap::new();
+        for (k, f) in self.plan.faults.iter().enumerate() {
+            let (Fault::Contend { a, b, .. }, true) = (f, f.active(t)) else {
+                continue;
+            };
+            if !self.contended.contains_key(&k) {
+                let Some(net) = self.crate_between(*a, *b) else {
+                    continue;
+                };
+                self.contended.insert(k, net);
+            }
+            pushes.insert(*a, self.contended[&k]);
+            pushes.insert(*b, self.contended[&k]);
+        }
+        pushes
+    }
+
+    /// The host's crate nearest to the midpoint of peers `a`'s and `b`'s players.
+    fn crate_between(&self, a: usize, b: usize) -> Option<NetId> {
+        let host = self.live().find(|(_, g)| g.is_server())?.1;
+        let at = |i: usize| -> Option<lanyard::Vec3> {
+            let g = self.peers[i].game.as_ref()?;
+            let id = g.my_player()?;
+            Some(g.group().get(id)?.body().translation())
+        };
+        let mid = (at(a)? + at(b)?) / 2.0;
+        let crate_kind = lanyard::KindId::of_name(lanyard_game::kinds::CRATE);
+        host.group()
+            .iter()
+            .filter(|e| e.kind() == crate_kind)
+            .min_by(|x, y| {
+                let dx = (x.body().translation() - mid).length();
+                let dy = (y.body().translation() - mid).length();
+                dx.total_cmp(&dy)
+            })
+            .map(|e| e.net_id())
     }
 
     /// What every screen showed of the players' numbered lines this tick: each player's in
@@ -404,6 +469,12 @@ impl Session<'_> {
         for p in self.peers.iter_mut().skip(1) {
             let Some(g) = p.game.as_ref() else { continue };
             p.joined |= g.is_joined();
+            if p.kicked && g.ended().is_some() {
+                // Kicked, and its game heard so (or lost the session): it leaves.
+                p.game = None;
+                p.gone = true;
+                continue;
+            }
             let unanswered = !p.joined
                 && g.ended()
                     .is_some_and(|why| why.starts_with("no server answered"));
@@ -418,6 +489,12 @@ impl Session<'_> {
     /// Sets every peer's knobs from the faults running at `t`; kills and quits happen
     /// once, at their moment.
     fn apply_faults(&mut self, t: f32) {
+        // A filter set at a fault's start is lifted at its end, when it runs no more.
+        for f in &self.plan.faults {
+            if let Fault::Hide { peer, at, secs } = *f {
+                self.hide(peer, at, secs);
+            }
+        }
         let mut knobs: Vec<Knobs> = vec![Knobs::default(); self.peers.len()];
         for f in self.plan.faults.iter().filter(|f| f.active(t)) {
             match *f {
@@ -447,7 +524,12 @@ impl Session<'_> {
                         p.game = None;
                     }
                 }
-                Fault::Freeze { .. } => {}
+                Fault::Kick { peer, .. } if f.now(self.tick, TICK_HZ) => self.kick(peer),
+                Fault::Freeze { .. }
+                | Fault::Hide { .. }
+                | Fault::Kick { .. }
+                | Fault::ClockStep { .. }
+                | Fault::Contend { .. } => {}
             }
         }
         for (p, k) in self.peers.iter().zip(knobs) {
@@ -456,6 +538,59 @@ impl Session<'_> {
                 *mine = k;
             }
         }
+    }
+
+    /// The host kicks `peer` (if there is a host, and the peer is in the game).
+    fn kick(&mut self, peer: usize) {
+        let Some(name) = self.peers[peer]
+            .game
+            .as_ref()
+            .and_then(|g| g.my_name().map(str::to_owned))
+        else {
+            return;
+        };
+        let Some(host) = self
+            .peers
+            .iter_mut()
+            .filter_map(|p| p.game.as_mut())
+            .find(|g| g.is_server())
+        else {
+            return;
+        };
+        let _ = host.kick(&name, "the explorer", false);
+        self.peers[peer].kicked = true;
+    }
+
+    /// From `at` for `secs` seconds, the host's relevance filter hides every entity with
+    /// an even network id (but its own) from `peer`; then it lifts.
+    fn hide(&mut self, peer: usize, at: f32, secs: f32) {
+        let tick = self.tick;
+        let begins = (at * TICK_HZ).ceil() as u64 == tick;
+        let ends = ((at + secs) * TICK_HZ).ceil() as u64 == tick;
+        if !(begins || ends) {
+            return;
+        }
+        let Some(client) = self.peers[peer]
+            .game
+            .as_ref()
+            .and_then(|g| g.net().client_id())
+        else {
+            return;
+        };
+        let Some(host) = self
+            .peers
+            .iter_mut()
+            .filter_map(|p| p.game.as_mut())
+            .find(|g| g.is_server())
+        else {
+            return;
+        };
+        let _ = match begins {
+            true => host
+                .net_mut()
+                .set_relevance(move |c, e, _| c != client || e.net_id().0 % 2 == 1),
+            false => host.net_mut().set_relevance(|_, _, _| true),
+        };
     }
 
     /// Notes which of the host's entities came or went this tick.
@@ -598,9 +733,20 @@ impl Session<'_> {
             return Err(self.fail(&names, format!("{} hosts at the end, not one", names.len())));
         };
         let host = self.peers[h].game.as_ref().expect("live");
-        self.check_chat()?;
+        let sessions = host.net().sessions();
+        for p in self.peers.iter().filter(|p| p.kicked) {
+            if sessions.iter().any(|s| s.name == p.name) {
+                return Err(self.fail(
+                    &[&p.name, &self.peers[h].name],
+                    "the host kept the session of a client it kicked".into(),
+                ));
+            }
+        }
         let world = positions(host);
-        for (i, g) in self.live().filter(|&(i, _)| i != h) {
+        for (i, g) in self
+            .live()
+            .filter(|&(i, _)| i != h && !self.peers[i].kicked)
+        {
             let name = self.peers[i].name.as_str();
             let hn = self.peers[h].name.as_str();
             if let Some(why) = g.ended() {
@@ -664,7 +810,7 @@ impl Session<'_> {
                 ));
             }
         }
-        Ok(())
+        self.check_chat()
     }
 
     /// At the end: every screen showed every line each player said (in both their current
@@ -677,9 +823,11 @@ impl Session<'_> {
         let named = |(i, g): (usize, &'_ Game)| -> (usize, String) {
             (i, g.my_name().unwrap_or(&self.peers[i].name).to_owned())
         };
-        let screens: Vec<(usize, String)> = self.live().map(named).collect();
+        let stays = |&(i, _): &(usize, &Game)| !self.peers[i].kicked;
+        let screens: Vec<(usize, String)> = self.live().filter(stays).map(named).collect();
         let speakers: Vec<(usize, String)> = self
             .live()
+            .filter(stays)
             .filter(|&(i, _)| match i {
                 SERVER => self.plan.host,
                 _ => !self.plan.clients[i - 1].spectator,
@@ -719,6 +867,17 @@ impl Session<'_> {
         }
         Ok(replayed)
     }
+}
+
+/// A player's input that walks it into entity `net` (contention), if both are there.
+fn push_towards(g: &Game, net: NetId) -> Option<lanyard_game::kinds::PlayerInput> {
+    let me = g.group().get(g.my_player()?)?.body().translation();
+    let to = g.group().by_net(net)?.body().translation();
+    let d = lanyard::Vec3::new(to.x - me.x, 0.0, to.z - me.z).normalize_or_zero();
+    Some(lanyard_game::kinds::PlayerInput {
+        walk: [d.x, d.z],
+        ..Default::default()
+    })
 }
 
 /// Raises each part of `most` to `f`'s where `f`'s is larger.

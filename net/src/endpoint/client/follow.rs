@@ -267,8 +267,20 @@ impl ClientEndpoint {
             return;
         };
         if core.now >= c.until {
+            let host = self.conn.addr;
             match c.alive {
-                Some(_) => s.confirm = None,
+                // The host we stand by on lives: we go on standing by.
+                Some(at) if at == host => s.confirm = None,
+                // Another player hosts the game now: we follow it there.
+                Some(at) => match self.succession.list.iter().position(|p| p.addr == at) {
+                    Some(i) => {
+                        let left = std::mem::take(&mut s.left);
+                        self.standby = None;
+                        self.ladder = None;
+                        self.follow_from(core, left, i);
+                    }
+                    None => s.confirm = None,
+                },
                 None => self.take_over(core),
             }
             return;
@@ -289,13 +301,23 @@ impl ClientEndpoint {
     /// host is alive ([`Confirm`]): a refusal echoing our nonce, saying where the host
     /// plays.
     pub(crate) fn confirmed_alive(&mut self, core: &Core, from: SocketAddr, bytes: &[u8]) -> bool {
+        let listed = self.others().contains(&from);
         let Some(c) = self.standby.as_mut().and_then(|s| s.confirm.as_mut()) else {
             return false;
         };
-        let Ok((version, DatagramKind::Reject, body)) = wire::parse_header(bytes) else {
+        let Ok((version, kind, body)) = wire::parse_header(bytes) else {
             return false;
         };
-        let Ok(r) = wire::decode::<RejectBody>(body) else {
+        if kind == DatagramKind::Challenge && listed && version == core.config.version {
+            // A player of the game that answers as a server: it took the game over while
+            // we could not hear it (we were frozen, or cut off).
+            if c.alive.is_none() {
+                tracing::info!("{from} hosts the game now: not taking it over");
+            }
+            c.alive = Some(from);
+            return true;
+        }
+        let (DatagramKind::Reject, Ok(r)) = (kind, wire::decode::<RejectBody>(body)) else {
             return false;
         };
         match (version == core.config.version, r.nonce == c.nonce, r.reason) {
@@ -402,7 +424,17 @@ impl ClientEndpoint {
         if self.follow_from(core, left, mine + 1) {
             return true;
         }
-        self.stand_by(core)
+        self.asked_in_vain(core);
+        true
+    }
+
+    /// None of the players after us answered (they went with the host, say): we stand by
+    /// on the host again, and ask everyone we know of whether it lives ([`Confirm`]),
+    /// taking the game over if nobody says so, at once if there is nobody to ask.
+    fn asked_in_vain(&mut self, core: &mut Core) {
+        if self.stand_by(core) && !self.start_confirm(core) {
+            self.take_over(core);
+        }
     }
 
     /// Our reconnect ladder gave up, nothing having answered it: the next successor, or
@@ -413,7 +445,7 @@ impl ClientEndpoint {
         if self.standby.is_some() && self.follow.is_some() {
             // Asking the others while standing by: the next, or back to the host.
             if !self.next_successor(core) {
-                self.stand_by(core);
+                self.asked_in_vain(core);
             }
             return true;
         }
