@@ -524,7 +524,7 @@ impl Session<'_> {
                         p.game = None;
                     }
                 }
-                Fault::Kick { peer, .. } if f.now(self.tick, TICK_HZ) => self.kick(peer),
+                Fault::Kick { peer, .. } if f.now(self.tick, TICK_HZ) => self.kick(peer, t),
                 Fault::Freeze { .. }
                 | Fault::Hide { .. }
                 | Fault::Kick { .. }
@@ -540,8 +540,9 @@ impl Session<'_> {
         }
     }
 
-    /// The host kicks `peer` (if there is a host, and the peer is in the game).
-    fn kick(&mut self, peer: usize) {
+    /// The host kicks `peer` at `t`: if there is a host, not frozen (a stopped process
+    /// takes no command), and the peer has a session there.
+    fn kick(&mut self, peer: usize, t: f32) {
         let Some(name) = self.peers[peer]
             .game
             .as_ref()
@@ -549,14 +550,25 @@ impl Session<'_> {
         else {
             return;
         };
-        let Some(host) = self
-            .peers
-            .iter_mut()
-            .filter_map(|p| p.game.as_mut())
-            .find(|g| g.is_server())
+        let frozen = |i: usize| {
+            self.plan
+                .faults
+                .iter()
+                .any(|f| f.active(t) && matches!(*f, Fault::Freeze { peer, .. } if peer == i))
+        };
+        let Some(h) = self
+            .live()
+            .find(|(i, g)| g.is_server() && !frozen(*i))
+            .map(|(i, _)| i)
         else {
             return;
         };
+        let Some(host) = self.peers[h].game.as_mut() else {
+            return;
+        };
+        if !host.net().sessions().iter().any(|s| s.name == name) {
+            return;
+        }
         let _ = host.kick(&name, "the explorer", false);
         self.peers[peer].kicked = true;
     }
