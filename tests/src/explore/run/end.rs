@@ -1,0 +1,187 @@
+//! The checks at a session's end ([`Session::check_end`]): one host, every surviving client
+//! following it with its world, scores and chat lines, the faults having healed
+//! [`QUIET`] seconds before.
+
+use super::{FRESH, SETTLED_UNACKED, Session, TOLERANCE, Violation, distance};
+use crate::explore::plan::{QUIET, SERVER};
+use lanyard::{NetId, Owner};
+use lanyard_game::game::{Game, TICK_HZ};
+use std::collections::BTreeMap;
+
+impl Session<'_> {
+    /// At the end, the faults healed [`QUIET`] seconds ago: every client that was not
+    /// killed and did not quit is in the game, follows the one host, and holds its world
+    /// (the same entities, each within [`TOLERANCE`]); the score tables agree.
+    ///
+    /// A host that went before anyone joined leaves no game (nobody to take it over, and
+    /// nothing for the others to find).
+    pub(super) fn check_end(&self) -> Result<(), Violation> {
+        let hosts: Vec<usize> = self
+            .live()
+            .filter(|(_, g)| g.is_server())
+            .map(|(i, _)| i)
+            .collect();
+        let ever_joined = self.peers.iter().skip(1).any(|p| p.joined);
+        if hosts.is_empty() && self.peers[SERVER].gone && !ever_joined {
+            return Ok(());
+        }
+        let [h] = hosts[..] else {
+            let names: Vec<&str> = hosts.iter().map(|&i| self.peers[i].name.as_str()).collect();
+            return Err(self.fail(&names, format!("{} hosts at the end, not one", names.len())));
+        };
+        let host = self.peers[h].game.as_ref().expect("live");
+        let sessions = host.net().sessions();
+        for p in self.peers.iter().filter(|p| p.kicked) {
+            if sessions.iter().any(|s| s.name == p.name) {
+                return Err(self.fail(
+                    &[&p.name, &self.peers[h].name],
+                    "the host kept the session of a client it kicked".into(),
+                ));
+            }
+        }
+        let world = positions(host);
+        for (i, g) in self
+            .live()
+            .filter(|&(i, _)| i != h && !self.peers[i].kicked)
+        {
+            let name = self.peers[i].name.as_str();
+            let hn = self.peers[h].name.as_str();
+            if let Some(why) = g.ended() {
+                return Err(self.fail(&[name], format!("its session ended: {why}")));
+            }
+            if self.server_of(g) != Some(h) || !g.is_joined() {
+                return Err(self.fail(&[name, hn], "does not follow the host".into()));
+            }
+            let mine = positions(g);
+            // An entity that came or went on the host in the last moments may not have
+            // reached the client yet: a crate that fell off and came back in the last frame.
+            let settled = |n: &&NetId| !self.lately_changed(**n);
+            let only_client: Vec<&NetId> = mine
+                .keys()
+                .filter(|n| !world.contains_key(n))
+                .filter(settled)
+                .collect();
+            let only_host: Vec<&NetId> = world
+                .keys()
+                .filter(|n| !mine.contains_key(n))
+                .filter(settled)
+                .collect();
+            if !only_client.is_empty() || !only_host.is_empty() {
+                return Err(self.fail(
+                    &[name, hn],
+                    format!("other entities than the host's: only the client {only_client:?}, only the host {only_host:?}"),
+                ));
+            }
+            for (net, p) in mine.iter().filter(|(n, _)| world.contains_key(n)) {
+                let (p, q, when) = match moving_state(host, g, *net) {
+                    Some(Ok(Some(dated))) => dated,
+                    // Moving, held by a client, and its state fresh: no moment to compare at.
+                    Some(Ok(None)) => continue,
+                    Some(Err(why)) => return Err(self.fail(&[name, hn], format!("{net}: {why}"))),
+                    None => (*p, world[net], "now".to_owned()),
+                };
+                let d = distance(p, q);
+                if d > TOLERANCE {
+                    return Err(self.fail(
+                        &[name, hn],
+                        format!("{net} is at {p:?} {when}, {d:.3} m from the host's {q:?}, {QUIET} s after the faults healed"),
+                    ));
+                }
+            }
+            let f = g.net().footprint();
+            if f.unacked_messages > SETTLED_UNACKED || f.held_bytes > 0 {
+                return Err(self.fail(
+                    &[name, hn],
+                    format!("its reliable channel has not settled {QUIET} s after the faults healed: {f:?}"),
+                ));
+            }
+            let theirs = g.presentation().scores();
+            if !self.host_scores.iter().any(|(s, _)| s.as_slice() == theirs) {
+                return Err(self.fail(
+                    &[name, hn],
+                    format!(
+                        "the score tables differ: {:?} against the host's {:?}",
+                        g.presentation().scores(),
+                        host.presentation().scores()
+                    ),
+                ));
+            }
+        }
+        self.check_chat()
+    }
+
+    /// At the end: every screen showed every line each player said (in both their current
+    /// eras) before the last [`FRESH`] seconds, unless a server dropped some over its chat
+    /// rate (after an outage's backlog came at once with the lines after it).
+    fn check_chat(&self) -> Result<(), Violation> {
+        if self.chat_dropped {
+            return Ok(());
+        }
+        let named = |(i, g): (usize, &'_ Game)| -> (usize, String) {
+            (i, g.my_name().unwrap_or(&self.peers[i].name).to_owned())
+        };
+        let stays = |&(i, _): &(usize, &Game)| !self.peers[i].kicked;
+        let screens: Vec<(usize, String)> = self.live().filter(stays).map(named).collect();
+        let speakers: Vec<(usize, String)> = self
+            .live()
+            .filter(stays)
+            .filter(|&(i, _)| match i {
+                SERVER => self.plan.host,
+                _ => !self.plan.clients[i - 1].spectator,
+            })
+            .map(named)
+            .collect();
+        let fresh = (FRESH * f64::from(TICK_HZ)) as u64;
+        self.probes
+            .check_delivered(&screens, &speakers, self.tick.saturating_sub(fresh))
+            .map_err(|what| self.fail(&[], what))
+    }
+}
+
+/// A client's pose of an entity, the host's, and the moment they are of.
+type Compared = ([f32; 3], [f32; 3], String);
+
+/// A body still moving on the host at the end (a crate a late blast sent tumbling) is a
+/// moment ahead there of any copy: it is compared where both say it was at one broadcast,
+/// the client's newest state of it (which must have come within [`FRESH`] seconds).
+/// `None` for a body at rest: it is compared where it is.
+///
+/// A moving body a client holds (a crate it pushed off the edge in the last moments) has
+/// no such moment: every copy but its holder's, the host's too, takes its holder's states
+/// relayed, each brought forward by its own lead. While its states come it is compared
+/// once it rests (`Ok(None)`); one whose holder fell silent holds still on every copy
+/// (its velocity only gravity's of one frame), and is compared where it is (`None`).
+fn moving_state(host: &Game, g: &Game, net: NetId) -> Option<Result<Option<Compared>, String>> {
+    let e = host.group().by_net(net)?;
+    if e.body().linvel().length() < lanyard::predict::REST_SPEED {
+        return None;
+    }
+    let fresh = |g: &Game| g.net().state_age(net).is_some_and(|a| a <= FRESH);
+    if e.owner() != Owner::Server {
+        let holder = g
+            .group()
+            .by_net(net)
+            .is_some_and(|c| g.group().has_authority(c.owner()));
+        return (holder || fresh(g)).then_some(Ok(None));
+    }
+    let (sent, _) = host.witness();
+    let (_, taken) = g.witness();
+    let dated = taken
+        .server_state(net)
+        .filter(|_| fresh(g))
+        .and_then(|(n, p)| Some((n, p, sent.pose_at(net, n)?)));
+    Some(match dated {
+        Some((n, p, q)) => Ok(Some((p, q, format!("in broadcast {n}")))),
+        None => Err(format!(
+            "moving on the host, and no state of it came in the last {FRESH} s"
+        )),
+    })
+}
+
+/// Every entity's position, by network id.
+fn positions(g: &Game) -> BTreeMap<NetId, [f32; 3]> {
+    g.group()
+        .iter()
+        .map(|e| (e.net_id(), e.body().translation().to_array()))
+        .collect()
+}
