@@ -13,16 +13,21 @@ impl Session<'_> {
     /// killed and did not quit is in the game, follows the one host, and holds its world
     /// (the same entities, each within [`TOLERANCE`]); the score tables agree.
     ///
-    /// A host that went before anyone joined leaves no game (nobody to take it over, and
-    /// nothing for the others to find).
+    /// A host that went when no player that had joined is left (before anyone joined, or
+    /// with only spectators left) leaves no game: nobody can take it over.
     pub(super) fn check_end(&self) -> Result<(), Violation> {
         let hosts: Vec<usize> = self
             .live()
             .filter(|(_, g)| g.is_server())
             .map(|(i, _)| i)
             .collect();
-        let ever_joined = self.peers.iter().skip(1).any(|p| p.joined);
-        if hosts.is_empty() && self.peers[SERVER].gone && !ever_joined {
+        // A player that was in the game and is still here (not killed, not gone, not
+        // kicked): one must host it.
+        let player_left = self.plan.clients.iter().enumerate().any(|(k, c)| {
+            let p = &self.peers[k + 1];
+            !c.spectator && p.joined && !p.gone && !p.kicked
+        });
+        if hosts.is_empty() && self.peers[SERVER].gone && !player_left {
             return Ok(());
         }
         let [h] = hosts[..] else {
