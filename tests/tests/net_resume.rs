@@ -435,6 +435,19 @@ fn spectators_see_everything_own_nothing_and_have_their_own_cap() {
     );
 }
 
+/// Steps until ann's session resumed and she is connected (within 10 s).
+fn wait_for_ann_to_resume(s: &mut Scenario) {
+    s.wait_for(10.0, "ann to resume", |s| {
+        let c = &s.clients[0];
+        let resumed = c
+            .events
+            .iter()
+            .any(|e| matches!(e, NetEvent::Resumed { .. }));
+        resumed && c.net.is_connected()
+    })
+    .unwrap_or_else(|e| panic!("{e}"));
+}
+
 /// A resumed session keeps its reliable channel both ways (protocol 21): the server's game
 /// events that ann had not acknowledged when her link went, and those sent while her
 /// session waited for her, reach her once and in order when she resumes; hers, said as the
@@ -462,14 +475,7 @@ fn game_events_sent_while_a_client_was_away_reach_it_once_when_it_resumes() {
         s.server.events
     );
     s.clients[0].cut = false;
-    s.wait_for(10.0, "ann to resume", |s| {
-        let c = &s.clients[0];
-        c.events
-            .iter()
-            .any(|e| matches!(e, NetEvent::Resumed { .. }))
-            && c.net.is_connected()
-    })
-    .unwrap_or_else(|e| panic!("{e}"));
+    wait_for_ann_to_resume(&mut s);
     s.run_for(2.0);
     let from_server: Vec<u8> = s.clients[0]
         .events
@@ -511,14 +517,7 @@ fn an_entity_spawned_and_gone_while_a_client_was_away_is_not_left_on_its_screen(
     s.server.group.despawn(id).expect("the ball");
     s.run_for(1.0);
     s.clients[0].cut = false;
-    s.wait_for(10.0, "ann to resume", |s| {
-        let c = &s.clients[0];
-        c.events
-            .iter()
-            .any(|e| matches!(e, NetEvent::Resumed { .. }))
-            && c.net.is_connected()
-    })
-    .unwrap_or_else(|e| panic!("{e}"));
+    wait_for_ann_to_resume(&mut s);
     s.run_for(2.0);
     assert_eq!(s.clients[0].net_ids(), s.server.net_ids());
 }

@@ -113,15 +113,21 @@ impl ClientEndpoint {
         e
     }
 
-    /// A connection about to say hello, with the next nonce and key pair.
-    fn handshake(&mut self, core: &Core, server: SocketAddr) -> Connection {
+    /// The next hello's number, and its nonce (derived under `label`).
+    fn next_nonce(&mut self, label: &str) -> (u64, u64) {
         let i = self.handshakes;
         self.handshakes += 1;
         let nonce = u64::from_le_bytes(
-            crypto::derive(&self.entropy, "nonce", i)[..8]
+            crypto::derive(&self.entropy, label, i)[..8]
                 .try_into()
                 .unwrap_or_default(),
         );
+        (i, nonce)
+    }
+
+    /// A connection about to say hello, with the next nonce and key pair.
+    fn handshake(&mut self, core: &Core, server: SocketAddr) -> Connection {
+        let (i, nonce) = self.next_nonce("nonce");
         let secret = crypto::derive(&self.entropy, "key pair", i);
         Connection::client(server, nonce, secret, core.now, core.timing())
     }

@@ -235,13 +235,7 @@ impl ClientEndpoint {
         if self.others().is_empty() {
             return false;
         }
-        let i = self.handshakes;
-        self.handshakes += 1;
-        let nonce = u64::from_le_bytes(
-            crypto::derive(&self.entropy, "probe", i)[..8]
-                .try_into()
-                .unwrap_or_default(),
-        );
+        let (_, nonce) = self.next_nonce("probe");
         let Some(s) = &mut self.standby else {
             return false;
         };
@@ -259,6 +253,10 @@ impl ClientEndpoint {
     /// player that came to us tries again, and the server we become answers it); if one
     /// did, we go on standing by on the host.
     pub(super) fn confirm(&mut self, core: &mut Core) {
+        // Only while asking: this runs every frame.
+        if self.standby.as_ref().is_none_or(|s| s.confirm.is_none()) {
+            return;
+        }
         let others = self.others();
         let Some(s) = &mut self.standby else {
             return;
@@ -301,6 +299,9 @@ impl ClientEndpoint {
     /// host is alive ([`Confirm`]): a refusal echoing our nonce, saying where the host
     /// plays.
     pub(crate) fn confirmed_alive(&mut self, core: &Core, from: SocketAddr, bytes: &[u8]) -> bool {
+        if self.standby.as_ref().is_none_or(|s| s.confirm.is_none()) {
+            return false;
+        }
         let listed = self.others().contains(&from);
         let Some(c) = self.standby.as_mut().and_then(|s| s.confirm.as_mut()) else {
             return false;
