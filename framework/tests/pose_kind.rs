@@ -1,6 +1,6 @@
 //! `PoseKind`, the short way to write a kind, with limits: a decision refused on every
 //! peer by its reason, an owner's section judged by the server, inputs and motion passed
-//! on to the kind.
+//! on to the kind, and a copy started over from its spawn parameters.
 
 mod common;
 
@@ -106,4 +106,60 @@ fn a_pose_kind_refuses_a_decision_by_its_reason_and_judges_an_owners_section() {
         Verdict::Illegal,
         "2 m from the server's"
     );
+}
+
+/// A copy started over (`Replica::restart_copy`, as the network layer does to a copy the
+/// server sent whole again after a resume) gets a new controller from its spawn
+/// parameters, so nothing its client path heard before counts; it keeps its body and its
+/// ids. The recording marks it, and the replay starts it over at the same moment and
+/// verifies bit for bit.
+#[test]
+fn a_copy_started_over_forgets_what_it_heard_and_replays_bit_for_bit() {
+    let mut r = KindRegistry::new();
+    r.register("test.limited", |_: &u8| {
+        let kind = Posed(Limited { spin: 1.0 });
+        Blueprint::dynamic_box([0.0, 0.5, 0.0], [0.5; 3], [0; 4], kind)
+    })
+    .unwrap();
+    let kinds = Arc::new(r);
+    let config = GroupConfig {
+        gravity: Vec3::ZERO,
+        role: lanyard::Role::Client(lanyard::ClientId(1)),
+        ..GroupConfig::default()
+    };
+    // A client's copy of the server's entity: it spins as it last heard.
+    let mut g = EntityGroup::new(kinds.clone(), config);
+    let kind = g.registry().id_of("test.limited").unwrap();
+    let params = lanyard::encode_params(kind, &0u8).unwrap();
+    let net = NetId(1);
+    let id = g
+        .replica()
+        .insert_with_net_id(net, kind, params, Owner::Server)
+        .unwrap();
+    g.start_recording("limited", "test").unwrap();
+    let mut bytes = g.take_recording().unwrap();
+    let spin = |g: &EntityGroup| g.controller::<Posed<Limited>>(id).unwrap().0.spin;
+    for tick in 0..60 {
+        let mut f = Feed::inbound_only();
+        if tick == 5 {
+            f.sections
+                .push((net, limited_section(0.0, 2.5), Owner::Server));
+        }
+        if tick == 40 {
+            assert_eq!(spin(&g), 2.5);
+            let at = g.get(id).unwrap().body().translation();
+            g.replica().restart_copy(id).unwrap();
+            assert_eq!(spin(&g), 1.0, "what its spawn parameters make");
+            let e = g.get(id).unwrap();
+            assert_eq!((e.net_id(), e.body().translation()), (net, at));
+        }
+        g.run_frame(&mut f);
+    }
+    // Spinning as its new controller says, not as it heard before.
+    let spun = g.get(id).unwrap().body().angvel().y;
+    assert!((spun - 1.0).abs() < 1e-4, "{spun}");
+    bytes.extend(g.stop_recording().unwrap());
+    let mut replay = lanyard::replay::Replay::open(&bytes, kinds).unwrap();
+    assert_eq!(replay.verify(|_, _| {}).unwrap(), None);
+    assert_eq!(replay.group().state_hash(), g.state_hash());
 }

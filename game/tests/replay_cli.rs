@@ -83,12 +83,14 @@ fn a_changed_section_is_named_with_its_tick_and_entity() {
 fn wrong_version_truncated_and_corrupted_files_each_say_so() {
     let good = fixture();
     let mut other = good.clone();
-    other[4..8].copy_from_slice(&9u32.to_le_bytes());
+    let next = lanyard::record::RECORDING_VERSION + 1;
+    other[4..8].copy_from_slice(&next.to_le_bytes());
+    let unknown = format!("recording format version {next}");
     let mut corrupted = good.clone();
     let n = corrupted.len();
     corrupted[n / 2] ^= 0x20;
     for (bytes, name, says) in [
-        (other, "version", "recording format version 9"),
+        (other, "version", unknown.as_str()),
         (
             good[..good.len() - 5].to_vec(),
             "truncated",

@@ -241,6 +241,16 @@ fn relevance_contention_clock_steps_and_kicks_hold() {
     }
 }
 
+/// Found by the explorer (seed 414): a player respawned while another was frozen, and
+/// then took the game over when the host quit; the frozen one, resumed at the new host,
+/// was sent the player whole, and its copy took the respawn count in the next section for
+/// a new respawn, putting the player at its spawn point for good (15.8 m from where it
+/// stood). A copy sent whole again after a resume starts over, as a late joiner's does.
+#[test]
+fn a_copy_sent_whole_after_a_resume_takes_no_old_count_for_news() {
+    holds(&Plan::draw(414), "restart");
+}
+
 /// Found by the explorer, in its end check (seed 66): a crate that fell off at the
 /// session's last tick came back under a new id on the host, and a point scored for it,
 /// which no client could have heard of yet. What came, went or scored in the last 2 s is

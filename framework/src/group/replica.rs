@@ -75,6 +75,16 @@ impl Replica<'_> {
         self.group.insert_at(net, (kind, owner), params)
     }
 
+    /// Starts a copy over: the server sent entity `id` whole again after a gap in what this
+    /// group heard of it (a session resumed after a freeze or a host migration). Its
+    /// controller is built anew from the entity's kind and spawn parameters, as a late
+    /// joiner's copy is, so nothing its client path remembered from the sections before
+    /// the gap (a count it compares with the next one's, a pose it held) is taken for
+    /// news; its body, local id, network id and owner stay.
+    pub fn restart_copy(&mut self, id: EntityId) -> Result<(), Error> {
+        self.group.restart(id)
+    }
+
     /// Gives an entity a new network id: a client's provisional id becomes the one the
     /// server assigned.
     pub fn rename_net_id(&mut self, from: NetId, to: NetId) -> Result<EntityId, Error> {

@@ -294,6 +294,21 @@ impl EntityGroup {
         Ok(id)
     }
 
+    /// Gives an entity a new controller, built from its kind and spawn parameters as a new
+    /// copy's is: what the old one remembered is dropped. Its body, local id, network id
+    /// and owner stay.
+    pub(crate) fn restart(&mut self, id: EntityId) -> Result<(), Error> {
+        let entity = self.entity_mut(id)?;
+        let (net, kind) = (entity.net_id, entity.kind);
+        let index = id.index as usize;
+        let bp = self.registry.build(kind, &self.slots[index].params)?;
+        self.controllers[index] = Some(bp.controller);
+        if let Some(r) = &mut self.recorder {
+            r.op(Op::Restart { net });
+        }
+        Ok(())
+    }
+
     /// Puts an entity's body in `state` (a spawn message's snapshot of where it is now).
     /// Refuses non-finite values.
     pub fn set_body_state(&mut self, id: EntityId, state: &BodyState) -> Result<(), Error> {

@@ -34,8 +34,9 @@ use std::collections::HashMap;
 /// sections it holds carry a pose's velocities on a square-root scale
 /// ([`SectionWriter::velocity`](crate::codec::SectionWriter::velocity)); an older
 /// recording's would read as other velocities, and its replay diverge, so it is refused.
-/// Version 8 added [`Op::SkipNetIds`] (a version 7 recording reads as before).
-pub const RECORDING_VERSION: u32 = 8;
+/// Version 8 added [`Op::SkipNetIds`] (a version 7 recording reads as before). Version 9
+/// added [`Op::Restart`] (a version 7 or 8 recording reads as before).
+pub const RECORDING_VERSION: u32 = 9;
 
 /// The oldest recording format version this build still reads.
 pub const OLDEST_READABLE: u32 = 7;
@@ -182,6 +183,13 @@ pub enum Op {
     /// ([`Replica::skip_net_ids`](crate::Replica::skip_net_ids): a new host after a host
     /// migration), so the entities it spawns after have the ids they had.
     SkipNetIds(u32),
+    /// An entity's controller started over from its spawn parameters
+    /// ([`Replica::restart_copy`](crate::Replica::restart_copy): the server sent a copy
+    /// whole again after a resumed session).
+    Restart {
+        /// The entity.
+        net: NetId,
+    },
 }
 
 /// One recorded tick.

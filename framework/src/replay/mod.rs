@@ -594,6 +594,10 @@ fn apply(
             Some(id) => g.send_input(id, input),
             None => Ok(()),
         },
+        Op::Restart { net } => match g.id_of(*net) {
+            Some(id) => g.replica().restart_copy(id),
+            None => Ok(()),
+        },
         Op::Outside { net } => {
             g.mark_outside(*net);
             Ok(())

@@ -550,8 +550,16 @@ impl ClientReplication {
                 }
                 // Its count, if not 0, follows (`Msg::Authority`).
                 let _ = group.replica().set_authority_seq(eid, 0);
-                if !mine && let Some(state) = &state {
-                    let _ = group.set_body_state(eid, state);
+                if !mine {
+                    // Sent whole again after a gap in what we heard: a late joiner's copy,
+                    // which takes nothing from before the gap for news (a player that
+                    // respawned while we were away is not respawned again here).
+                    if self.resyncing.is_some() {
+                        let _ = group.replica().restart_copy(eid);
+                    }
+                    if let Some(state) = &state {
+                        let _ = group.set_body_state(eid, state);
+                    }
                 }
                 return;
             }
