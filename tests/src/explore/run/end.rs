@@ -89,7 +89,11 @@ impl Session<'_> {
                 if d > TOLERANCE {
                     return Err(self.fail(
                         &[name, hn],
-                        format!("{net} is at {p:?} {when}, {d:.3} m from the host's {q:?}, {QUIET} s after the faults healed"),
+                        format!(
+                            "{net} ({}) is at {p:?} {when}, {d:.3} m from the host's {q:?} ({}), {QUIET} s after the faults healed",
+                            describe(g, *net),
+                            describe(host, *net)
+                        ),
                     ));
                 }
             }
@@ -181,6 +185,22 @@ fn moving_state(host: &Game, g: &Game, net: NetId) -> Option<Result<Option<Compa
             "moving on the host, and no state of it came in the last {FRESH} s"
         )),
     })
+}
+
+/// An entity's kind and owner on one peer, for a message: "crate, the server's".
+fn describe(g: &Game, net: NetId) -> String {
+    let Some(e) = g.group().by_net(net) else {
+        return "not there".into();
+    };
+    let kind = g
+        .group()
+        .registry()
+        .name_of(e.kind())
+        .unwrap_or("unknown kind");
+    match e.owner() {
+        Owner::Server => format!("{kind}, the server's"),
+        Owner::Client(c) => format!("{kind}, client {}'s", c.0),
+    }
 }
 
 /// Every entity's position, by network id.
