@@ -25,6 +25,12 @@ pub(super) struct Follow {
     pub(super) token: Option<Key>,
     /// Whether the host said it quit (it is surely gone), rather than fell silent.
     pub(super) quit: bool,
+    /// Until when (µs) we go round the list again when no successor answered: a successor
+    /// that still heard the host when we came (its own link failed later) takes the game
+    /// over only once it stands by, and any time within the host's grace window.
+    pub(super) until: u64,
+    /// Whether we go round again: the player heard of each successor the first time.
+    pub(super) again: bool,
 }
 
 /// Standing by as the host's successor: silence alone does not make us the host (our own
@@ -92,6 +98,8 @@ impl ClientEndpoint {
             host: Box::new(self.conn.clone()),
             token: None,
             quit,
+            until: core.now + self.session.as_ref().map_or(0, |s| s.grace),
+            again: false,
         };
         if let Some(session) = &mut self.session {
             follow.token = Some(session.token);
@@ -107,6 +115,12 @@ impl ClientEndpoint {
         let Some(f) = self.follow.as_mut() else {
             return false;
         };
+        if f.next >= f.list.len() && self.standby.is_none() && core.now < f.until {
+            // Nobody answered yet: round again (each try waits a migration wait).
+            tracing::info!("no successor answered yet: trying them again");
+            f.next = 0;
+            f.again = true;
+        }
         let Some(to) = f.list.get(f.next).cloned() else {
             // Asking the others while standing by: what we need to stand by on the host
             // again stays.
@@ -133,10 +147,12 @@ impl ClientEndpoint {
             return true;
         }
         tracing::info!("{host} went: {} ({}) takes over", to.name, to.addr);
-        core.events.push_back(NetEvent::HostLeft {
-            host: left.clone(),
-            next: to.name.clone(),
-        });
+        if !f.again {
+            core.events.push_back(NetEvent::HostLeft {
+                host: left.clone(),
+                next: to.name.clone(),
+            });
+        }
         if Some(to.client) == self.id {
             self.follow = None;
             self.ladder = None;
@@ -494,6 +510,9 @@ impl ClientEndpoint {
             host: Box::new(self.conn.clone()),
             token: Some(token),
             quit: false,
+            // Asking the players after us while we stand by: once round.
+            until: core.now,
+            again: false,
         });
         self.next_successor(core)
     }
