@@ -446,6 +446,37 @@ fn a_spectator_that_came_too_early_follows_the_successor_once_it_takes_over() {
     );
 }
 
+/// Found by the explorer (seed 283): the only player's clock stepped 6 s forward, past the
+/// timeout; the host seemed silent, and with nobody else to ask whether it lived, the
+/// player took the game over at once, splitting it from the host it still reached. It
+/// waits the same two heartbeats for the host itself, which answers its resume.
+#[test]
+fn a_lone_successor_whose_clock_stepped_asks_the_host_before_taking_over() {
+    let config = NetConfig {
+        host_migration: true,
+        ..NetConfig::default()
+    };
+    let mut s = Scenario::new(config, Some((WIFI, 31)), 60.0, |g| crates_and_balls(g, 4));
+    s.add_client(NetConfig::default(), "ann", None);
+    s.join_within(3.0);
+    s.wait_for(3.0, "the succession", |s| {
+        s.clients[0].net.succession().len() == 1
+    })
+    .unwrap_or_else(|e| panic!("{e}"));
+    // One frame of ann's lets 6 s pass.
+    s.clients[0].step(6.0);
+    let split = s.run_until(6.0, |s| s.clients[0].net.is_server());
+    assert!(!split, "ann took the game over from a live host");
+    let ann = &s.clients[0];
+    assert!(ann.net.is_connected());
+    assert!(
+        !ann.events
+            .iter()
+            .any(|e| matches!(e, NetEvent::Promoted { .. }))
+    );
+    assert_eq!(s.server.net.sessions().len(), 1);
+}
+
 /// The first successor hears nothing for 8 s (its own link fails; the host and the others
 /// are fine): past the timeout it believes the host went, but no other player comes to it,
 /// so it does not take the game over; it tries the host again, and once it hears again it

@@ -135,7 +135,7 @@ impl ClientEndpoint {
         // Players after us in the succession come to us if they lost the host too; with
         // none after us, we ask whoever we know whether the host is alive (our own link
         // may be what failed while spectators still watch there), and take over if nobody
-        // says so, or at once if there is nobody to ask.
+        // says so (with nobody to ask, if the host does not answer us within that wait).
         let after_us = f.list.len() > f.next;
         if Some(to.client) == self.id && !f.quit {
             if !self.stand_by(core) {
@@ -245,12 +245,12 @@ impl ClientEndpoint {
         all
     }
 
-    /// Standing by, we start asking the others whether the host is alive ([`Confirm`]);
-    /// false if there is nobody to ask.
+    /// Standing by, we start asking the others whether the host is alive ([`Confirm`]).
+    /// With nobody to ask, we wait as long for the host itself, which our standing by
+    /// tries again: silent for a timeout to us, it may be alive all the same (our own
+    /// clock stepped, or our link failed), and it answers our resume. False if we do not
+    /// stand by.
     fn start_confirm(&mut self, core: &mut Core) -> bool {
-        if self.others().is_empty() {
-            return false;
-        }
         let (_, nonce) = self.next_nonce("probe");
         let Some(s) = &mut self.standby else {
             return false;
@@ -282,6 +282,10 @@ impl ClientEndpoint {
         };
         if core.now >= c.until {
             let host = self.conn.addr;
+            // The host answered our resume (its welcome is on the way): it lives.
+            if self.ladder.as_ref().is_some_and(|l| l.answered) {
+                c.alive = Some(host);
+            }
             match c.alive {
                 // The host we stand by on lives: we go on standing by.
                 Some(at) if at == host => s.confirm = None,
@@ -447,7 +451,7 @@ impl ClientEndpoint {
 
     /// None of the players after us answered (they went with the host, say): we stand by
     /// on the host again, and ask everyone we know of whether it lives ([`Confirm`]),
-    /// taking the game over if nobody says so, at once if there is nobody to ask.
+    /// taking the game over if nobody says so (nor the host itself).
     fn asked_in_vain(&mut self, core: &mut Core) {
         if self.stand_by(core) && !self.start_confirm(core) {
             self.take_over(core);
