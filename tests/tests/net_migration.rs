@@ -477,6 +477,33 @@ fn a_lone_successor_whose_clock_stepped_asks_the_host_before_taking_over() {
     assert_eq!(s.server.net.sessions().len(), 1);
 }
 
+/// Found by the explorer (seeds 361 and 307): the first successor was frozen when the host
+/// said goodbye; the next player, passing over it after a migration wait, took the game
+/// over; the successor, thawed, read the goodbye only then, and took the game over too. A
+/// successor first asks the others, briefly, whether one of them hosts the game already,
+/// and follows it there.
+#[test]
+fn a_successor_that_reads_the_goodbye_late_follows_the_player_that_took_over() {
+    let (mut s, _) = game(41);
+    s.clients[0].alive = false;
+    let (net, group) = (&mut s.server.net, &mut s.server.group);
+    net.disconnect(group);
+    s.server.step(s.dt);
+    s.server.alive = false;
+    s.wait_for(6.0, "bob to take the game over", |s| {
+        s.clients[1].net.is_server()
+    })
+    .unwrap_or_else(|e| panic!("{e}"));
+    s.run_until(1.0, |_| false);
+    s.clients[0].alive = true;
+    let split = s.run_until(6.0, |s| s.clients[0].net.is_server());
+    assert!(!split, "ann took the game over too");
+    s.wait_for(6.0, "ann to resume at bob", |s| {
+        s.clients[0].net.is_connected() && s.clients[1].net.sessions().len() == 2
+    })
+    .unwrap_or_else(|e| panic!("{e}"));
+}
+
 /// The first successor hears nothing for 8 s (its own link fails; the host and the others
 /// are fine): past the timeout it believes the host went, but no other player comes to it,
 /// so it does not take the game over; it tries the host again, and once it hears again it

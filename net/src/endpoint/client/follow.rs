@@ -76,6 +76,12 @@ fn confirm_us(core: &Core) -> u64 {
     2 * us(core.config.heartbeat)
 }
 
+/// How long the successor of a host that said goodbye asks the others whether one of them
+/// hosts the game already (µs): no live host is to be heard of, only a player that took the
+/// game over while our goodbye waited unread (we were frozen), which answers at once as a
+/// server; two rounds of hellos, against a loss.
+const QUIT_CONFIRM_US: u64 = 2 * KNOCK_EVERY_US;
+
 /// How often, and for how long, a successor standing by knocks at the other players (µs).
 const KNOCK_EVERY_US: u64 = 250_000;
 const KNOCK_FOR_US: u64 = 10_000_000;
@@ -137,11 +143,19 @@ impl ClientEndpoint {
         // may be what failed while spectators still watch there), and take over if nobody
         // says so (with nobody to ask, if the host does not answer us within that wait).
         let after_us = f.list.len() > f.next;
-        if Some(to.client) == self.id && !f.quit {
+        let quit = f.quit;
+        if Some(to.client) == self.id {
             if !self.stand_by(core) {
                 return false;
             }
-            if !after_us && !self.start_confirm(core) {
+            // The host said goodbye: it is gone, but its goodbye may have waited for us
+            // while we were frozen, and another player taken the game over meanwhile. We
+            // ask the others first, briefly: one that hosts answers at once.
+            let asked = match quit {
+                true => self.start_confirm_for(core, QUIT_CONFIRM_US),
+                false => after_us || self.start_confirm(core),
+            };
+            if !asked {
                 self.take_over(core);
             }
             return true;
@@ -152,12 +166,6 @@ impl ClientEndpoint {
                 host: left.clone(),
                 next: to.name.clone(),
             });
-        }
-        if Some(to.client) == self.id {
-            self.follow = None;
-            self.ladder = None;
-            self.promote = Some(left);
-            return true;
         }
         self.ladder_to(core, to.addr, core.config.migration_wait)
     }
@@ -251,12 +259,17 @@ impl ClientEndpoint {
     /// clock stepped, or our link failed), and it answers our resume. False if we do not
     /// stand by.
     fn start_confirm(&mut self, core: &mut Core) -> bool {
+        self.start_confirm_for(core, confirm_us(core))
+    }
+
+    /// [`start_confirm`](Self::start_confirm), waiting `wait` µs for answers.
+    fn start_confirm_for(&mut self, core: &mut Core, wait: u64) -> bool {
         let (_, nonce) = self.next_nonce("probe");
         let Some(s) = &mut self.standby else {
             return false;
         };
         s.confirm = Some(Confirm {
-            until: core.now + confirm_us(core),
+            until: core.now + wait,
             next: core.now,
             nonce,
             alive: None,
@@ -391,7 +404,7 @@ impl ClientEndpoint {
         }
     }
 
-    /// We are the successor to take the game over, but the host only fell silent: our own
+    /// We are the successor to take the game over. If the host only fell silent, our own
     /// link may be what failed, while the others still play there. We try to resume with
     /// the host, with our own token, for its whole grace window, and take the game over
     /// if another player comes to us first ([`comes_to_us`](Self::comes_to_us)), or if the
@@ -411,9 +424,12 @@ impl ClientEndpoint {
         } else {
             &f.left
         };
-        tracing::info!(
-            "{host} fell silent: trying it again, and taking the game over if another player comes"
-        );
+        match f.quit {
+            true => tracing::info!("{host} quit: taking the game over unless another player has"),
+            false => tracing::info!(
+                "{host} fell silent: trying it again, and taking the game over if another player comes"
+            ),
+        }
         let wait = us(core.config.migration_wait);
         self.standby = Some(Standby {
             left: f.left,
