@@ -545,16 +545,21 @@ impl ClientReplication {
             if same_kind {
                 // Known already: its owner and, unless it is ours, its state follow the
                 // server.
-                if e.owner() != owner {
+                let handed = e.owner() != owner;
+                if handed {
                     let _ = group.set_owner(eid, owner);
                 }
                 // Its count, if not 0, follows (`Msg::Authority`).
                 let _ = group.replica().set_authority_seq(eid, 0);
                 if !mine {
-                    // Sent whole again after a gap in what we heard: a late joiner's copy,
-                    // which takes nothing from before the gap for news (a player that
-                    // respawned while we were away is not respawned again here).
-                    if self.resyncing.is_some() {
+                    // Sent whole again after a gap in what we heard, by another authority
+                    // than the one we last heard of it (a player that took the game over
+                    // while we were away): a late joiner's copy, which takes nothing its
+                    // old authority said for news (a respawn that player made meanwhile is
+                    // not made again here). One with the same authority keeps what it heard
+                    // of it (where a silent owner last put its player, which the server's
+                    // copy may have walked on from for a moment).
+                    if self.resyncing.is_some() && handed {
                         let _ = group.replica().restart_copy(eid);
                     }
                     if let Some(state) = &state {
