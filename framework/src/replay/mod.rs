@@ -7,7 +7,7 @@ use crate::codec::Section;
 use crate::controller::SpawnRequest;
 use crate::error::{Error, RecordError};
 use crate::group::EntityGroup;
-use crate::id::{NetId, Owner};
+use crate::id::{EntityId, NetId, Owner};
 use crate::pipeline::{FrameDriver, FramePass};
 use crate::record::{BodyBits, BodyFrame, Op, Recording, RecordingHeader, TickRecord};
 use crate::registry::KindRegistry;
@@ -553,8 +553,22 @@ fn apply(
         }
         _ => {}
     }
-    let g = pass.group_mut();
-    let _ = match op {
+    let _ = redo(pass.group_mut(), op);
+}
+
+/// Runs `f` on the entity with network id `net`: an op on one that is not there (it went,
+/// in a session that diverged) is none.
+fn on(
+    g: &mut EntityGroup,
+    net: NetId,
+    f: impl FnOnce(&mut EntityGroup, EntityId) -> Result<(), Error>,
+) -> Result<(), Error> {
+    g.id_of(net).map_or(Ok(()), |id| f(g, id))
+}
+
+/// Redoes an op that changes the group from outside its paths (not a section).
+fn redo(g: &mut EntityGroup, op: &Op) -> Result<(), Error> {
+    match op {
         Op::Spawn {
             net,
             kind,
@@ -564,19 +578,10 @@ fn apply(
             .replica()
             .insert_with_net_id(*net, *kind, params.clone(), *owner)
             .map(|_| ()),
-        Op::Despawn { net } => match g.id_of(*net) {
-            Some(id) => g.despawn(id),
-            None => Ok(()),
-        },
-        Op::SetOwner { net, owner } => match g.id_of(*net) {
-            Some(id) => g.set_owner(id, *owner),
-            None => Ok(()),
-        },
+        Op::Despawn { net } => on(g, *net, |g, id| g.despawn(id)),
+        Op::SetOwner { net, owner } => on(g, *net, |g, id| g.set_owner(id, *owner)),
         Op::Rename { from, to } => g.rename_net_id(*from, *to).map(|_| ()),
-        Op::BodyState { net, state } => match g.id_of(*net) {
-            Some(id) => g.set_body_state(id, state),
-            None => Ok(()),
-        },
+        Op::BodyState { net, state } => on(g, *net, |g, id| g.set_body_state(id, state)),
         Op::Config(c) => g.set_config(*c),
         Op::Lead(ticks) => {
             g.set_lead(*ticks);
@@ -590,18 +595,12 @@ fn apply(
             g.replica().skip_net_ids(*n);
             Ok(())
         }
-        Op::Input { net, input } => match g.id_of(*net) {
-            Some(id) => g.send_input(id, input),
-            None => Ok(()),
-        },
-        Op::Restart { net } => match g.id_of(*net) {
-            Some(id) => g.replica().restart_copy(id),
-            None => Ok(()),
-        },
+        Op::Input { net, input } => on(g, *net, |g, id| g.send_input(id, input)),
+        Op::Restart { net } => on(g, *net, |g, id| g.replica().restart_copy(id)),
         Op::Outside { net } => {
             g.mark_outside(*net);
             Ok(())
         }
         Op::Section { .. } | Op::Repeat { .. } | Op::ClientPass | Op::Commands => Ok(()),
-    };
+    }
 }
