@@ -189,10 +189,13 @@ fn a_late_joiner_at_a_new_host_sees_a_silent_player_where_the_host_holds_it() {
 /// Found by the explorer (seeds 130 and 155), in its model of people: one joined 0.1 s
 /// before the host was killed, before anyone told it who takes over, and lost the game;
 /// one joined while nobody hosted and went to the dead host's address. A person finds
-/// the game on the LAN where it is now, and looks again if there is none.
+/// the game on the LAN where it is now, and looks again if there is none. One whose game
+/// lost the server after a long silence (11.5 s of a dedicated server's datagrams lost:
+/// past the timeout, its reconnect ladder heard nothing for 5 s) joins again (seed 1070).
 #[test]
 fn a_player_who_finds_no_game_looks_again() {
     holds(&Plan::draw_classic(130), "look-again");
+    holds(&Plan::draw(1070), "look-again");
 }
 
 /// Found by the explorer (seed 138: the host's datagrams cut off from the first successor

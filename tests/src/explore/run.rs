@@ -481,7 +481,10 @@ impl Session<'_> {
                 && g.ended()
                     .is_some_and(|why| why.starts_with("no server answered"));
             let untold = migrates && g.ended().is_some() && g.net().succession().is_empty();
-            if (unanswered || untold) && t + 1.0 < SESSION_SECONDS - QUIET {
+            // A player whose game lost the host after a long silence (the ladder heard
+            // nothing for `reconnect_unanswered`) joins again, as a person would.
+            let lost = g.ended().is_some_and(|why| why.ends_with("timed out"));
+            if (unanswered || untold || lost) && t + 1.0 < SESSION_SECONDS - QUIET {
                 p.game = None;
                 p.retry_at = Some(t + 1.0);
             }
