@@ -504,6 +504,40 @@ fn a_successor_that_reads_the_goodbye_late_follows_the_player_that_took_over() {
     .unwrap_or_else(|e| panic!("{e}"));
 }
 
+/// A spectator never takes the game over: one whose own link to the host is down hears
+/// from the successor that the host lives, and tries the host again (it stood by there as
+/// a successor does, and took the game over when the grace window passed); the host gone
+/// meanwhile, it follows the game to the successor that took it over.
+#[test]
+fn a_spectator_told_the_host_lives_never_takes_the_game_over() {
+    let config = NetConfig {
+        host_migration: true,
+        ..NetConfig::default()
+    };
+    let mut s = Scenario::new(config, Some((WIFI, 31)), 60.0, |g| crates_and_balls(g, 4));
+    s.add_client(NetConfig::default(), "ann", None);
+    let watching = NetConfig {
+        spectator: true,
+        ..NetConfig::default()
+    };
+    s.add_client(watching, "eve", None);
+    s.join_within(3.0);
+    s.wait_for(3.0, "the succession", |s| {
+        s.clients[1].net.succession().len() == 1
+    })
+    .unwrap_or_else(|e| panic!("{e}"));
+    // The host's datagrams never reach eve again; ann's do.
+    s.clients[1].deaf = true;
+    s.run_until(5.5, |_| false);
+    s.clients[1].deaf = false;
+    s.server.alive = false;
+    let hosted = s.run_until(45.0, |s| s.clients[1].net.is_server());
+    assert!(!hosted, "eve, a spectator, took the game over");
+    // Ann took it over, and eve, the host not answering, followed her there.
+    assert!(s.clients[0].net.is_server());
+    assert!(s.clients[1].net.is_connected(), "{}", s.dump());
+}
+
 /// The first successor hears nothing for 8 s (its own link fails; the host and the others
 /// are fine): past the timeout it believes the host went, but no other player comes to it,
 /// so it does not take the game over; it tries the host again, and once it hears again it

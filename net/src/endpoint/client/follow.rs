@@ -537,12 +537,27 @@ impl ClientEndpoint {
         self.next_successor(core)
     }
 
+    /// Told that the host lives while we are no successor (a spectator): we try it again
+    /// with our own session, for its grace window, and follow the succession again if it
+    /// never answers.
+    fn back_to_host(&mut self, core: &mut Core) -> bool {
+        let Some(f) = self.follow.take() else {
+            return false;
+        };
+        if let (Some(session), Some(token)) = (&mut self.session, f.token) {
+            session.token = token;
+        }
+        self.conn = *f.host;
+        self.ladder_to(core, self.conn.addr, 0.0)
+    }
+
     /// A successor we tried plays at a live host at `at`. Our old host: only our link to it
     /// failed, and we stand by on it. Another: the game moved on there while we could not
     /// reach the successor that took it over, and we follow it there. (A host that said
     /// goodbye is gone whatever the successor has not heard yet: we keep trying that
     /// successor, which takes over once the goodbye reaches it.)
     pub(super) fn host_alive(&mut self, core: &mut Core, at: SocketAddr) {
+        let successor = self.place().is_some();
         let Some(f) = self
             .follow
             .as_mut()
@@ -554,7 +569,12 @@ impl ClientEndpoint {
         tracing::info!("{} plays at a live host at {at}", self.conn.addr);
         self.ladder = None;
         if f.host.addr == at {
-            self.stand_by(core);
+            // A successor stands by there; anyone else (a spectator) only tries the host
+            // again: it never takes the game over.
+            match successor {
+                true => self.stand_by(core),
+                false => self.back_to_host(core),
+            };
             return;
         }
         // The successor there: the one we try after it is the next in the list.
