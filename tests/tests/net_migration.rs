@@ -64,6 +64,28 @@ fn game(seed: u64) -> (Scenario, NetId) {
     (s, host_mover)
 }
 
+/// A host that migrates, with four bodies, a player (ann, client 0) and a spectator (eve,
+/// client 1) who both know the succession.
+fn ann_and_eve() -> Scenario {
+    let config = NetConfig {
+        host_migration: true,
+        ..NetConfig::default()
+    };
+    let mut s = Scenario::new(config, Some((WIFI, 31)), 60.0, |g| crates_and_balls(g, 4));
+    s.add_client(NetConfig::default(), "ann", None);
+    let watching = NetConfig {
+        spectator: true,
+        ..NetConfig::default()
+    };
+    s.add_client(watching, "eve", None);
+    s.join_within(3.0);
+    s.wait_for(3.0, "the succession", |s| {
+        s.clients[1].net.succession().len() == 1
+    })
+    .unwrap_or_else(|e| panic!("{e}"));
+    s
+}
+
 /// When (seconds from `from`) client `c` first reported an event that `is` picks.
 fn when(
     s: &Scenario,
@@ -365,22 +387,7 @@ fn spawns_the_old_host_never_confirmed_get_real_ids_from_the_new_one() {
 /// answered, loses its session, saying so. The player heard once that the game moved.
 #[test]
 fn a_spectator_that_reaches_no_successor_loses_its_session() {
-    let config = NetConfig {
-        host_migration: true,
-        ..NetConfig::default()
-    };
-    let mut s = Scenario::new(config, Some((WIFI, 31)), 60.0, |g| crates_and_balls(g, 4));
-    s.add_client(NetConfig::default(), "ann", None);
-    let watching = NetConfig {
-        spectator: true,
-        ..NetConfig::default()
-    };
-    s.add_client(watching, "eve", None);
-    s.join_within(3.0);
-    s.wait_for(3.0, "the succession", |s| {
-        s.clients[1].net.succession().len() == 1
-    })
-    .unwrap_or_else(|e| panic!("{e}"));
+    let mut s = ann_and_eve();
     s.server.alive = false;
     s.clients[0].alive = false;
     let lost = NetEvent::ConnectionLost {
@@ -411,22 +418,7 @@ fn a_spectator_that_reaches_no_successor_loses_its_session() {
 /// and follows the game.
 #[test]
 fn a_spectator_that_came_too_early_follows_the_successor_once_it_takes_over() {
-    let config = NetConfig {
-        host_migration: true,
-        ..NetConfig::default()
-    };
-    let mut s = Scenario::new(config, Some((WIFI, 31)), 60.0, |g| crates_and_balls(g, 4));
-    s.add_client(NetConfig::default(), "ann", None);
-    let watching = NetConfig {
-        spectator: true,
-        ..NetConfig::default()
-    };
-    s.add_client(watching, "eve", None);
-    s.join_within(3.0);
-    s.wait_for(3.0, "the succession", |s| {
-        s.clients[1].net.succession().len() == 1
-    })
-    .unwrap_or_else(|e| panic!("{e}"));
+    let mut s = ann_and_eve();
     // Eve hears nothing from now; the host dies 4 s later: eve times out (5 s) and comes to
     // ann a few seconds before ann times out.
     s.clients[1].deaf = true;
@@ -510,22 +502,7 @@ fn a_successor_that_reads_the_goodbye_late_follows_the_player_that_took_over() {
 /// meanwhile, it follows the game to the successor that took it over.
 #[test]
 fn a_spectator_told_the_host_lives_never_takes_the_game_over() {
-    let config = NetConfig {
-        host_migration: true,
-        ..NetConfig::default()
-    };
-    let mut s = Scenario::new(config, Some((WIFI, 31)), 60.0, |g| crates_and_balls(g, 4));
-    s.add_client(NetConfig::default(), "ann", None);
-    let watching = NetConfig {
-        spectator: true,
-        ..NetConfig::default()
-    };
-    s.add_client(watching, "eve", None);
-    s.join_within(3.0);
-    s.wait_for(3.0, "the succession", |s| {
-        s.clients[1].net.succession().len() == 1
-    })
-    .unwrap_or_else(|e| panic!("{e}"));
+    let mut s = ann_and_eve();
     // The host's datagrams never reach eve again; ann's do.
     s.clients[1].deaf = true;
     s.run_until(5.5, |_| false);

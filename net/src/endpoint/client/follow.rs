@@ -416,9 +416,6 @@ impl ClientEndpoint {
         };
         // Back from asking the others: they are not to be asked again.
         let asked = self.standby.is_some();
-        if let (Some(session), Some(token)) = (&mut self.session, f.token) {
-            session.token = token;
-        }
         let host = if f.left.is_empty() {
             "the host"
         } else {
@@ -438,8 +435,17 @@ impl ClientEndpoint {
             ask_at: if asked { u64::MAX } else { core.now + wait },
             confirm: None,
         });
-        // What we had not got acknowledged goes on to the host, numbered as it was.
-        self.conn = *f.host;
+        self.try_host_again(core, *f.host, f.token)
+    }
+
+    /// Back to the host we followed the game from: our own session's token again, what we
+    /// had not got acknowledged goes on to it, numbered as it was, and we try it for its
+    /// grace window.
+    fn try_host_again(&mut self, core: &mut Core, host: Connection, token: Option<Key>) -> bool {
+        if let (Some(session), Some(token)) = (&mut self.session, token) {
+            session.token = token;
+        }
+        self.conn = host;
         self.ladder_to(core, self.conn.addr, 0.0)
     }
 
@@ -544,11 +550,7 @@ impl ClientEndpoint {
         let Some(f) = self.follow.take() else {
             return false;
         };
-        if let (Some(session), Some(token)) = (&mut self.session, f.token) {
-            session.token = token;
-        }
-        self.conn = *f.host;
-        self.ladder_to(core, self.conn.addr, 0.0)
+        self.try_host_again(core, *f.host, f.token)
     }
 
     /// A successor we tried plays at a live host at `at`. Our old host: only our link to it
