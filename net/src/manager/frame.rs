@@ -321,6 +321,7 @@ impl FrameDriver for ClientFrame<'_> {
         c.remote_time = None;
         c.repl.relayed.clear();
         c.repl.relayed_ages.clear();
+        c.repl.hold_resting(pass);
         if let (Some(ping), true) = (c.endpoint.conn.ping_ms, core.config.bring_forward) {
             c.lead = c.lead_for(ping, pass.group().config().dt);
             pass.group_mut().replica().set_lead(c.lead);

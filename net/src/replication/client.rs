@@ -16,6 +16,7 @@ use lanyard::{
 };
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
+mod hold;
 mod versions;
 
 use versions::Versions;
