@@ -271,6 +271,15 @@ fn a_copy_of_a_body_at_rest_stays_where_its_authority_rests() {
     }
 }
 
+/// Found by the explorer (seed 544): the host killed, a player respawned while the others
+/// waited for the successor, and walked; a copy that missed the respawn took the new
+/// count in the next section for the respawn itself and put the player at its spawn
+/// point, 6.7 m from where it stood (see `tumbleyard_authority.rs`).
+#[test]
+fn a_player_that_respawned_unheard_is_where_it_walked_to() {
+    holds(&Plan::draw(544), "respawn");
+}
+
 /// Found by the explorer, in its end check (seed 66): a crate that fell off at the
 /// session's last tick came back under a new id on the host, and a point scored for it,
 /// which no client could have heard of yet. What came, went or scored in the last 2 s is

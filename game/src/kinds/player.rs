@@ -190,17 +190,19 @@ impl Player {
             self.respawned = st.respawns;
         }
         if st.respawns != self.respawned {
-            // A new respawn: back to the spawn point, whatever the pose says.
+            // A new respawn: where the section puts it, exactly. The respawning section
+            // itself puts it at the spawn point; a copy that missed it (and the walk after
+            // it) takes the player where a later one says it walked to.
             self.respawned = st.respawns;
-            let home = self.home;
             let b = ctx.body_mut();
-            b.set_translation(home, true);
-            b.set_linvel(Vec3::ZERO, true);
-            self.heard = Some((home, st.pose.rot));
+            b.set_translation(st.pose.pos, true);
+            b.set_rotation(st.pose.rot, true);
+            b.set_linvel(st.pose.linvel, true);
+            b.set_angvel(st.pose.angvel, true);
         } else {
             st.pose.correct(ctx, CORRECTION);
-            self.heard = Some((st.pose.pos, st.pose.rot));
         }
+        self.heard = Some((st.pose.pos, st.pose.rot));
         self.walking = st.walk;
         if st.flags & F_JUMP != 0 && ctx.body().linvel().y.abs() < 0.2 {
             let v = ctx.body().linvel();
@@ -319,10 +321,16 @@ impl Controller for Player {
         if input.push.is_some() {
             flags |= F_PUSH;
         }
+        let mut pose = PoseState::of(me.body());
         if input.respawn {
+            // The section that respawns the player puts it at its spawn point, still: every
+            // client path (the owner's own too) moves it there.
             self.respawns = self.respawns.wrapping_add(1);
+            pose.pos = self.home;
+            pose.linvel = Vec3::ZERO;
+            pose.angvel = Vec3::ZERO;
         }
-        PoseState::of(me.body()).write(out);
+        pose.write(out);
         put_axis(out, input.walk[0]);
         put_axis(out, input.walk[1]);
         out.u8(flags);
@@ -378,17 +386,17 @@ impl Controller for Player {
     ) -> Legality {
         // Everything the section claims: a readable section, a speed a blast could give, a
         // pose near the server's copy (no teleports), pushes no larger than two blasts at
-        // their centre. A respawn can only ever go to this player's own spawn point.
+        // their centre. A respawn can only ever go to this player's own spawn point: a
+        // section with a new respawn count is judged against that point, not the copy.
         let Ok(st) = self.read(section) else {
             return Legality::Illegal;
         };
         let t = &self.tuning;
-        let placed = if st.respawns != self.respawned {
-            true
-        } else {
-            st.pose.linvel.length() < MAX_SPEED
-                && st.pose.pos.distance(me.body().translation()) < MAX_DRIFT
+        let from = match st.respawns != self.respawned {
+            true => self.home,
+            false => me.body().translation(),
         };
+        let placed = st.pose.linvel.length() < MAX_SPEED && st.pose.pos.distance(from) < MAX_DRIFT;
         let pushed = st.flags & F_PUSH == 0 || st.push.length() <= 2.0 * t.blast_impulse + 0.01;
         if placed && pushed {
             Legality::Legal
