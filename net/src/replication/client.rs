@@ -612,6 +612,18 @@ impl ClientReplication {
             self.received.insert(net, rec);
             self.asked.remove(&net);
         }
+        let ours = group
+            .by_net(net)
+            .is_some_and(|e| e.owner() == group.local_owner());
+        let unheard = self.received.get(&net).is_none_or(|r| r.newest().is_none());
+        if owner == Owner::Server && ours && unheard && self.asked.insert(net) {
+            // The server took back a body we held, and we hold none of its states since it
+            // gave it to us: the state it sent whole as it took it back came before the
+            // news that it gave it to us (reliable messages can lag the state), and went
+            // with what we held of it then. Its silence from here on would stand for a
+            // state we never kept: we ask for it whole.
+            self.resync.insert(net);
+        }
         if let Some(eid) = group.id_of(net) {
             // The change of hands, then the server's count of them.
             if group.get(eid).is_some_and(|e| e.owner() != owner) {
