@@ -235,7 +235,7 @@ pub(super) fn candidates(
         };
         // Unchanged if the client acknowledged a broadcast at which the current bytes were
         // already current (or, rarely, if they came back to what it holds).
-        let void_until = seen.void_until;
+        let (void_until, current_at) = (seen.void_until, seen.current_at);
         let base = seen.baseline();
         let (same, foreseen) = current(c, seen, forecasts, history);
         // A prediction of a body at rest stays where it is: only a moving one needs the
@@ -247,6 +247,7 @@ pub(super) fn candidates(
         }
         if same || foreseen {
             let f = base.map_or(0, |(f, _)| f);
+            seen.current_at = number;
             match unchanged(seen, same, f, cadence) {
                 Look::Sleep(wake) => view.ents.sleep_until(slot, wake),
                 Look::Pend => view.ents.pend(slot),
@@ -259,7 +260,7 @@ pub(super) fn candidates(
         if let Some((b, _)) = base {
             ages.stale.push(stale_for(
                 &history[c.slot as usize],
-                b.max(void_until),
+                b.max(void_until).max(current_at),
                 number,
             ));
         }
@@ -320,10 +321,12 @@ fn unchanged(seen: &mut Seen, same: bool, f: u32, cadence: &Cadence) -> Look {
 }
 
 /// How many broadcasts a changed entity's copy on a client has been out of date at
-/// broadcast `number`: since the first change after `held`, the newer of the state the
-/// client holds and when it last held the body itself (`Seen::void_until`; not since it was sent that state: a
-/// body that rested long, or that the client pushed, is not stale the moment the server's
-/// copy moves). No change since: its copy is current.
+/// broadcast `number`: since the first change after `held`, the newest of the state the
+/// client holds, when it last held the body itself (`Seen::void_until`) and when its copy
+/// last stood for the server's state (`Seen::current_at`: a prediction from its state
+/// held). Not since it was sent that state: a body that rested long, that the client
+/// pushed, or that flew where both ends predicted, is not stale the moment the server's
+/// copy moves, or leaves the prediction. No change since: its copy is current.
 fn stale_for(history: &History, held: u32, number: u32) -> u32 {
     let since = history.changed_after(held).unwrap_or(number);
     number.saturating_sub(since)

@@ -143,6 +143,11 @@ pub(crate) struct Seen {
     /// a baseline (a resync: what it acknowledged of the entity is not what it holds).
     /// 0: never.
     pub(crate) void_until: u32,
+    /// The newest broadcast at which the client's copy stood for the entity's state: what
+    /// it acknowledged was current, or its prediction from it held (0: never). A change
+    /// before it left the copy current, so the copy's age counts from the first change
+    /// after.
+    pub(crate) current_at: u32,
     /// The accumulated priority.
     pub(crate) priority: f32,
 }
