@@ -192,10 +192,14 @@ fn a_late_joiner_at_a_new_host_sees_a_silent_player_where_the_host_holds_it() {
 /// the game on the LAN where it is now, and looks again if there is none. One whose game
 /// lost the server after a long silence (11.5 s of a dedicated server's datagrams lost:
 /// past the timeout, its reconnect ladder heard nothing for 5 s) joins again (seed 1070).
+/// A frozen machine does nothing, joining included: its person joins once it thaws (seed
+/// 741: one began to join while frozen, to a host killed meanwhile, and learned so too
+/// late to look again).
 #[test]
 fn a_player_who_finds_no_game_looks_again() {
     holds(&Plan::draw_classic(130), "look-again");
     holds(&Plan::draw(1070), "look-again");
+    holds(&Plan::draw(741), "look-again");
 }
 
 /// Found by the explorer (seed 138: the host's datagrams cut off from the first successor

@@ -306,8 +306,25 @@ impl Session<'_> {
         let dt = 1.0 / TICK_HZ;
         self.apply_faults(t);
         self.look_again(t);
+        let frozen: BTreeSet<usize> = self
+            .plan
+            .faults
+            .iter()
+            .filter(|f| f.active(t))
+            .filter_map(|f| match *f {
+                Fault::Freeze { peer, .. } => Some(peer),
+                _ => None,
+            })
+            .collect();
         for (i, c) in self.plan.clients.iter().enumerate() {
             let i = i + 1;
+            // A frozen machine does nothing, joining a game included: its person joins
+            // once it thaws, the game they find on the LAN then (seeds 731 and 741: one
+            // that began to join a host that went while it was frozen said "no server
+            // answered" too late to look again).
+            if frozen.contains(&i) {
+                continue;
+            }
             let due = self.peers[i].retry_at.map_or(c.at, |r| r.max(c.at));
             // A person joins the game they find on the LAN: while nobody hosts (the host
             // went and its successor has not taken over yet), they find none and look
@@ -340,16 +357,6 @@ impl Session<'_> {
                 self.peers[i].game = Some(game);
             }
         }
-        let frozen: BTreeSet<usize> = self
-            .plan
-            .faults
-            .iter()
-            .filter(|f| f.active(t))
-            .filter_map(|f| match *f {
-                Fault::Freeze { peer, .. } => Some(peer),
-                _ => None,
-            })
-            .collect();
         let left = SESSION_SECONDS - t;
         let every = (EVERY_SECONDS * TICK_HZ) as u64;
         let pushes = self.contention(t);
