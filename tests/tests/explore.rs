@@ -202,6 +202,18 @@ fn a_player_who_finds_no_game_looks_again() {
     holds(&Plan::draw(741), "look-again");
 }
 
+/// Found by the explorer (seed 828): the first successor, frozen when the host told the
+/// succession with a player who joined late, took the game over from the one it had
+/// when the host quit. That player came to it, was refused (no such session), went on
+/// to the next successor, was sent back (the game goes on there), and went round between
+/// the two for the whole grace window. Refused by the successor that hosts, a follower's
+/// session is over; the game says the new host does not know it, and its person joins
+/// again.
+#[test]
+fn a_player_the_new_host_does_not_know_joins_it_again() {
+    holds(&Plan::draw(828), "unknown-to-successor");
+}
+
 /// Found by the explorer (seed 138: the host's datagrams cut off from the first successor
 /// and from the last player at once, one way; seed 101: two players killed, and the host
 /// cut off from the last one, with spectators still watching there): the one that came

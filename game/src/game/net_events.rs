@@ -132,6 +132,11 @@ impl Game {
             _ => "connection lost".to_owned(),
         };
         let sentence = match reason {
+            // A successor that took the game over from a succession told before we came.
+            DisconnectReason::SessionExpired if self.standing.is_following() => {
+                "session expired: the game's new host does not know this session; join it again"
+                    .to_owned()
+            }
             DisconnectReason::Kicked { .. } | DisconnectReason::SessionExpired => key.clone(),
             // Every successor was tried in vain.
             _ if self.standing.is_following() => {

@@ -236,10 +236,19 @@ impl ClientEndpoint {
             return;
         }
         if self.follow.is_some() {
-            // This successor will not have us: the next one may.
-            self.ladder = None;
-            if self.next_successor(core) {
-                return;
+            if r.reason == RejectReason::SessionExpired {
+                // The successor hosts the game and keeps no session of ours: it took the
+                // game over from a succession told before we came (it was frozen when the
+                // host told the next). Every other player follows it, and sends us back
+                // there: the session is over, and we may join afresh (explorer seed 828,
+                // where the follower went round between the two for the grace window).
+                self.follow = None;
+            } else {
+                // This successor will not have us: the next one may.
+                self.ladder = None;
+                if self.next_successor(core) {
+                    return;
+                }
             }
         }
         self.conn.close();

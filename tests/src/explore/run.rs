@@ -491,7 +491,12 @@ impl Session<'_> {
             // A player whose game lost the host after a long silence (the ladder heard
             // nothing for `reconnect_unanswered`) joins again, as a person would.
             let lost = g.ended().is_some_and(|why| why.ends_with("timed out"));
-            if (unanswered || untold || lost) && t + 1.0 < SESSION_SECONDS - QUIET {
+            // One whose session the game's new host does not keep (it took the game over
+            // from a succession told before this player came) joins afresh, as told.
+            let expired = g
+                .ended()
+                .is_some_and(|why| why.contains("new host does not know this session"));
+            if (unanswered || untold || lost || expired) && t + 1.0 < SESSION_SECONDS - QUIET {
                 p.game = None;
                 p.retry_at = Some(t + 1.0);
             }
