@@ -214,6 +214,16 @@ fn a_player_the_new_host_does_not_know_joins_it_again() {
     holds(&Plan::draw(828), "unknown-to-successor");
 }
 
+/// Found by the explorer (seed 944): a successor standing by, the host killed and two
+/// players frozen in turn, asked the players after it (its session's token set aside,
+/// the migration token in its place); then a successor before it came, and it followed
+/// that one, hashing the migration token once more. No new host knew it: refused, the
+/// session ended. A follower that follows again starts from its own token.
+#[test]
+fn a_successor_that_follows_twice_keeps_a_token_the_new_host_knows() {
+    holds(&Plan::draw(944), "token");
+}
+
 /// Found by the explorer (seed 138: the host's datagrams cut off from the first successor
 /// and from the last player at once, one way; seed 101: two players killed, and the host
 /// cut off from the last one, with spectators still watching there): the one that came

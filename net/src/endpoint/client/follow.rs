@@ -524,10 +524,14 @@ impl ClientEndpoint {
     /// with our migration token; our connection to the host goes along, to stand by on it
     /// again. False if there is none to try.
     fn follow_from(&mut self, core: &mut Core, left: String, next: usize) -> bool {
+        // Our own token: the one we set aside if we follow already (asking the players
+        // after us, a successor before us came): hashed once more, no new host would know
+        // it (explorer seed 944).
+        let following = self.follow.as_ref().and_then(|f| f.token);
         let Some(session) = &mut self.session else {
             return false;
         };
-        let token = session.token;
+        let token = following.unwrap_or(session.token);
         session.token = crypto::migration_token(&token);
         self.follow = Some(Follow {
             left,
