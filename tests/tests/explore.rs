@@ -312,6 +312,19 @@ fn a_body_taken_back_before_the_grant_was_heard_is_asked_for_whole() {
     holds(&Plan::draw(100), "taken-back");
 }
 
+/// Found by the explorer (seeds 1316 and 1221): a player whose owner went with the old
+/// host (quit, or killed, while the game migrated) is a silent copy on every screen, held
+/// where the last section its screen heard put it. The new host had been cut off from
+/// the old one and heard an older last section than a follower did: the two held the
+/// player 8.4 m apart for good. A new host forwards what it heard last of each other
+/// client's entity as that client's newest section, until the client speaks itself.
+#[test]
+fn a_player_gone_with_the_old_host_stands_where_the_new_host_heard_it_last() {
+    for seed in [1316, 1221] {
+        holds(&Plan::draw(seed), "last-word");
+    }
+}
+
 /// Found by the explorer (seed 544): the host killed, a player respawned while the others
 /// waited for the successor, and walked; a copy that missed the respawn took the new
 /// count in the next section for the respawn itself and put the player at its spawn

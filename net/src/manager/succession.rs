@@ -130,6 +130,8 @@ impl NetManager {
         let mut endpoint = ServerEndpoint::new(crate::crypto::derive(&e.entropy, "new host", 0));
         endpoint.take_over(&self.core, &e.succession.heirs, me);
         take_over_world(group, me);
+        // What the others own still (a body one held is ours now).
+        let last_words = c.repl.last_words(group);
         group.replica().set_role(Role::Server);
         // A server's sections describe the present: nothing is brought forward.
         group.replica().set_lead(0);
@@ -141,7 +143,7 @@ impl NetManager {
         );
         self.side = Side::Server(Box::new(Server {
             endpoint,
-            repl: ServerReplication::default(),
+            repl: ServerReplication::after_takeover(last_words, self.core.now),
         }));
         self.core.events.push_back(NetEvent::Promoted { left });
     }

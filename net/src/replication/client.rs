@@ -12,7 +12,7 @@ use crate::wire::{Body, Entries, Msg};
 use lanyard::codec::Section;
 use lanyard::pose::{BodyState, PoseState};
 use lanyard::{
-    Change, EntityGroup, EntityId, FramePass, KindId, NetId, Owner, SpawnRequest, Verdict,
+    Change, ClientId, EntityGroup, EntityId, FramePass, KindId, NetId, Owner, SpawnRequest, Verdict,
 };
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
@@ -150,6 +150,25 @@ impl ClientReplication {
         let _ = group.set_owner(eid, group.local_owner());
         self.claims.insert(net);
         core.push_eager(conn, &Msg::Claim { net, seq });
+    }
+
+    /// The newest section we hold of each entity of `group` another client owns: what we
+    /// would forward of it if we took the game over (see
+    /// `ServerReplication::after_takeover`).
+    pub(crate) fn last_words(&self, group: &EntityGroup) -> Vec<(NetId, ClientId, Vec<u8>)> {
+        let me = group.local_owner();
+        let mut words: Vec<_> = group
+            .iter()
+            .filter_map(|e| match e.owner() {
+                Owner::Client(c) if Owner::Client(c) != me => {
+                    let (bytes, _) = self.received.get(&e.net_id())?.newest()?;
+                    Some((e.net_id(), c, bytes.to_vec()))
+                }
+                _ => None,
+            })
+            .collect();
+        words.sort_unstable_by_key(|(net, _, _)| *net);
+        words
     }
 
     /// What a client keeps of its replication when a new host takes the game over: only
