@@ -82,6 +82,9 @@ impl Session<'_> {
                     Some(Ok(Some(dated))) => dated,
                     // Moving, held by a client, and its state fresh: no moment to compare at.
                     Some(Ok(None)) => continue,
+                    // One that came on the host in the last moments (a crate that fell off
+                    // and came back, still falling) has had no state but its spawn yet.
+                    Some(Err(_)) if self.lately_changed(*net) => continue,
                     Some(Err(why)) => return Err(self.fail(&[name, hn], format!("{net}: {why}"))),
                     None => (*p, world[net], "now".to_owned()),
                 };
