@@ -130,8 +130,11 @@ pub(crate) struct Seen {
     /// The reliable message that told the client of the entity, until it is acknowledged:
     /// no state goes before that.
     announced: Option<u32>,
-    /// The newest section the client acknowledged, and its broadcast.
-    baseline: Option<(u32, Arc<[u8]>)>,
+    /// The newest section the client acknowledged (its broadcast: `baseline_at`). Apart,
+    /// not as a pair: the pair's padding would take a slot past its cache line.
+    baseline: Option<Arc<[u8]>>,
+    /// The broadcast of `baseline` (0: none).
+    baseline_at: u32,
     /// The broadcast the entity's state last went out in (0: never; broadcasts count from
     /// 1).
     last_sent: u32,
@@ -155,7 +158,7 @@ pub(crate) struct Seen {
 impl Seen {
     /// The newest section the client acknowledged, and its broadcast.
     pub(crate) fn baseline(&self) -> Option<(u32, &[u8])> {
-        self.baseline.as_ref().map(|(f, b)| (*f, &b[..]))
+        self.baseline.as_ref().map(|b| (self.baseline_at, &b[..]))
     }
 
     /// The reliable message that announces the entity, until it is acknowledged.
@@ -173,7 +176,7 @@ impl Seen {
     /// (the server keeps the last two sends, and the client predicts from whichever arrived
     /// last).
     pub(crate) fn sent_twice_since_baseline(&self) -> bool {
-        let bf = self.baseline.as_ref().map_or(0, |(f, _)| *f);
+        let bf = self.baseline.as_ref().map_or(0, |_| self.baseline_at);
         self.sent_before > bf
     }
 
@@ -318,7 +321,9 @@ impl Ents {
         if look || baseline.is_none() {
             self.pending.push(slot);
         }
-        self.slots[slot as usize].seen.baseline = baseline;
+        let seen = &mut self.slots[slot as usize].seen;
+        seen.baseline_at = baseline.as_ref().map_or(0, |(f, _)| *f);
+        seen.baseline = baseline.map(|(_, b)| b);
     }
 
     /// From broadcast `number` on, the client holds none of the server's sections of the
@@ -332,6 +337,7 @@ impl Ents {
         self.pending.push(slot);
         let seen = &mut self.slots[slot as usize].seen;
         seen.baseline = None;
+        seen.baseline_at = 0;
         seen.void_until = seen.void_until.max(number);
     }
 
@@ -435,7 +441,7 @@ impl ClientView {
                 // Nor a state sent before or while the client held the body, or before it
                 // said it lacked a baseline: it dropped what it had of the server's then,
                 // or could not resolve it, and takes the state whole next.
-                if seen.baseline.as_ref().is_some_and(|(f, _)| *f >= number)
+                if seen.baseline.is_some() && seen.baseline_at >= number
                     || number <= seen.void_until
                 {
                     continue;
