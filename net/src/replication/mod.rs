@@ -77,6 +77,7 @@ mod requests;
 mod select;
 mod server;
 mod slots;
+mod takeover;
 mod world;
 
 pub(crate) use client::ClientReplication;
