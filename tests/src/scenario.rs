@@ -189,3 +189,18 @@ pub fn unpredicted_registry() -> Arc<KindRegistry> {
         .expect("asteroids are registered");
     Arc::new(registry)
 }
+
+/// The largest state age (the 95th percentile's and the oldest's, ms) the server reports
+/// for client `client` over the next `frames` frames.
+pub fn worst_state_age(s: &mut Scenario, client: lanyard::ClientId, frames: usize) -> (f32, f32) {
+    let mut worst = (0.0f32, 0.0f32);
+    for _ in 0..frames {
+        s.step();
+        let st = s.server.net.peer_stats(client).expect("connected");
+        worst = (
+            worst.0.max(st.state_age_p95_ms),
+            worst.1.max(st.state_age_max_ms),
+        );
+    }
+    worst
+}

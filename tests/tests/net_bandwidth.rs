@@ -7,7 +7,7 @@ use lanyard_net::{Conditions, MAX_DATAGRAM, NetConfig};
 use lanyard_tests::demo_registry;
 use lanyard_tests::scenario::{
     DemoScenario, Scenario, asteroid_field, crates_and_balls, crates_with_balls_on_top, player,
-    unpredicted_registry,
+    unpredicted_registry, worst_state_age,
 };
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -396,15 +396,7 @@ fn bodies_knocked_after_a_long_rest_are_not_reported_as_old_as_the_rest() {
         s.server.group.set_body_state(id, &state).unwrap();
     }
     // Every broadcast until the client has them all again.
-    let mut worst = (0.0f32, 0.0f32);
-    for _ in 0..30 {
-        s.step();
-        let st = s.server.net.peer_stats(ann).unwrap();
-        worst = (
-            worst.0.max(st.state_age_p95_ms),
-            worst.1.max(st.state_age_max_ms),
-        );
-    }
+    let worst = worst_state_age(&mut s, ann, 30);
     assert!(worst.0 <= 100.0, "p95 age {} ms", worst.0);
     assert!(worst.1 <= 150.0, "oldest {} ms", worst.1);
 }

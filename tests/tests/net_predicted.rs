@@ -6,7 +6,9 @@
 use lanyard::prelude::*;
 use lanyard_net::{Conditions, NetConfig, PeerStats};
 use lanyard_tests::demo_registry;
-use lanyard_tests::scenario::{DemoScenario, Scenario, asteroid_field, unpredicted_registry};
+use lanyard_tests::scenario::{
+    DemoScenario, Scenario, asteroid_field, unpredicted_registry, worst_state_age,
+};
 use std::sync::Arc;
 
 /// 30 broadcasts a second, and a budget nothing fills, so what is sent is what the state
@@ -165,15 +167,7 @@ fn a_body_that_leaves_its_prediction_is_not_reported_as_old_as_its_flight() {
         state.linvel[1] += 3.0;
         s.server.group.set_body_state(id, &state).unwrap();
     }
-    let mut worst = (0.0f32, 0.0f32);
-    for _ in 0..30 {
-        s.step();
-        let st = s.server.net.peer_stats(ann).unwrap();
-        worst = (
-            worst.0.max(st.state_age_p95_ms),
-            worst.1.max(st.state_age_max_ms),
-        );
-    }
+    let worst = worst_state_age(&mut s, ann, 30);
     assert!(worst.0 <= 100.0, "p95 age {} ms", worst.0);
     assert!(worst.1 <= 150.0, "oldest {} ms", worst.1);
 }
