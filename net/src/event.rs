@@ -2,6 +2,7 @@
 
 use crate::error::{DisconnectReason, RejectReason};
 use lanyard::{ClientId, Owner};
+use std::net::SocketAddr;
 
 /// What the user of a [`NetManager`](crate::NetManager) is told.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -105,6 +106,16 @@ pub enum NetEvent {
     Promoted {
         /// The name the old host played under ("" if it did not play).
         left: String,
+    },
+    /// Server (a host of a game that migrates): none of our players spoke for two
+    /// heartbeats (we were stopped, or cut off, past their timeout), and one of them
+    /// answered at its address as a server does: it took the game over, and the players
+    /// are there. This server ended every session (saying nothing: nobody is listening);
+    /// it is done. To play on, join the game at `host` as a client with a world of its own
+    /// (the game does so itself).
+    Superseded {
+        /// Where the game is hosted now.
+        host: SocketAddr,
     },
     /// Client: we resumed our session with the new host after the old one went: the same
     /// client id and entities, and the world as the new host has it.

@@ -633,3 +633,109 @@ fn a_successor_that_was_frozen_finds_the_game_where_it_went_on() {
     assert!(s.clients[1].net.is_server() && !s.clients[0].net.is_server());
     assert_eq!(s.clients[0].group.len(), s.clients[1].group.len());
 }
+
+/// The host is frozen past its players' timeout: ann, its first successor, takes the game
+/// over and bob follows her. When the host thaws it hears none of its players; it asks at
+/// their addresses whether one of them hosts the game now, ann's server answers, and it
+/// steps down, saying where the game went. Before, it went on hosting the players that had
+/// left it until they timed out, then nobody, to the end: two hosts of one game (explorer
+/// seeds 651, 752, 945, 1008, 1411, 1599, 1632, 1655).
+#[test]
+fn a_host_that_thaws_after_the_game_went_on_steps_down() {
+    let (mut s, _) = game(651);
+    s.server.alive = false;
+    s.wait_for(5.0 + 2.0 + 3.0, "ann to take the game over", |s| {
+        s.clients[0].net.is_server() && s.clients[1].net.is_connected()
+    })
+    .unwrap_or_else(|e| panic!("{e}"));
+    s.run_for(2.0);
+    let ann_at = s.clients[1].net.server_addr().expect("bob follows ann");
+    assert!(
+        !s.server
+            .events
+            .iter()
+            .any(|e| matches!(e, NetEvent::Superseded { .. }))
+    );
+    s.server.alive = true;
+    s.wait_for(3.0, "the old host to step down", |s| {
+        s.server
+            .events
+            .contains(&NetEvent::Superseded { host: ann_at })
+    })
+    .unwrap_or_else(|e| panic!("{e}"));
+    assert!(s.server.net.sessions().is_empty(), "it keeps no session");
+    // The game goes on at ann's, with both players.
+    s.run_for(2.0);
+    assert!(s.clients[0].net.is_server());
+    assert_eq!(s.clients[1].net.server_addr(), Some(ann_at));
+    assert!(s.clients[1].net.is_connected());
+}
+
+/// A host whose players all fell silent while it ran (their machines stopped, say) asks
+/// whether one of them hosts the game now; nobody answers as a server, so it keeps the
+/// game, and the players resume there when they come back.
+#[test]
+fn a_host_whose_players_all_fell_silent_keeps_the_game_when_nobody_took_it_over() {
+    let (mut s, _) = game(652);
+    for c in &mut s.clients {
+        c.alive = false;
+    }
+    s.run_for(8.0);
+    for c in &mut s.clients {
+        c.alive = true;
+    }
+    s.run_for(6.0);
+    assert!(
+        !s.server
+            .events
+            .iter()
+            .any(|e| matches!(e, NetEvent::Superseded { .. })),
+        "the host stepped down though nobody hosts"
+    );
+    assert!(s.server.net.is_server());
+    assert!(
+        s.clients.iter().all(|c| c.net.is_connected()),
+        "{}",
+        s.dump()
+    );
+}
+
+/// ann hears nothing from the host (a one-way break) and stands by as its successor; the
+/// host is then stopped for 3 s, less than the others' timeout but long enough that nobody
+/// vouches for it, and ann takes the game over alone. The host comes back with bob and eve
+/// still playing there: ann, whose players never came, asks the host she took the game
+/// from, hears it answer, and steps down to play there again. Before, the game stayed split
+/// in two to the end (explorer seed 752).
+#[test]
+fn a_successor_that_took_over_a_game_that_lives_on_steps_down_to_its_host() {
+    let (mut s, _) = game(752);
+    s.clients[0].deaf = true;
+    s.wait_for(5.0 + 2.0, "ann to stand by on the host", |s| {
+        s.clients[0]
+            .events
+            .iter()
+            .any(|e| matches!(e, NetEvent::HostLeft { .. }))
+    })
+    .unwrap_or_else(|e| panic!("{e}"));
+    s.server.alive = false;
+    s.wait_for(3.0, "ann to take the game over", |s| {
+        s.clients[0].net.is_server()
+    })
+    .unwrap_or_else(|e| panic!("{e}"));
+    s.clients[0].deaf = false;
+    s.server.alive = true;
+    let host = lanyard_net::harness::hub_addr(0);
+    s.wait_for(2.0, "ann to step down", |s| {
+        s.clients[0].events.contains(&NetEvent::Superseded { host })
+    })
+    .unwrap_or_else(|e| panic!("{e}\n{}", s.dump()));
+    assert!(s.server.net.is_server(), "the host hosts on");
+    assert!(
+        !s.server
+            .events
+            .iter()
+            .any(|e| matches!(e, NetEvent::Superseded { .. })),
+        "the host stepped down for the player nobody followed"
+    );
+    assert!(s.clients[1].net.is_connected() && s.clients[1].net.server_addr() == Some(host));
+}

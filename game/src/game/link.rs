@@ -84,6 +84,15 @@ impl Link {
         }
     }
 
+    /// This host stepped down: `net`, a client of the game's new host, takes the
+    /// server's place on the same socket, and the link no longer answers discovery nor
+    /// registers the game (the new host does).
+    pub(super) fn step_down(&mut self, net: NetManager) {
+        self.net = net;
+        self.responder = None;
+        self.registrar = None;
+    }
+
     /// Waits up to `timeout` for datagrams.
     pub(super) fn wait(&mut self, timeout: Duration) {
         self.socket.wait(timeout);

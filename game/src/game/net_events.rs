@@ -76,6 +76,7 @@ impl Game {
                 self.received = TakenPoses::default();
             }
             NetEvent::Promoted { left } => self.promoted(&left),
+            NetEvent::Superseded { host } => self.step_down(host),
             NetEvent::Handed { net, to, seq } => {
                 tracing::debug!("{net} is held by {to:?} (its hand-off {seq})");
             }

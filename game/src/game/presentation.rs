@@ -199,8 +199,9 @@ impl Presentation {
         if t.window < 0.25 {
             return;
         }
-        t.kbps_in = (bin - t.bytes_in) as f32 * 8.0 / 1000.0 / t.window;
-        t.kbps_out = (bout - t.bytes_out) as f32 * 8.0 / 1000.0 / t.window;
+        // The counts start again from zero when a host steps down (a new network layer).
+        t.kbps_in = bin.saturating_sub(t.bytes_in) as f32 * 8.0 / 1000.0 / t.window;
+        t.kbps_out = bout.saturating_sub(t.bytes_out) as f32 * 8.0 / 1000.0 / t.window;
         t.bytes_in = bin;
         t.bytes_out = bout;
         t.window = 0.0;

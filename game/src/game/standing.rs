@@ -41,6 +41,15 @@ impl Standing {
         }
     }
 
+    /// A host that stepped down for the game's new host: a client that has yet to join
+    /// it, under the same name (what it saw of the game stays).
+    pub(super) fn stepped_down(&mut self) {
+        self.joined = false;
+        self.following = false;
+        self.client_id = None;
+        self.server_name = None;
+    }
+
     pub(super) fn my_name(&self) -> Option<&str> {
         self.my_name.as_deref()
     }

@@ -188,6 +188,39 @@ impl Game {
         Ok(Self::assemble(options, group, link, None, standing))
     }
 
+    /// This host was stopped (or cut off) past its players' timeout, and one of them took
+    /// the game over at `host` ([`NetEvent::Superseded`](lanyard_net::NetEvent::Superseded)):
+    /// it joins the game there as a client, under its player's name, with a world of its
+    /// own and its recording started again.
+    pub(super) fn step_down(&mut self, host: SocketAddr) {
+        let name = self
+            .standing
+            .my_name()
+            .unwrap_or(&self.options.name)
+            .to_owned();
+        self.recorder.stop(&mut self.group);
+        let mut config = Self::net_config(&self.options);
+        // Should it take the game over again, it plays too, and counts.
+        config.max_clients = config.max_clients.saturating_sub(1);
+        let password = self.options.password.clone();
+        let net = NetManager::client(config, host, &name, password.as_deref(), entropy());
+        self.link.step_down(net);
+        self.group = Self::world(&self.scene, Role::Client(ClientId(0)));
+        self.rules = None;
+        self.standing.stepped_down();
+        self.arena = Default::default();
+        self.received = TakenPoses::default();
+        self.sent_log = SentLog::default();
+        if let Some(path) = self.recorder.path()
+            && let Err(e) = self.record_to(&path)
+        {
+            self.say(format!("recording stopped: {e}"));
+        }
+        let line = format!("the game went on at {host} while this machine was away: joining it");
+        tracing::info!("{line}");
+        self.say(line);
+    }
+
     /// A game of its parts; the rest starts empty.
     fn assemble(
         options: Options,

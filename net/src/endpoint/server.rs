@@ -198,6 +198,14 @@ impl ServerEndpoint {
         Some(name)
     }
 
+    /// The addresses of the player sessions that wait for a resume.
+    pub(crate) fn suspended_players(&self) -> impl Iterator<Item = SocketAddr> + '_ {
+        self.suspended
+            .values()
+            .filter(|s| !s.peer.spectator)
+            .map(|s| s.peer.conn.addr)
+    }
+
     /// Takes out the suspended sessions older than `grace` µs.
     pub(crate) fn expired(&mut self, now: u64, grace: u64) -> Vec<(ClientId, ClientSession)> {
         let old: Vec<ClientId> = self

@@ -6,7 +6,7 @@
 use super::NetFrame;
 use super::client::Client;
 use super::server::Server;
-use crate::connection::{Deadline, Refused};
+use crate::connection::Refused;
 use crate::core::Core;
 use crate::endpoint::{Arrival, ClientArrival};
 use crate::error::DisconnectReason;
@@ -117,6 +117,11 @@ impl FrameDriver for ServerFrame<'_> {
         let core = &mut *self.core;
         let s = &mut *self.server;
         for (from, bytes, arrived) in std::mem::take(&mut self.inbox) {
+            if let Some(host) = s.hosted_at(core, from, &bytes) {
+                // The game is hosted there: this server has no session left to serve.
+                s.step_down(core, host);
+                return;
+            }
             match s.endpoint.datagram(core, from, &bytes) {
                 Arrival::Done => {}
                 Arrival::Joined(id) => {
@@ -161,33 +166,11 @@ impl FrameDriver for ServerFrame<'_> {
                 }
             }
         }
-        let ids: Vec<ClientId> = s.endpoint.peers.keys().copied().collect();
-        for id in ids {
-            let Some(p) = s.endpoint.peers.get_mut(&id) else {
-                continue;
-            };
-            for d in p.conn.handle_timeout(core.now) {
-                match d {
-                    Deadline::Lost(
-                        reason @ (DisconnectReason::TimedOut | DisconnectReason::ReliableExpired),
-                    ) => {
-                        s.lost(core, pass.group_mut(), id, reason);
-                        break;
-                    }
-                    Deadline::Lost(reason) => {
-                        s.leave(core, pass.group_mut(), id, reason);
-                        break;
-                    }
-                    Deadline::Heartbeat => {
-                        self.heartbeats.insert(id);
-                    }
-                    Deadline::GaveUp | Deadline::Retry => {}
-                }
-            }
-        }
+        s.deadlines(core, pass.group_mut(), &mut self.heartbeats);
         s.expire(core, pass.group_mut());
         s.endpoint.knock(core);
         s.tell_succession(core);
+        s.ask_whether_replaced(core);
     }
 }
 

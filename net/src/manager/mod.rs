@@ -17,6 +17,7 @@ use std::net::SocketAddr;
 mod client;
 mod frame;
 mod server;
+mod step_down;
 mod succession;
 
 use crate::succession::Successor;
@@ -109,6 +110,7 @@ impl NetManager {
             side: Side::Server(Box::new(Server {
                 endpoint: ServerEndpoint::new(entropy),
                 repl: ServerReplication::default(),
+                probe: step_down::Probe::new(probe_nonce(&entropy), None),
             })),
             inbox: VecDeque::new(),
             group_tick: None,
@@ -651,6 +653,13 @@ impl NetManager {
             }
         }
     }
+}
+
+/// The nonce of a server's hellos asking its players whether one of them hosts the game
+/// now (see `step_down.rs`).
+fn probe_nonce(entropy: &Entropy) -> u64 {
+    let k = crate::crypto::derive(entropy, "step down probe", 0);
+    u64::from_le_bytes([k[0], k[1], k[2], k[3], k[4], k[5], k[6], k[7]])
 }
 
 fn check_size(bytes: &[u8]) -> Result<(), NetError> {

@@ -1,17 +1,22 @@
 //! The server's side of a [`NetManager`](crate::NetManager): its endpoint and replication, leaving clients,
 //! and the frame driver that takes clients' datagrams in and broadcasts.
 
+use super::step_down::Probe;
+use crate::connection::Deadline;
 use crate::core::{Core, us};
 use crate::endpoint::ServerEndpoint;
 use crate::error::DisconnectReason;
 use crate::event::NetEvent;
 use crate::replication::ServerReplication;
 use lanyard::{ClientId, EntityGroup};
+use std::collections::BTreeSet;
 
 #[derive(Clone)]
 pub(super) struct Server {
     pub(super) endpoint: ServerEndpoint,
     pub(super) repl: ServerReplication,
+    /// Whether one of our players hosts the game now (see `step_down.rs`).
+    pub(super) probe: Probe,
 }
 
 impl Server {
@@ -58,6 +63,41 @@ impl Server {
         tracing::info!("{name} ({id}) {reason}: keeping the session for a resume");
         core.events
             .push_back(NetEvent::ClientSuspended { client: id, name });
+    }
+
+    /// Each session's deadlines: one silent past the timeout (or whose reliable message
+    /// expired) is lost, one that broke off leaves, and one whose heartbeat is due is
+    /// noted in `heartbeats`.
+    pub(super) fn deadlines(
+        &mut self,
+        core: &mut Core,
+        group: &mut EntityGroup,
+        heartbeats: &mut BTreeSet<ClientId>,
+    ) {
+        let ids: Vec<ClientId> = self.endpoint.peers.keys().copied().collect();
+        for id in ids {
+            let Some(p) = self.endpoint.peers.get_mut(&id) else {
+                continue;
+            };
+            for d in p.conn.handle_timeout(core.now) {
+                match d {
+                    Deadline::Lost(
+                        reason @ (DisconnectReason::TimedOut | DisconnectReason::ReliableExpired),
+                    ) => {
+                        self.lost(core, group, id, reason);
+                        break;
+                    }
+                    Deadline::Lost(reason) => {
+                        self.leave(core, group, id, reason);
+                        break;
+                    }
+                    Deadline::Heartbeat => {
+                        heartbeats.insert(id);
+                    }
+                    Deadline::GaveUp | Deadline::Retry => {}
+                }
+            }
+        }
     }
 
     /// Ends the sessions whose grace window ran out.

@@ -128,6 +128,8 @@ impl NetManager {
         config.host_migration = true;
         config.spectator = false;
         let mut endpoint = ServerEndpoint::new(crate::crypto::derive(&e.entropy, "new host", 0));
+        // Standing by, we tried the host again: our connection is to it.
+        let probe = super::step_down::Probe::new(super::probe_nonce(&e.entropy), Some(e.conn.addr));
         endpoint.take_over(&self.core, &e.succession.heirs, me);
         take_over_world(group, me);
         // What the others own still (a body one held is ours now).
@@ -144,6 +146,7 @@ impl NetManager {
         self.side = Side::Server(Box::new(Server {
             endpoint,
             repl: ServerReplication::after_takeover(last_words, self.core.now),
+            probe,
         }));
         self.core.events.push_back(NetEvent::Promoted { left });
     }

@@ -1,0 +1,162 @@
+//! Two hosts of one game split it; the one nobody follows steps down.
+//!
+//! A host that hears none of its players for two heartbeats asks at their addresses
+//! whether one of them hosts the game now: it may have been stopped (or cut off) past
+//! their timeout while they took the game over at a successor. A player that took the game
+//! over answers the question as any server answers a hello, with a challenge; a client
+//! ignores it (it is not from one of its game's players).
+//!
+//! A player that took the game over also asks the host it took it from, and the players
+//! it expects: it may have taken over a game that lives on (the host was stopped for less
+//! than the others' timeout, but long enough that nobody vouched for it). The old host
+//! answers with a challenge; a player that plays there says so
+//! ([`RejectReason::HostAlive`](crate::RejectReason::HostAlive)).
+//!
+//! Either answer, echoing our nonce from an address we asked, and the server steps down
+//! ([`NetEvent::Superseded`]).
+
+use super::server::Server;
+use crate::core::{Core, us};
+use crate::error::RejectReason;
+use crate::event::NetEvent;
+use crate::wire::{self, DatagramKind, RejectBody};
+use std::net::SocketAddr;
+
+/// How often a host that hears none of its players asks them (µs).
+const ASK_EVERY_US: u64 = 250_000;
+
+/// A host's question to its silent players: whether one of them hosts the game now.
+#[derive(Clone)]
+pub(super) struct Probe {
+    /// The nonce of our hellos, which an answer echoes.
+    nonce: u64,
+    /// When our hellos go next (µs), while the players are silent.
+    next: u64,
+    /// Whether we ask now (every player silent).
+    asking: bool,
+    /// The host we took the game over from, if we did.
+    former_host: Option<SocketAddr>,
+}
+
+impl Probe {
+    /// A probe whose hellos carry `nonce`, of a server that took the game over from
+    /// `former_host` (if it did).
+    pub(super) fn new(nonce: u64, former_host: Option<SocketAddr>) -> Self {
+        Probe {
+            nonce,
+            next: 0,
+            asking: false,
+            former_host,
+        }
+    }
+}
+
+impl Server {
+    /// Whom we ask, if none of the sessions spoke within two heartbeats: our players, live
+    /// or waiting for a resume, and the host we took the game over from. Nobody if we
+    /// have no player: a game nobody plays is split from no one.
+    fn asked(&self, core: &Core) -> Vec<SocketAddr> {
+        let quiet = 2 * us(core.config.heartbeat);
+        let e = &self.endpoint;
+        if !core.config.host_migration
+            || e.peers
+                .values()
+                .any(|p| core.now.saturating_sub(p.conn.last_heard) <= quiet)
+        {
+            return Vec::new();
+        }
+        let live = e.peers.values().filter(|p| !p.spectator);
+        let mut addrs: Vec<SocketAddr> = live
+            .map(|p| p.conn.addr)
+            .chain(e.suspended_players())
+            .collect();
+        if addrs.is_empty() {
+            return addrs;
+        }
+        addrs.extend(self.probe.former_host);
+        addrs.sort();
+        addrs.dedup();
+        addrs
+    }
+
+    /// Once a frame: while every player is silent, asks them (and the host we took the
+    /// game from) every [`ASK_EVERY_US`] whether the game is hosted elsewhere (a hello
+    /// each).
+    pub(super) fn ask_whether_replaced(&mut self, core: &mut Core) {
+        let asked = self.asked(core);
+        if asked.is_empty() {
+            self.probe.asking = false;
+            return;
+        }
+        if !self.probe.asking {
+            tracing::info!(
+                "no player heard for {:.1} s: asking whether the game is hosted elsewhere",
+                2.0 * core.config.heartbeat
+            );
+            self.probe.asking = true;
+            self.probe.next = core.now;
+        }
+        if core.now < self.probe.next {
+            return;
+        }
+        self.probe.next = core.now + ASK_EVERY_US;
+        let hello = wire::Hello {
+            nonce: self.probe.nonce,
+            client_pub: [0; 32],
+        };
+        let d = wire::hello(core.config.version, &hello);
+        core.outbox
+            .extend(asked.into_iter().map(|to| (to, d.clone())));
+    }
+
+    /// Where the game is hosted now, if `bytes` from `from` says so in answer to our
+    /// question: a challenge (a server is there), or a player's word that it plays at the
+    /// host we took the game over from. Either of our version, echoing our nonce, from an
+    /// address we asked.
+    pub(super) fn hosted_at(
+        &self,
+        core: &Core,
+        from: SocketAddr,
+        bytes: &[u8],
+    ) -> Option<SocketAddr> {
+        if !self.probe.asking {
+            return None;
+        }
+        let (version, kind, body) = wire::parse_header(bytes).ok()?;
+        if version != core.config.version || !self.asked(core).contains(&from) {
+            return None;
+        }
+        let nonce = self.probe.nonce;
+        match kind {
+            DatagramKind::Challenge => wire::parse_challenge(body)
+                .is_ok_and(|c| c.nonce == nonce)
+                .then_some(from),
+            DatagramKind::Reject => match wire::decode::<RejectBody>(body) {
+                Ok(RejectBody {
+                    reason: RejectReason::HostAlive { at },
+                    nonce: n,
+                }) if n == nonce && Some(at) == self.probe.former_host => Some(at),
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+
+    /// The game is hosted at `host`: every session ends here with no goodbye (the players
+    /// are there), and the user is told to play there ([`NetEvent::Superseded`]).
+    pub(super) fn step_down(&mut self, core: &mut Core, host: SocketAddr) {
+        let ids: Vec<_> = self
+            .endpoint
+            .peers
+            .keys()
+            .chain(self.endpoint.suspended.keys())
+            .copied()
+            .collect();
+        for id in ids {
+            self.endpoint.remove(id);
+        }
+        self.probe.asking = false;
+        tracing::info!("the game is hosted at {host}: stepping down");
+        core.events.push_back(NetEvent::Superseded { host });
+    }
+}
