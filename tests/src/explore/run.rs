@@ -16,6 +16,7 @@ use std::fmt;
 use std::path::PathBuf;
 use std::rc::Rc;
 
+mod always;
 mod end;
 
 /// How far (metres) a client's state of an entity may be from the server's at the same
@@ -104,6 +105,10 @@ struct Peer {
     joined: bool,
     /// How many times it tried to join.
     attempts: u8,
+    /// How many times it stepped down as a host (and joined the game's new host: a new
+    /// session, as a join is), and whether it hosted at the last tick.
+    step_downs: u8,
+    hosted: bool,
     /// When it tries again, its last attempt answered by nobody (a person who finds no
     /// game looks again), seconds into the session.
     retry_at: Option<f32>,
@@ -194,6 +199,8 @@ fn run_inner(plan: &Plan, dir: &std::path::Path) -> Result<Outcome, Violation> {
             gone: false,
             joined: false,
             attempts: 0,
+            step_downs: 0,
+            hosted: false,
             retry_at: None,
             kicked: false,
         });
@@ -286,6 +293,8 @@ impl Session<'_> {
             gone: false,
             joined: false,
             attempts: 0,
+            step_downs: 0,
+            hosted: false,
             retry_at: None,
             kicked: false,
         });
@@ -327,9 +336,13 @@ impl Session<'_> {
             }
             let due = self.peers[i].retry_at.map_or(c.at, |r| r.max(c.at));
             // A person joins the game they find on the LAN: while nobody hosts (the host
-            // went and its successor has not taken over yet), they find none and look
-            // again a second later.
-            let hosted = self.live().any(|(_, g)| g.is_server());
+            // went and its successor has not taken over yet, or the host is stopped and
+            // answers nobody), they find none and look again a second later.
+            let host = self
+                .live()
+                .find(|(h, g)| g.is_server() && !frozen.contains(h))
+                .map(|(h, _)| h);
+            let hosted = host.is_some();
             if self.peers[i].game.is_none() && !self.peers[i].gone && t >= due && !hosted {
                 self.peers[i].retry_at = Some(t + 1.0);
                 continue;
@@ -346,10 +359,7 @@ impl Session<'_> {
                 entropy[31] = self.peers[i].attempts;
                 // A late joiner finds the game where it is now (a player browses the
                 // LAN): at the host's successor if the host went.
-                let host = self
-                    .live()
-                    .find(|(_, g)| g.is_server())
-                    .map_or(SERVER, |(h, _)| h);
+                let host = host.unwrap_or(SERVER);
                 let mut game = Game::client_on(options, link, hub_addr(host), entropy)
                     .map_err(|e| self.fail(&[&c.name], format!("cannot start: {e}")))?;
                 game.record_to(&self.peers[i].record)
@@ -379,12 +389,12 @@ impl Session<'_> {
                 .sum();
             // Each player says its next numbered line in turn (a dedicated server is none; a
             // client between connections cannot chat, and the game says so).
+            let connected = g.net().is_connected() && !g.net().is_reconnecting();
             let player = match i {
-                SERVER => self.plan.host,
-                _ => {
-                    let connected = g.net().is_connected() && !g.net().is_reconnecting();
-                    !self.plan.clients[i - 1].spectator && g.is_joined() && connected
-                }
+                // A host that stepped down is a client like the others.
+                SERVER if g.is_server() => self.plan.host,
+                SERVER => self.plan.host && g.is_joined() && connected,
+                _ => !self.plan.clients[i - 1].spectator && g.is_joined() && connected,
             };
             if player && (self.tick + 7 * i as u64).is_multiple_of(every) {
                 let name = g.my_name().unwrap_or(&p.name).to_owned();
@@ -445,10 +455,15 @@ impl Session<'_> {
     /// order and exactly once while the screen follows one host.
     fn take_chat(&mut self) -> Result<(), Violation> {
         for i in 0..self.peers.len() {
-            let attempts = self.peers[i].attempts;
-            let Some(g) = self.peers[i].game.as_mut() else {
+            let p = &mut self.peers[i];
+            let Some(g) = p.game.as_mut() else {
                 continue;
             };
+            if p.hosted && !g.is_server() {
+                p.step_downs += 1;
+            }
+            p.hosted = g.is_server();
+            let session = p.attempts.saturating_add(p.step_downs);
             let server = match g.is_server() {
                 true => Some(hub_addr(i)),
                 false => g.net().server_addr(),
@@ -456,7 +471,7 @@ impl Session<'_> {
             self.chat_dropped |= g.is_server() && g.chat_dropped() > 0;
             let joined = g.is_server() || g.is_joined();
             self.probes
-                .note_era(i, (attempts, server, joined), self.tick);
+                .note_era(i, (session, server, joined), self.tick);
             let lines = g.take_messages();
             if let Err(what) = self.probes.shown(i, &lines, self.chat_dropped) {
                 let name = self.peers[i].name.clone();
@@ -651,94 +666,6 @@ impl Session<'_> {
         self.host_changed
             .get(&net)
             .is_some_and(|t| self.tick.saturating_sub(*t) <= fresh)
-    }
-
-    /// Every tick: no panic (caught around the run), no controller fault and no section
-    /// a controller could not read in any group, and at most one host with players.
-    fn check_always(&self) -> Result<(), Violation> {
-        for (i, g) in self.live() {
-            let c = g.group().counters();
-            if c.faults > 0 || c.bad_sections > 0 || c.framing_errors > 0 {
-                return Err(self.fail(
-                    &[&self.peers[i].name],
-                    format!(
-                        "its group faulted: {} controller faults, {} unreadable sections, {} broken packets",
-                        c.faults, c.bad_sections, c.framing_errors
-                    ),
-                ));
-            }
-        }
-        let hosts: Vec<&str> = self
-            .live()
-            .filter(|(_, g)| g.is_server() && !g.net().sessions().is_empty())
-            .map(|(i, _)| self.peers[i].name.as_str())
-            .collect();
-        if hosts.len() > 1 {
-            return Err(self.fail(&hosts, "more than one host has players".into()));
-        }
-        Ok(())
-    }
-
-    /// What each peer holds in its network queues stays within the bounds its parts have:
-    /// the inbox within its limit, reliable messages held for reassembly within the window
-    /// and one message per connection. Notes the largest of each part in `most`.
-    fn check_memory(&self, most: &mut Footprint) -> Result<(), Violation> {
-        for (i, g) in self.live() {
-            let f = g.net().footprint();
-            let held_bound = f.connections
-                * (WINDOW_FRAGMENTS * lanyard_net::MAX_FRAGMENT + lanyard_net::MAX_MESSAGE);
-            if f.inbox > g.net().config().inbox_limit || f.held_bytes > held_bound {
-                return Err(self.fail(
-                    &[&self.peers[i].name],
-                    format!("its network queues grew past their bounds: {f:?}"),
-                ));
-            }
-            widen(most, &f);
-        }
-        Ok(())
-    }
-
-    /// The server a client follows now, by peer index.
-    fn server_of(&self, g: &Game) -> Option<usize> {
-        let addr = g.net().server_addr()?;
-        (0..self.peers.len()).find(|&i| hub_addr(i) == addr)
-    }
-
-    /// Every state a client took, filed under a broadcast, is what its server sent in
-    /// that broadcast (within [`TOLERANCE`]): the check the bots' process tests make at
-    /// their end, made all along. Not while a client follows a new host: until that host
-    /// welcomes it, its states are the old host's, numbered by broadcasts of the old host.
-    fn check_dates(&self) -> Result<(), Violation> {
-        let settled = |g: &Game| !g.is_server() && g.is_joined() && !g.is_following();
-        for (i, g) in self.live().filter(|(_, g)| settled(g)) {
-            let Some(si) = self.server_of(g) else {
-                continue;
-            };
-            let Some(server) = self.peers[si].game.as_ref().filter(|s| s.is_server()) else {
-                continue;
-            };
-            let (sent, _) = server.witness();
-            let (_, taken) = g.witness();
-            for e in g.group().iter() {
-                let net = e.net_id();
-                let Some((n, pos)) = taken.server_state(net) else {
-                    continue;
-                };
-                let Some(q) = sent.pose_at(net, n) else {
-                    continue;
-                };
-                let d = distance(pos, q);
-                if d > TOLERANCE {
-                    return Err(self.fail(
-                        &[&self.peers[i].name, &self.peers[si].name],
-                        format!(
-                            "{net} holds a state marked as broadcast {n} at {pos:?}, {d:.3} m from what the server sent in it ({q:?})"
-                        ),
-                    ));
-                }
-            }
-        }
-        Ok(())
     }
 
     /// Ends every live peer and replays its recording bit for bit: how many replayed.
