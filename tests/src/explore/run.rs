@@ -115,6 +115,8 @@ struct Peer {
     /// Whether the host kicked it (it leaves once its game hears so, and is not expected
     /// at the end).
     kicked: bool,
+    /// The host that kicked it (by peer index).
+    kicked_by: Option<usize>,
 }
 
 /// What a run needs besides its plan: where recordings go, and the arena.
@@ -203,6 +205,7 @@ fn run_inner(plan: &Plan, dir: &std::path::Path) -> Result<Outcome, Violation> {
             hosted: false,
             retry_at: None,
             kicked: false,
+            kicked_by: None,
         });
     }
     let ticks = (SESSION_SECONDS * TICK_HZ) as u64;
@@ -297,6 +300,7 @@ impl Session<'_> {
             hosted: false,
             retry_at: None,
             kicked: false,
+            kicked_by: None,
         });
         Ok(())
     }
@@ -603,6 +607,7 @@ impl Session<'_> {
         }
         let _ = host.kick(&name, "the explorer", false);
         self.peers[peer].kicked = true;
+        self.peers[peer].kicked_by = Some(h);
     }
 
     /// From `at` for `secs` seconds, the host's relevance filter hides every entity with

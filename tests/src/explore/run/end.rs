@@ -37,7 +37,13 @@ impl Session<'_> {
         let host = self.peers[h].game.as_ref().expect("live");
         let sessions = host.net().sessions();
         for p in self.peers.iter().filter(|p| p.kicked) {
-            if sessions.iter().any(|s| s.name == p.name) {
+            // The host that kicked it keeps no session of it. A player that took the game
+            // over from a succession told before the kick (it was frozen when the host
+            // told the next one, and the host went) never heard of it: it waits for a
+            // resume that never comes (the kicked game ended) until the grace window
+            // ends, and never lets it play (seed 1890).
+            let kept = |s: &lanyard_net::SessionInfo| p.kicked_by == Some(h) || !s.suspended;
+            if sessions.iter().any(|s| s.name == p.name && kept(s)) {
                 return Err(self.fail(
                     &[&p.name, &self.peers[h].name],
                     "the host kept the session of a client it kicked".into(),
