@@ -3,7 +3,7 @@
 
 use super::chat::{EVERY_SECONDS, Probes};
 use super::link::{Dropped, FaultyLink, KnobHandle, Knobs};
-use super::plan::{Fault, Plan, QUIET, SERVER, SESSION_SECONDS};
+use super::plan::{Fault, Plan, SERVER, SESSION_SECONDS};
 use lanyard::NetId;
 use lanyard_game::bot::Bot;
 use lanyard_game::game::{Game, Options, TICK_HZ};
@@ -24,6 +24,14 @@ mod end;
 /// quantized to 1 mm.
 pub const TOLERANCE: f32 = 0.01;
 
+/// How long before the end (seconds) a person whose game found no game, or lost it as it
+/// may, still looks again: a second to look, and two to join and hold the world. Not
+/// only before the quiet end: a fault's consequences can come after it healed (seed 903:
+/// a player joined 0.2 s before the host was killed, too soon to be told who takes over,
+/// then was frozen; thawed, its timeout came 1.6 s later by its own clock, its ladder
+/// heard nothing for 5 s, and its game said the session was lost 25.1 s in).
+const REJOIN: f32 = 3.0;
+
 /// How recent (seconds) a client's state of a body still moving at the end must be.
 const FRESH: f64 = 2.0;
 
@@ -34,7 +42,7 @@ const CHECK_EVERY: u64 = 15;
 /// a receiver holds no more ahead of a missing one.
 const WINDOW_FRAGMENTS: usize = 4096;
 
-/// At the end, the faults healed [`QUIET`] seconds ago: a client has at most this many
+/// At the end, the faults healed [`QUIET`](super::plan::QUIET) seconds ago: a client has at most this many
 /// reliable messages its server has not acknowledged (what the last few frames sent).
 const SETTLED_UNACKED: usize = 64;
 
@@ -487,7 +495,7 @@ impl Session<'_> {
 
     /// A client whose join nobody answered (it went to a host that had just gone, or it
     /// could not hear the server) is a person who finds no game yet: it looks again a
-    /// second later, before the quiet end. A client that was in the game and lost it is
+    /// second later, while [`REJOIN`] seconds are left. A client that was in the game and lost it is
     /// not: that is a failure [`check_end`](Self::check_end) reports, with one exception. A
     /// player who joined in the moment before the host went, before anyone told it who
     /// takes over (the succession comes once it has the world), cannot follow the game: it
@@ -515,7 +523,7 @@ impl Session<'_> {
             let expired = g
                 .ended()
                 .is_some_and(|why| why.contains("new host does not know this session"));
-            if (unanswered || untold || lost || expired) && t + 1.0 < SESSION_SECONDS - QUIET {
+            if (unanswered || untold || lost || expired) && t + 1.0 < SESSION_SECONDS - REJOIN {
                 p.game = None;
                 p.retry_at = Some(t + 1.0);
             }
