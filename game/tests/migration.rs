@@ -152,7 +152,21 @@ fn on_the_hub_the_players_and_the_scores_go_on_at_the_first_successor() {
         scores.iter().any(|(_, n)| *n > 0),
         "nobody scored: {scores:?}"
     );
-    play(&mut [(bob, b1), (cat, b2)], 8.0);
+    // cat's player, tick by tick: a correction would put it back where a server last saw
+    // it, a jump no step of a player makes.
+    let mut jumps = Vec::new();
+    let dt = 1.0 / lanyard_game::game::TICK_HZ;
+    for _ in 0..(8.0 / dt) as usize {
+        let at = |g: &Game| {
+            let id = g.my_player()?;
+            Some(g.group().get(id)?.body().translation())
+        };
+        let before = at(cat);
+        play(&mut [(bob, b1), (cat, b2)], dt);
+        if let (Some(a), Some(b)) = (before, at(cat)) {
+            jumps.push(a.distance(b));
+        }
+    }
     assert!(bob.is_server());
     // The players who stayed keep their scores, on every screen.
     let kept: Vec<(String, u32)> = scores.into_iter().filter(|(n, _)| n != "ada").collect();
@@ -162,11 +176,17 @@ fn on_the_hub_the_players_and_the_scores_go_on_at_the_first_successor() {
     let stats = bob.net().peer_stats(cat_id).expect("bob serves cat");
     assert!(stats.state_age_p95_ms < 500.0, "{stats:?}");
     // cat's player moved on while the host was silent: its first word to bob is taken
-    // (once), so bob never sends it back to where the old host last saw it.
-    assert_eq!(
-        (stats.dropped_illegal, stats.corrections),
-        (0, 0),
-        "{stats:?}"
+    // (bob's world counts it as trusted), so bob never sends it back to where the old host
+    // last saw it. (A crate cat pushed while the host was silent, a claim nobody granted,
+    // may be refused at bob and corrected: bob's world is the game's now.)
+    assert!(
+        bob.group().counters().trusted > 0,
+        "nothing of cat's was trusted"
+    );
+    let most = jumps.iter().copied().fold(0.0, f32::max);
+    assert!(
+        most < lanyard_game::kinds::MAX_DRIFT,
+        "cat's player jumped {most} m in one tick: {stats:?}"
     );
 }
 

@@ -194,12 +194,15 @@ fn a_late_joiner_at_a_new_host_sees_a_silent_player_where_the_host_holds_it() {
 /// past the timeout, its reconnect ladder heard nothing for 5 s) joins again (seed 1070).
 /// A frozen machine does nothing, joining included: its person joins once it thaws (seed
 /// 741: one began to join while frozen, to a host killed meanwhile, and learned so too
-/// late to look again).
+/// late to look again). Nor only before the quiet end: a player joined just before the host
+/// was killed (untold of the succession), then frozen, learned its session was lost 25 s
+/// in (seed 903).
 #[test]
 fn a_player_who_finds_no_game_looks_again() {
     holds(&Plan::draw_classic(130), "look-again");
     holds(&Plan::draw(1070), "look-again");
     holds(&Plan::draw(741), "look-again");
+    holds(&Plan::draw(903), "look-again");
 }
 
 /// Found by the explorer (seed 828): the first successor, frozen when the host told the
@@ -289,10 +292,12 @@ fn a_copy_sent_whole_after_a_resume_takes_no_old_count_for_news() {
 /// classic seed 0 among them): a crate asleep on the host, on an edge or on another crate,
 /// and a client's copy of it awake, creeping, then sliding off between two refreshes (19
 /// and 47 cm off at the end, 9 s after the last fault). A client holds its copy of a body
-/// at rest where the newest state it has puts it, as the server's silence says.
+/// at rest where the newest state it has puts it, as the server's silence says. Also when
+/// that state came relayed from a player who pushed it, and the server took the body back
+/// with it (seeds 708 and 1250: a copy 1.1 cm and 43 cm off a dedicated server's crate).
 #[test]
 fn a_copy_of_a_body_at_rest_stays_where_its_authority_rests() {
-    for seed in [382, 185] {
+    for seed in [382, 185, 708, 1250] {
         holds(&Plan::draw(seed), "rest");
     }
 }

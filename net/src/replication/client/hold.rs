@@ -2,16 +2,21 @@
 //!
 //! The server says nothing of a body whose state is what we hold (or, for a kind that
 //! predicts, what we predict from it), and a body at rest is predicted to stay
-//! ([`at_rest`]): a crate asleep on a pile is covered only by the occasional refresh. Our copy of it is simulated between, in a world that differs from
-//! the server's by up to the tolerance everywhere, and a copy balanced on an edge or on
-//! another copy creeps, or slides off, where the server's sleeps (explorer seed 382: a
-//! crate 19 cm off, 9 s after the last fault). The server's silence says its body is still
-//! within the tolerance of the state we hold, so we hold the copy there too: each frame,
-//! a server body whose newest state we hold is at rest, and whose copy drifted past the
-//! correction tolerance, is offered that state again, as a guess (never dated). The
-//! client path corrects it as it does any section; a section that comes this frame
-//! replaces the guess. A body we hold ourselves, one another client holds (relayed), or
-//! one whose state we asked to have whole is never held.
+//! ([`at_rest`]): a crate asleep on a pile is covered only by the occasional refresh. Our
+//! copy of it is simulated between, in a world that differs from the server's by up to
+//! the tolerance everywhere, and a copy balanced on an edge or on another copy creeps, or
+//! slides off, where the server's sleeps (explorer seed 382: a crate 19 cm off, 9 s after
+//! the last fault). The server's silence says its body is still within the tolerance of
+//! the state we hold, so we hold the copy there too: each frame, a server body whose
+//! newest state we hold is at rest, and whose copy drifted past the correction tolerance,
+//! is offered that state again, as a guess (never dated). The client path corrects it as
+//! it does any section; a section that comes this frame replaces the guess. A body we or
+//! another client hold is never held, nor one whose state we asked to have whole.
+//!
+//! One the server took back from its holder is held too, at the holder's last state,
+//! which the server relayed to us and took the body back with (explorer seeds 708, 1250,
+//! 1542: a pushed crate came to rest on the server, which said nothing more of it, and a
+//! spectator's copy fell or slid away from it, by 1.1 cm to 43 cm).
 
 use super::ClientReplication;
 use lanyard::codec::{Section, SectionReader};
@@ -27,7 +32,7 @@ impl ClientReplication {
         let group = pass.group();
         let mut due: Vec<(NetId, Vec<u8>)> = Vec::new();
         for (net, rec) in &self.received {
-            if rec.relayed || self.asked.contains(net) {
+            if self.asked.contains(net) {
                 continue;
             }
             let Some(e) = group.by_net(*net) else {
