@@ -10,7 +10,7 @@
 //! it expects: it may have taken over a game that lives on (the host was stopped for less
 //! than the others' timeout, but long enough that nobody vouched for it). The old host
 //! answers with a challenge; a player that plays there says so
-//! ([`RejectReason::HostAlive`](crate::RejectReason::HostAlive)).
+//! ([`RejectReason::HostAlive`]).
 //!
 //! Either answer, echoing our nonce from an address we asked, and the server steps down
 //! ([`NetEvent::Superseded`]).
