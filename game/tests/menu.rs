@@ -31,7 +31,7 @@ fn a_name_typed_and_a_password_at_the_prompt_take_the_player_into_a_locked_game(
     succeeded(&out, "the window");
     let remembered = std::fs::read_to_string(home.join(".config/tumbleyard/name")).unwrap();
     assert_eq!(remembered, "zed");
-    let log = server.finish(Duration::from_secs(60));
+    let log = stop(server);
     let text = String::from_utf8_lossy(&log.stdout);
     assert!(
         text.contains("zed joined"),
@@ -60,7 +60,7 @@ fn the_first_run_asks_for_a_name_and_offers_the_users() {
     succeeded(&out, "the window");
     let remembered = std::fs::read_to_string(home.join(".config/tumbleyard/name")).unwrap();
     assert_eq!(remembered, "quinn");
-    let log = server.finish(Duration::from_secs(60));
+    let log = stop(server);
     let text = String::from_utf8_lossy(&log.stdout);
     assert!(text.contains("quinn joined"), "{text}");
 }
@@ -91,7 +91,7 @@ fn two_first_time_players_both_get_in_under_names_of_their_own() {
     for w in windows {
         succeeded(&w.finish(Duration::from_secs(120)), "a window");
     }
-    let log = server.finish(Duration::from_secs(60));
+    let log = stop(server);
     let text = String::from_utf8_lossy(&log.stdout);
     assert!(text.contains("quinn joined"), "{text}");
     assert!(text.contains("quinn (2) joined"), "{text}");
@@ -113,7 +113,7 @@ fn a_password_is_asked_for_on_join_by_address() {
     window.env("HOME", dir.join("home"));
     let out = Running::start(window).finish(Duration::from_secs(120));
     succeeded(&out, "the window");
-    let log = server.finish(Duration::from_secs(60));
+    let log = stop(server);
     let text = String::from_utf8_lossy(&log.stdout);
     assert!(
         text.contains("yan joined"),
@@ -147,7 +147,7 @@ fn a_name_set_on_the_start_screen_survives_a_kick_and_a_rejoin() {
     let out = window.finish(Duration::from_secs(120));
     succeeded(&out, "the window");
     drop(console);
-    let log = server.finish(Duration::from_secs(60));
+    let log = stop(server);
     let text = String::from_utf8_lossy(&log.stdout);
     assert_eq!(
         text.matches("zed joined").count(),
@@ -177,7 +177,7 @@ fn the_start_screen_lists_rendezvous_games_and_joins_one_by_its_digit() {
     window.env("HOME", dir.join("home"));
     let out = Running::start(window).finish(Duration::from_secs(120));
     succeeded(&out, "the window");
-    let log = server.finish(Duration::from_secs(60));
+    let log = stop(server);
     let text = String::from_utf8_lossy(&log.stdout);
     assert!(
         text.contains("a player at 127.0.0.1:") && text.contains("carol joined"),
@@ -207,4 +207,11 @@ fn menu_window(dir: &std::path::Path, script: &str, flags: &str) -> std::process
     let mut window = windowed("1100x700", &line);
     window.env_remove("XDG_CONFIG_HOME");
     window
+}
+
+/// The server, once the window is done with it: stopped (SIGTERM ends it with its
+/// summary), not left to run out its seconds.
+fn stop(server: Running) -> std::process::Output {
+    signal(&server, "-TERM");
+    server.finish(Duration::from_secs(60))
 }
