@@ -6,20 +6,20 @@
 //! over answers the question as any server answers a hello, with a challenge; a client
 //! ignores it (it is not from one of its game's players).
 //!
-//! A player that took the game over also asks the host it took it from, and the players
-//! it expects: it may have taken over a game that lives on (the host was stopped for less
-//! than the others' timeout, but long enough that nobody vouched for it). The old host
-//! answers with a challenge; a player that plays there says so
-//! ([`RejectReason::HostAlive`]).
+//! A player that took the game over also asks the host it took it from: it may have taken
+//! over a game that lives on (the host was stopped for less than the others' timeout, but
+//! long enough that nobody vouched for it). The old host answers with a challenge.
 //!
-//! Either answer, echoing our nonce from an address we asked, and the server steps down
-//! ([`NetEvent::Superseded`]).
+//! Only a challenge, echoing our nonce from an address we asked, makes the server step
+//! down ([`NetEvent::Superseded`]): a server is there. A player's word that the old host
+//! lives (`HostAlive`) is not enough: one that was stopped and has just thawed believes in
+//! a host that is gone (explorer seed 1945: a new host stepped down to the dead host's
+//! address on the word of a player frozen since before it died).
 
 use super::server::Server;
 use crate::core::{Core, us};
-use crate::error::RejectReason;
 use crate::event::NetEvent;
-use crate::wire::{self, DatagramKind, RejectBody};
+use crate::wire::{self, DatagramKind};
 use std::net::SocketAddr;
 
 /// How often a host that hears none of its players asks them (µs).
@@ -110,9 +110,8 @@ impl Server {
     }
 
     /// Where the game is hosted now, if `bytes` from `from` says so in answer to our
-    /// question: a challenge (a server is there), or a player's word that it plays at the
-    /// host we took the game over from. Either of our version, echoing our nonce, from an
-    /// address we asked.
+    /// question: a challenge of our version (a server is there), echoing our nonce, from
+    /// an address we asked.
     pub(super) fn hosted_at(
         &self,
         core: &Core,
@@ -127,19 +126,9 @@ impl Server {
             return None;
         }
         let nonce = self.probe.nonce;
-        match kind {
-            DatagramKind::Challenge => wire::parse_challenge(body)
-                .is_ok_and(|c| c.nonce == nonce)
-                .then_some(from),
-            DatagramKind::Reject => match wire::decode::<RejectBody>(body) {
-                Ok(RejectBody {
-                    reason: RejectReason::HostAlive { at },
-                    nonce: n,
-                }) if n == nonce && Some(at) == self.probe.former_host => Some(at),
-                _ => None,
-            },
-            _ => None,
-        }
+        let challenge = kind == DatagramKind::Challenge
+            && wire::parse_challenge(body).is_ok_and(|c| c.nonce == nonce);
+        challenge.then_some(from)
     }
 
     /// The game is hosted at `host`: every session ends here with no goodbye (the players
