@@ -161,8 +161,10 @@ type Compared = ([f32; 3], [f32; 3], String);
 
 /// A body still moving on the host at the end (a crate a late blast sent tumbling) is a
 /// moment ahead there of any copy: it is compared where both say it was at one broadcast,
-/// the client's newest state of it (which must have come within [`FRESH`] seconds).
-/// `None` for a body at rest: it is compared where it is.
+/// the client's newest state of it, if one came within [`FRESH`] seconds and a broadcast
+/// dates it.
+/// `None` for a body at rest: it is compared where it is, as is one no broadcast dates a
+/// fresh state of.
 ///
 /// A moving body a client holds (a crate it pushed off the edge in the last moments) has
 /// no such moment: every copy but its holder's, the host's too, takes its holder's states
@@ -188,12 +190,14 @@ fn moving_state(host: &Game, g: &Game, net: NetId) -> Option<Result<Option<Compa
         .server_state(net)
         .filter(|_| fresh(g))
         .and_then(|(n, p)| Some((n, p, sent.pose_at(net, n)?)));
-    Some(match dated {
-        Some((n, p, q)) => Ok(Some((p, q, format!("in broadcast {n}")))),
-        None => Err(format!(
-            "moving on the host, and no state of it came in the last {FRESH} s"
-        )),
-    })
+    // No broadcast dating a fresh state of it (its newest came relayed: the server took
+    // it back with its holder's last state; or none came since the server's prediction
+    // of the copy held: a crate creeping at 4 cm/s on the host, its copies 0.7 and 1.8 mm
+    // away, seed 1723), it is compared where it is, which a body moving on the host only
+    // makes harder.
+    Some(Ok(
+        dated.map(|(n, p, q)| (p, q, format!("in broadcast {n}")))
+    ))
 }
 
 /// An entity's kind and owner on one peer, for a message: "crate, the server's".
