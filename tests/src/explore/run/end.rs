@@ -90,9 +90,13 @@ impl Session<'_> {
                     Some(Ok(None)) => continue,
                     // One that came on the host in the last moments (a crate that fell off
                     // and came back, still falling) has had no state but its spawn yet.
-                    Some(Err(_)) if self.lately_changed(*net) => continue,
-                    Some(Err(why)) => return Err(self.fail(&[name, hn], format!("{net}: {why}"))),
-                    None => (*p, world[net], "now".to_owned()),
+                    Some(Err(())) if self.lately_changed(*net) => continue,
+                    // No broadcast dates a fresh state of it: its newest came relayed (the
+                    // server took it back with its holder's last state), or none came since
+                    // the server's prediction of the copy held (a crate creeping at 4 cm/s on
+                    // the host, its copies 0.7 and 1.8 mm away: seed 1723). Compared where it
+                    // is, which a body moving on the host only makes harder.
+                    Some(Err(())) | None => (*p, world[net], "now".to_owned()),
                 };
                 let d = distance(p, q);
                 if d > TOLERANCE {
@@ -163,15 +167,16 @@ type Compared = ([f32; 3], [f32; 3], String);
 /// moment ahead there of any copy: it is compared where both say it was at one broadcast,
 /// the client's newest state of it, if one came within [`FRESH`] seconds and a broadcast
 /// dates it.
-/// `None` for a body at rest: it is compared where it is, as is one no broadcast dates a
-/// fresh state of.
+/// `None` for a body at rest: it is compared where it is. `Err` for one no broadcast dates
+/// a fresh state of: compared where it is too, unless it came on the host in the last
+/// moments (it has had no state but its spawn yet).
 ///
 /// A moving body a client holds (a crate it pushed off the edge in the last moments) has
 /// no such moment: every copy but its holder's, the host's too, takes its holder's states
 /// relayed, each brought forward by its own lead. While its states come it is compared
 /// once it rests (`Ok(None)`); one whose holder fell silent holds still on every copy
 /// (its velocity only gravity's of one frame), and is compared where it is (`None`).
-fn moving_state(host: &Game, g: &Game, net: NetId) -> Option<Result<Option<Compared>, String>> {
+fn moving_state(host: &Game, g: &Game, net: NetId) -> Option<Result<Option<Compared>, ()>> {
     let e = host.group().by_net(net)?;
     if e.body().linvel().length() < lanyard::predict::REST_SPEED {
         return None;
@@ -190,14 +195,11 @@ fn moving_state(host: &Game, g: &Game, net: NetId) -> Option<Result<Option<Compa
         .server_state(net)
         .filter(|_| fresh(g))
         .and_then(|(n, p)| Some((n, p, sent.pose_at(net, n)?)));
-    // No broadcast dating a fresh state of it (its newest came relayed: the server took
-    // it back with its holder's last state; or none came since the server's prediction
-    // of the copy held: a crate creeping at 4 cm/s on the host, its copies 0.7 and 1.8 mm
-    // away, seed 1723), it is compared where it is, which a body moving on the host only
-    // makes harder.
-    Some(Ok(
-        dated.map(|(n, p, q)| (p, q, format!("in broadcast {n}")))
-    ))
+    Some(
+        dated
+            .map(|(n, p, q)| Some((p, q, format!("in broadcast {n}"))))
+            .ok_or(()),
+    )
 }
 
 /// An entity's kind and owner on one peer, for a message: "crate, the server's".
