@@ -114,6 +114,13 @@ fn run_noting(s: &mut Scenario, seconds: f32, times: &mut Vec<(usize, usize, f32
     }
 }
 
+/// Whether a peer's events say it stepped down for another host.
+fn stepped_down(events: &[NetEvent]) -> bool {
+    events
+        .iter()
+        .any(|e| matches!(e, NetEvent::Superseded { .. }))
+}
+
 /// The crates (and balls) of a group: network id and position.
 fn bodies(g: &EntityGroup) -> Vec<(NetId, Vec3)> {
     g.iter()
@@ -650,12 +657,7 @@ fn a_host_that_thaws_after_the_game_went_on_steps_down() {
     .unwrap_or_else(|e| panic!("{e}"));
     s.run_for(2.0);
     let ann_at = s.clients[1].net.server_addr().expect("bob follows ann");
-    assert!(
-        !s.server
-            .events
-            .iter()
-            .any(|e| matches!(e, NetEvent::Superseded { .. }))
-    );
+    assert!(!stepped_down(&s.server.events));
     s.server.alive = true;
     s.wait_for(3.0, "the old host to step down", |s| {
         s.server
@@ -686,10 +688,7 @@ fn a_host_whose_players_all_fell_silent_keeps_the_game_when_nobody_took_it_over(
     }
     s.run_for(6.0);
     assert!(
-        !s.server
-            .events
-            .iter()
-            .any(|e| matches!(e, NetEvent::Superseded { .. })),
+        !stepped_down(&s.server.events),
         "the host stepped down though nobody hosts"
     );
     assert!(s.server.net.is_server());
@@ -731,10 +730,7 @@ fn a_successor_that_took_over_a_game_that_lives_on_steps_down_to_its_host() {
     .unwrap_or_else(|e| panic!("{e}\n{}", s.dump()));
     assert!(s.server.net.is_server(), "the host hosts on");
     assert!(
-        !s.server
-            .events
-            .iter()
-            .any(|e| matches!(e, NetEvent::Superseded { .. })),
+        !stepped_down(&s.server.events),
         "the host stepped down for the player nobody followed"
     );
     assert!(s.clients[1].net.is_connected() && s.clients[1].net.server_addr() == Some(host));

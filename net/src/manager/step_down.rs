@@ -122,13 +122,12 @@ impl Server {
             return None;
         }
         let (version, kind, body) = wire::parse_header(bytes).ok()?;
-        if version != core.config.version || !self.asked(core).contains(&from) {
-            return None;
-        }
         let nonce = self.probe.nonce;
-        let challenge = kind == DatagramKind::Challenge
+        // The cheap tests first: every datagram of the frame passes here while we ask.
+        let challenge = version == core.config.version
+            && kind == DatagramKind::Challenge
             && wire::parse_challenge(body).is_ok_and(|c| c.nonce == nonce);
-        challenge.then_some(from)
+        (challenge && self.asked(core).contains(&from)).then_some(from)
     }
 
     /// The game is hosted at `host`: every session ends here with no goodbye (the players
