@@ -417,6 +417,9 @@ impl Session<'_> {
                 input = push_towards(g, net).unwrap_or(input);
             }
             g.set_input(input);
+            // What a peer's frame logs names the peer and the moment (RUST_LOG=...).
+            let _frame =
+                tracing::info_span!("frame", t = tick as f32 / TICK_HZ, peer = %p.name).entered();
             g.tick(dt + stepped);
         }
         self.take_chat()
