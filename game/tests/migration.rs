@@ -55,6 +55,8 @@ fn a_killed_host_hands_its_game_to_the_first_bot_and_the_other_follows() {
     let cat = bot("cat", "5", "19");
     for b in [&bob, &cat] {
         b.wait_for("the succession: bob, cat", Duration::from_secs(30));
+        // The succession comes before the world: the host's player comes with the world.
+        b.wait_for("first saw the player ada", Duration::from_secs(30));
     }
 
     signal(&host, "-KILL");

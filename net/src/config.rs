@@ -109,7 +109,9 @@ pub struct NetConfig {
     /// Client: seconds the reconnect ladder waits for any answer from the server's address
     /// before the session is lost (the host is gone:
     /// [`DisconnectReason::TimedOut`](crate::DisconnectReason::TimedOut)). Once the server
-    /// answers a hello, the ladder runs to the end of the grace window. 0 waits the whole
+    /// answers a hello, the ladder runs to the end of the grace window, but in a game that
+    /// migrates the welcome must come within as long (a host that answered and then fell
+    /// silent is gone as well, and the game goes on at its successor). 0 waits the whole
     /// window even for a server that never answers, which keeps a session through a long
     /// outage of the client's own link but leaves a player watching a dead host that long.
     pub reconnect_unanswered: f32,

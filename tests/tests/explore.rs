@@ -196,7 +196,8 @@ fn a_late_joiner_at_a_new_host_sees_a_silent_player_where_the_host_holds_it() {
 /// 741: one began to join while frozen, to a host killed meanwhile, and learned so too
 /// late to look again). Nor only before the quiet end: a player joined just before the host
 /// was killed (untold of the succession), then frozen, learned its session was lost 25 s
-/// in (seed 903).
+/// in (seed 903; told the succession before its world now, it follows the game instead,
+/// and finds its session at the second new host one migration on, which it missed).
 #[test]
 fn a_player_who_finds_no_game_looks_again() {
     holds(&Plan::draw_classic(130), "look-again");
@@ -261,6 +262,17 @@ fn a_guess_after_a_missed_broadcast_is_not_dated_and_a_spawn_the_old_host_took_i
 #[test]
 fn a_body_that_changed_hands_is_not_vouched_for_until_the_client_knows() {
     holds(&Plan::draw_classic(2051), "owners");
+}
+
+/// Found by the explorer (seed 2610: the relevance filter hid half the world from a
+/// client while the host lost 71% of what it sent): the despawns of what it hid were lost,
+/// and the client, still holding a crate the server no longer sent it, took the
+/// broadcasts' silence of it for its prediction standing and dated it (19 cm off). A
+/// broadcast vouches for no prediction while a client has not acknowledged that an entity
+/// is gone from its world.
+#[test]
+fn a_body_hidden_from_a_client_is_not_vouched_for_until_the_client_knows() {
+    holds(&Plan::draw(2610), "hidden");
 }
 
 /// The later fault kinds, each in a seed that holds: the server's relevance filter hiding
@@ -363,6 +375,53 @@ fn a_host_nobody_follows_steps_down_to_the_game_that_went_on() {
     for seed in [945, 752, 1655, 1945] {
         holds(&Plan::draw(seed), "step-down");
     }
+}
+
+/// Found by the explorer (seeds 2588 and 3553), and a new host's step-down made to cover
+/// the second. 2588: the host was killed and a player frozen 0.6 s later; thawed 4.5 s on
+/// with that moment's clock, it told the first successor, asking whether the host lived,
+/// that it did (it had heard it 0.6 s ago by its own clock), and a spectator went back to
+/// the dead host for its grace window. A player vouches for its host only on news of it
+/// that came after the question. 3553: a player cut off from the host before the second
+/// one joined knew of nobody to ask, took the game over alone, and hosted it to the end
+/// beside the live one; a new host asks the host it took the game from for that host's
+/// grace window, players of its own or none.
+#[test]
+fn only_fresh_news_of_a_host_keeps_a_successor_waiting_and_a_lone_new_host_asks_the_old() {
+    for seed in [2588, 3553] {
+        holds(&Plan::draw(seed), "vouch");
+    }
+}
+
+/// Found by the explorer (seeds 2869, 3352, 2423): ways a player lost the game that went
+/// on. 2869: a thawed player's resume was answered by the host half a second before it
+/// was killed, and it tried the dead host for the whole grace window; in a game that
+/// migrates, a host that answered and then fell silent is given up as one that never
+/// answered. 3352: a new host frozen 8 s while its one successor was killed; its
+/// spectator went round that dead successor to the end; a follower tries the old host
+/// again between rounds. 2423: a new host quit 0.1 s after its players resumed there,
+/// none having heard whom it named (the succession went behind the world), and the game
+/// ended; a client is told the succession before its world, and a new host's list holds
+/// the players it awaits, so the first to resume hears the order the last does.
+#[test]
+fn a_player_finds_the_game_after_a_host_that_answered_froze_or_quit_at_once() {
+    for seed in [2869, 3352, 2423] {
+        holds(&Plan::draw(seed), "lost");
+    }
+}
+
+/// Found by the explorer (seed 3276): a player threw grenades while cut off from a host
+/// that was then killed. One spawn request the host acknowledged ahead of an earlier one
+/// it never got (held, never delivered) went on to no one and was answered by no one: the
+/// grenade stayed on the player's screen alone. And a request made just after its resume
+/// at the new host, acknowledged there before the world came, was taken for one the old
+/// host owed and removed, then confirmed (`net_resume.rs` shows that one, which a
+/// resume at the same host does too). A request the old host acknowledged itself is the
+/// old host's to have answered; one the new host acknowledged is answered after the
+/// world.
+#[test]
+fn a_spawn_asked_across_a_migration_is_answered_once_or_settled_by_the_world() {
+    holds(&Plan::draw(3276), "spawns");
 }
 
 /// Seeds that hold: a host with five clients, two of them spectators who join late, and

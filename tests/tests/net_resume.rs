@@ -521,3 +521,44 @@ fn an_entity_spawned_and_gone_while_a_client_was_away_is_not_left_on_its_screen(
     s.run_for(2.0);
     assert_eq!(s.clients[0].net_ids(), s.server.net_ids());
 }
+
+/// A spawn asked the moment a resume is welcomed, while the server sends the world again
+/// (a large one, over several broadcasts): the server acknowledges it before the world's
+/// end comes, and answers it after. Taken for one an old host acknowledged and never
+/// answered, it was removed at the world's end and its confirmation found nothing (found
+/// by the explorer, seed 3276, beside a migration): the ball must stay, confirmed.
+#[test]
+fn a_spawn_asked_while_the_world_comes_again_is_kept_and_confirmed() {
+    let patient = NetConfig {
+        reconnect_unanswered: 0.0,
+        ..NetConfig::default()
+    };
+    let mut s = Scenario::new(NetConfig::default(), None, 60.0, |g| {
+        crates_and_balls(g, 600)
+    });
+    s.add_client(patient, "ann", None);
+    s.join_within(3.0);
+    s.run_for(2.0);
+    let ann = s.clients[0].net.client_id().unwrap();
+    s.clients[0].cut = true;
+    s.run_for(7.0);
+    assert!(s.clients[0].net.is_reconnecting());
+    s.clients[0].cut = false;
+    assert!(s.run_until(6.0, |s| s.clients[0].net.is_connected()));
+    let thrown = demo::BallParams::new([2.0, 1.0, -3.0], 0.25, 0.2);
+    s.clients[0]
+        .group
+        .request_spawn(demo::BALL, &thrown)
+        .unwrap();
+    s.run_for(3.0);
+    let balls = |g: &EntityGroup| {
+        g.iter()
+            .filter(|e| e.owner() == Owner::Client(ann) && e.kind() == KindId::of_name(demo::BALL))
+            .map(|e| e.net_id())
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(balls(&s.server.group).len(), 1, "the server spawned it");
+    assert_eq!(balls(&s.clients[0].group), balls(&s.server.group));
+    assert_eq!(s.clients[0].net.counters().failed_spawns, 0);
+    assert_eq!(s.clients[0].net_ids(), s.server.net_ids());
+}

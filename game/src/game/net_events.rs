@@ -224,7 +224,7 @@ impl Game {
             .collect();
         for name in others {
             if self.standing.saw_player(&name) {
-                tracing::debug!("first saw the player {name} (we are {me:?})");
+                tracing::info!("first saw the player {name}");
             }
         }
     }

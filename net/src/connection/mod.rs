@@ -560,6 +560,13 @@ impl Connection {
         self.reliable_out.delivered_through(id)
     }
 
+    /// Whether the peer acknowledged reliable message `id`, every fragment of it, even if
+    /// not every message before it yet (it holds it, undelivered, till they come): such a
+    /// message does not go on to a new host ([`carry_reliable_afresh`](Self::carry_reliable_afresh)).
+    pub(crate) fn acknowledged(&self, id: u32) -> bool {
+        self.reliable_out.acknowledged(id)
+    }
+
     /// The datagrams of ours the peer acknowledged since the last call, by sequence number.
     pub(crate) fn take_acked(&mut self) -> Vec<u32> {
         std::mem::take(&mut self.acked)

@@ -117,6 +117,25 @@ impl ReliableSender {
         }
     }
 
+    /// Whether message `id` (the last fragment of one this sender queued) was
+    /// acknowledged, each of its fragments, whether or not every message before it was:
+    /// what [`afresh`](Self::afresh) leaves behind.
+    pub(crate) fn acknowledged(&self, id: u32) -> bool {
+        if self.delivered_through(id) {
+            return true;
+        }
+        let Some(last) = self.queue.iter().position(|m| m.id == id) else {
+            return false;
+        };
+        // Back to the message's first fragment: the one after a fragment with no more.
+        let first = self
+            .queue
+            .range(..last)
+            .rposition(|m| !m.more)
+            .map_or(0, |p| p + 1);
+        self.queue.range(first..=last).all(|m| m.acked)
+    }
+
     /// Messages not yet acknowledged.
     pub(crate) fn unacked(&self) -> usize {
         self.queue.len()
@@ -388,6 +407,11 @@ mod tests {
         s.ack(&[0, 1, 3]);
         assert!(!s.delivered_through(first));
         assert_eq!(s.unacked(), 4);
+        // The small one is acknowledged itself, though not delivered (the big one is ahead
+        // of it): what a new host is not given.
+        assert!(s.acknowledged(3));
+        assert!(!s.delivered_through(3));
+        assert!(!s.acknowledged(first));
         // A new host gets it whole (and not the small one, acknowledged).
         let mut fresh = s.afresh();
         let mut r = ReliableReceiver::default();
@@ -396,6 +420,7 @@ mod tests {
         // Its last fragment acknowledged: all of it is settled.
         s.ack(&[2]);
         assert!(s.delivered_through(first));
+        assert!(s.acknowledged(first));
         assert_eq!(s.unacked(), 0);
     }
 

@@ -13,6 +13,7 @@ use lanyard::ClientId;
 use std::net::SocketAddr;
 
 mod follow;
+mod vouch;
 
 use follow::{Follow, Standby};
 
@@ -44,11 +45,24 @@ struct Ladder {
     attempt: u32,
     /// The wait before the next hello (µs), doubled after each up to the maximum.
     delay: u64,
-    /// When the grace window (and a timeout) ends (µs): the give-up time once the server
-    /// has answered.
+    /// When the grace window (and a timeout) ends (µs): the latest give-up time.
     until: u64,
+    /// How long the ladder waits for an answer before the server is taken for gone (µs;
+    /// 0: the whole grace window): for the first answer, and, in a game that migrates,
+    /// once the server answered, for its welcome.
+    unanswered: u64,
     /// Whether the server answered a hello of the ladder (it is alive).
     answered: bool,
+}
+
+impl Ladder {
+    /// When the ladder gives up if nothing more comes from `now` on.
+    fn give_up(&self, now: u64) -> u64 {
+        match self.unanswered {
+            0 => self.until,
+            u => self.until.min(now + u),
+        }
+    }
 }
 
 /// The client's endpoint: its one connection, to the server, and what it asks for.
@@ -81,6 +95,8 @@ pub(crate) struct ClientEndpoint {
     pub(crate) resumes: u32,
     /// The server's physics from its last welcome, until the group takes it.
     pub(crate) physics: Option<Physics>,
+    /// What players that lost the host asked us, and when.
+    questions: vouch::Questions,
 }
 
 impl ClientEndpoint {
@@ -108,6 +124,7 @@ impl ClientEndpoint {
             ladder: None,
             resumes: 0,
             physics: None,
+            questions: Default::default(),
         };
         e.conn = e.handshake(core, server);
         e
@@ -132,6 +149,12 @@ impl ClientEndpoint {
         Connection::client(server, nonce, secret, core.now, core.timing())
     }
 
+    /// How long (µs) the server keeps our session after we fall silent, as its welcome
+    /// said (0 with no session).
+    pub(crate) fn grace(&self) -> u64 {
+        self.session.as_ref().map_or(0, |s| s.grace)
+    }
+
     /// Whether the reconnect ladder runs.
     pub(crate) fn reconnecting(&self) -> bool {
         self.ladder.is_some()
@@ -152,7 +175,7 @@ impl ClientEndpoint {
             return false;
         };
         let mut conn = self.handshake(core, to);
-        if self.follow.is_some() {
+        if self.follow.as_ref().is_some_and(|f| !f.at_host) {
             conn.carry_reliable_afresh(&self.conn);
         } else {
             // The same session at the same server: both halves of the reliable channel go
@@ -165,18 +188,16 @@ impl ClientEndpoint {
         let until = core.now + grace + us(core.config.timeout);
         // A server that answers nothing for a while is gone (a host that quit or crashed):
         // the player hears so then, not a whole grace window later.
-        let give_up = match us(unanswered) {
-            0 => until,
-            u => until.min(core.now + u),
-        };
-        conn.timers.set(Timer::GiveUp, give_up);
-        self.conn = conn;
-        self.ladder = Some(Ladder {
+        let ladder = Ladder {
             attempt: 0,
             delay: us(core.config.reconnect_backoff),
             until,
+            unanswered: us(unanswered),
             answered: false,
-        });
+        };
+        conn.timers.set(Timer::GiveUp, ladder.give_up(core.now));
+        self.conn = conn;
+        self.ladder = Some(ladder);
         tracing::info!("reconnecting to {}", self.conn.addr);
         true
     }
@@ -233,6 +254,20 @@ impl ClientEndpoint {
         };
         if let RejectReason::HostAlive { at } = r.reason {
             self.host_alive(core, at);
+            return;
+        }
+        if r.reason == RejectReason::SessionExpired
+            && let (Some(f), Some(session)) = (self.follow.as_mut(), self.session.as_mut())
+            && f.missed < follow::MISSED_MIGRATIONS
+        {
+            // We may have missed a migration: the token one hash on.
+            f.missed += 1;
+            session.token = crypto::migration_token(&session.token);
+            tracing::info!(
+                "{} does not know our session: trying it as one migration on",
+                self.conn.addr
+            );
+            self.ladder_to(core, self.conn.addr, core.config.migration_wait);
             return;
         }
         if self.follow.is_some() {
@@ -302,9 +337,20 @@ impl ClientEndpoint {
         if !self.conn.on_challenge(&c, connect, core.now) {
             self.refuse(core);
         } else if let Some(l) = self.ladder.as_mut().filter(|l| !l.answered) {
-            // The server is alive: the resume may take the whole grace window.
+            // The server is alive: the resume may take the whole grace window (its link
+            // may hear us only now and then). In a game that migrates, a host that
+            // answered and then fell silent before it welcomed us is taken for gone as one
+            // that never answered: we follow the game to its successor, which says so if
+            // the host lives (explorer seed 2869: a thawed player's resume was answered
+            // half a second before the host was killed, and it tried the dead host for
+            // its whole grace window while the game went on).
             l.answered = true;
-            self.conn.timers.set(Timer::GiveUp, l.until);
+            let s = &self.succession;
+            let give_up = match s.migrate && !s.list.is_empty() {
+                true => l.give_up(core.now),
+                false => l.until,
+            };
+            self.conn.timers.set(Timer::GiveUp, give_up);
         }
     }
 
@@ -350,7 +396,7 @@ impl ClientEndpoint {
     /// Our session resumed (`w`): at the same server, or at the successor we followed.
     fn resumed(&mut self, core: &mut Core, w: Welcome) -> ClientArrival {
         self.resumes += 1;
-        if let Some(f) = self.follow.take() {
+        if let Some(f) = self.follow.take().filter(|f| !f.at_host) {
             let host = f.list.get(f.next - 1).map(|s| s.name.clone());
             let name = host.as_deref().unwrap_or("the successor");
             tracing::info!("{name} took the game over: resumed as {}", w.client);

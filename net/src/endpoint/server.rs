@@ -143,11 +143,20 @@ impl ServerEndpoint {
             };
             if core.now >= until {
                 s.knock = None;
+                // No longer awaited: it leaves the succession.
+                self.epoch += 1;
             } else if core.now >= last {
                 s.knock = Some((core.now + KNOCK_EVERY_US, until));
                 core.outbox.push((s.peer.conn.addr, vec![0]));
             }
         }
+    }
+
+    /// The sessions a new host took over that it still knocks at: awaited, they keep
+    /// their place in the succession (see `manager/succession.rs`).
+    pub(crate) fn awaited(&self) -> impl Iterator<Item = (&ClientId, &ClientSession)> {
+        let awaited = self.suspended.iter().filter(|(_, s)| s.knock.is_some());
+        awaited.map(|(id, s)| (id, &s.peer))
     }
 
     /// The handshake key pair of cookie epoch `epoch` (made once for the current one).

@@ -125,11 +125,13 @@ impl FrameDriver for ServerFrame<'_> {
             match s.endpoint.datagram(core, from, &bytes) {
                 Arrival::Done => {}
                 Arrival::Joined(id) => {
+                    s.tell_succession_first(core, id);
                     if let Some(p) = s.endpoint.peers.get_mut(&id) {
                         s.repl.welcome_world(core, pass.group(), id, p);
                     }
                 }
                 Arrival::Resumed(id) => {
+                    s.tell_succession_first(core, id);
                     if let Some(p) = s.endpoint.peers.get_mut(&id) {
                         s.repl.resume_world(core, pass.group(), id, p);
                     }

@@ -8,7 +8,10 @@
 //!
 //! A player that took the game over also asks the host it took it from: it may have taken
 //! over a game that lives on (the host was stopped for less than the others' timeout, but
-//! long enough that nobody vouched for it). The old host answers with a challenge.
+//! long enough that nobody vouched for it). The old host answers with a challenge. It asks
+//! even with no player of its own, for the old host's grace window: a player cut off from
+//! the host before another joined knew of nobody to ask before it took over, and a game
+//! of its own is a split of the one that went on (explorer seed 3553).
 //!
 //! Only a challenge, echoing our nonce from an address we asked, makes the server step
 //! down ([`NetEvent::Superseded`]): a server is there. A player's word that the old host
@@ -34,14 +37,15 @@ pub(super) struct Probe {
     next: u64,
     /// Whether we ask now (every player silent).
     asking: bool,
-    /// The host we took the game over from, if we did.
-    former_host: Option<SocketAddr>,
+    /// The host we took the game over from, if we did, and until when (µs) we ask it.
+    former_host: Option<(SocketAddr, u64)>,
 }
 
 impl Probe {
     /// A probe whose hellos carry `nonce`, of a server that took the game over from
-    /// `former_host` (if it did).
-    pub(super) fn new(nonce: u64, former_host: Option<SocketAddr>) -> Self {
+    /// `former_host` (if it did), asked until when (µs): the time its grace window for
+    /// our session ends, past which the game there is no longer ours to go back to.
+    pub(super) fn new(nonce: u64, former_host: Option<(SocketAddr, u64)>) -> Self {
         Probe {
             nonce,
             next: 0,
@@ -53,8 +57,9 @@ impl Probe {
 
 impl Server {
     /// Whom we ask, if none of the sessions spoke within two heartbeats: our players, live
-    /// or waiting for a resume, and the host we took the game over from. Nobody if we
-    /// have no player: a game nobody plays is split from no one.
+    /// or waiting for a resume, and the host we took the game over from (for its grace
+    /// window). Nobody if we have no player and took over from nobody: a game nobody
+    /// plays is split from no one.
     fn asked(&self, core: &Core) -> Vec<SocketAddr> {
         let quiet = 2 * us(core.config.heartbeat);
         let e = &self.endpoint;
@@ -70,10 +75,11 @@ impl Server {
             .map(|p| p.conn.addr)
             .chain(e.suspended_players())
             .collect();
-        if addrs.is_empty() {
-            return addrs;
-        }
-        addrs.extend(self.probe.former_host);
+        let former = self
+            .probe
+            .former_host
+            .filter(|(_, until)| core.now < *until);
+        addrs.extend(former.map(|(addr, _)| addr));
         addrs.sort();
         addrs.dedup();
         addrs

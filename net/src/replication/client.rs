@@ -88,7 +88,8 @@ pub(crate) struct ClientReplication {
     pub(crate) relayed_ages: BTreeMap<Owner, u16>,
     /// Our spawn requests the server has not answered, by provisional id: the reliable
     /// message that carries each (none once it went on to a new host, numbered afresh),
-    /// and whether the server acknowledged it.
+    /// and whether the server acknowledged it (that message itself, even before every
+    /// one ahead of it: then a connection to a new host does not carry it on).
     requests: BTreeMap<NetId, (Option<u32>, bool)>,
 }
 
@@ -501,6 +502,7 @@ impl ClientReplication {
             Msg::ResendingWorld => self.begin_resync(),
             Msg::WorldSent => self.world_sent(group),
             Msg::SpawnRefused { provisional } => {
+                tracing::debug!("spawn {provisional} refused");
                 self.requests.remove(&provisional);
                 // After a resume the server refuses again what it may have refused.
                 if let Some(eid) = group.id_of(provisional) {
@@ -658,13 +660,15 @@ impl ClientReplication {
         let Some(seen) = self.resyncing.take() else {
             return;
         };
-        // A spawn of ours the server acknowledged and never answered (it confirmed it to an
-        // old host that went): the world just sent has it, under its real id, if it was
-        // spawned.
+        // A spawn of ours an old host that went acknowledged and never answered: the world
+        // just sent has it, under its real id, if that host spawned it. Not one the server
+        // sending the world acknowledged (asked of it: it answers after the world; explorer
+        // seed 3276, where a grenade thrown just after the resume went, and then its
+        // confirmation came).
         let unanswered: BTreeSet<NetId> = self
             .requests
             .iter()
-            .filter(|(_, (_, acked))| *acked)
+            .filter(|(_, (id, acked))| id.is_none() && *acked)
             .map(|(net, _)| *net)
             .collect();
         self.requests.retain(|net, _| !unanswered.contains(net));
@@ -715,6 +719,7 @@ impl ClientReplication {
                             state,
                         };
                         if let Some(id) = core.push(conn, &msg) {
+                            tracing::debug!("spawn {provisional} asked");
                             self.requests.insert(provisional, (Some(id), false));
                         }
                     }
@@ -723,7 +728,7 @@ impl ClientReplication {
             }
         }
         for (id, acked) in self.requests.values_mut() {
-            *acked |= id.is_some_and(|id| conn.delivered(id));
+            *acked |= id.is_some_and(|id| conn.acknowledged(id));
         }
         let changes: Vec<Change> = group.replica().drain_changes().collect();
         for change in changes {

@@ -85,6 +85,7 @@ impl ServerReplication {
             params,
             state,
         } = asked;
+        tracing::debug!("{} ({id}) asks to spawn {provisional}", peer.name);
         let owner = Owner::Client(id);
         let judged = {
             let view = group.view();

@@ -195,8 +195,7 @@ impl ServerReplication {
         id: ClientId,
         peer: &mut ClientSession,
     ) {
-        // What the client gets before this is the session's history, queued before it fell
-        // silent; the world as it is now starts here.
+        // Before this, the session's history (queued before it fell silent); now, the world.
         core.push(&mut peer.conn, &Msg::ResendingWorld);
         peer.tell_spawns_again(core, |net| group.by_net(net).is_none());
         self.welcome_world(core, group, id, peer);
@@ -261,7 +260,7 @@ impl ServerReplication {
                             && let Some(m) =
                                 core.push(&mut p.conn, &Msg::SetOwner { net, owner, seq })
                         {
-                            v.owners_told.push(m);
+                            v.changes_told.push(m);
                         }
                     }
                 }
@@ -271,7 +270,8 @@ impl ServerReplication {
     }
 
     /// Brings each client's set of entities in line with the relevance filter: what it no
-    /// longer needs is despawned there, what it needs again is spawned anew.
+    /// longer needs is despawned there (till it hears, our silence vouches for nothing),
+    /// what it needs again is spawned anew.
     fn rescope(
         &mut self,
         core: &mut Core,
@@ -294,7 +294,8 @@ impl ServerReplication {
                     self.tell_spawn(core, group, (&mut p.conn, view), (slot, net));
                 } else if !relevant && known {
                     view.ents.remove(slot, net);
-                    core.push(&mut p.conn, &Msg::Despawn { net });
+                    let told = core.push(&mut p.conn, &Msg::Despawn { net });
+                    view.changes_told.extend(told);
                 }
             }
         }
@@ -513,10 +514,9 @@ fn send_state(
     if picks.is_empty() && !moving {
         return false;
     }
-    // What the broadcast held back the client may predict, and a body whose new holder it
-    // has not heard of yet it may predict as the server's: it vouches for no prediction.
-    view.owners_told.retain(|m| !p.conn.delivered(*m));
-    let partial = picked_changed < changed || cands.unannounced || !view.owners_told.is_empty();
+    // Held back, changed hands or hidden, unheard of yet: no prediction is vouched for.
+    view.changes_told.retain(|m| !p.conn.delivered(*m));
+    let partial = picked_changed < changed || cands.unannounced || !view.changes_told.is_empty();
     let stamp = (cadence.number, round.head.map(|tick| (tick, partial)));
     let (chunks, entries) = packetize(round.world, picks, stamp, &round.deltas.bytes);
     let parts: Vec<&[u8]> = chunks.iter().map(|(b, _)| b.as_slice()).collect();

@@ -417,10 +417,11 @@ pub(crate) struct ClientView {
     /// The entries of datagrams not yet acknowledged: (sequence number, [(slot, entity,
     /// broadcast)]).
     pub(crate) in_flight: VecDeque<(u32, SentEntries)>,
-    /// The reliable messages telling the client that entities changed hands, until it
-    /// acknowledges them: meanwhile it may still take a body a client now holds for the
-    /// server's, and predict it, so no broadcast vouches for its predictions.
-    pub(crate) owners_told: Vec<u32>,
+    /// The reliable messages telling the client that entities changed hands or are no
+    /// longer relevant to it, until it acknowledges them: meanwhile it may still take a
+    /// body a client now holds for the server's, or hold one the server no longer speaks
+    /// for, and predict it, so no broadcast vouches for its predictions.
+    pub(crate) changes_told: Vec<u32>,
 }
 
 impl ClientView {

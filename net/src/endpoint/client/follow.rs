@@ -31,7 +31,23 @@ pub(super) struct Follow {
     pub(super) until: u64,
     /// Whether we go round again: the player heard of each successor the first time.
     pub(super) again: bool,
+    /// Whether we try the old host again, between two rounds: it may only have been
+    /// stopped a while, and live on after every successor went (explorer seed 3352: a
+    /// new host frozen 8 s while its one successor was killed; its spectator went round
+    /// that dead successor for the rest of the game).
+    pub(super) at_host: bool,
+    /// How many migrations we take it we missed (see [`MISSED_MIGRATIONS`]).
+    pub(super) missed: u8,
 }
+
+/// How many migrations a follower may have missed: a successor that hosts the game and
+/// does not know our session under our migration token may have taken it over from a
+/// host that took it over from ours while we were stopped, and knows the token hashed on
+/// once for each (every host hashes the tokens it hands on). We try it again with the
+/// token hashed once more, up to this many times, before the session is over (explorer
+/// seed 903: a player frozen across the first migration came to the second new host,
+/// which knew it two hashes on).
+pub(super) const MISSED_MIGRATIONS: u8 = 2;
 
 /// Standing by as the host's successor: silence alone does not make us the host (our own
 /// link may be what failed, and the others still play there); another player coming to
@@ -56,8 +72,8 @@ pub(super) struct Standby {
 /// A successor about to take the game over first asks everyone else it knows of whether
 /// the host is alive (two players cut off from the host at once, one coming to the other,
 /// do not split the game while a third still plays there): a hello to each, which a client
-/// playing at a host it heard within two heartbeats answers with where that host is
-/// ([`RejectReason::HostAlive`]). Nobody saying so for [`confirm_us`], we take over.
+/// playing at a host it heard from since the question came answers with where that host
+/// is ([`RejectReason::HostAlive`]). Nobody saying so for [`confirm_us`], we take over.
 #[derive(Clone)]
 pub(super) struct Confirm {
     /// Until when we wait for an answer (µs).
@@ -71,7 +87,8 @@ pub(super) struct Confirm {
 }
 
 /// How long a successor waits for the others to say the host is alive (µs): two
-/// heartbeats, since a player answers so only for a host it heard within two.
+/// heartbeats, since a player answers so only for a host it heard after our first hello,
+/// which a live host's heartbeat brings within one, and our next knock then hears.
 fn confirm_us(core: &Core) -> u64 {
     2 * us(core.config.heartbeat)
 }
@@ -106,6 +123,8 @@ impl ClientEndpoint {
             quit,
             until: core.now + self.session.as_ref().map_or(0, |s| s.grace),
             again: false,
+            at_host: false,
+            missed: 0,
         };
         if let Some(session) = &mut self.session {
             follow.token = Some(session.token);
@@ -122,7 +141,16 @@ impl ClientEndpoint {
             return false;
         };
         if f.next >= f.list.len() && self.standby.is_none() && core.now < f.until {
-            // Nobody answered yet: round again (each try waits a migration wait).
+            // Nobody answered yet: the host again, if it only fell silent, then round
+            // again (each try waits a migration wait).
+            if !f.quit && !f.at_host {
+                return self.host_turn(core);
+            }
+            if std::mem::take(&mut f.at_host)
+                && let (Some(session), Some(token)) = (&mut self.session, f.token)
+            {
+                session.token = crypto::migration_token(&token);
+            }
             tracing::info!("no successor answered yet: trying them again");
             f.next = 0;
             f.again = true;
@@ -170,6 +198,23 @@ impl ClientEndpoint {
         self.ladder_to(core, to.addr, core.config.migration_wait)
     }
 
+    /// No successor answered a whole round: we try the old host again, with our own
+    /// session's token and its reliable channel, for a migration wait (see
+    /// [`Follow::at_host`]); then the successors again.
+    fn host_turn(&mut self, core: &mut Core) -> bool {
+        let Some(f) = self.follow.as_mut() else {
+            return false;
+        };
+        f.at_host = true;
+        let host = (*f.host).clone();
+        if let (Some(session), Some(token)) = (&mut self.session, f.token) {
+            session.token = token;
+        }
+        tracing::info!("no successor answered yet: trying {} again", host.addr);
+        self.conn = host;
+        self.ladder_to(core, self.conn.addr, core.config.migration_wait)
+    }
+
     /// Whether `bytes`, from `from` (not the server), is a player of the game coming to us
     /// while we stand by as the host's successor: its hello says it lost the host too, so
     /// we take the game over (and the server we become answers it), once nobody else says
@@ -194,12 +239,15 @@ impl ClientEndpoint {
             return false;
         }
         if self.standby.is_none() {
-            // Only a host heard from lately is alive: one that went silent a moment ago
-            // may be gone for us too (our own timeout has not come yet).
-            let heard =
-                core.now.saturating_sub(self.conn.last_heard) <= 2 * us(core.config.heartbeat);
-            let playing = self.conn.is_connected() && self.ladder.is_none() && heard;
-            if let (true, Some(nonce)) = (playing, wire::hello_nonce(body)) {
+            // Only a host heard from since the question came is alive (see
+            // [`Questions`](super::vouch::Questions)): one that went silent a moment ago may
+            // be gone for us too, our own timeout not come yet, or we were stopped.
+            let Some(nonce) = wire::hello_nonce(body) else {
+                return false;
+            };
+            let asked = self.questions.first_heard(from, nonce, core.now);
+            let heard = self.conn.last_heard > asked;
+            if self.conn.is_connected() && self.ladder.is_none() && heard {
                 let reason = RejectReason::HostAlive { at: self.conn.addr };
                 super::super::answer(core, from, bytes.len(), &RejectBody { reason, nonce });
             }
@@ -543,6 +591,8 @@ impl ClientEndpoint {
             // Asking the players after us while we stand by: once round.
             until: core.now,
             again: false,
+            at_host: false,
+            missed: 0,
         });
         self.next_successor(core)
     }
