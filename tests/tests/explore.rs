@@ -402,10 +402,13 @@ fn only_fresh_news_of_a_host_keeps_a_successor_waiting_and_a_lone_new_host_asks_
 /// again between rounds. 2423: a new host quit 0.1 s after its players resumed there,
 /// none having heard whom it named (the succession went behind the world), and the game
 /// ended; a client is told the succession before its world, and a new host's list holds
-/// the players it awaits, so the first to resume hears the order the last does.
+/// the players it awaits, so the first to resume hears the order the last does. 4789: the
+/// first successor, frozen when the host told the succession with a player who joined
+/// later, heard from a spectator that the game went on at that player's address, which
+/// it did not list, and stood by to the end; it follows the game there.
 #[test]
 fn a_player_finds_the_game_after_a_host_that_answered_froze_or_quit_at_once() {
-    for seed in [2869, 3352, 2423] {
+    for seed in [2869, 3352, 2423, 4789] {
         holds(&Plan::draw(seed), "lost");
     }
 }

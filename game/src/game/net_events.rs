@@ -23,6 +23,16 @@ fn who(name: &str) -> &str {
     if name.is_empty() { "the host" } else { name }
 }
 
+/// A new host's name for a sentence: "another player" if none was heard (it was not in
+/// our succession).
+fn player(name: &str) -> &str {
+    if name.is_empty() {
+        "another player"
+    } else {
+        name
+    }
+}
+
 impl Game {
     /// Takes every event the NetManager has for us.
     pub(super) fn handle_events(&mut self) {
@@ -64,11 +74,11 @@ impl Game {
             // A developer's matter: the network layer logs it as a warning.
             NetEvent::Mispredicted { .. } => {}
             NetEvent::HostLeft { host, next } => {
-                tracing::info!("{} left: {next} takes over", who(&host));
+                tracing::info!("{} left: {} takes over", who(&host), player(&next));
                 self.standing.follow();
             }
             NetEvent::NewHost { left, host, .. } => {
-                let line = format!("{} left; {host} is now hosting", who(&left));
+                let line = format!("{} left; {} is now hosting", who(&left), player(&host));
                 tracing::info!("{line}");
                 self.say(line);
                 self.standing.new_host(left, host);

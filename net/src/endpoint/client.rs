@@ -397,7 +397,8 @@ impl ClientEndpoint {
     fn resumed(&mut self, core: &mut Core, w: Welcome) -> ClientArrival {
         self.resumes += 1;
         if let Some(f) = self.follow.take().filter(|f| !f.at_host) {
-            let host = f.list.get(f.next - 1).map(|s| s.name.clone());
+            let at = self.conn.addr;
+            let host = f.list.iter().find(|s| s.addr == at).map(|s| s.name.clone());
             let name = host.as_deref().unwrap_or("the successor");
             tracing::info!("{name} took the game over: resumed as {}", w.client);
             self.server_name = w.server_name;

@@ -358,7 +358,12 @@ impl ClientEndpoint {
                         self.ladder = None;
                         self.follow_from(core, left, i);
                     }
-                    None => s.confirm = None,
+                    None => {
+                        let left = std::mem::take(&mut s.left);
+                        self.standby = None;
+                        self.ladder = None;
+                        self.follow_to(core, left, at);
+                    }
                 },
                 None => self.take_over(core),
             }
@@ -572,6 +577,28 @@ impl ClientEndpoint {
     /// with our migration token; our connection to the host goes along, to stand by on it
     /// again. False if there is none to try.
     fn follow_from(&mut self, core: &mut Core, left: String, next: usize) -> bool {
+        self.start_follow(core, left, next) && self.next_successor(core)
+    }
+
+    /// Follows the game (the host `left` went) to `at`, which another player says hosts
+    /// it, though our succession does not list it: a player who joined after the host last
+    /// told us the succession (we were frozen) took the game over (explorer seed 4789).
+    fn follow_to(&mut self, core: &mut Core, left: String, at: SocketAddr) -> bool {
+        let after_all = self.succession.list.len();
+        if !self.start_follow(core, left.clone(), after_all) {
+            return false;
+        }
+        tracing::info!("{left} went: the game goes on at {at}");
+        core.events.push_back(NetEvent::HostLeft {
+            host: left,
+            next: String::new(),
+        });
+        self.ladder_to(core, at, core.config.migration_wait)
+    }
+
+    /// Sets up following the game (the host `left` went) from the `next`th successor on
+    /// (see [`follow_from`](Self::follow_from)). False with no session to take there.
+    fn start_follow(&mut self, core: &mut Core, left: String, next: usize) -> bool {
         // Our own token: the one we set aside if we follow already (asking the players
         // after us, a successor before us came): hashed once more, no new host would know
         // it (explorer seed 944).
@@ -594,7 +621,7 @@ impl ClientEndpoint {
             at_host: false,
             missed: 0,
         });
-        self.next_successor(core)
+        true
     }
 
     /// Told that the host lives while we are no successor (a spectator): we try it again
