@@ -405,10 +405,12 @@ fn only_fresh_news_of_a_host_keeps_a_successor_waiting_and_a_lone_new_host_asks_
 /// the players it awaits, so the first to resume hears the order the last does. 4789: the
 /// first successor, frozen when the host told the succession with a player who joined
 /// later, heard from a spectator that the game went on at that player's address, which
-/// it did not list, and stood by to the end; it follows the game there.
+/// it did not list, and stood by to the end; it follows the game there. 5481: a spectator
+/// cut off from the host was told it lived and went back to it for the whole grace window,
+/// and the host was killed meanwhile; it gives the host up after the usual silence.
 #[test]
 fn a_player_finds_the_game_after_a_host_that_answered_froze_or_quit_at_once() {
-    for seed in [2869, 3352, 2423, 4789] {
+    for seed in [2869, 3352, 2423, 4789, 5481] {
         holds(&Plan::draw(seed), "lost");
     }
 }

@@ -488,18 +488,23 @@ impl ClientEndpoint {
             ask_at: if asked { u64::MAX } else { core.now + wait },
             confirm: None,
         });
-        self.try_host_again(core, *f.host, f.token)
+        self.try_host_again(core, (*f.host, f.token), 0.0)
     }
 
     /// Back to the host we followed the game from: our own session's token again, what we
-    /// had not got acknowledged goes on to it, numbered as it was, and we try it for its
-    /// grace window.
-    fn try_host_again(&mut self, core: &mut Core, host: Connection, token: Option<Key>) -> bool {
+    /// had not got acknowledged goes on to it, numbered as it was, and we try it, giving it
+    /// up if it answers nothing for `unanswered` seconds (0: its grace window).
+    fn try_host_again(
+        &mut self,
+        core: &mut Core,
+        (host, token): (Connection, Option<Key>),
+        unanswered: f32,
+    ) -> bool {
         if let (Some(session), Some(token)) = (&mut self.session, token) {
             session.token = token;
         }
         self.conn = host;
-        self.ladder_to(core, self.conn.addr, 0.0)
+        self.ladder_to(core, self.conn.addr, unanswered)
     }
 
     /// Standing by, nobody came for a migration wait: we ask the players
@@ -625,13 +630,16 @@ impl ClientEndpoint {
     }
 
     /// Told that the host lives while we are no successor (a spectator): we try it again
-    /// with our own session, for its grace window, and follow the succession again if it
-    /// never answers.
+    /// with our own session, and follow the succession again if it answers nothing for
+    /// [`NetConfig::reconnect_unanswered`](crate::NetConfig::reconnect_unanswered), as
+    /// after any silence (explorer seed 5481: a spectator cut off from the host was told
+    /// it lived, went back to it for the whole grace window, and the host died meanwhile).
     fn back_to_host(&mut self, core: &mut Core) -> bool {
         let Some(f) = self.follow.take() else {
             return false;
         };
-        self.try_host_again(core, *f.host, f.token)
+        let unanswered = core.config.reconnect_unanswered;
+        self.try_host_again(core, (*f.host, f.token), unanswered)
     }
 
     /// A successor we tried plays at a live host at `at`. Our old host: only our link to it
