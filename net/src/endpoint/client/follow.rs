@@ -206,13 +206,9 @@ impl ClientEndpoint {
             return false;
         };
         f.at_host = true;
-        let host = (*f.host).clone();
-        if let (Some(session), Some(token)) = (&mut self.session, f.token) {
-            session.token = token;
-        }
+        let (host, token) = ((*f.host).clone(), f.token);
         tracing::info!("no successor answered yet: trying {} again", host.addr);
-        self.conn = host;
-        self.ladder_to(core, self.conn.addr, core.config.migration_wait)
+        self.try_host_again(core, (host, token), core.config.migration_wait)
     }
 
     /// Whether `bytes`, from `from` (not the server), is a player of the game coming to us
@@ -351,20 +347,15 @@ impl ClientEndpoint {
                 // The host we stand by on lives: we go on standing by.
                 Some(at) if at == host => s.confirm = None,
                 // Another player hosts the game now: we follow it there.
-                Some(at) => match self.succession.list.iter().position(|p| p.addr == at) {
-                    Some(i) => {
-                        let left = std::mem::take(&mut s.left);
-                        self.standby = None;
-                        self.ladder = None;
-                        self.follow_from(core, left, i);
-                    }
-                    None => {
-                        let left = std::mem::take(&mut s.left);
-                        self.standby = None;
-                        self.ladder = None;
-                        self.follow_to(core, left, at);
-                    }
-                },
+                Some(at) => {
+                    let left = std::mem::take(&mut s.left);
+                    self.standby = None;
+                    self.ladder = None;
+                    match self.succession.list.iter().position(|p| p.addr == at) {
+                        Some(i) => self.follow_from(core, left, i),
+                        None => self.follow_to(core, left, at),
+                    };
+                }
                 None => self.take_over(core),
             }
             return;
