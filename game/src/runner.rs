@@ -28,12 +28,15 @@ pub fn run(
         if left <= 0.0 || game.ended().is_some() {
             return;
         }
-        for _ in 0..steps.advance((now - last).as_secs_f32()) {
+        let due = steps.advance((now - last).as_secs_f32());
+        // A stall's dropped time passes on the network's clock with the first tick.
+        let mut stalled = steps.take_stall();
+        for _ in 0..due {
             if !before_tick(game, left) {
                 return;
             }
             let t = Instant::now();
-            game.tick(dt);
+            game.tick(dt + std::mem::take(&mut stalled));
             busy += t.elapsed();
             ticks += 1;
         }
@@ -63,12 +66,18 @@ pub const MAX_CATCH_UP: u32 = 5;
 pub struct FixedStep {
     dt: f32,
     acc: f32,
+    /// Time dropped from the backlog since [`FixedStep::take_stall`] was last asked.
+    stalled: f32,
 }
 
 impl FixedStep {
     /// Ticks of `dt` seconds, none owed yet.
     pub fn new(dt: f32) -> FixedStep {
-        FixedStep { dt, acc: 0.0 }
+        FixedStep {
+            dt,
+            acc: 0.0,
+            stalled: 0.0,
+        }
     }
 
     /// Adds `elapsed` seconds and returns how many ticks are due now (at most
@@ -79,9 +88,18 @@ impl FixedStep {
         let due = ((self.acc + 1e-4) / self.dt) as u32;
         self.acc = (self.acc - due as f32 * self.dt).max(0.0);
         if due > MAX_CATCH_UP {
+            self.stalled += (due - MAX_CATCH_UP) as f32 * self.dt + self.acc;
             self.acc = 0.0;
         }
         due.min(MAX_CATCH_UP)
+    }
+
+    /// The time a stall dropped from the backlog since last asked (seconds): the world
+    /// runs no ticks for it, but it passed, and the network's clock (timeouts, a
+    /// session's silence) must count it. A process stopped past its players' timeout
+    /// thaws knowing they have missed it, not believing in sessions they left.
+    pub fn take_stall(&mut self) -> f32 {
+        std::mem::take(&mut self.stalled)
     }
 
     /// How far into the next tick the time is, from 0 to 1 (for drawing between ticks).
@@ -110,9 +128,13 @@ mod tests {
         // Frames much faster than ticks: one tick every fourth frame.
         let given: u32 = (0..40).map(|_| s.advance(dt / 4.0)).sum();
         assert_eq!(given, 10);
-        // A stall of a second gives five ticks, and the backlog is gone.
+        // A stall of a second gives five ticks, and the backlog is gone, but not
+        // forgotten: the rest of the second is there to be told to the network's clock.
+        assert_eq!(s.take_stall(), 0.0);
         assert_eq!(s.advance(1.0), MAX_CATCH_UP);
         assert_eq!(s.advance(0.0), 0);
         assert!(s.alpha() < 1e-3);
+        assert!((s.take_stall() - (1.0 - MAX_CATCH_UP as f32 * dt)).abs() < 1e-3);
+        assert_eq!(s.take_stall(), 0.0);
     }
 }

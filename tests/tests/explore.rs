@@ -429,6 +429,35 @@ fn a_spawn_asked_across_a_migration_is_answered_once_or_settled_by_the_world() {
     holds(&Plan::draw(3276), "spawns");
 }
 
+/// Found by the explorer (seed 5947): the host that had taken the game over (p1) was
+/// stopped for 9.8 s, and a player stopped for 4.6 s before it; another player took the
+/// game over from p1 with the rest. Thawed, both believed in their session: a stopped
+/// process's network clock stood still, so p1 took the stale player's backlog for a live
+/// session and had a player while the new host had the others. The network's clock now
+/// counts a stall (`FixedStep::take_stall`): p1 thaws with every player timed out, takes
+/// their backlog to sessions that await a resume, and answers no resume while it asks
+/// whether the game went on elsewhere; it did, and p1 steps down.
+#[test]
+fn a_host_stopped_past_its_players_timeout_thaws_knowing_they_missed_it() {
+    holds(&Plan::draw(5947), "stall");
+}
+
+/// Found by the explorer, two end checks that compared a body at the wrong moment. 4937:
+/// the dedicated server struck a crate in the last moments, 1.9 s after its last state had
+/// come relayed to a client (the server held it at its holder's last state since, and no
+/// broadcast dated it); the check compared the client's copy with where the crate was on
+/// the server already. A body the host set moving from rest in the last moments is
+/// compared with where it rested. 498: a crate a client pushed about until the last tick
+/// was slower than the rest speed in that tick alone, and was compared where it was on
+/// the host with copies a relay's delay behind; a body is at rest once it has been slow
+/// for half a second.
+#[test]
+fn a_crate_struck_or_pushed_in_the_last_moments_is_compared_at_the_right_moment() {
+    for seed in [4937, 498] {
+        holds(&Plan::draw(seed), "struck");
+    }
+}
+
 /// Seeds that hold: a host with five clients, two of them spectators who join late, and
 /// two freezes (13); a host with two clients, one killed, then the host killed, and the
 /// game going on at the other (33); a dedicated server with four clients, three freezes

@@ -449,7 +449,10 @@ impl Game {
         self.link.wait(timeout);
     }
 
-    /// One tick of `dt` seconds: datagrams in, the networked frame, the rules, datagrams out.
+    /// One tick: datagrams in, the networked frame, the rules, datagrams out. `dt` is the
+    /// time since the last tick (seconds): the world steps one tick whatever it is, and the
+    /// network's clock takes all of it (more than a tick after a stall, see
+    /// [`FixedStep::take_stall`](crate::runner::FixedStep::take_stall)).
     pub fn tick(&mut self, dt: f32) {
         self.link.advance(dt);
         self.pump();

@@ -211,9 +211,11 @@ impl Looping {
             false => read_input(game, &self.view, &plan.window.script, self.frames),
         };
         self.latch.frame(fresh);
+        // A stall's dropped time passes on the network's clock with the first tick.
+        let mut stalled = self.steps.take_stall();
         for _ in 0..ticks {
             game.set_input(self.latch.for_tick());
-            game.tick(self.dt);
+            game.tick(self.dt + std::mem::take(&mut stalled));
             self.view.smoother.after_frame_relayed(
                 game.group(),
                 game.net().remote_time(),

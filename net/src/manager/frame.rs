@@ -116,12 +116,25 @@ impl FrameDriver for ServerFrame<'_> {
     fn inbound(&mut self, pass: &mut FramePass<'_>) {
         let core = &mut *self.core;
         let s = &mut *self.server;
-        for (from, bytes, arrived) in std::mem::take(&mut self.inbox) {
-            if let Some(host) = s.hosted_at(core, from, &bytes) {
+        // The clock first: a session silent past its timeout is lost before what came in
+        // the meantime is taken. A host stopped past its players' timeout (they have gone
+        // on without it) takes its backlog to sessions waiting for a resume, not live
+        // ones: a player as stale as it resumes, and is held while it asks (seed 5947).
+        s.deadlines(core, pass.group_mut(), &mut self.heartbeats);
+        let held = s.held_connects(core).into_iter().map(|d| (d, true));
+        let inbox = std::mem::take(&mut self.inbox)
+            .into_iter()
+            .map(|d| (d, false));
+        for (d, was_held) in held.collect::<Vec<_>>().into_iter().chain(inbox) {
+            if let Some(host) = s.hosted_at(core, d.0, &d.1) {
                 // The game is hosted there: this server has no session left to serve.
                 s.step_down(core, host);
                 return;
             }
+            if !was_held && s.hold(core, &d) {
+                continue;
+            }
+            let (from, bytes, arrived) = d;
             match s.endpoint.datagram(core, from, &bytes) {
                 Arrival::Done => {}
                 Arrival::Joined(id) => {
@@ -168,7 +181,6 @@ impl FrameDriver for ServerFrame<'_> {
                 }
             }
         }
-        s.deadlines(core, pass.group_mut(), &mut self.heartbeats);
         s.expire(core, pass.group_mut());
         s.endpoint.knock(core);
         s.tell_succession(core);

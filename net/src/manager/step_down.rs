@@ -13,12 +13,19 @@
 //! the host before another joined knew of nobody to ask before it took over, and a game
 //! of its own is a split of the one that went on (explorer seed 3553).
 //!
+//! While it asks, a host answers no connect (a join or a resume) until a round of its
+//! question has had [`HOLD_US`] to be answered: it keeps the connect and takes it then. A
+//! host stopped past its players' timeout that thawed to a stale player's resume had
+//! otherwise taken the player back before the new host's answer came, and two hosts had
+//! players (explorer seed 5947).
+//!
 //! Only a challenge, echoing our nonce from an address we asked, makes the server step
 //! down ([`NetEvent::Superseded`]): a server is there. A player's word that the old host
 //! lives (`HostAlive`) is not enough: one that was stopped and has just thawed believes in
 //! a host that is gone (explorer seed 1945: a new host stepped down to the dead host's
 //! address on the word of a player frozen since before it died).
 
+use super::frame::Inbound;
 use super::server::Server;
 use crate::core::{Core, us};
 use crate::event::NetEvent;
@@ -27,6 +34,14 @@ use std::net::SocketAddr;
 
 /// How often a host that hears none of its players asks them (µs).
 const ASK_EVERY_US: u64 = 250_000;
+
+/// How long a host that asks keeps a connect before it answers it (µs): a round of its
+/// question, asked when the connect came, and its answers' way back.
+const HOLD_US: u64 = 2 * ASK_EVERY_US;
+
+/// The most connects kept at once (one an address): more wait for their clients to send
+/// them again.
+const HOLD_MOST: usize = 16;
 
 /// A host's question to its silent players: whether one of them hosts the game now.
 #[derive(Clone)]
@@ -39,6 +54,10 @@ pub(super) struct Probe {
     asking: bool,
     /// The host we took the game over from, if we did, and until when (µs) we ask it.
     former_host: Option<(SocketAddr, u64)>,
+    /// Connects that came while we asked, kept until `held_until` (µs).
+    held: Vec<Inbound>,
+    /// When the kept connects are taken (µs).
+    held_until: u64,
 }
 
 impl Probe {
@@ -51,6 +70,8 @@ impl Probe {
             next: 0,
             asking: false,
             former_host,
+            held: Vec::new(),
+            held_until: 0,
         }
     }
 }
@@ -115,6 +136,36 @@ impl Server {
             .extend(asked.into_iter().map(|to| (to, d.clone())));
     }
 
+    /// Whether `d`, a client's connect that came while we ask whether we were replaced,
+    /// is kept for [`HOLD_US`] (and a round of the question asked at once); a kept
+    /// connect is taken by [`Server::held_connects`] when its time is up.
+    pub(super) fn hold(&mut self, core: &Core, d: &Inbound) -> bool {
+        let connect =
+            wire::parse_header(&d.1).is_ok_and(|(_, kind, _)| kind == DatagramKind::Connect);
+        if !connect || self.asked(core).is_empty() {
+            return false;
+        }
+        let p = &mut self.probe;
+        if p.held.is_empty() {
+            p.held_until = core.now + HOLD_US;
+            p.next = core.now;
+        }
+        match p.held.iter().position(|h| h.0 == d.0) {
+            Some(i) => p.held[i] = d.clone(),
+            None if p.held.len() < HOLD_MOST => p.held.push(d.clone()),
+            None => {}
+        }
+        true
+    }
+
+    /// The connects kept by [`Server::hold`] whose time is up, to be taken now.
+    pub(super) fn held_connects(&mut self, core: &Core) -> Vec<Inbound> {
+        match core.now >= self.probe.held_until {
+            true => std::mem::take(&mut self.probe.held),
+            false => Vec::new(),
+        }
+    }
+
     /// Where the game is hosted now, if `bytes` from `from` says so in answer to our
     /// question: a challenge of our version (a server is there), echoing our nonce, from
     /// an address we asked.
@@ -150,6 +201,8 @@ impl Server {
             self.endpoint.remove(id);
         }
         self.probe.asking = false;
+        // The connects kept are to the game there.
+        self.probe.held.clear();
         tracing::info!("the game is hosted at {host}: stepping down");
         core.events.push_back(NetEvent::Superseded { host });
     }

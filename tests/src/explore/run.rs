@@ -19,6 +19,8 @@ use std::rc::Rc;
 mod always;
 mod end;
 
+use end::Motion;
+
 /// How far (metres) a client's state of an entity may be from the server's at the same
 /// broadcast, or from the server's world once the faults healed: the server sends poses
 /// quantized to 1 mm.
@@ -125,6 +127,9 @@ struct Peer {
     kicked: bool,
     /// The host that kicked it (by peer index).
     kicked_by: Option<usize>,
+    /// The time it was frozen for, not yet passed on its clock (seconds): a stopped
+    /// process's clock goes on, and its first tick after takes it all.
+    stalled: f32,
 }
 
 /// What a run needs besides its plan: where recordings go, and the arena.
@@ -139,6 +144,8 @@ struct Session<'p> {
     /// there: one that did so in the last [`FRESH`] seconds may not have reached a client.
     host_world: BTreeSet<NetId>,
     host_changed: BTreeMap<NetId, u64>,
+    /// What each of the host's bodies did lately (see `end.rs`).
+    host_motion: BTreeMap<NetId, Motion>,
     /// The host's score tables of the last [`FRESH`] seconds (each with the tick it was
     /// replaced at, the current one with none): a point scored in the last moments may
     /// not have reached a client.
@@ -190,6 +197,7 @@ fn run_inner(plan: &Plan, dir: &std::path::Path) -> Result<Outcome, Violation> {
         tick: 0,
         host_world: BTreeSet::new(),
         host_changed: BTreeMap::new(),
+        host_motion: BTreeMap::new(),
         host_scores: Vec::new(),
         probes: Probes::default(),
         chat_dropped: false,
@@ -214,6 +222,7 @@ fn run_inner(plan: &Plan, dir: &std::path::Path) -> Result<Outcome, Violation> {
             retry_at: None,
             kicked: false,
             kicked_by: None,
+            stalled: 0.0,
         });
     }
     let ticks = (SESSION_SECONDS * TICK_HZ) as u64;
@@ -309,6 +318,7 @@ impl Session<'_> {
             retry_at: None,
             kicked: false,
             kicked_by: None,
+            stalled: 0.0,
         });
         Ok(())
     }
@@ -321,21 +331,22 @@ impl Session<'_> {
             .filter_map(|(i, p)| Some((i, p.game.as_ref()?)))
     }
 
+    /// Whether peer `i` is frozen at `t` (seconds into the session).
+    fn frozen(&self, i: usize, t: f32) -> bool {
+        self.plan
+            .faults
+            .iter()
+            .any(|f| f.active(t) && matches!(*f, Fault::Freeze { peer, .. } if peer == i))
+    }
+
     /// One tick: the faults of this moment, joins, then every peer that runs.
     fn step(&mut self) -> Result<(), Violation> {
         let t = self.tick as f32 / TICK_HZ;
         let dt = 1.0 / TICK_HZ;
         self.apply_faults(t);
         self.look_again(t);
-        let frozen: BTreeSet<usize> = self
-            .plan
-            .faults
-            .iter()
-            .filter(|f| f.active(t))
-            .filter_map(|f| match *f {
-                Fault::Freeze { peer, .. } => Some(peer),
-                _ => None,
-            })
+        let frozen: BTreeSet<usize> = (0..self.peers.len())
+            .filter(|&i| self.frozen(i, t))
             .collect();
         for (i, c) in self.plan.clients.iter().enumerate() {
             let i = i + 1;
@@ -386,6 +397,7 @@ impl Session<'_> {
         for (i, p) in self.peers.iter_mut().enumerate() {
             let Some(g) = p.game.as_mut() else { continue };
             if frozen.contains(&i) {
+                p.stalled += dt;
                 continue;
             }
             // A clock that steps: this frame lets that much more time pass here.
@@ -420,7 +432,7 @@ impl Session<'_> {
             // What a peer's frame logs names the peer and the moment (RUST_LOG=...).
             let _frame =
                 tracing::info_span!("frame", t = tick as f32 / TICK_HZ, peer = %p.name).entered();
-            g.tick(dt + stepped);
+            g.tick(dt + stepped + std::mem::take(&mut p.stalled));
         }
         self.take_chat()
     }
@@ -597,15 +609,9 @@ impl Session<'_> {
         else {
             return;
         };
-        let frozen = |i: usize| {
-            self.plan
-                .faults
-                .iter()
-                .any(|f| f.active(t) && matches!(*f, Fault::Freeze { peer, .. } if peer == i))
-        };
         let Some(h) = self
             .live()
-            .find(|(i, g)| g.is_server() && !frozen(*i))
+            .find(|(i, g)| g.is_server() && !self.frozen(*i, t))
             .map(|(i, _)| i)
         else {
             return;
@@ -660,10 +666,26 @@ impl Session<'_> {
         };
         let now: BTreeSet<NetId> = host.group().iter().map(|e| e.net_id()).collect();
         let scores = host.presentation().scores().to_vec();
+        let bodies: Vec<(NetId, [f32; 3], bool)> = host
+            .group()
+            .iter()
+            .map(|e| {
+                let resting = e.body().linvel().length() < lanyard::predict::REST_SPEED;
+                (e.net_id(), e.body().translation().to_array(), resting)
+            })
+            .collect();
         for net in now.symmetric_difference(&self.host_world) {
             self.host_changed.insert(*net, self.tick);
         }
         self.host_world = now;
+        let tick = self.tick;
+        self.host_motion.retain(|n, _| self.host_world.contains(n));
+        for (net, at, resting) in bodies {
+            self.host_motion
+                .entry(net)
+                .or_insert_with(|| Motion::new(at))
+                .note(tick, at, resting);
+        }
         if self.host_scores.last().is_none_or(|(s, _)| *s != scores) {
             if let Some(last) = self.host_scores.last_mut() {
                 last.1 = Some(self.tick);
@@ -671,7 +693,6 @@ impl Session<'_> {
             self.host_scores.push((scores, None));
         }
         let fresh = (FRESH * f64::from(TICK_HZ)) as u64;
-        let tick = self.tick;
         self.host_scores
             .retain(|(_, until)| until.is_none_or(|u| tick.saturating_sub(u) <= fresh));
     }

@@ -21,11 +21,18 @@ impl Session<'_> {
                 ));
             }
         }
-        // A host's players are the clients that follow it: a host's own table still
-        // lists the players that left it while it was stopped, until it hears they went.
+        // A host's players are the clients that follow it and are not trying to reach it
+        // again: a host's own table still lists the players that left it while it was
+        // stopped, until it hears they went, and a player that missed its host is in no
+        // session until the host takes it back (which a host stopped past its players'
+        // timeout does only once it has asked whether the game went on: seed 5947).
         let followed = |h: usize| {
             self.live().any(|(i, c)| {
-                i != h && self.server_of(c) == Some(h) && c.is_joined() && !c.is_following()
+                i != h
+                    && self.server_of(c) == Some(h)
+                    && c.is_joined()
+                    && !c.is_following()
+                    && !c.net().is_reconnecting()
             })
         };
         let hosts: Vec<&str> = self

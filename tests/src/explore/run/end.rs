@@ -84,7 +84,11 @@ impl Session<'_> {
                 ));
             }
             for (net, p) in mine.iter().filter(|(n, _)| world.contains_key(n)) {
-                let (p, q, when) = match moving_state(host, g, *net) {
+                let resting = self
+                    .host_motion
+                    .get(net)
+                    .is_some_and(|m| m.resting(self.tick));
+                let (p, q, when) = match moving_state(host, g, *net, resting) {
                     Some(Ok(Some(dated))) => dated,
                     // Moving, held by a client, and its state fresh: no moment to compare at.
                     Some(Ok(None)) => continue,
@@ -94,9 +98,21 @@ impl Session<'_> {
                     // No broadcast dates a fresh state of it: its newest came relayed (the
                     // server took it back with its holder's last state), or none came since
                     // the server's prediction of the copy held (a crate creeping at 4 cm/s on
-                    // the host, its copies 0.7 and 1.8 mm away: seed 1723). Compared where it
-                    // is, which a body moving on the host only makes harder.
-                    Some(Err(())) | None => (*p, world[net], "now".to_owned()),
+                    // the host, its copies 0.7 and 1.8 mm away: seed 1723). Compared where
+                    // the host had it at rest, if the host set it moving in the last moments
+                    // and its new state may not have come (seed 4937: a crate the server
+                    // struck 1.9 s after its last state came relayed), else where it is.
+                    Some(Err(())) => {
+                        match self.host_motion.get(net).and_then(|m| m.struck(self.tick)) {
+                            Some((at, t)) => (
+                                *p,
+                                at,
+                                format!("against where the host rested before tick {t}"),
+                            ),
+                            None => (*p, world[net], "now".to_owned()),
+                        }
+                    }
+                    None => (*p, world[net], "now".to_owned()),
                 };
                 let d = distance(p, q);
                 if d > TOLERANCE {
@@ -163,22 +179,85 @@ impl Session<'_> {
 /// A client's pose of an entity, the host's, and the moment they are of.
 type Compared = ([f32; 3], [f32; 3], String);
 
+/// How long a body slower than [`REST_SPEED`](lanyard::predict::REST_SPEED) on the host
+/// must have been so to be at rest (seconds): its copies take its last states a relay's
+/// delay later. A crate pushed about until the last tick, slower than that speed in it
+/// alone, was compared where it was on the host with copies a tick behind (seed 498).
+const SETTLE: f64 = 0.5;
+
+/// What one of the host's bodies did lately: where it rests (or last rested), since when,
+/// and since when it moves, if it does.
+#[derive(Clone, Copy)]
+pub(super) struct Motion {
+    /// Where it rests, or last rested.
+    at: [f32; 3],
+    /// The tick it came to rest, while it rests.
+    resting_since: Option<u64>,
+    /// The tick it was set moving, while it moves.
+    moving_since: Option<u64>,
+}
+
+impl Motion {
+    /// A body first seen at `at`.
+    pub(super) fn new(at: [f32; 3]) -> Self {
+        Motion {
+            at,
+            resting_since: None,
+            moving_since: None,
+        }
+    }
+
+    /// The body at tick `tick`: at `at`, resting (slower than the rest speed) or not.
+    pub(super) fn note(&mut self, tick: u64, at: [f32; 3], resting: bool) {
+        if resting {
+            self.at = at;
+            self.resting_since = self.resting_since.or(Some(tick));
+            self.moving_since = None;
+        } else {
+            self.resting_since = None;
+            self.moving_since = self.moving_since.or(Some(tick));
+        }
+    }
+
+    /// Whether it has rested for [`SETTLE`] seconds at tick `now`.
+    pub(super) fn resting(&self, now: u64) -> bool {
+        let settle = (SETTLE * f64::from(TICK_HZ)) as u64;
+        self.resting_since
+            .is_some_and(|t| now.saturating_sub(t) >= settle)
+    }
+
+    /// Where it rested before it was set moving in the last [`FRESH`] seconds before tick
+    /// `now`, and the tick it was, if it was.
+    pub(super) fn struck(&self, now: u64) -> Option<([f32; 3], u64)> {
+        let fresh = (FRESH * f64::from(TICK_HZ)) as u64;
+        self.moving_since
+            .filter(|t| now.saturating_sub(*t) <= fresh)
+            .map(|t| (self.at, t))
+    }
+}
+
 /// A body still moving on the host at the end (a crate a late blast sent tumbling) is a
 /// moment ahead there of any copy: it is compared where both say it was at one broadcast,
 /// the client's newest state of it, if one came within [`FRESH`] seconds and a broadcast
 /// dates it.
-/// `None` for a body at rest: it is compared where it is. `Err` for one no broadcast dates
-/// a fresh state of: compared where it is too, unless it came on the host in the last
-/// moments (it has had no state but its spawn yet).
+/// `None` for a body at rest (`resting`, for [`SETTLE`] seconds): it is compared where it
+/// is. `Err` for one no broadcast dates a fresh state of: compared where it rested if the
+/// host set it moving in the last moments, else where it is, unless it came on the host
+/// in the last moments (it has had no state but its spawn yet).
 ///
 /// A moving body a client holds (a crate it pushed off the edge in the last moments) has
 /// no such moment: every copy but its holder's, the host's too, takes its holder's states
 /// relayed, each brought forward by its own lead. While its states come it is compared
 /// once it rests (`Ok(None)`); one whose holder fell silent holds still on every copy
 /// (its velocity only gravity's of one frame), and is compared where it is (`None`).
-fn moving_state(host: &Game, g: &Game, net: NetId) -> Option<Result<Option<Compared>, ()>> {
+fn moving_state(
+    host: &Game,
+    g: &Game,
+    net: NetId,
+    resting: bool,
+) -> Option<Result<Option<Compared>, ()>> {
     let e = host.group().by_net(net)?;
-    if e.body().linvel().length() < lanyard::predict::REST_SPEED {
+    if resting {
         return None;
     }
     let fresh = |g: &Game| g.net().state_age(net).is_some_and(|a| a <= FRESH);
