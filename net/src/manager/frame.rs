@@ -125,7 +125,7 @@ impl FrameDriver for ServerFrame<'_> {
         let inbox = std::mem::take(&mut self.inbox)
             .into_iter()
             .map(|d| (d, false));
-        for (d, was_held) in held.collect::<Vec<_>>().into_iter().chain(inbox) {
+        for (d, was_held) in held.chain(inbox) {
             if let Some(host) = s.hosted_at(core, d.0, &d.1) {
                 // The game is hosted there: this server has no session left to serve.
                 s.step_down(core, host);
