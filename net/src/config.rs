@@ -30,8 +30,10 @@
 /// confirms again the client's spawns that went meanwhile. Version 21: a resumed session
 /// keeps its reliable messages both ways (the server's not yet acknowledged, and the game
 /// events sent while the client was silent, are delivered once on the new connection), and
-/// the server says where the world it sends again begins (`Msg::ResendingWorld`).
-pub const PROTOCOL_VERSION: u16 = 21;
+/// the server says where the world it sends again begins (`Msg::ResendingWorld`). Version
+/// 22: a resume of a session the server kicked is refused as kicked
+/// (`RejectReason::Kicked`), not as expired.
+pub const PROTOCOL_VERSION: u16 = 22;
 
 /// How a [`NetManager`](crate::NetManager) behaves. The defaults suit a LAN game.
 #[derive(Debug, Clone, PartialEq)]

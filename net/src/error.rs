@@ -53,6 +53,12 @@ pub enum RejectReason {
         /// Whether the server has it (and the client lacks it), or the other way round.
         server_has_it: bool,
     },
+    /// A resume named a session the server kicked while the client could not hear it
+    /// (protocol 22).
+    Kicked {
+        /// Why, as the server said.
+        reason: String,
+    },
 }
 
 impl fmt::Display for RejectReason {
@@ -72,6 +78,8 @@ impl fmt::Display for RejectReason {
             RejectReason::Banned => f.write_str("that name is banned on this server"),
             RejectReason::SessionExpired => f.write_str("session expired"),
             RejectReason::HostAlive { at } => write!(f, "the game goes on at {at}"),
+            RejectReason::Kicked { reason } if reason.is_empty() => f.write_str("kicked"),
+            RejectReason::Kicked { reason } => write!(f, "kicked: {reason}"),
             RejectReason::KindMismatch {
                 kind,
                 server_has_it: true,

@@ -110,9 +110,14 @@ pub enum NetEvent {
     /// Server (a host of a game that migrates): none of our players spoke for two
     /// heartbeats (we were stopped, or cut off, past their timeout), and one of them
     /// answered at its address as a server does: it took the game over, and the players
-    /// are there. This server ended every session (saying nothing: nobody is listening);
-    /// it is done. To play on, join the game at `host` as a client with a world of its own
-    /// (the game does so itself).
+    /// are there. This server ended every session (saying nothing: nobody is listening),
+    /// and the manager is a client of the game at `host` from now on: it claims the
+    /// session it had there if it took the game over as a player (a
+    /// [`Resumed`](NetEvent::Resumed) or [`NewHost`](NetEvent::NewHost) follows; a
+    /// session kicked meanwhile ends with
+    /// [`ConnectionLost`](NetEvent::ConnectionLost)), and joins under its host's name
+    /// otherwise ([`Joined`](NetEvent::Joined) follows). Give it a world of its own: the
+    /// server's is not the game's any more.
     Superseded {
         /// Where the game is hosted now.
         host: SocketAddr,

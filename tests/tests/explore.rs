@@ -442,6 +442,28 @@ fn a_host_stopped_past_its_players_timeout_thaws_knowing_they_missed_it() {
     holds(&Plan::draw(5947), "stall");
 }
 
+/// Found by the explorer (seed 1411) once a stall passed on the network's clock: the new
+/// host (p2) was stopped past its one player's timeout, and that player (p1) took the
+/// game over alone. Thawed, p2 heard none of its players and asked p1; p1, with nobody,
+/// asked p2, its former host. Each answered the other as a server, both stepped down,
+/// and nobody hosted. The one that took the game over yields at once; a host steps down
+/// to one of its own players only if it still answers half a second later.
+#[test]
+fn of_two_hosts_that_ask_each_other_the_one_that_took_the_game_over_yields() {
+    holds(&Plan::draw(1411), "yield");
+}
+
+/// Found by the explorer (seed 1344) once a stall passed on the network's clock: a player
+/// (p1) frozen while the host was killed and another player took the game over, kicked
+/// there while still frozen. Thawed, it took the game over alone, stepped down to the new
+/// host, and joined it as a new player: the kick did not keep it out. A host that steps
+/// down claims the session it had as a client (the one the new host awaits it in), and a
+/// server refuses the resume of a session it kicked as kicked.
+#[test]
+fn a_host_that_steps_down_claims_its_old_session_and_a_kick_keeps_it_out() {
+    holds(&Plan::draw(1344), "kicked");
+}
+
 /// Found by the explorer, two end checks that compared a body at the wrong moment. 4937:
 /// the dedicated server struck a crate in the last moments, 1.9 s after its last state had
 /// come relayed to a client (the server held it at its holder's last state since, and no

@@ -658,6 +658,7 @@ fn a_host_that_thaws_after_the_game_went_on_steps_down() {
     s.run_for(2.0);
     let ann_at = s.clients[1].net.server_addr().expect("bob follows ann");
     assert!(!stepped_down(&s.server.events));
+    let before = s.clients[0].net.sessions().len();
     s.server.alive = true;
     s.wait_for(3.0, "the old host to step down", |s| {
         s.server
@@ -666,11 +667,16 @@ fn a_host_that_thaws_after_the_game_went_on_steps_down() {
     })
     .unwrap_or_else(|e| panic!("{e}"));
     assert!(s.server.net.sessions().is_empty(), "it keeps no session");
-    // The game goes on at ann's, with both players.
+    // The game goes on at ann's, with both players, and the old host, a client now that
+    // had no session there, joins it.
     s.run_for(2.0);
     assert!(s.clients[0].net.is_server());
     assert_eq!(s.clients[1].net.server_addr(), Some(ann_at));
     assert!(s.clients[1].net.is_connected());
+    assert!(!s.server.net.is_server());
+    assert_eq!(s.server.net.server_addr(), Some(ann_at));
+    assert!(s.server.net.is_connected(), "{}", s.dump());
+    assert_eq!(s.clients[0].net.sessions().len(), before + 1);
 }
 
 /// A host whose players all fell silent while it ran (their machines stopped, say) asks
@@ -703,11 +709,13 @@ fn a_host_whose_players_all_fell_silent_keeps_the_game_when_nobody_took_it_over(
 /// host is then stopped for 3 s, less than the others' timeout but long enough that nobody
 /// vouches for it, and ann takes the game over alone. The host comes back with bob and eve
 /// still playing there: ann, whose players never came, asks the host she took the game
-/// from, hears it answer, and steps down to play there again. Before, the game stayed split
-/// in two to the end (explorer seed 752).
+/// from, hears it answer, and steps down to play there again, resuming the session she had
+/// (with its id). Before, the game stayed split in two to the end (explorer seed 752); then
+/// she joined anew, and the host kept her old session waiting beside the new one.
 #[test]
 fn a_successor_that_took_over_a_game_that_lives_on_steps_down_to_its_host() {
     let (mut s, _) = game(752);
+    let ann = s.clients[0].net.client_id().expect("ann plays");
     s.clients[0].deaf = true;
     s.wait_for(5.0 + 2.0, "ann to stand by on the host", |s| {
         s.clients[0]
@@ -734,4 +742,15 @@ fn a_successor_that_took_over_a_game_that_lives_on_steps_down_to_its_host() {
         "the host stepped down for the player nobody followed"
     );
     assert!(s.clients[1].net.is_connected() && s.clients[1].net.server_addr() == Some(host));
+    s.wait_for(2.0, "ann to resume her session at the host", |s| {
+        s.clients[0]
+            .events
+            .contains(&NetEvent::Resumed { client: ann })
+    })
+    .unwrap_or_else(|e| panic!("{e}\n{}", s.dump()));
+    assert!(!s.clients[0].net.is_server() && s.clients[0].net.is_connected());
+    let sessions = s.server.net.sessions();
+    let hers: Vec<_> = sessions.iter().filter(|p| p.name == "ann").collect();
+    assert_eq!(hers.len(), 1, "{sessions:?}");
+    assert!(hers[0].client == ann && !hers[0].suspended, "{sessions:?}");
 }

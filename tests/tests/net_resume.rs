@@ -380,6 +380,38 @@ fn a_kicked_client_is_told_why_and_a_banned_name_cannot_come_back() {
     }));
 }
 
+/// ann is cut off and kicked while the server keeps her session for a resume; the kick
+/// never reaches her. When her link comes back, her resume is refused as kicked, with the
+/// reason, not as an expired session (which a host that stepped down takes as a cue to
+/// join anew: explorer seed 1344).
+#[test]
+fn a_client_kicked_while_it_could_not_hear_is_told_so_when_it_comes_back() {
+    let (mut s, _, _) = with_ann_and_bob(30.0);
+    let ann = s.clients[0].net.client_id().unwrap();
+    s.clients[0].cut = true;
+    s.run_for(6.0);
+    assert!(
+        s.server
+            .net
+            .sessions()
+            .iter()
+            .any(|p| p.client == ann && p.suspended)
+    );
+    s.server
+        .net
+        .kick(&mut s.server.group, ann, "away too long")
+        .unwrap();
+    s.run_for(1.0);
+    s.clients[0].cut = false;
+    assert!(s.run_until(6.0, |s| !s.clients[0].net.is_reconnecting()));
+    let reason = DisconnectReason::Kicked {
+        reason: "away too long".into(),
+    };
+    assert!(s.heard_lost(0, reason), "{:?}", s.clients[0].events);
+    assert!(!s.clients[0].net.is_connected());
+    assert_eq!(s.server.net.clients().len(), 1, "only bob is left");
+}
+
 #[test]
 fn spectators_see_everything_own_nothing_and_have_their_own_cap() {
     let server = NetConfig {

@@ -84,11 +84,10 @@ impl Link {
         }
     }
 
-    /// This host stepped down: `net`, a client of the game's new host, takes the
-    /// server's place on the same socket, and the link no longer answers discovery nor
-    /// registers the game (the new host does).
-    pub(super) fn step_down(&mut self, net: NetManager) {
-        self.net = net;
+    /// This host stepped down (its NetManager is a client of the game's new host now, on
+    /// the same socket): the link no longer answers discovery nor registers the game (the
+    /// new host does).
+    pub(super) fn stepped_down(&mut self) {
         self.responder = None;
         self.registrar = None;
     }

@@ -67,8 +67,9 @@ impl Game {
                     self.say("lost the server: reconnecting".into());
                 }
             }
-            NetEvent::Resumed { .. } => {
+            NetEvent::Resumed { client } => {
                 self.standing.resumed();
+                self.back(client);
                 self.say("reconnected".into());
             }
             // A developer's matter: the network layer logs it as a warning.
@@ -77,10 +78,11 @@ impl Game {
                 tracing::info!("{} left: {} takes over", who(&host), player(&next));
                 self.standing.follow();
             }
-            NetEvent::NewHost { left, host, .. } => {
+            NetEvent::NewHost { left, host, client } => {
                 let line = format!("{} left; {} is now hosting", who(&left), player(&host));
                 tracing::info!("{line}");
                 self.say(line);
+                self.back(client);
                 self.standing.new_host(left, host);
                 // The new host numbers its broadcasts afresh.
                 self.received = TakenPoses::default();
@@ -118,6 +120,14 @@ impl Game {
                     self.relay_chat(client, &text);
                 }
             }
+        }
+    }
+
+    /// Our session resumed as `client`: if this peer hosted the game and stepped down,
+    /// it is back in it, with the world the server sends and the player it had there.
+    fn back(&mut self, client: ClientId) {
+        if !self.standing.is_joined() && self.standing.ended().is_none() {
+            self.standing.back(client);
         }
     }
 

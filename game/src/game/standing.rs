@@ -42,12 +42,19 @@ impl Standing {
     }
 
     /// A host that stepped down for the game's new host: a client that has yet to join
-    /// it, under the same name (what it saw of the game stays).
+    /// it or resume its session there, under the same name, in the same game (what it saw
+    /// of the game stays).
     pub(super) fn stepped_down(&mut self) {
         self.joined = false;
         self.following = false;
         self.client_id = None;
-        self.server_name = None;
+    }
+
+    /// A host that stepped down resumed the session it had as `client` before it took
+    /// the game over: it is in the game again.
+    pub(super) fn back(&mut self, client: ClientId) {
+        self.joined = true;
+        self.client_id = Some(client);
     }
 
     pub(super) fn my_name(&self) -> Option<&str> {

@@ -190,21 +190,12 @@ impl Game {
 
     /// This host was stopped (or cut off) past its players' timeout, and one of them took
     /// the game over at `host` ([`NetEvent::Superseded`](lanyard_net::NetEvent::Superseded)):
-    /// it joins the game there as a client, under its player's name, with a world of its
-    /// own and its recording started again.
+    /// its NetManager is a client of the game there now (claiming the session it had, if
+    /// it had one, or joining under its player's name), and the game a client with a world
+    /// of its own, its recording started again.
     pub(super) fn step_down(&mut self, host: SocketAddr) {
-        let name = self
-            .standing
-            .my_name()
-            .unwrap_or(&self.options.name)
-            .to_owned();
         self.recorder.stop(&mut self.group);
-        let mut config = Self::net_config(&self.options);
-        // Should it take the game over again, it plays too, and counts.
-        config.max_clients = config.max_clients.saturating_sub(1);
-        let password = self.options.password.clone();
-        let net = NetManager::client(config, host, &name, password.as_deref(), entropy());
-        self.link.step_down(net);
+        self.link.stepped_down();
         self.group = Self::world(&self.scene, Role::Client(ClientId(0)));
         self.rules = None;
         self.standing.stepped_down();

@@ -97,6 +97,9 @@ pub(crate) struct ClientEndpoint {
     pub(crate) physics: Option<Physics>,
     /// What players that lost the host asked us, and when.
     questions: vouch::Questions,
+    /// We hosted the game and stepped down, claiming the session we had: if it is gone,
+    /// we join anew ([`go_back`](Self::go_back)).
+    stepped_down: bool,
 }
 
 impl ClientEndpoint {
@@ -125,6 +128,7 @@ impl ClientEndpoint {
             resumes: 0,
             physics: None,
             questions: Default::default(),
+            stepped_down: false,
         };
         e.conn = e.handshake(core, server);
         e
@@ -256,6 +260,15 @@ impl ClientEndpoint {
             self.host_alive(core, at);
             return;
         }
+        if let RejectReason::Kicked { reason } = r.reason {
+            // Kicked while we could not hear it: the session is over, at every host.
+            self.ladder = None;
+            self.follow = None;
+            self.conn.close();
+            let reason = DisconnectReason::Kicked { reason };
+            core.events.push_back(NetEvent::ConnectionLost { reason });
+            return;
+        }
         if r.reason == RejectReason::SessionExpired
             && let (Some(f), Some(session)) = (self.follow.as_mut(), self.session.as_mut())
             && f.missed < follow::MISSED_MIGRATIONS
@@ -268,6 +281,12 @@ impl ClientEndpoint {
                 self.conn.addr
             );
             self.ladder_to(core, self.conn.addr, core.config.migration_wait);
+            return;
+        }
+        if r.reason == RejectReason::SessionExpired && std::mem::take(&mut self.stepped_down) {
+            // We hosted the game a while, and the session we had there is gone: we join.
+            tracing::info!("{} keeps no session of ours: joining it", self.conn.addr);
+            self.join_anew(core);
             return;
         }
         if self.follow.is_some() {
@@ -367,6 +386,7 @@ impl ClientEndpoint {
         };
         self.conn.established(core.now);
         self.physics = Some(w.physics);
+        self.stepped_down = false;
         if self.ladder.take().is_some() && w.resumed && self.id == Some(w.client) {
             // The host was alive: the game goes on there.
             self.standby = None;

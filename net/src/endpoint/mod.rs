@@ -19,6 +19,7 @@ use std::net::SocketAddr;
 
 mod admit;
 mod client;
+mod kicks;
 mod limit;
 mod server;
 

@@ -72,6 +72,8 @@ pub(crate) struct ServerEndpoint {
     /// Goes up whenever a session comes, goes, falls silent or resumes: what the clients
     /// are told of the succession is made again only then.
     pub(crate) epoch: u64,
+    /// The sessions kicked lately (a resume of one is refused as kicked).
+    pub(crate) kicks: super::kicks::Kicks,
 }
 
 impl ServerEndpoint {
@@ -87,6 +89,7 @@ impl ServerEndpoint {
             epoch_key: None,
             limiter: limit::HelloLimiter::default(),
             epoch: 0,
+            kicks: Default::default(),
         }
     }
 
@@ -561,7 +564,11 @@ impl ServerEndpoint {
             false => None,
         };
         let Some(mut old) = old else {
-            return refuser.refuse(core, RejectReason::SessionExpired);
+            let refusal = match self.kicks.of(&claim, &key, core.now) {
+                Some(reason) => RejectReason::Kicked { reason },
+                None => RejectReason::SessionExpired,
+            };
+            return refuser.refuse(core, refusal);
         };
         if let Some(other) = here.filter(|&o| o != claim.client) {
             // Another session had this address (a NAT reused it): it is over.

@@ -24,6 +24,19 @@ pub(super) struct Client {
 }
 
 impl Client {
+    /// A client of `endpoint`, which has yet to hear from its server.
+    pub(super) fn new(endpoint: ClientEndpoint) -> Self {
+        Client {
+            endpoint,
+            repl: ClientReplication::default(),
+            ack_owed: false,
+            server_clock: None,
+            remote_time: None,
+            lead: 0,
+            handed: Vec::new(),
+        }
+    }
+
     /// The lead for a round trip of `ping_ms` at timestep `dt`: half of it in whole ticks,
     /// changed only when the estimate is most of a tick away (so it does not flicker).
     pub(super) fn lead_for(&self, ping_ms: f32, dt: f32) -> u32 {

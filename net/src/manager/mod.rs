@@ -7,7 +7,7 @@ use crate::core::{Core, us};
 use crate::endpoint::{ClientEndpoint, ServerEndpoint};
 use crate::error::{DisconnectReason, NetError};
 use crate::event::NetEvent;
-use crate::replication::{ClientReplication, Relevance, ServerReplication};
+use crate::replication::{Relevance, ServerReplication};
 use crate::stats::{NetCounters, PeerStats};
 use crate::wire::{self, Msg};
 use lanyard::{ClientId, EntityGroup, EntityRef, FrameReport, Hook, Owner, WorldView};
@@ -110,7 +110,9 @@ impl NetManager {
             side: Side::Server(Box::new(Server {
                 endpoint: ServerEndpoint::new(entropy),
                 repl: ServerReplication::default(),
-                probe: step_down::Probe::new(probe_nonce(&entropy), None),
+                probe: step_down::Probe::new(&entropy, None),
+                was: None,
+                stepped_down: None,
             })),
             inbox: VecDeque::new(),
             group_tick: None,
@@ -131,15 +133,7 @@ impl NetManager {
         let endpoint = ClientEndpoint::new(&core, server, name, password, entropy);
         NetManager {
             core,
-            side: Side::Client(Box::new(Client {
-                endpoint,
-                repl: ClientReplication::default(),
-                ack_owed: false,
-                server_clock: None,
-                remote_time: None,
-                lead: 0,
-                handed: Vec::new(),
-            })),
+            side: Side::Client(Box::new(Client::new(endpoint))),
             inbox: VecDeque::new(),
             group_tick: None,
         }
@@ -612,6 +606,11 @@ impl NetManager {
             Side::Client(c) => (c.endpoint.promote.take(), std::mem::take(&mut c.handed)),
             Side::Server(_) => (None, Vec::new()),
         };
+        if let Side::Server(s) = &mut self.side
+            && let Some(host) = s.stepped_down.take()
+        {
+            self.become_client(host);
+        }
         if let Some(left) = promote {
             // The host went and we take over: this frame runs as the server's, with the
             // hellos of the players who came to us.
@@ -653,13 +652,6 @@ impl NetManager {
             }
         }
     }
-}
-
-/// The nonce of a server's hellos asking its players whether one of them hosts the game
-/// now (see `step_down.rs`).
-fn probe_nonce(entropy: &Entropy) -> u64 {
-    let k = crate::crypto::derive(entropy, "step down probe", 0);
-    u64::from_le_bytes([k[0], k[1], k[2], k[3], k[4], k[5], k[6], k[7]])
 }
 
 fn check_size(bytes: &[u8]) -> Result<(), NetError> {

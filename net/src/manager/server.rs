@@ -2,14 +2,16 @@
 //! and the frame driver that takes clients' datagrams in and broadcasts.
 
 use super::step_down::Probe;
+use crate::config::NetConfig;
 use crate::connection::Deadline;
 use crate::core::{Core, us};
-use crate::endpoint::ServerEndpoint;
+use crate::endpoint::{ClientEndpoint, ServerEndpoint};
 use crate::error::DisconnectReason;
 use crate::event::NetEvent;
 use crate::replication::ServerReplication;
 use lanyard::{ClientId, EntityGroup};
 use std::collections::BTreeSet;
+use std::net::SocketAddr;
 
 #[derive(Clone)]
 pub(super) struct Server {
@@ -17,6 +19,11 @@ pub(super) struct Server {
     pub(super) repl: ServerReplication,
     /// Whether one of our players hosts the game now (see `step_down.rs`).
     pub(super) probe: Probe,
+    /// The client we were before we took the game over (with its configuration), if we
+    /// were one: a server that steps down becomes it again (see `step_down.rs`).
+    pub(super) was: Option<Box<(ClientEndpoint, NetConfig)>>,
+    /// Set when we stepped down to the host there: the manager makes us a client of it.
+    pub(super) stepped_down: Option<SocketAddr>,
 }
 
 impl Server {
@@ -32,6 +39,10 @@ impl Server {
         let Some(p) = self.endpoint.remove(id) else {
             return;
         };
+        if let DisconnectReason::Kicked { reason } = &reason {
+            let until = core.now + us(core.config.grace);
+            self.endpoint.kicks.remember(id, p.token, reason, until);
+        }
         if !matches!(reason, DisconnectReason::TimedOut | DisconnectReason::Left) {
             core.goodbye(&p.conn, reason.clone());
         }

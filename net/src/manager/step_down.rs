@@ -19,15 +19,27 @@
 //! otherwise taken the player back before the new host's answer came, and two hosts had
 //! players (explorer seed 5947).
 //!
+//! Two hosts may ask each other: a player that took the game over from us and has nobody
+//! asks us (its former host) while we, thawed, ask it (one of our players). Each answers
+//! the other as a server, and if both stepped down nobody would host (explorer seed 1411).
+//! The one that took the game over yields: it steps down to its former host at the first
+//! answer, and we step down to one of our own players only when it answers again
+//! [`HOLD_US`] after its first answer: one that yielded to us answers no more.
+//!
 //! Only a challenge, echoing our nonce from an address we asked, makes the server step
 //! down ([`NetEvent::Superseded`]): a server is there. A player's word that the old host
 //! lives (`HostAlive`) is not enough: one that was stopped and has just thawed believes in
 //! a host that is gone (explorer seed 1945: a new host stepped down to the dead host's
 //! address on the word of a player frozen since before it died).
 
+use super::client::Client;
 use super::frame::Inbound;
 use super::server::Server;
+use super::{NetManager, Side};
+use crate::config::Entropy;
 use crate::core::{Core, us};
+use crate::crypto;
+use crate::endpoint::ClientEndpoint;
 use crate::event::NetEvent;
 use crate::wire::{self, DatagramKind};
 use std::net::SocketAddr;
@@ -38,6 +50,10 @@ const ASK_EVERY_US: u64 = 250_000;
 /// How long a host that asks keeps a connect before it answers it (µs): a round of its
 /// question, asked when the connect came, and its answers' way back.
 const HOLD_US: u64 = 2 * ASK_EVERY_US;
+
+/// How long a player's first answer as a server counts (µs): an answer after that
+/// starts the wait again.
+const FORGET_US: u64 = 2 * HOLD_US;
 
 /// The most connects kept at once (one an address): more wait for their clients to send
 /// them again.
@@ -58,13 +74,21 @@ pub(super) struct Probe {
     held: Vec<Inbound>,
     /// When the kept connects are taken (µs).
     held_until: u64,
+    /// What keys the client we become should we step down having been no client of the
+    /// game (we hosted it from the start).
+    entropy: Entropy,
+    /// One of our players that answered as a server, and when it first did (µs): we
+    /// step down to it if it still answers [`HOLD_US`] later.
+    answered: Option<(SocketAddr, u64)>,
 }
 
 impl Probe {
-    /// A probe whose hellos carry `nonce`, of a server that took the game over from
+    /// A probe of a server whose handshakes `entropy` keys, which took the game over from
     /// `former_host` (if it did), asked until when (µs): the time its grace window for
     /// our session ends, past which the game there is no longer ours to go back to.
-    pub(super) fn new(nonce: u64, former_host: Option<(SocketAddr, u64)>) -> Self {
+    pub(super) fn new(entropy: &Entropy, former_host: Option<(SocketAddr, u64)>) -> Self {
+        let k = crypto::derive(entropy, "step down probe", 0);
+        let nonce = u64::from_le_bytes([k[0], k[1], k[2], k[3], k[4], k[5], k[6], k[7]]);
         Probe {
             nonce,
             next: 0,
@@ -72,6 +96,8 @@ impl Probe {
             former_host,
             held: Vec::new(),
             held_until: 0,
+            answered: None,
+            entropy: crypto::derive(entropy, "stepped down", 0),
         }
     }
 }
@@ -96,11 +122,7 @@ impl Server {
             .map(|p| p.conn.addr)
             .chain(e.suspended_players())
             .collect();
-        let former = self
-            .probe
-            .former_host
-            .filter(|(_, until)| core.now < *until);
-        addrs.extend(former.map(|(addr, _)| addr));
+        addrs.extend(self.former_host(core));
         addrs.sort();
         addrs.dedup();
         addrs
@@ -113,6 +135,7 @@ impl Server {
         let asked = self.asked(core);
         if asked.is_empty() {
             self.probe.asking = false;
+            self.probe.answered = None;
             return;
         }
         if !self.probe.asking {
@@ -158,9 +181,14 @@ impl Server {
         true
     }
 
-    /// The connects kept by [`Server::hold`] whose time is up, to be taken now.
+    /// The connects kept by [`Server::hold`] whose time is up, to be taken now (none while
+    /// a player's answer as a server waits: we may step down to it).
     pub(super) fn held_connects(&mut self, core: &Core) -> Vec<Inbound> {
-        match core.now >= self.probe.held_until {
+        let waiting = self
+            .probe
+            .answered
+            .is_some_and(|(_, first)| core.now <= first + FORGET_US);
+        match core.now >= self.probe.held_until && !waiting {
             true => std::mem::take(&mut self.probe.held),
             false => Vec::new(),
         }
@@ -168,9 +196,10 @@ impl Server {
 
     /// Where the game is hosted now, if `bytes` from `from` says so in answer to our
     /// question: a challenge of our version (a server is there), echoing our nonce, from
-    /// an address we asked.
+    /// the host we took the game over from, or from one of our players that answered so
+    /// [`HOLD_US`] before too (see the module's note).
     pub(super) fn hosted_at(
-        &self,
+        &mut self,
         core: &Core,
         from: SocketAddr,
         bytes: &[u8],
@@ -184,7 +213,38 @@ impl Server {
         let challenge = version == core.config.version
             && kind == DatagramKind::Challenge
             && wire::parse_challenge(body).is_ok_and(|c| c.nonce == nonce);
-        (challenge && self.asked(core).contains(&from)).then_some(from)
+        if !challenge || !self.asked(core).contains(&from) {
+            return None;
+        }
+        if self.former_host(core) == Some(from) {
+            return Some(from);
+        }
+        let now = core.now;
+        match self.probe.answered {
+            Some((at, first)) if at == from && now >= first + HOLD_US => {
+                // It answers still: it hosts the game.
+                if now <= first + FORGET_US {
+                    return Some(from);
+                }
+                // An answer long ago, from before it yielded to us and took the game
+                // over again, say: this one starts again.
+                self.probe.answered = Some((from, now));
+            }
+            Some(_) => {}
+            None => {
+                tracing::info!("{from} answers as a server: stepping down if it goes on");
+                self.probe.answered = Some((from, now));
+            }
+        }
+        None
+    }
+
+    /// The host we took the game over from, while we ask it.
+    fn former_host(&self, core: &Core) -> Option<SocketAddr> {
+        let former = self.probe.former_host;
+        former
+            .filter(|(_, until)| core.now < *until)
+            .map(|(a, _)| a)
     }
 
     /// The game is hosted at `host`: every session ends here with no goodbye (the players
@@ -201,9 +261,50 @@ impl Server {
             self.endpoint.remove(id);
         }
         self.probe.asking = false;
+        self.probe.answered = None;
         // The connects kept are to the game there.
         self.probe.held.clear();
         tracing::info!("the game is hosted at {host}: stepping down");
         core.events.push_back(NetEvent::Superseded { host });
+        self.stepped_down = Some(host);
+    }
+}
+
+impl NetManager {
+    /// We stepped down to the game at `host`: this manager becomes a client of it. The
+    /// client we were before we took the game over claims its session there (at the host
+    /// we took it from, ours; at another player that took it over from that host, the one
+    /// it awaits us in), and a server that was never a client of this game joins it under
+    /// the name its host played as. A session refused there ends as any refused resume:
+    /// one the host kicked us from while we could not hear it stays ended (explorer seed
+    /// 1344).
+    pub(super) fn become_client(&mut self, host: SocketAddr) {
+        let Side::Server(s) = &mut self.side else {
+            return;
+        };
+        let core = &mut self.core;
+        let endpoint = match s.was.take() {
+            Some(was) => {
+                let (mut endpoint, config) = *was;
+                core.config = config;
+                endpoint.go_back(core, host);
+                endpoint
+            }
+            None => {
+                let c = &mut core.config;
+                // Should it take the game over again, it plays there too, and counts.
+                if c.host_name.is_some() {
+                    c.max_clients = c.max_clients.saturating_sub(1);
+                }
+                c.spectator = false;
+                let name = c.host_name.clone().unwrap_or_else(|| c.server_name.clone());
+                let password = c.password.clone();
+                let entropy = s.probe.entropy;
+                ClientEndpoint::new(core, host, &name, password.as_deref(), entropy)
+            }
+        };
+        self.side = Side::Client(Box::new(Client::new(endpoint)));
+        // The game gives the client a world of its own.
+        self.group_tick = None;
     }
 }

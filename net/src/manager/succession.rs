@@ -152,6 +152,8 @@ impl NetManager {
             return;
         };
         let e = &c.endpoint;
+        // What we were, to be again should we step down (see `step_down.rs`).
+        let was = Some(Box::new((e.clone(), self.core.config.clone())));
         let config = &mut self.core.config;
         config.server_name.clone_from(&e.server_name);
         config.password.clone_from(&e.password);
@@ -165,7 +167,7 @@ impl NetManager {
         // before now.
         let until = self.core.now + e.grace();
         let former = Some((e.conn.addr, until));
-        let probe = super::step_down::Probe::new(super::probe_nonce(&e.entropy), former);
+        let probe = super::step_down::Probe::new(&e.entropy, former);
         endpoint.take_over(&self.core, &e.succession.heirs, me);
         take_over_world(group, me);
         // What the others own still (a body one held is ours now).
@@ -183,6 +185,8 @@ impl NetManager {
             endpoint,
             repl: ServerReplication::after_takeover(last_words, self.core.now),
             probe,
+            was,
+            stepped_down: None,
         }));
         self.core.events.push_back(NetEvent::Promoted { left });
     }

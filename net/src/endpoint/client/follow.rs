@@ -620,6 +620,38 @@ impl ClientEndpoint {
         true
     }
 
+    /// We took the game over, and step down to the game at `host` (the manager's
+    /// `step_down.rs`): back to being the client we were, claiming our session there. At
+    /// the host we took the game from, it is ours, with its reliable channel as it was;
+    /// at a player that took the game over from that host too, it is the one that player
+    /// awaits us in (our migration token). Refused as expired, or with none to claim, we
+    /// join the game anew; refused as kicked, we stay out.
+    pub(crate) fn go_back(&mut self, core: &mut Core, host: SocketAddr) {
+        self.promote = None;
+        self.standby = None;
+        self.follow = None;
+        self.ladder = None;
+        self.stepped_down = true;
+        if host == self.conn.addr && self.start_ladder(core) {
+            return;
+        }
+        let left = self.succession.host.clone();
+        if self.follow_to(core, left, host) {
+            return;
+        }
+        self.conn.addr = host;
+        self.join_anew(core);
+    }
+
+    /// A new session at our server, under our name: no session to claim.
+    pub(super) fn join_anew(&mut self, core: &mut Core) {
+        self.ladder = None;
+        self.follow = None;
+        self.session = None;
+        self.id = None;
+        self.conn = self.handshake(core, self.conn.addr);
+    }
+
     /// Told that the host lives while we are no successor (a spectator): we try it again
     /// with our own session, and follow the succession again if it answers nothing for
     /// [`NetConfig::reconnect_unanswered`](crate::NetConfig::reconnect_unanswered), as
