@@ -464,6 +464,17 @@ fn a_host_that_steps_down_claims_its_old_session_and_a_kick_keeps_it_out() {
     holds(&Plan::draw(1344), "kicked");
 }
 
+/// Found by the explorer (seed 838): a crate a player nudged was held back from one
+/// client for nine broadcasts (its budget was tight), and the client offered its own
+/// prediction from the nudge's state each time: free flight, which knows no floor. The
+/// crate sank through the floor, and, put back, stuck 4.7 cm into it under the crate
+/// above. A partial broadcast vouches for no prediction, and the client guesses none
+/// from it: the body moves as its world has it until its state comes.
+#[test]
+fn a_crate_held_back_from_a_client_is_not_guessed_through_the_floor() {
+    holds(&Plan::draw(838), "held-back");
+}
+
 /// Found by the explorer, two end checks that compared a body at the wrong moment. 4937:
 /// the dedicated server struck a crate in the last moments, 1.9 s after its last state had
 /// come relayed to a client (the server held it at its holder's last state since, and no

@@ -280,7 +280,12 @@ impl ClientReplication {
     /// whose kind predicts, its prediction from the newest section we hold: the server
     /// sent nothing because that prediction stands for its state. Not one we asked to have
     /// whole: the server believed we held a state we could not resolve, so its silence
-    /// vouches for nothing until the whole state comes.
+    /// vouches for nothing until the whole state comes. Nothing in a partial broadcast:
+    /// the server may have held the entity back though the prediction went astray (a
+    /// crate that a nudge set falling, which the floor stops at once), and a prediction
+    /// knows no floor; the body moves as its own world has it until its state comes
+    /// (explorer seed 838: a crate held back for nine broadcasts was guessed through the
+    /// floor, and stuck under the crate above it).
     fn foresee(
         &mut self,
         pass: &mut FramePass<'_>,
@@ -297,6 +302,9 @@ impl ClientReplication {
                 unbroken.insert(*net);
             }
             rec.covered = Some(prev.map_or(at.number, |p| p.max(at.number)));
+        }
+        if head.partial {
+            return;
         }
         let mut due: Vec<NetId> = self
             .received
@@ -322,10 +330,10 @@ impl ClientReplication {
                 continue;
             };
             let codec = codec_of(group, e.id(), rec.posed);
-            // Dated as this broadcast's state only where the server vouches for it; in a
-            // partial broadcast, or after one we missed, it is our best guess, shown but not
-            // dated, and not in place of a state a broadcast vouched for in this frame.
-            let dates = !head.partial && unbroken.contains(&net);
+            // Dated as this broadcast's state only where the server vouches for it; after
+            // one we missed, it is our best guess, shown but not dated, and not in place of
+            // a state a broadcast vouched for in this frame.
+            let dates = unbroken.contains(&net);
             let vouched = rec.dated == at.now && rec.applied.is_some();
             if e.owner() != Owner::Server || !codec.get().predicts() || (!dates && vouched) {
                 continue;

@@ -16,8 +16,8 @@ pub(super) struct Versions {
     /// When (µs) a section of the entity last came.
     pub(super) at: u64,
     /// The frame (its time, µs) in which a state a broadcast vouched for was last offered:
-    /// a partial broadcast's guess in the same frame (a backlog taken at once, after a
-    /// stall) does not replace it.
+    /// a guess after a missed broadcast in the same frame (a backlog taken at once, after
+    /// a stall) does not replace it.
     pub(super) dated: u64,
     /// Whether its sections start with a pose, as the last whole one said
     /// ([`Body::FullPosed`]): they then travel by the group's
