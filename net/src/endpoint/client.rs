@@ -286,7 +286,7 @@ impl ClientEndpoint {
         if r.reason == RejectReason::SessionExpired && std::mem::take(&mut self.stepped_down) {
             // We hosted the game a while, and the session we had there is gone: we join.
             tracing::info!("{} keeps no session of ours: joining it", self.conn.addr);
-            self.join_anew(core);
+            self.join_anew(core, self.conn.addr);
             return;
         }
         if self.follow.is_some() {

@@ -219,17 +219,16 @@ impl Server {
         if self.former_host(core) == Some(from) {
             return Some(from);
         }
+        // An answer older than FORGET_US (from before it yielded to us and took the game
+        // over again, say) counts for nothing: this one starts the wait again.
         let now = core.now;
-        match self.probe.answered {
-            Some((at, first)) if at == from && now >= first + HOLD_US => {
-                // It answers still: it hosts the game.
-                if now <= first + FORGET_US {
-                    return Some(from);
-                }
-                // An answer long ago, from before it yielded to us and took the game
-                // over again, say: this one starts again.
-                self.probe.answered = Some((from, now));
-            }
+        let first = self
+            .probe
+            .answered
+            .filter(|(_, first)| now <= first + FORGET_US);
+        match first {
+            // It answers still: it hosts the game.
+            Some((at, first)) if at == from && now >= first + HOLD_US => return Some(from),
             Some(_) => {}
             None => {
                 tracing::info!("{from} answers as a server: stepping down if it goes on");
@@ -275,9 +274,8 @@ impl NetManager {
     /// client we were before we took the game over claims its session there (at the host
     /// we took it from, ours; at another player that took it over from that host, the one
     /// it awaits us in), and a server that was never a client of this game joins it under
-    /// the name its host played as. A session refused there ends as any refused resume:
-    /// one the host kicked us from while we could not hear it stays ended (explorer seed
-    /// 1344).
+    /// the name its host played as. A claim refused as expired joins anew; one the host
+    /// kicked us from while we could not hear it stays ended (explorer seed 1344).
     pub(super) fn become_client(&mut self, host: SocketAddr) {
         let Side::Server(s) = &mut self.side else {
             return;

@@ -639,17 +639,16 @@ impl ClientEndpoint {
         if self.follow_to(core, left, host) {
             return;
         }
-        self.conn.addr = host;
-        self.join_anew(core);
+        self.join_anew(core, host);
     }
 
-    /// A new session at our server, under our name: no session to claim.
-    pub(super) fn join_anew(&mut self, core: &mut Core) {
+    /// A new session at the server at `to`, under our name: no session to claim.
+    pub(super) fn join_anew(&mut self, core: &Core, to: SocketAddr) {
         self.ladder = None;
         self.follow = None;
         self.session = None;
         self.id = None;
-        self.conn = self.handshake(core, self.conn.addr);
+        self.conn = self.handshake(core, to);
     }
 
     /// Told that the host lives while we are no successor (a spectator): we try it again
