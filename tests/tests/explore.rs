@@ -475,6 +475,17 @@ fn a_crate_held_back_from_a_client_is_not_guessed_through_the_floor() {
     holds(&Plan::draw(838), "held-back");
 }
 
+/// Found by the explorer (seed 3429), a check that expected too much: the new host (p1)
+/// was stopped past its one player's timeout, and that player (p2) took the game over
+/// alone and said a line there (#4), to nobody. Thawed, p1 kept the game; p2 yielded and
+/// came back into p1's game, and its next line (#5) followed #3 on p1's screen. A line
+/// said in a game the screen was not in is no line lost: the chat check now knows in
+/// which game each line was said.
+#[test]
+fn a_line_said_in_a_game_hosted_alone_is_not_lost_to_the_game_that_went_on() {
+    holds(&Plan::draw(3429), "alone");
+}
+
 /// Found by the explorer, two end checks that compared a body at the wrong moment. 4937:
 /// the dedicated server struck a crate in the last moments, 1.9 s after its last state had
 /// come relayed to a client (the server held it at its holder's last state since, and no

@@ -2,7 +2,9 @@
 //! player says a numbered line (`#7`) every [`EVERY_SECONDS`]; the server passes each on to
 //! everyone. A screen shows each player's lines exactly once and in order for as long as
 //! it follows one host in one session (a gap only if a server dropped lines over its chat
-//! rate), and, once the faults healed, every line a player said before the last moments.
+//! rate, or the lines between were said in another game: one the player hosted alone
+//! while it could not reach this screen's host), and, once the faults healed, every line a
+//! player said before the last moments.
 
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
@@ -32,6 +34,8 @@ struct Shown {
 struct Said {
     n: u32,
     tick: u64,
+    /// The game it was said in: the server the player followed, or its own address.
+    game: Option<SocketAddr>,
 }
 
 /// The numbered lines said and shown (peers by index, players by name).
@@ -69,22 +73,45 @@ impl Probes {
         (said, shown)
     }
 
-    /// The next line `name` says at `tick`.
-    pub fn say(&mut self, name: &str, tick: u64) -> String {
+    /// The next line `name` says at `tick`, in the game of server `game`.
+    pub fn say(&mut self, name: &str, tick: u64, game: Option<SocketAddr>) -> String {
         let said = self.said.entry(name.to_owned()).or_default();
         let n = said.last().map_or(1, |s| s.n + 1);
-        said.push(Said { n, tick });
+        said.push(Said { n, tick, game });
         format!("#{n}")
+    }
+
+    /// Whether every line `name` said after `last` and before `n` was said in a game other
+    /// than `game`'s (one this screen was not in, so it could not show them).
+    fn said_elsewhere(&self, name: &str, last: u32, n: u32, game: Option<SocketAddr>) -> bool {
+        let Some(said) = self.said.get(name) else {
+            return false;
+        };
+        let between = said.iter().filter(|s| s.n > last && s.n < n);
+        let mut any = false;
+        for s in between {
+            if s.game == game {
+                return false;
+            }
+            any = true;
+        }
+        any
     }
 
     /// What `screen` showed this tick (`lines`, oldest first), in its era: an error for a
     /// line shown twice or out of order, or after a gap when no server dropped a line
-    /// (`dropped`).
+    /// (`dropped`) and the lines between were said in this screen's game.
     pub fn shown(&mut self, screen: usize, lines: &[String], dropped: bool) -> Result<(), String> {
         let Some((era, _)) = self.eras.get(&screen).copied() else {
             return Ok(());
         };
         for (from, n) in lines.iter().filter_map(|l| parse(l)) {
+            let last = self
+                .shown
+                .get(&(screen, from.to_owned()))
+                .filter(|s| s.era == Some(era))
+                .and_then(|s| s.last);
+            let elsewhere = last.is_some_and(|l| self.said_elsewhere(from, l, n, era.1));
             let s = self.shown.entry((screen, from.to_owned())).or_default();
             if s.era != Some(era) {
                 s.era = Some(era);
@@ -96,7 +123,7 @@ impl Probes {
                         "shows {from}'s line #{n} after #{last} (following one host): twice or out of order"
                     ));
                 }
-                Some(last) if n != last + 1 && !dropped => {
+                Some(last) if n != last + 1 && !dropped && !elsewhere => {
                     return Err(format!(
                         "shows {from}'s line #{n} after #{last}: the lines between were lost, and no server dropped any"
                     ));
@@ -177,12 +204,36 @@ mod tests {
     }
 
     #[test]
+    fn a_gap_is_a_loss_unless_the_lines_between_were_said_in_another_game() {
+        let (host, alone) = (Some(addr(1)), Some(addr(2)));
+        let mut p = Probes::default();
+        p.note_era(1, (1, host, true), 0);
+        // ann says #1 at the host, #2 in a game she hosted alone, #3 at the host again.
+        p.say("ann", 10, host);
+        p.say("ann", 20, alone);
+        p.say("ann", 30, host);
+        assert!(p.shown(1, &lines(&["ann: #1", "ann: #3"]), false).is_ok());
+        // Said at the host, a line between must be shown.
+        let mut p = Probes::default();
+        p.note_era(1, (1, host, true), 0);
+        p.say("ann", 10, host);
+        p.say("ann", 20, alone);
+        p.say("ann", 25, host);
+        p.say("ann", 30, host);
+        assert!(p.shown(1, &lines(&["ann: #1", "ann: #4"]), false).is_err());
+    }
+
+    fn addr(port: u16) -> std::net::SocketAddr {
+        std::net::SocketAddr::from(([127, 0, 0, 1], port))
+    }
+
+    #[test]
     fn a_line_said_in_both_eras_and_never_shown_is_missing() {
         let mut p = Probes::default();
         p.note_era(1, (1, None, true), 0);
         p.note_era(2, (1, None, true), 0);
-        assert_eq!(p.say("ann", 10), "#1");
-        assert_eq!(p.say("ann", 20), "#2");
+        assert_eq!(p.say("ann", 10, None), "#1");
+        assert_eq!(p.say("ann", 20, None), "#2");
         p.shown(2, &lines(&["ann: #1"]), false).unwrap();
         let (bob, ann) = ([(2, "bob".to_owned())], [(1, "ann".to_owned())]);
         assert!(p.check_delivered(&bob, &ann, 15).is_ok());

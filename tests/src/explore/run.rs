@@ -422,7 +422,11 @@ impl Session<'_> {
             };
             if player && (self.tick + 7 * i as u64).is_multiple_of(every) {
                 let name = g.my_name().unwrap_or(&p.name).to_owned();
-                g.chat(&self.probes.say(&name, self.tick));
+                let game = match g.is_server() {
+                    true => Some(hub_addr(i)),
+                    false => g.net().server_addr(),
+                };
+                g.chat(&self.probes.say(&name, self.tick, game));
             }
             let mut input = p.bot.input(g, dt, left);
             if let Some(&net) = pushes.get(&i) {
