@@ -70,18 +70,22 @@ impl InputScript {
 /// The chat line: Enter opens it, typed characters go into it, Backspace takes one back,
 /// Enter sends it, Esc drops it. Returns whether a line is open (the keys are typing).
 pub(crate) fn chat_line(game: &mut Game, chat: &mut Option<String>) -> bool {
-    let Some(line) = chat else {
-        if mq::is_key_pressed(KeyCode::Enter) {
-            while mq::get_char_pressed().is_some() {}
-            *chat = Some(String::new());
-            return true;
-        }
+    let opening = chat.is_none();
+    if opening && !mq::is_key_pressed(KeyCode::Enter) {
         return false;
-    };
+    }
+    let line = chat.get_or_insert_with(String::new);
+    // The letters of the frame that opened the line go into it: a slow frame holds both
+    // the Enter and the first letters typed after it (dropping them lost the first
+    // letter of a line when frames came slowly).
     while let Some(c) = mq::get_char_pressed() {
         if !c.is_control() && line.chars().count() < lanyard_game::game::CHAT_MAX {
             line.push(c);
         }
+    }
+    // The Enter that opened the line does not send it.
+    if opening {
+        return true;
     }
     if mq::is_key_pressed(KeyCode::Backspace) {
         line.pop();
