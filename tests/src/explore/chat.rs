@@ -49,6 +49,17 @@ pub struct Probes {
     eras: BTreeMap<usize, (Era, u64)>,
 }
 
+/// Whether the lines `said` (one player's) after `last` and before `n` are some, each said
+/// in a game other than `game`'s (one this screen was not in, so it could not show them).
+fn said_elsewhere(said: Option<&Vec<Said>>, last: u32, n: u32, game: Option<SocketAddr>) -> bool {
+    let mut between = said
+        .into_iter()
+        .flatten()
+        .filter(|s| s.n > last && s.n < n)
+        .peekable();
+    between.peek().is_some() && between.all(|s| s.game != game)
+}
+
 /// A line the chat showed: who said it and its number, if it is one of ours.
 fn parse(line: &str) -> Option<(&str, u32)> {
     let (from, n) = line.rsplit_once(": #")?;
@@ -81,23 +92,6 @@ impl Probes {
         format!("#{n}")
     }
 
-    /// Whether every line `name` said after `last` and before `n` was said in a game other
-    /// than `game`'s (one this screen was not in, so it could not show them).
-    fn said_elsewhere(&self, name: &str, last: u32, n: u32, game: Option<SocketAddr>) -> bool {
-        let Some(said) = self.said.get(name) else {
-            return false;
-        };
-        let between = said.iter().filter(|s| s.n > last && s.n < n);
-        let mut any = false;
-        for s in between {
-            if s.game == game {
-                return false;
-            }
-            any = true;
-        }
-        any
-    }
-
     /// What `screen` showed this tick (`lines`, oldest first), in its era: an error for a
     /// line shown twice or out of order, or after a gap when no server dropped a line
     /// (`dropped`) and the lines between were said in this screen's game.
@@ -106,12 +100,6 @@ impl Probes {
             return Ok(());
         };
         for (from, n) in lines.iter().filter_map(|l| parse(l)) {
-            let last = self
-                .shown
-                .get(&(screen, from.to_owned()))
-                .filter(|s| s.era == Some(era))
-                .and_then(|s| s.last);
-            let elsewhere = last.is_some_and(|l| self.said_elsewhere(from, l, n, era.1));
             let s = self.shown.entry((screen, from.to_owned())).or_default();
             if s.era != Some(era) {
                 s.era = Some(era);
@@ -123,7 +111,11 @@ impl Probes {
                         "shows {from}'s line #{n} after #{last} (following one host): twice or out of order"
                     ));
                 }
-                Some(last) if n != last + 1 && !dropped && !elsewhere => {
+                Some(last)
+                    if n != last + 1
+                        && !dropped
+                        && !said_elsewhere(self.said.get(from), last, n, era.1) =>
+                {
                     return Err(format!(
                         "shows {from}'s line #{n} after #{last}: the lines between were lost, and no server dropped any"
                     ));

@@ -422,11 +422,7 @@ impl Session<'_> {
             };
             if player && (self.tick + 7 * i as u64).is_multiple_of(every) {
                 let name = g.my_name().unwrap_or(&p.name).to_owned();
-                let game = match g.is_server() {
-                    true => Some(hub_addr(i)),
-                    false => g.net().server_addr(),
-                };
-                g.chat(&self.probes.say(&name, self.tick, game));
+                g.chat(&self.probes.say(&name, self.tick, followed(i, g)));
             }
             let mut input = p.bot.input(g, dt, left);
             if let Some(&net) = pushes.get(&i) {
@@ -495,10 +491,7 @@ impl Session<'_> {
             }
             p.hosted = g.is_server();
             let session = p.attempts.saturating_add(p.step_downs);
-            let server = match g.is_server() {
-                true => Some(hub_addr(i)),
-                false => g.net().server_addr(),
-            };
+            let server = followed(i, g);
             self.chat_dropped |= g.is_server() && g.chat_dropped() > 0;
             let joined = g.is_server() || g.is_joined();
             self.probes
@@ -761,4 +754,12 @@ pub fn widen(most: &mut Footprint, f: &Footprint) {
 
 fn distance(a: [f32; 3], b: [f32; 3]) -> f32 {
     ((a[0] - b[0]).powi(2) + (a[1] - b[1]).powi(2) + (a[2] - b[2]).powi(2)).sqrt()
+}
+
+/// The server peer `i`'s game `g` follows: its own address while it hosts.
+fn followed(i: usize, g: &Game) -> Option<std::net::SocketAddr> {
+    match g.is_server() {
+        true => Some(hub_addr(i)),
+        false => g.net().server_addr(),
+    }
 }
