@@ -486,6 +486,17 @@ fn a_line_said_in_a_game_hosted_alone_is_not_lost_to_the_game_that_went_on() {
     holds(&Plan::draw(3429), "alone");
 }
 
+/// Found by the explorer (seed 5863), the end check's bug: p2, frozen and then cut off
+/// from the host, took the game over alone (it never heard of p1, who joined meanwhile).
+/// The host quit, and p1 took the game over with p2's session awaited; p1 asked p2 whether
+/// it hosted, and kicked it before it stepped down to it. Two peers hosted at the end, but
+/// the kicked one hosts no player of the game: it is out of it, as every other end check
+/// already had it.
+#[test]
+fn a_player_kicked_while_it_hosted_alone_is_not_a_second_host_of_the_game() {
+    holds(&Plan::draw(5863), "kicked");
+}
+
 /// Found by the explorer, two end checks that compared a body at the wrong moment. 4937:
 /// the dedicated server struck a crate in the last moments, 1.9 s after its last state had
 /// come relayed to a client (the server held it at its holder's last state since, and no

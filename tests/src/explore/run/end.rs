@@ -16,9 +16,18 @@ impl Session<'_> {
     /// A host that went when no player that had joined is left (before anyone joined, or
     /// with only spectators left) leaves no game: nobody can take it over.
     pub(super) fn check_end(&self) -> Result<(), Violation> {
+        // A peer kicked from the game that hosts nobody is out of it: one cut off from
+        // its host took the game over alone, and was kicked at the host the game went on
+        // at while that host asked it whether it hosted (seed 5863). Its game is its own.
+        // One that any peer follows still counts (the game went to a kicked player).
+        let alone = |h: usize| {
+            !self
+                .live()
+                .any(|(i, c)| i != h && self.server_of(c) == Some(h))
+        };
         let hosts: Vec<usize> = self
             .live()
-            .filter(|(_, g)| g.is_server())
+            .filter(|&(i, g)| g.is_server() && !(self.peers[i].kicked && alone(i)))
             .map(|(i, _)| i)
             .collect();
         // A player that was in the game and is still here (not killed, not gone, not
