@@ -497,6 +497,17 @@ fn a_player_kicked_while_it_hosted_alone_is_not_a_second_host_of_the_game() {
     holds(&Plan::draw(5863), "kicked");
 }
 
+/// Found by the explorer (seed 6785), a game nobody hosted: p1, cut off from the host,
+/// stood by as its successor and tried it again; the host answered the resume and was
+/// killed half a second later, before it welcomed p1. p1 took that answer for life for
+/// the rest of the grace window: every time p2 came to it, p1 asked the others, found the
+/// host "alive", and went on standing by. Only an answer that came while it asked counts
+/// now.
+#[test]
+fn a_host_killed_in_the_middle_of_a_resume_is_not_taken_for_alive() {
+    holds(&Plan::draw(6785), "mid-resume");
+}
+
 /// Found by the explorer, two end checks that compared a body at the wrong moment. 4937:
 /// the dedicated server struck a crate in the last moments, 1.9 s after its last state had
 /// come relayed to a client (the server held it at its holder's last state since, and no

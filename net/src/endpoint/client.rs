@@ -51,8 +51,8 @@ struct Ladder {
     /// 0: the whole grace window): for the first answer, and, in a game that migrates,
     /// once the server answered, for its welcome.
     unanswered: u64,
-    /// Whether the server answered a hello of the ladder (it is alive).
-    answered: bool,
+    /// When the server answered a hello of the ladder (µs), if it did: it was alive then.
+    answered_at: Option<u64>,
 }
 
 impl Ladder {
@@ -197,7 +197,7 @@ impl ClientEndpoint {
             delay: us(core.config.reconnect_backoff),
             until,
             unanswered: us(unanswered),
-            answered: false,
+            answered_at: None,
         };
         conn.timers.set(Timer::GiveUp, ladder.give_up(core.now));
         self.conn = conn;
@@ -355,7 +355,7 @@ impl ClientEndpoint {
         };
         if !self.conn.on_challenge(&c, connect, core.now) {
             self.refuse(core);
-        } else if let Some(l) = self.ladder.as_mut().filter(|l| !l.answered) {
+        } else if let Some(l) = self.ladder.as_mut().filter(|l| l.answered_at.is_none()) {
             // The server is alive: the resume may take the whole grace window (its link
             // may hear us only now and then). In a game that migrates, a host that
             // answered and then fell silent before it welcomed us is taken for gone as one
@@ -363,7 +363,7 @@ impl ClientEndpoint {
             // the host lives (explorer seed 2869: a thawed player's resume was answered
             // half a second before the host was killed, and it tried the dead host for
             // its whole grace window while the game went on).
-            l.answered = true;
+            l.answered_at = Some(core.now);
             let s = &self.succession;
             let give_up = match s.migrate && !s.list.is_empty() {
                 true => l.give_up(core.now),

@@ -76,6 +76,8 @@ pub(super) struct Standby {
 /// is ([`RejectReason::HostAlive`]). Nobody saying so for [`confirm_us`], we take over.
 #[derive(Clone)]
 pub(super) struct Confirm {
+    /// When we began to ask (µs).
+    since: u64,
     /// Until when we wait for an answer (µs).
     until: u64,
     /// When our hellos go again (µs): every [`KNOCK_EVERY_US`], against loss.
@@ -313,6 +315,7 @@ impl ClientEndpoint {
             return false;
         };
         s.confirm = Some(Confirm {
+            since: core.now,
             until: core.now + wait,
             next: core.now,
             nonce,
@@ -339,8 +342,13 @@ impl ClientEndpoint {
         };
         if core.now >= c.until {
             let host = self.conn.addr;
-            // The host answered our resume (its welcome is on the way): it lives.
-            if self.ladder.as_ref().is_some_and(|l| l.answered) {
+            // The host answered our resume while we asked (its welcome is on the way): it
+            // lives. One that answered before, and has not welcomed us since, went in the
+            // middle of our resume (explorer seed 6785: the host answered and was killed
+            // half a second later; its successor took the answer for life for the rest of
+            // the grace window, and turned away every player that came to it).
+            let answered = self.ladder.as_ref().and_then(|l| l.answered_at);
+            if answered.is_some_and(|t| t >= c.since) {
                 c.alive = Some(host);
             }
             match c.alive {
