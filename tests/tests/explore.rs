@@ -508,6 +508,16 @@ fn a_host_killed_in_the_middle_of_a_resume_is_not_taken_for_alive() {
     holds(&Plan::draw(6785), "mid-resume");
 }
 
+/// Found by the explorer (seed 7746), two hosts at the end: p1, frozen past the host's
+/// death, thawed and took the game over alone, while p3 had taken it over already. p3
+/// asked p1 (a session it awaited) whether it hosted; p1 answered as a server, but the
+/// spectator p2 resumed at p3 in that moment, and a host that hears any session stopped
+/// asking. Only players count now: a spectator never takes the game over.
+#[test]
+fn a_spectator_heard_does_not_stop_a_host_asking_whether_a_player_hosts() {
+    holds(&Plan::draw(7746), "spectator-heard");
+}
+
 /// Found by the explorer, two end checks that compared a body at the wrong moment. 4937:
 /// the dedicated server struck a crate in the last moments, 1.9 s after its last state had
 /// come relayed to a client (the server held it at its holder's last state since, and no

@@ -1,17 +1,18 @@
 //! Two hosts of one game split it; the one nobody follows steps down.
 //!
-//! A host that hears none of its players for two heartbeats asks at their addresses
-//! whether one of them hosts the game now: it may have been stopped (or cut off) past
-//! their timeout while they took the game over at a successor. A player that took the game
+//! A host that hears none of its players for two heartbeats (spectators do not count)
+//! asks at their addresses whether one of them hosts the game now: it may have been
+//! stopped (or cut off) past their timeout while they took the game over at a successor. A player that took the game
 //! over answers the question as any server answers a hello, with a challenge; a client
 //! ignores it (it is not from one of its game's players).
 //!
 //! A player that took the game over also asks the host it took it from: it may have taken
 //! over a game that lives on (the host was stopped for less than the others' timeout, but
 //! long enough that nobody vouched for it). The old host answers with a challenge. It asks
-//! even with no player of its own, for the old host's grace window: a player cut off from
-//! the host before another joined knew of nobody to ask before it took over, and a game
-//! of its own is a split of the one that went on (explorer seed 3553).
+//! even with no player of its own, for the old host's grace window, while no session at
+//! all is heard (here a spectator's counts: seed 5947): a player cut off from the host
+//! before another joined knew of nobody to ask before it took over, and a game of its own
+//! is a split of the one that went on (explorer seed 3553).
 //!
 //! While it asks, a host answers no connect (a join or a resume) until a round of its
 //! question has had [`HOLD_US`] to be answered: it keeps the connect and takes it then. A
@@ -41,6 +42,7 @@ use crate::core::{Core, us};
 use crate::crypto;
 use crate::endpoint::ClientEndpoint;
 use crate::event::NetEvent;
+use crate::session::ClientSession;
 use crate::wire::{self, DatagramKind};
 use std::net::SocketAddr;
 
@@ -103,18 +105,24 @@ impl Probe {
 }
 
 impl Server {
-    /// Whom we ask, if none of the sessions spoke within two heartbeats: our players, live
-    /// or waiting for a resume, and the host we took the game over from (for its grace
-    /// window). Nobody if we have no player and took over from nobody: a game nobody
-    /// plays is split from no one.
+    /// Whom we ask, if none of the players spoke within two heartbeats: our players, live
+    /// or waiting for a resume, and, while no session at all is heard, the host we took
+    /// the game over from (for its grace window). Nobody if we have no player and took
+    /// over from nobody: a game nobody plays is split from no one.
+    ///
+    /// A spectator heard does not stop the question to our players: it never takes a game
+    /// over, and a new host that only a spectator came to may have a player hosting the
+    /// game elsewhere (explorer seed 7746: the spectator resumed at the new host the moment
+    /// a player, frozen past the host's death, took the game over alone; the new host
+    /// stopped asking that player, and two hosts played on). It does stop the question to
+    /// the host we took the game from, as before: yielding to it would take a spectator
+    /// that resumed here back to a host that knows its session only under the token of
+    /// before (a client keeps no older token), and end it (seed 5947).
     fn asked(&self, core: &Core) -> Vec<SocketAddr> {
         let quiet = 2 * us(core.config.heartbeat);
         let e = &self.endpoint;
-        if !core.config.host_migration
-            || e.peers
-                .values()
-                .any(|p| core.now.saturating_sub(p.conn.last_heard) <= quiet)
-        {
+        let heard = |p: &&ClientSession| core.now.saturating_sub(p.conn.last_heard) <= quiet;
+        if !core.config.host_migration || e.peers.values().filter(heard).any(|p| !p.spectator) {
             return Vec::new();
         }
         let live = e.peers.values().filter(|p| !p.spectator);
@@ -122,7 +130,9 @@ impl Server {
             .map(|p| p.conn.addr)
             .chain(e.suspended_players())
             .collect();
-        addrs.extend(self.former_host(core));
+        if !e.peers.values().any(|p| heard(&p)) {
+            addrs.extend(self.former_host(core));
+        }
         addrs.sort();
         addrs.dedup();
         addrs
