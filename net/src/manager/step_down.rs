@@ -2,9 +2,9 @@
 //!
 //! A host that hears none of its players for two heartbeats (spectators do not count)
 //! asks at their addresses whether one of them hosts the game now: it may have been
-//! stopped (or cut off) past their timeout while they took the game over at a successor. A player that took the game
-//! over answers the question as any server answers a hello, with a challenge; a client
-//! ignores it (it is not from one of its game's players).
+//! stopped (or cut off) past their timeout while they took the game over at a successor.
+//! A player that took the game over answers the question as any server answers a hello,
+//! with a challenge; a client ignores it (it is not from one of its game's players).
 //!
 //! A player that took the game over also asks the host it took it from: it may have taken
 //! over a game that lives on (the host was stopped for less than the others' timeout, but
@@ -121,8 +121,12 @@ impl Server {
     fn asked(&self, core: &Core) -> Vec<SocketAddr> {
         let quiet = 2 * us(core.config.heartbeat);
         let e = &self.endpoint;
-        let heard = |p: &&ClientSession| core.now.saturating_sub(p.conn.last_heard) <= quiet;
-        if !core.config.host_migration || e.peers.values().filter(heard).any(|p| !p.spectator) {
+        let heard: Vec<&ClientSession> = e
+            .peers
+            .values()
+            .filter(|p| core.now.saturating_sub(p.conn.last_heard) <= quiet)
+            .collect();
+        if !core.config.host_migration || heard.iter().any(|p| !p.spectator) {
             return Vec::new();
         }
         let live = e.peers.values().filter(|p| !p.spectator);
@@ -130,7 +134,7 @@ impl Server {
             .map(|p| p.conn.addr)
             .chain(e.suspended_players())
             .collect();
-        if !e.peers.values().any(|p| heard(&p)) {
+        if heard.is_empty() {
             addrs.extend(self.former_host(core));
         }
         addrs.sort();
