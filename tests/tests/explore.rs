@@ -518,6 +518,26 @@ fn a_spectator_heard_does_not_stop_a_host_asking_whether_a_player_hosts() {
     holds(&Plan::draw(7746), "spectator-heard");
 }
 
+/// Found by the explorer (seed 9473): the host kicked p2 a tenth of a second after it
+/// admitted it, before p2 had its welcome (the host's datagrams came late). p2 sent its
+/// connect again, and the host, which no longer had that session, took it for a new one:
+/// the kicked player was back in the game. A connect under a kicked session's key is that
+/// session's handshake sent again, and is refused as kicked now.
+#[test]
+fn a_player_kicked_before_it_heard_its_welcome_does_not_get_back_in() {
+    holds(&Plan::draw(9473), "kicked-early");
+}
+
+/// Found by the explorer (seed 9426), a checker bug: the relevance fault lifts its filter
+/// at its end only through the peer's client id, and the spectator p2 had none then (the
+/// new host did not know its session and it was joining anew). The filter stayed, and
+/// half the yard never reached the session p2 got. The filter now lifts whatever the peer
+/// is doing.
+#[test]
+fn a_relevance_filter_lifts_while_its_peer_joins_anew() {
+    holds(&Plan::draw(9426), "relevance-lifts");
+}
+
 /// Found by the explorer, two end checks that compared a body at the wrong moment. 4937:
 /// the dedicated server struck a crate in the last moments, 1.9 s after its last state had
 /// come relayed to a client (the server held it at its holder's last state since, and no

@@ -1,7 +1,9 @@
 //! The sessions a server kicked, remembered for a grace window: a client that could not
 //! hear the kick (it was stopped, or cut off) and comes back to resume its session is told
 //! it was kicked, not that the session expired (which would let a stepped-down host join
-//! the game anew: explorer seed 1344).
+//! the game anew: explorer seed 1344). A connect of a kicked session's own handshake, sent
+//! again because its welcome and our goodbye were still on their way, is refused as kicked
+//! too, not taken for a new session (explorer seed 9473).
 
 use crate::crypto::{self, Key};
 use crate::wire::Resume;
@@ -36,6 +38,15 @@ impl Kicks {
             reason: reason.to_owned(),
             until,
         });
+    }
+
+    /// Why the session whose token is `token` was kicked, if it was within its window at
+    /// `now` (µs): a connect under a kicked session's key is that session's handshake
+    /// sent again, not a new session.
+    pub(crate) fn of_session(&mut self, token: &Key, now: u64) -> Option<String> {
+        self.0.retain(|k| now < k.until);
+        let kick = self.0.iter().find(|k| crypto::same(&k.token, token));
+        kick.map(|k| k.reason.clone())
     }
 
     /// Why the session that `claim` (under session key `key`) proves was kicked, if it was

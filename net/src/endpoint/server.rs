@@ -474,6 +474,15 @@ impl ServerEndpoint {
         if let Some(claim) = request.resume {
             return self.resume(core, (from, here), (hello, key), claim, &refuser);
         }
+        let kicked = self
+            .kicks
+            .of_session(&crypto::session_token(&key), core.now);
+        if let Some(reason) = kicked {
+            // The connect of a session we kicked, sent again (our welcome and goodbye were
+            // still on their way to it): that session, not a new one (explorer seed 9473:
+            // a kicked player was back in the game a tenth of a second later).
+            return refuser.refuse(core, RejectReason::Kicked { reason });
+        }
         if let Some(id) = here {
             // The same address started a new session (the client restarted).
             return Arrival::Left(id, DisconnectReason::Replaced);

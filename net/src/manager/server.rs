@@ -40,7 +40,9 @@ impl Server {
             return;
         };
         if let DisconnectReason::Kicked { reason } = &reason {
-            let until = core.now + us(core.config.grace);
+            // For its grace window (a resume), and at least as long as its client may send
+            // its handshake again (a kick before it heard its welcome).
+            let until = core.now + us(core.config.grace.max(core.config.timeout));
             self.endpoint.kicks.remember(id, p.token, reason, until);
         }
         if !matches!(reason, DisconnectReason::TimedOut | DisconnectReason::Left) {

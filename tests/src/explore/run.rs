@@ -633,13 +633,10 @@ impl Session<'_> {
         if !(begins || ends) {
             return;
         }
-        let Some(client) = self.peers[peer]
+        let client = self.peers[peer]
             .game
             .as_ref()
-            .and_then(|g| g.net().client_id())
-        else {
-            return;
-        };
+            .and_then(|g| g.net().client_id());
         let Some(host) = self
             .peers
             .iter_mut()
@@ -648,11 +645,16 @@ impl Session<'_> {
         else {
             return;
         };
-        let _ = match begins {
-            true => host
+        // The filter lifts whatever the peer is doing then: one joining anew has no id
+        // until it is welcomed, and a filter left on would hide half the world from the
+        // session it gets (explorer seed 9426, a checker bug: a spectator the new host did
+        // not know was refused, joined anew under its old id, and never saw half the yard).
+        let _ = match (begins, client) {
+            (true, Some(client)) => host
                 .net_mut()
                 .set_relevance(move |c, e, _| c != client || e.net_id().0 % 2 == 1),
-            false => host.net_mut().set_relevance(|_, _, _| true),
+            (true, None) => return,
+            (false, _) => host.net_mut().set_relevance(|_, _, _| true),
         };
     }
 
