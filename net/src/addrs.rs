@@ -1,7 +1,7 @@
 //! One address, or one of each family.
 
 use std::fmt;
-use std::net::SocketAddr;
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 
 /// One address, or one of each family, IPv6 first: where one service is reached over both
 /// (a dual-stack rendezvous server, which a host registers with and a player joins
@@ -20,7 +20,7 @@ impl Addrs {
     pub fn new(list: impl IntoIterator<Item = SocketAddr>) -> Option<Addrs> {
         let (mut v6, mut v4) = (None, None);
         for a in list {
-            let a = crate::udp::canonical(a);
+            let a = canonical(a);
             let slot = if a.is_ipv6() { &mut v6 } else { &mut v4 };
             slot.get_or_insert(a);
         }
@@ -52,13 +52,13 @@ impl Addrs {
     }
 
     /// Where a socket that talks to all of them binds: the loopback or wildcard of their
-    /// family ([`crate::udp::local_for`]), or for both families the IPv6 wildcard
-    /// (dual-stack, as [`UdpTransport::bind_any`](crate::udp::UdpTransport::bind_any)).
+    /// family ([`local_for`]), or for both families the IPv6 wildcard
+    /// (dual-stack, as the UDP transport's `bind_any` binds).
     pub fn local(&self) -> SocketAddr {
         if self.both_families() {
             SocketAddr::new(std::net::Ipv6Addr::UNSPECIFIED.into(), 0)
         } else {
-            crate::udp::local_for(self.first)
+            local_for(self.first)
         }
     }
 }
@@ -66,7 +66,7 @@ impl Addrs {
 impl From<SocketAddr> for Addrs {
     fn from(a: SocketAddr) -> Addrs {
         Addrs {
-            first: crate::udp::canonical(a),
+            first: canonical(a),
             other: None,
         }
     }
@@ -79,5 +79,31 @@ impl fmt::Display for Addrs {
             write!(f, ",{o}")?;
         }
         Ok(())
+    }
+}
+
+/// The local address to bind, on any free port, for a socket that talks to `peer`: the
+/// loopback address of `peer`'s family when `peer` is on loopback (so nothing of it leaves
+/// the machine), every interface of that family otherwise.
+pub fn local_for(peer: SocketAddr) -> SocketAddr {
+    let ip = match (peer.ip(), peer.ip().is_loopback()) {
+        (IpAddr::V4(_), true) => IpAddr::V4(Ipv4Addr::LOCALHOST),
+        (IpAddr::V4(_), false) => IpAddr::V4(Ipv4Addr::UNSPECIFIED),
+        (IpAddr::V6(_), true) => IpAddr::V6(Ipv6Addr::LOCALHOST),
+        (IpAddr::V6(_), false) => IpAddr::V6(Ipv6Addr::UNSPECIFIED),
+    };
+    SocketAddr::new(ip, 0)
+}
+
+/// `a` with an IPv4-mapped IPv6 address (`[::ffff:192.0.2.1]:5`, how a dual-stack socket
+/// sees an IPv4 peer) written as the IPv4 address it is (`192.0.2.1:5`): one peer, one
+/// address, whichever socket heard it.
+pub fn canonical(a: SocketAddr) -> SocketAddr {
+    match a {
+        SocketAddr::V6(v6) => match v6.ip().to_ipv4_mapped() {
+            Some(v4) => SocketAddr::new(IpAddr::V4(v4), v6.port()),
+            None => a,
+        },
+        SocketAddr::V4(_) => a,
     }
 }

@@ -32,8 +32,10 @@
 /// events sent while the client was silent, are delivered once on the new connection), and
 /// the server says where the world it sends again begins (`Msg::ResendingWorld`). Version
 /// 22: a resume of a session the server kicked is refused as kicked
-/// (`RejectReason::Kicked`), not as expired.
-pub const PROTOCOL_VERSION: u16 = 22;
+/// (`RejectReason::Kicked`), not as expired. Version 23: discovery's answer (and a
+/// rendezvous listing) says where the game's page is served, for players in a browser
+/// (`ServerInfo::web_port`).
+pub const PROTOCOL_VERSION: u16 = 23;
 
 /// How a [`NetManager`](crate::NetManager) behaves. The defaults suit a LAN game.
 #[derive(Debug, Clone, PartialEq)]

@@ -486,6 +486,7 @@ pub fn server_info() -> ServerInfo {
         password: false,
         version: wire::PROTOCOL_VERSION,
         game_port: 47810,
+        web_port: None,
     }
 }
 

@@ -68,6 +68,7 @@ mod session;
 mod stats;
 mod succession;
 pub mod transport;
+#[cfg(not(target_arch = "wasm32"))]
 pub mod udp;
 mod wire;
 
@@ -79,6 +80,7 @@ pub use manager::{NetFrame, NetManager, SessionInfo};
 pub use stats::{Footprint, NetCounters, PeerStats};
 pub use succession::Successor;
 pub use transport::{Conditioned, ConditionerStats, Conditions, Hub, HubEndpoint, Transport};
+#[cfg(not(target_arch = "wasm32"))]
 pub use udp::os_entropy;
 pub use wire::{HELLO_LEN, MAX_DATAGRAM, MAX_FRAGMENT, MAX_MESSAGE, PROTOCOL_VERSION};
 

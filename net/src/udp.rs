@@ -54,31 +54,7 @@ impl NetManager {
     }
 }
 
-/// The local address to bind, on any free port, for a socket that talks to `peer`: the
-/// loopback address of `peer`'s family when `peer` is on loopback (so nothing of it leaves
-/// the machine), every interface of that family otherwise.
-pub fn local_for(peer: SocketAddr) -> SocketAddr {
-    let ip = match (peer.ip(), peer.ip().is_loopback()) {
-        (IpAddr::V4(_), true) => IpAddr::V4(Ipv4Addr::LOCALHOST),
-        (IpAddr::V4(_), false) => IpAddr::V4(Ipv4Addr::UNSPECIFIED),
-        (IpAddr::V6(_), true) => IpAddr::V6(Ipv6Addr::LOCALHOST),
-        (IpAddr::V6(_), false) => IpAddr::V6(Ipv6Addr::UNSPECIFIED),
-    };
-    SocketAddr::new(ip, 0)
-}
-
-/// `a` with an IPv4-mapped IPv6 address (`[::ffff:192.0.2.1]:5`, how a dual-stack socket
-/// sees an IPv4 peer) written as the IPv4 address it is (`192.0.2.1:5`): one peer, one
-/// address, whichever socket heard it.
-pub fn canonical(a: SocketAddr) -> SocketAddr {
-    match a {
-        SocketAddr::V6(v6) => match v6.ip().to_ipv4_mapped() {
-            Some(v4) => SocketAddr::new(IpAddr::V4(v4), v6.port()),
-            None => a,
-        },
-        SocketAddr::V4(_) => a,
-    }
-}
+pub use crate::addrs::{canonical, local_for};
 
 impl UdpTransport {
     /// Binds `addr` (port 0 for any free port).

@@ -200,6 +200,7 @@ fn an_address_that_has_not_answered_the_challenge_never_gets_more_than_it_sent()
         password: true,
         version: PROTOCOL_VERSION,
         game_port: 1,
+        web_port: None,
     };
     let req = discovery::request();
     assert!(discovery::answer_to(&req, &info).unwrap().len() <= req.len());

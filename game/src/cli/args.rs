@@ -1,7 +1,7 @@
 //! The command line: every command and its flag groups (each command takes only its own
 //! flags), and the readers of flag values.
 
-use crate::*;
+use crate::cli::*;
 use clap::{Args, Parser, Subcommand};
 
 /// Tumbleyard: throw grenades, knock the crates (and your friends) off the yard.
@@ -107,6 +107,11 @@ pub(crate) struct Serve {
     pub(crate) session: SessionFlags,
     #[command(flatten)]
     pub(crate) meet: Meet,
+    /// Also serve the game's page on this TCP port (and the pages' WebRTC channels on this
+    /// UDP port), so that a browser on the LAN plays at http://HOST:PORT. Needs the browser
+    /// build (see the README).
+    #[arg(long, env = "LANYARD_WEB")]
+    pub(crate) web: Option<u16>,
 }
 
 /// Where LAN discovery goes.
@@ -165,6 +170,7 @@ pub(crate) struct Common {
     pub(crate) seconds: Option<f32>,
     pub(crate) record: Option<PathBuf>,
     pub(crate) rendezvous: Option<Addrs>,
+    pub(crate) web: Option<u16>,
 }
 
 impl Common {
@@ -181,6 +187,7 @@ impl Common {
             seconds: None,
             record: None,
             rendezvous: None,
+            web: None,
         }
     }
 
@@ -189,6 +196,7 @@ impl Common {
         self.max_players = s.max_players;
         self.rate = s.rate;
         self.rendezvous = s.meet.addr()?;
+        self.web = s.web;
         Ok(self)
     }
 
@@ -422,6 +430,7 @@ impl Screenshot {
             fps: self.fps,
             frame_time: self.frame_time,
             script,
+            shot_after: None,
         })
     }
 }

@@ -1,6 +1,6 @@
 //! The commands that play or look without a window: `bot`, `browse`, and `replay --verify`.
 
-use crate::*;
+use crate::cli::*;
 
 pub(crate) fn bot(
     c: &Common,
@@ -73,8 +73,13 @@ pub(crate) fn browse(c: &Common, wait: f32, meet: &Meet) -> Result<(), String> {
         println!("no games found on {}", c.discovery());
     }
     for f in found {
+        let web = f
+            .info
+            .web_port
+            .map(|p| format!("  from a browser: http://{}:{p}", f.addr.ip()))
+            .unwrap_or_default();
         println!(
-            "{}  {}  {}/{} players  {}/{} spectators  {}  {:.0} ms{}",
+            "{}  {}  {}/{} players  {}/{} spectators  {}  {:.0} ms{}{web}",
             f.addr,
             f.info.name,
             f.info.players,

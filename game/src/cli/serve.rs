@@ -2,7 +2,7 @@
 //! `rendezvous`; and what every command builds a game's options from.
 
 use crate::cli::metrics::Metrics;
-use crate::*;
+use crate::cli::*;
 
 /// A flag that SIGINT (Ctrl-C) and SIGTERM raise instead of killing the process, so it
 /// can end gracefully.
@@ -45,6 +45,7 @@ pub(crate) fn options(c: &Common, default_name: &str) -> Result<Options, String>
         rate: c.rate,
         discovery: Some(c.discovery_addr),
         rendezvous: c.rendezvous,
+        web: c.web,
         ..Options::new(scene)
     })
 }
@@ -181,12 +182,17 @@ fn serving_line(
         None => String::new(),
     };
     format!(
-        "{name}: serving '{}' on UDP port {} (discovery on {}{}), up to {} and {}{playing}; type 'help' for the console",
+        "{name}: serving '{}' on UDP port {} (discovery on {}{}{}), up to {} and {}{playing}; type 'help' for the console",
         game.scene().name,
         game.local_addr().port(),
         c.discovery_addr,
         c.rendezvous
             .map(|r| format!(", registering at the rendezvous server {r}"))
+            .unwrap_or_default(),
+        game.web_port()
+            .map(|p| format!(
+                ", browsers join at http://THIS-MACHINE:{p} (http://127.0.0.1:{p} here)"
+            ))
             .unwrap_or_default(),
         count(usize::from(c.max_players), "player"),
         count(usize::from(flags.max_spectators), "spectator"),

@@ -50,7 +50,11 @@ mod report;
 mod rules;
 mod standing;
 mod start;
+#[cfg(not(target_arch = "wasm32"))]
+mod start_udp;
 mod text;
+#[cfg(not(target_arch = "wasm32"))]
+pub mod web;
 mod yard;
 
 pub use address::{rendezvous_addr, server_addr};
@@ -92,6 +96,9 @@ pub struct Options {
     /// Server: the rendezvous server to register with, so players beyond the LAN can
     /// join by name (none: LAN and typed addresses only).
     pub rendezvous: Option<Addrs>,
+    /// Server: the port to serve the game's page on (TCP) and the pages' channels (UDP),
+    /// for players in a browser (none: no page).
+    pub web: Option<u16>,
 }
 
 impl Options {
@@ -109,6 +116,7 @@ impl Options {
             max_spectators: 8,
             spectate: false,
             rendezvous: None,
+            web: None,
         }
     }
 }
@@ -170,6 +178,7 @@ pub fn player_color(n: u32) -> [u8; 4] {
 /// 32 bytes from the operating system's randomness, for a session's secrets (the network
 /// core draws none itself). Falls back to the clock and process id if the system has none,
 /// which only weakens the secrets, never breaks a session.
+#[cfg(not(target_arch = "wasm32"))]
 pub fn entropy() -> Entropy {
     lanyard_net::os_entropy().unwrap_or_else(|_| {
         let mut e = [0u8; 32];
@@ -180,6 +189,12 @@ pub fn entropy() -> Entropy {
         e[16..20].copy_from_slice(&std::process::id().to_le_bytes());
         e
     })
+}
+
+/// 32 bytes from the page's randomness (`crypto.getRandomValues`), for a session's secrets.
+#[cfg(target_arch = "wasm32")]
+pub fn entropy() -> Entropy {
+    crate::page::random()
 }
 
 impl Game {
@@ -522,7 +537,13 @@ impl Game {
             password: self.options.password.is_some(),
             version: PROTOCOL_VERSION,
             game_port: self.local_addr().port(),
+            web_port: self.options.web,
         }
+    }
+
+    /// The port the game's page is served on, for players in a browser (`--web`).
+    pub fn web_port(&self) -> Option<u16> {
+        self.options.web
     }
 
     /// The public address the rendezvous server saw, once registered.

@@ -11,9 +11,8 @@ use crate::scene::Scene;
 use crate::witness::{SentLog, TakenPoses};
 use lanyard::prelude::*;
 use lanyard_net::discovery::Responder;
-use lanyard_net::udp::UdpTransport;
 use lanyard_net::{Entropy, NetConfig, NetManager, Transport};
-use lanyard_rendezvous::{self as rendezvous, Addrs, Path};
+use lanyard_rendezvous::Path;
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -43,14 +42,6 @@ impl Game {
         );
         scene.add_scenery(&mut g);
         g
-    }
-
-    /// A server. With `host_player`, the host plays too, under that name.
-    pub fn server(options: Options, host_player: Option<String>) -> Result<Game, String> {
-        // IPv6 and IPv4 alike, where the system allows.
-        let socket = UdpTransport::bind_any(options.port)
-            .map_err(|e| format!("cannot listen on UDP port {}: {e}", options.port))?;
-        Self::server_on(options, host_player, socket)
     }
 
     /// A server on `socket`, any [`Transport`] (a hub endpoint in tests); `options.port`
@@ -98,37 +89,6 @@ impl Game {
         Ok(game)
     }
 
-    /// A client of the server at `server`, playing as `options.name`.
-    pub fn client(options: Options, server: SocketAddr, entropy: Entropy) -> Result<Game, String> {
-        let socket = Self::client_socket(server)?;
-        Self::client_on(options, socket, server, entropy)
-    }
-
-    /// A socket for a client talking to `toward`: a game, or a rendezvous server (over
-    /// both families, if given both: see [`Addrs::local`]).
-    pub fn client_socket(toward: impl Into<Addrs>) -> Result<UdpTransport, String> {
-        UdpTransport::bind(toward.into().local())
-            .map_err(|e| format!("cannot open a UDP socket: {e}"))
-    }
-
-    /// A client of the game registered as `name` at the rendezvous server at
-    /// `rendezvous`: asks for it, punches a path through the NATs between the two (this
-    /// blocks for up to ten seconds), then joins it over that path as
-    /// [`Game::client`] does.
-    pub fn client_by_name(
-        mut options: Options,
-        rendezvous: impl Into<Addrs>,
-        name: &str,
-        entropy: Entropy,
-    ) -> Result<Game, String> {
-        let rendezvous = rendezvous.into();
-        // Should it take the game over, it registers the game there again.
-        options.rendezvous = Some(rendezvous);
-        let mut socket = Self::client_socket(rendezvous)?;
-        let path = Self::punch(&mut socket, rendezvous, name)?;
-        Self::client_on_path(options, socket, path, entropy)
-    }
-
     /// A client of the host at the end of `path` (punched, or relayed by the rendezvous
     /// server until a direct path opens), on the `socket` the path was opened from.
     pub fn client_on_path(
@@ -149,19 +109,6 @@ impl Game {
             game.say(line);
         }
         Ok(game)
-    }
-
-    /// Opens a path from `socket` to the game registered as `name` (see
-    /// [`lanyard_rendezvous::punch`]), with a nonce from the system's randomness.
-    pub fn punch(
-        socket: &mut UdpTransport,
-        rendezvous: impl Into<Addrs>,
-        name: &str,
-    ) -> Result<Path, String> {
-        let mut n = [0; 8];
-        n.copy_from_slice(&entropy()[..8]);
-        rendezvous::punch(socket, rendezvous, name, u64::from_le_bytes(n))
-            .map_err(|e| e.to_string())
     }
 
     /// A client of the server at `server` on `socket`: one a path was punched from, or any

@@ -1,7 +1,8 @@
 //! What is drawn over the yard: the HUD line, the net graph, banners and the host's
 //! player list.
 
-use crate::window::{DIGITS, SOUND_HELP};
+use crate::window::SOUND_HELP;
+use crate::window::input::DIGITS;
 use lanyard_game::game::{GRAPH_SAMPLES, Game, GraphSample, count, link_text, wrap};
 use macroquad::prelude as mq;
 use macroquad::prelude::{Color, KeyCode};

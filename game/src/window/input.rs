@@ -251,6 +251,20 @@ pub(crate) fn ray_box(
     (enter <= leave).then_some(enter)
 }
 
+/// The keys 1 to 9, which pick the n-th game on the start screen and the n-th player in
+/// the host's list.
+pub(crate) const DIGITS: [KeyCode; 9] = [
+    KeyCode::Key1,
+    KeyCode::Key2,
+    KeyCode::Key3,
+    KeyCode::Key4,
+    KeyCode::Key5,
+    KeyCode::Key6,
+    KeyCode::Key7,
+    KeyCode::Key8,
+    KeyCode::Key9,
+];
+
 #[cfg(test)]
 mod tests {
     use super::*;

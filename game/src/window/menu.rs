@@ -2,7 +2,7 @@
 //! a typed address, the password prompt, and reaching a game on a thread.
 
 use super::Target;
-use crate::window::input::InputScript;
+use crate::window::input::{DIGITS, InputScript};
 use lanyard_game::game::{Game, Options};
 use lanyard_net::Addrs;
 use lanyard_net::discovery;
@@ -51,20 +51,6 @@ pub(crate) enum Field {
     /// A server's address, HOST[:PORT].
     Address,
 }
-
-/// The keys 1 to 9, which pick the n-th game on the start screen and the n-th player in
-/// the host's list.
-pub(crate) const DIGITS: [KeyCode; 9] = [
-    KeyCode::Key1,
-    KeyCode::Key2,
-    KeyCode::Key3,
-    KeyCode::Key4,
-    KeyCode::Key5,
-    KeyCode::Key6,
-    KeyCode::Key7,
-    KeyCode::Key8,
-    KeyCode::Key9,
-];
 
 /// How often the start screen asks the LAN again, in seconds.
 pub(crate) const BROWSE_EVERY: f64 = 3.0;

@@ -4,9 +4,8 @@
 //! here, through plain arrays.
 
 use lanyard::interp::Smoother;
+use lanyard_game::bot::Bot;
 use lanyard_game::game::{Game, Options};
-use lanyard_game::kinds::{self};
-use lanyard_game::scene::Scene;
 use lanyard_net::Addrs;
 use macroquad::prelude as mq;
 use macroquad::prelude::{Color, vec3};
@@ -20,14 +19,23 @@ use std::sync::atomic::AtomicBool;
 mod draw;
 mod hud;
 mod input;
+#[cfg(not(target_arch = "wasm32"))]
 mod menu;
+#[cfg(target_arch = "wasm32")]
+mod page;
 mod replay_view;
 mod run;
 mod sound;
 
 pub use input::InputScript;
+#[cfg(not(target_arch = "wasm32"))]
 use menu::*;
+#[cfg(not(target_arch = "wasm32"))]
 pub use menu::{os_user_name, remembered_name};
+#[cfg(target_arch = "wasm32")]
+pub(crate) use page::page;
+#[cfg(target_arch = "wasm32")]
+use page::*;
 use replay_view::ReplayView;
 use run::*;
 use sound::SOUND_HELP;
@@ -55,6 +63,9 @@ pub struct WindowOpts {
     pub frame_time: Option<f32>,
     /// Key presses to make at given frames, as if a person pressed them.
     pub script: InputScript,
+    /// In a browser: write a screenshot to the page's console once the window has been
+    /// open this many seconds (a browser has no file to save it to).
+    pub shot_after: Option<f32>,
 }
 
 struct Plan {
@@ -66,6 +77,9 @@ struct Plan {
     /// Where a session that ends (refused, lost, kicked, given up) goes back to: the start
     /// screen with these options and discovery address, showing why.
     menu: Option<(Options, Addrs, bool)>,
+    /// A scripted player instead of the keyboard (a page's `?bot=SEED`): its report is
+    /// printed when the window closes.
+    bot: Option<Bot>,
 }
 
 enum Screen {
@@ -76,7 +90,9 @@ enum Screen {
 }
 
 /// Watch a recording in a window, at the speed it was recorded.
+#[cfg(not(target_arch = "wasm32"))]
 pub fn replay(file: &std::path::Path, window: WindowOpts) -> Result<(), String> {
+    use lanyard_game::{kinds, scene::Scene};
     let bytes = std::fs::read(file).map_err(|e| format!("cannot read {}: {e}", file.display()))?;
     let replay = kinds::open_replay(&bytes).map_err(|e| format!("{}: {e}", file.display()))?;
     let scene =
@@ -88,6 +104,7 @@ pub fn replay(file: &std::path::Path, window: WindowOpts) -> Result<(), String> 
         window,
         stop: None,
         menu: None,
+        bot: None,
     };
     open("Tumbleyard replay", Screen::Replaying(Box::new(view)), plan)
 }
@@ -102,6 +119,7 @@ pub enum Target {
 }
 
 /// Host a game in a window.
+#[cfg(not(target_arch = "wasm32"))]
 pub fn host(
     options: Options,
     seconds: Option<f32>,
@@ -124,11 +142,13 @@ pub fn host(
             window,
             stop: Some(stop),
             menu: None,
+            bot: None,
         },
     )
 }
 
 /// Join a game in a window (or pick one from the start screen first).
+#[cfg(not(target_arch = "wasm32"))]
 pub fn join(
     options: Options,
     target: Option<Target>,
@@ -161,11 +181,13 @@ pub fn join(
         window,
         stop: None,
         menu,
+        bot: None,
     };
     open("Tumbleyard", screen, plan)
 }
 
 /// The start screen: host a game or join one. On a `first_run` it asks for the player's
+#[cfg(not(target_arch = "wasm32"))]
 /// name before anything else.
 pub fn menu(
     options: Options,
@@ -179,6 +201,7 @@ pub fn menu(
         window,
         stop: None,
         menu: Some((options.clone(), discovery, true)),
+        bot: None,
     };
     open(
         "Tumbleyard",

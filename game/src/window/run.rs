@@ -83,7 +83,8 @@ pub(crate) async fn run(mut screen: Screen, mut plan: Plan) -> Result<(), String
     };
     let cap = (plan.window.fps > 0).then(|| Duration::from_secs_f32(1.0 / plan.window.fps as f32));
     loop {
-        let drawn = std::time::Instant::now();
+        // (Only read with a cap: a browser has no clock to read it from.)
+        let drawn = cap.map(|_| std::time::Instant::now());
         let frame_time = fixed.unwrap_or_else(|| mq::get_frame_time().min(0.25));
         l.elapsed += frame_time;
         if l.leaves(&screen, &plan) {
@@ -91,7 +92,7 @@ pub(crate) async fn run(mut screen: Screen, mut plan: Plan) -> Result<(), String
         }
         let next = match &mut screen {
             Screen::Menu(m) => menu_frame(m, &mut plan, l.frames),
-            Screen::Playing(game) => l.play(game, &plan, frame_time),
+            Screen::Playing(game) => l.play(game, &mut plan, frame_time),
             Screen::Replaying(r) => {
                 r.frame(&mut l.view, (&plan.window.script, l.frames), frame_time);
                 None
@@ -118,8 +119,12 @@ pub(crate) async fn run(mut screen: Screen, mut plan: Plan) -> Result<(), String
         if plan.seconds.is_some_and(|s| l.elapsed >= s) {
             break;
         }
-        if let Some(cap) = cap {
+        if let (Some(cap), Some(drawn)) = (cap, drawn) {
             std::thread::sleep(cap.saturating_sub(drawn.elapsed()));
+        }
+        if plan.window.shot_after.is_some_and(|s| l.elapsed >= s) {
+            plan.window.shot_after = None;
+            page_shot();
         }
         mq::next_frame().await;
     }
@@ -152,6 +157,10 @@ fn finish(mut screen: Screen, plan: &Plan) -> Result<(), String> {
         if let Some(path) = &plan.summary {
             game.write_summary(path)?;
         }
+        if plan.bot.is_some() {
+            let ended = game.end_reason().unwrap_or("time up").to_owned();
+            report(&format!("lanyard-report {}", game.bot_report_json(&ended)));
+        }
         game.shutdown();
     }
     if let Screen::Replaying(r) = &screen {
@@ -162,6 +171,10 @@ fn finish(mut screen: Screen, plan: &Plan) -> Result<(), String> {
         );
     }
     if let Screen::Ended(why) = screen {
+        // A bot's report says how it ended, as the native bot's does.
+        if plan.bot.is_some() {
+            report(&format!("lanyard-report {}", serde_json::json!({ "ended": why })));
+        }
         return Err(why);
     }
     Ok(())
@@ -200,15 +213,19 @@ impl Looping {
 
     /// A drawn frame of the game: its ticks, then the world and what lies over it. The
     /// screen that follows, once the game ended.
-    fn play(&mut self, game: &mut Game, plan: &Plan, frame_time: f32) -> Option<Screen> {
+    fn play(&mut self, game: &mut Game, plan: &mut Plan, frame_time: f32) -> Option<Screen> {
         let ticks = self.steps.advance(frame_time);
         let typing = chat_line(game, &mut self.chat);
         // The keyboard is read once per drawn frame; a press waits in the latch for the
         // next tick, and only that tick gets it. While a chat line is open the keys type
         // into it instead.
-        let fresh = match typing {
-            true => PlayerInput::default(),
-            false => read_input(game, &self.view, &plan.window.script, self.frames),
+        let fresh = match (typing, &mut plan.bot) {
+            (true, _) => PlayerInput::default(),
+            (false, Some(bot)) => {
+                let left = plan.seconds.map_or(f32::INFINITY, |s| s - self.elapsed);
+                bot.input(game, frame_time, left)
+            }
+            (false, None) => read_input(game, &self.view, &plan.window.script, self.frames),
         };
         self.latch.frame(fresh);
         // A stall's dropped time passes on the network's clock with the first tick.
@@ -273,6 +290,24 @@ impl Looping {
             mq::draw_rectangle(10.0, y - 22.0, 620.0, 30.0, Color::new(0.0, 0.0, 0.0, 0.6));
             mq::draw_text(format!("say: {line}_"), 18.0, y, 22.0, mq::WHITE);
         }
+    }
+}
+
+/// A line for whoever runs the window: the page's console in a browser, else standard
+/// output.
+fn report(line: &str) {
+    #[cfg(target_arch = "wasm32")]
+    lanyard_game::page::console(line);
+    #[cfg(not(target_arch = "wasm32"))]
+    println!("{line}");
+}
+
+/// In a browser, the screen as a PNG, to the page's console (`lanyard-shot` and base64).
+fn page_shot() {
+    #[cfg(target_arch = "wasm32")]
+    {
+        let img = mq::get_screen_data();
+        lanyard_game::page::shot(img.width as u32, img.height as u32, &img.bytes);
     }
 }
 

@@ -67,6 +67,8 @@
 //! is a parameter and datagrams go in and out through methods. [`list`] and [`punch`] are
 //! the blocking edge helpers for tools and menus.
 
+#[cfg(not(target_arch = "wasm32"))]
+mod blocking;
 mod client;
 mod crypto;
 pub mod error;
@@ -74,9 +76,10 @@ mod host;
 pub mod relay;
 mod server;
 
+#[cfg(not(target_arch = "wasm32"))]
+pub use blocking::{drive, list, punch};
 pub use client::{
-    Exchange, JOIN_TIMEOUT, Joiner, Lister, PUNCH_TIMEOUT, Path, RELAY_AFTER, V4_AFTER, drive,
-    list, punch,
+    Exchange, JOIN_TIMEOUT, Joiner, Lister, PUNCH_TIMEOUT, Path, RELAY_AFTER, V4_AFTER,
 };
 pub use error::{Refusal, RendezvousError};
 pub use host::{Registrar, RegistrarEvent};

@@ -408,6 +408,7 @@ impl RendezvousServer {
         for r in self.games.values() {
             let info = ServerInfo {
                 game_port: 0,
+                web_port: None,
                 ..r.info.clone()
             };
             let n = crate::encode_body(&info).map_or(PAGE_BYTES, |b| b.len());

@@ -22,6 +22,7 @@ pub(super) fn info(name: &str, password: bool) -> ServerInfo {
         password,
         version: PROTOCOL_VERSION,
         game_port: 47810,
+        web_port: None,
     }
 }
 

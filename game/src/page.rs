@@ -1,0 +1,94 @@
+//! The page's edge, for the game built for a browser (wasm32): what the page's query asks
+//! ([`PageQuery`], read on every build so that it is tested natively), and in the browser
+//! the calls into the page's script (`game/web/lanyard.js`): its randomness, its console,
+//! its query, and [`PageChannel`], a [`Transport`](lanyard_net::Transport) over the data
+//! channel to the host that served the page.
+
+/// What the page's query string asks: `?bot=SEED&seconds=N&name=NAME&password=P`.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct PageQuery {
+    /// Play as `lanyard-game bot --seed SEED` does, and report as it does (to the console).
+    pub bot: Option<u64>,
+    /// Stop after this many seconds (with `bot`).
+    pub seconds: Option<f32>,
+    /// The player's name.
+    pub name: Option<String>,
+    /// The game's password.
+    pub password: Option<String>,
+    /// Write a screenshot to the console (base64 PNG) after this many seconds of play.
+    pub shot: Option<f32>,
+}
+
+impl PageQuery {
+    /// Reads `query` (with or without its leading `?`). Unknown keys and values that do
+    /// not parse are ignored: the page starts anyway, with its start screen.
+    pub fn parse(query: &str) -> PageQuery {
+        let mut q = PageQuery::default();
+        for pair in query.trim_start_matches('?').split('&') {
+            let (key, value) = pair.split_once('=').unwrap_or((pair, ""));
+            let value = decode(value);
+            match key {
+                "bot" => q.bot = value.parse().ok(),
+                "seconds" => q.seconds = value.parse().ok().filter(|s: &f32| *s > 0.0),
+                "name" if !value.is_empty() => q.name = Some(value),
+                "password" => q.password = Some(value),
+                "shot" => q.shot = value.parse().ok().filter(|s: &f32| *s >= 0.0),
+                _ => {}
+            }
+        }
+        q
+    }
+}
+
+/// `text` with `+` as a space and `%XX` escapes decoded (bad escapes kept as written).
+fn decode(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let hex = |b: u8| (b as char).to_digit(16);
+        match bytes[i] {
+            b'+' => out.push(b' '),
+            b'%' if i + 2 < bytes.len() => match (hex(bytes[i + 1]), hex(bytes[i + 2])) {
+                (Some(h), Some(l)) => {
+                    out.push((h * 16 + l) as u8);
+                    i += 2;
+                }
+                _ => out.push(b'%'),
+            },
+            b => out.push(b),
+        }
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+#[cfg(target_arch = "wasm32")]
+mod js;
+#[cfg(target_arch = "wasm32")]
+pub use js::{PageChannel, console, host, query, random, shot};
+
+#[cfg(test)]
+mod tests {
+    use super::{PageQuery, decode};
+
+    #[test]
+    fn a_bot_query_reads_as_the_bot_command_would() {
+        let q = PageQuery::parse("?bot=7&seconds=20&name=web%20by&password=a+b&shot=12");
+        assert_eq!(q.bot, Some(7));
+        assert_eq!(q.seconds, Some(20.0));
+        assert_eq!(q.name.as_deref(), Some("web by"));
+        assert_eq!(q.password.as_deref(), Some("a b"));
+        assert_eq!(q.shot, Some(12.0));
+    }
+
+    #[test]
+    fn a_bad_query_starts_the_page_anyway() {
+        assert_eq!(PageQuery::parse(""), PageQuery::default());
+        let q = PageQuery::parse("bot=x&seconds=-3&name=&zzz&shot=nan%");
+        assert_eq!(q, PageQuery::default());
+        assert_eq!(decode("100%"), "100%");
+        assert_eq!(decode("%zz%4"), "%zz%4");
+        assert_eq!(decode("%C3%A9"), "é");
+    }
+}
