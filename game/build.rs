@@ -11,18 +11,22 @@ fn main() {
     let out = PathBuf::from(std::env::var_os("OUT_DIR").expect("cargo sets OUT_DIR"));
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     let manifest = PathBuf::from(std::env::var_os("CARGO_MANIFEST_DIR").expect("cargo sets it"));
-    let meta = Command::new(cargo)
-        .args([
-            "metadata",
-            "--format-version",
-            "1",
-            "--offline",
-            "--manifest-path",
-        ])
-        .arg(manifest.join("Cargo.toml"))
-        .args(["--filter-platform", "wasm32-unknown-unknown"])
-        .output()
-        .expect("cargo metadata runs");
+    // Offline first (the packages are usually here already: the build is using them);
+    // else as cargo would fetch them.
+    let metadata = |offline: bool| {
+        let mut c = Command::new(&cargo);
+        c.args(["metadata", "--format-version", "1", "--manifest-path"])
+            .arg(manifest.join("Cargo.toml"))
+            .args(["--filter-platform", "wasm32-unknown-unknown"]);
+        if offline {
+            c.arg("--offline");
+        }
+        c.output().expect("cargo metadata runs")
+    };
+    let meta = match metadata(true) {
+        m if m.status.success() => m,
+        _ => metadata(false),
+    };
     assert!(
         meta.status.success(),
         "cargo metadata failed: {}",

@@ -173,7 +173,10 @@ fn finish(mut screen: Screen, plan: &Plan) -> Result<(), String> {
     if let Screen::Ended(why) = screen {
         // A bot's report says how it ended, as the native bot's does.
         if plan.bot.is_some() {
-            report(&format!("lanyard-report {}", serde_json::json!({ "ended": why })));
+            report(&format!(
+                "lanyard-report {}",
+                serde_json::json!({ "ended": why })
+            ));
         }
         return Err(why);
     }

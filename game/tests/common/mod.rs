@@ -374,6 +374,11 @@ impl Running {
         }
     }
 
+    /// What it wrote so far, its standard output then its standard error.
+    pub fn so_far(&self) -> String {
+        self.output.so_far()
+    }
+
     /// Waits for it to end by itself (killing it after `limit`), and returns its output.
     pub fn finish(mut self, limit: Duration) -> Output {
         let mut child = self.child.take().expect("still running");
