@@ -348,3 +348,125 @@ fn a_browser_joins_a_native_server_beside_a_native_bot_and_its_crates_agree() {
     );
     assert_crates_agree("the page", &report, &summary);
 }
+
+/// Drops every datagram to or from UDP `port` in the namespace (the pages' channels), or
+/// lets them through again.
+fn cut(lab: &Lab, port: u16, on: bool) {
+    let rules = match on {
+        true => format!(
+            "table inet lanyard_cut {{\n chain input {{\n type filter hook input priority 0;\n \
+             udp dport {port} drop\n udp sport {port} drop\n }}\n}}\n"
+        ),
+        false => "delete table inet lanyard_cut\n".to_owned(),
+    };
+    let mut nft = lab.exec("nft");
+    nft.args(["-f", "-"]).stdin(Stdio::piped());
+    let mut child = nft.spawn().expect("nft runs");
+    child
+        .stdin
+        .take()
+        .expect("piped")
+        .write_all(rules.as_bytes())
+        .unwrap();
+    assert!(child.wait().unwrap().success(), "nft: {rules}");
+}
+
+/// A page's report, as JSON.
+fn report(page: &Running, limit: Duration) -> Value {
+    let line = console_line(page, "lanyard-report", limit);
+    serde_json::from_str(&line).unwrap_or_else(|e| panic!("not JSON ({e}): {line}"))
+}
+
+#[test]
+fn two_browsers_and_a_native_host_play_through_a_cut_link_and_a_kick() {
+    if !can_run() {
+        return;
+    }
+    if Command::new("nft").arg("--version").output().is_err() {
+        assert!(
+            std::env::var_os("LANYARD_REQUIRE_BROWSER").is_none(),
+            "nft (nftables) is required here"
+        );
+        eprintln!("skipped: nft is not installed");
+        return;
+    }
+    let _one = common::one_at_a_time();
+    let mut lab = Lab::new("two");
+    let host = lab.start(lab.game(&[
+        "host",
+        "--headless",
+        "--name",
+        "hosty",
+        "--password",
+        "open sesame",
+        "--port",
+        "47810",
+        "--web",
+        "47811",
+        "--seconds",
+        "120",
+    ]));
+    lab.children[host].wait_for("browsers join at", Duration::from_secs(30));
+    // The game is locked: the pages give the password in their query (`%20` and `+`
+    // both a space), and a page with the wrong one is refused.
+    let a = lab.start(lab.chromium(
+        "a",
+        "http://127.0.0.1:47811/?bot=1&seconds=35&name=pagea&password=open%20sesame",
+    ));
+    let b = lab.start(lab.chromium(
+        "b",
+        "http://127.0.0.1:47811/?bot=2&seconds=60&name=pageb&password=open+sesame",
+    ));
+    let wrong = lab.start(lab.chromium(
+        "wrong",
+        "http://127.0.0.1:47811/?bot=3&seconds=20&name=pagec&password=nope",
+    ));
+    lab.children[host].wait_for("pagea joined", Duration::from_secs(60));
+    lab.children[host].wait_for("pageb joined", Duration::from_secs(60));
+    let refused = report(&lab.children[wrong], Duration::from_secs(60));
+    assert!(
+        refused["ended"]
+            .as_str()
+            .unwrap_or("")
+            .contains("wrong password"),
+        "a wrong password is refused as such: {refused}"
+    );
+
+    // Both pages' links cut for 5 s: the host finds them silent, and both resume.
+    std::thread::sleep(Duration::from_secs(3));
+    cut(&lab, 47811, true);
+    let cut_at = Instant::now();
+    lab.children[host].wait_for("pagea went silent", Duration::from_secs(20));
+    lab.children[host].wait_for("pageb went silent", Duration::from_secs(20));
+    std::thread::sleep(Duration::from_secs(5).saturating_sub(cut_at.elapsed()));
+    cut(&lab, 47811, false);
+    eprintln!(
+        "the pages' links were cut for {:.1} s",
+        cut_at.elapsed().as_secs_f32()
+    );
+    lab.children[host].wait_for("pagea resumed the session", Duration::from_secs(30));
+    lab.children[host].wait_for("pageb resumed the session", Duration::from_secs(30));
+
+    // The host's console kicks one page; the other plays on to its time.
+    let mut console = lab.children[host].stdin().expect("the host's console");
+    console.write_all(b"kick pageb testing kicks\n").unwrap();
+    let kicked = report(&lab.children[b], Duration::from_secs(30));
+    assert!(
+        kicked["ended"]
+            .as_str()
+            .unwrap_or("")
+            .contains("testing kicks"),
+        "the kicked page says why: {kicked}"
+    );
+    let played = report(&lab.children[a], Duration::from_secs(60));
+    assert_eq!(played["ended"], "time up", "{played}");
+    assert!(
+        played["resumes"].as_u64().unwrap_or(0) >= 1,
+        "the page resumed its session after the cut: {played}"
+    );
+    assert!(
+        strings(&played["remote_players"]).contains(&"hosty"),
+        "the page saw the host play: {played}"
+    );
+    console.write_all(b"quit\n").unwrap();
+}

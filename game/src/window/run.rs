@@ -116,7 +116,9 @@ pub(crate) async fn run(mut screen: Screen, mut plan: Plan) -> Result<(), String
             save_screenshot(path)?;
             break;
         }
-        if plan.seconds.is_some_and(|s| l.elapsed >= s) {
+        // A bot's run ends with its game, as the native bot's does.
+        let bot_done = plan.bot.is_some() && matches!(screen, Screen::Ended(_));
+        if bot_done || plan.seconds.is_some_and(|s| l.elapsed >= s) {
             break;
         }
         if let (Some(cap), Some(drawn)) = (cap, drawn) {

@@ -25,7 +25,9 @@ pub struct RtcLimits {
     /// The most pages one address may have opening at once (a machine that sends offers
     /// without end does not hold every place).
     pub max_opening_per_address: usize,
-    /// How long an offer may take to open its channel before it is dropped.
+    /// How long an offer may take to open its channel before it is dropped. On a LAN a
+    /// channel opens within a second; a page whose channel has not opened asks for a fresh
+    /// one after 3 s, so a page has at most two offers waiting here at once.
     pub open_within: Duration,
     /// How long a page may stay silent before it is dropped. Longer than the game's own
     /// timeout and grace, so that the network layer, not the channel, decides a session's
@@ -40,7 +42,7 @@ impl Default for RtcLimits {
         RtcLimits {
             max_pages: 32,
             max_opening_per_address: 4,
-            open_within: Duration::from_secs(10),
+            open_within: Duration::from_secs(5),
             silent_for: Duration::from_secs(60),
             max_offer: 16 * 1024,
         }

@@ -195,8 +195,8 @@ fn offers_are_capped_in_all_and_per_address_and_unopened_ones_go() {
     assert!(sdp(&mut host).is_ok());
     assert!(sdp(&mut host).is_ok());
     assert_eq!(sdp(&mut host), Err(WebError::Full(6)));
-    // Ten seconds unopened: all go.
-    host.poll(now + Duration::from_secs(11));
+    // Five seconds unopened: all go.
+    host.poll(now + Duration::from_secs(6));
     assert!(host.is_empty());
 }
 
