@@ -17,6 +17,8 @@ pub struct PageQuery {
     pub password: Option<String>,
     /// Write a screenshot to the console (base64 PNG) after this many seconds of play.
     pub shot: Option<f32>,
+    /// Record the game, and write the recording to the console (base64) at the end.
+    pub record: bool,
 }
 
 impl PageQuery {
@@ -33,6 +35,7 @@ impl PageQuery {
                 "name" if !value.is_empty() => q.name = Some(value),
                 "password" => q.password = Some(value),
                 "shot" => q.shot = value.parse().ok().filter(|s: &f32| *s >= 0.0),
+                "record" => q.record = value == "1",
                 _ => {}
             }
         }
@@ -63,6 +66,25 @@ fn decode(text: &str) -> String {
     String::from_utf8_lossy(&out).into_owned()
 }
 
+/// `bytes` in standard base64 (with padding), for what the page writes to its console.
+pub fn base64(bytes: &[u8]) -> String {
+    const ABC: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
+    for chunk in bytes.chunks(3) {
+        let n = chunk
+            .iter()
+            .enumerate()
+            .fold(0u32, |n, (i, b)| n | u32::from(*b) << (16 - 8 * i));
+        for i in 0..4 {
+            match i <= chunk.len() {
+                true => out.push(ABC[(n >> (18 - 6 * i) & 63) as usize] as char),
+                false => out.push('='),
+            }
+        }
+    }
+    out
+}
+
 #[cfg(target_arch = "wasm32")]
 mod js;
 #[cfg(target_arch = "wasm32")]
@@ -70,11 +92,12 @@ pub use js::{PageChannel, console, host, query, random, shot};
 
 #[cfg(test)]
 mod tests {
-    use super::{PageQuery, decode};
+    use super::{PageQuery, base64, decode};
 
     #[test]
     fn a_bot_query_reads_as_the_bot_command_would() {
-        let q = PageQuery::parse("?bot=7&seconds=20&name=web%20by&password=a+b&shot=12");
+        let q = PageQuery::parse("?bot=7&seconds=20&name=web%20by&password=a+b&shot=12&record=1");
+        assert!(q.record);
         assert_eq!(q.bot, Some(7));
         assert_eq!(q.seconds, Some(20.0));
         assert_eq!(q.name.as_deref(), Some("web by"));
@@ -90,5 +113,15 @@ mod tests {
         assert_eq!(decode("100%"), "100%");
         assert_eq!(decode("%zz%4"), "%zz%4");
         assert_eq!(decode("%C3%A9"), "é");
+    }
+
+    #[test]
+    fn base64_is_the_standard_one() {
+        assert_eq!(base64(b""), "");
+        assert_eq!(base64(b"f"), "Zg==");
+        assert_eq!(base64(b"fo"), "Zm8=");
+        assert_eq!(base64(b"foo"), "Zm9v");
+        assert_eq!(base64(b"foobar"), "Zm9vYmFy");
+        assert_eq!(base64(&[255, 254, 253]), "//79");
     }
 }

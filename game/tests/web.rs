@@ -200,13 +200,15 @@ impl Drop for Lab {
 /// the page's standard error (Chromium's log) is searched for a console line holding it.
 fn console_line(page: &Running, tag: &str, limit: Duration) -> String {
     let needle = format!("\"{tag} ");
-    page.wait_for(&needle, limit);
-    let text = page.so_far();
-    let at = text.find(&needle).expect("waited for") + needle.len();
-    let rest = &text[at..];
-    // Chromium writes the console line quoted: `"lanyard-report {...}", source: ...`.
-    let end = rest.find("\", source:").unwrap_or(rest.len());
-    rest[..end].replace("\\\"", "\"")
+    // Chromium writes the console line quoted: `"lanyard-report {...}", source: ...`; a
+    // long one (a recording) arrives in pieces, so the wait is for its end.
+    let line = |text: &str| -> Option<String> {
+        let at = text.find(&needle)? + needle.len();
+        let rest = &text[at..];
+        Some(rest[..rest.find("\", source:")?].to_owned())
+    };
+    page.wait_until(&format!("console line {tag}"), |t| line(t).is_some(), limit);
+    line(&page.so_far()).expect("waited for")
 }
 
 /// A page's screenshot (a `data:image/png;base64,` URL), decoded and written to `path`;
@@ -469,4 +471,118 @@ fn two_browsers_and_a_native_host_play_through_a_cut_link_and_a_kick() {
         "the page saw the host play: {played}"
     );
     console.write_all(b"quit\n").unwrap();
+}
+
+/// The verifier built for WebAssembly (`lanyard-game-verify`), if it is there.
+fn verify_wasm() -> Option<PathBuf> {
+    let p = match std::env::var_os("LANYARD_VERIFY_WASM") {
+        Some(p) => PathBuf::from(p),
+        None => PathBuf::from(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../target/wasm32-unknown-unknown/web/lanyard_game_verify.wasm"
+        )),
+    };
+    p.is_file().then_some(p)
+}
+
+/// `lanyard-game replay FILE` natively: the number of ticks and the final hash it prints.
+fn verify_natively(file: &std::path::Path) -> (u64, String) {
+    let out = Command::new(BIN).arg("replay").arg(file).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{} does not verify natively: {}{}",
+        file.display(),
+        text,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let ticks = text
+        .split("all ")
+        .nth(1)
+        .and_then(|t| t.split(' ').next())
+        .and_then(|t| t.parse().ok())
+        .unwrap_or_else(|| panic!("no tick count in: {text}"));
+    let hash = text
+        .split("final hash ")
+        .nth(1)
+        .map(|h| h.trim().trim_end_matches(')').to_owned())
+        .unwrap_or_else(|| panic!("no hash in: {text}"));
+    (ticks, hash)
+}
+
+#[test]
+fn a_server_s_recording_verifies_in_webassembly_and_a_page_s_natively() {
+    if !can_run() {
+        return;
+    }
+    let node = Command::new("node").arg("--version").output().is_ok();
+    let (Some(verifier), true) = (verify_wasm(), node) else {
+        assert!(
+            std::env::var_os("LANYARD_REQUIRE_BROWSER").is_none(),
+            "node and the WebAssembly verifier are required here"
+        );
+        eprintln!("skipped: node or the WebAssembly verifier is missing (see the README)");
+        return;
+    };
+    let _one = common::one_at_a_time();
+    let mut lab = Lab::new("verify");
+    let server_rec = lab.dir.join("server.lyr");
+    let server = lab.start(lab.game(&[
+        "server",
+        "--port",
+        "47810",
+        "--web",
+        "47811",
+        "--seconds",
+        "120",
+        "--record",
+        server_rec.to_str().unwrap(),
+    ]));
+    lab.children[server].wait_for("browsers join at", Duration::from_secs(30));
+    let page = lab.start(lab.chromium(
+        "verify",
+        "http://127.0.0.1:47811/?bot=7&seconds=12&name=recorder&record=1",
+    ));
+    let page_rec = console_line(
+        &lab.children[page],
+        "lanyard-recording",
+        Duration::from_secs(60),
+    );
+    let report = report(&lab.children[page], Duration::from_secs(10));
+    assert_eq!(report["ended"], "time up", "{report}");
+    let out = quit(lab.children.remove(server));
+    assert!(out.status.success(), "the server ended well");
+
+    // The server's recording: natively, then in WebAssembly, with the same final hash.
+    let (ticks, hash) = verify_natively(&server_rec);
+    let wasm = Command::new("node")
+        .arg(concat!(env!("CARGO_MANIFEST_DIR"), "/verify/verify.mjs"))
+        .arg(&verifier)
+        .arg(&server_rec)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&wasm.stdout);
+    let outcome: Value = serde_json::from_str(text.trim()).unwrap_or_else(|e| {
+        panic!(
+            "not JSON ({e}): {text}{}",
+            String::from_utf8_lossy(&wasm.stderr)
+        )
+    });
+    assert_eq!(
+        outcome["diverged"],
+        Value::Null,
+        "WebAssembly diverged: {outcome}"
+    );
+    assert_eq!(outcome["ticks"].as_u64(), Some(ticks), "{outcome}");
+    assert_eq!(outcome["hash"].as_str(), Some(hash.as_str()), "{outcome}");
+    eprintln!(
+        "the server's recording: {ticks} ticks, final hash {hash} natively and in WebAssembly"
+    );
+
+    // The page's own recording (made in WebAssembly) verifies natively.
+    let page_file = lab.dir.join("page.lyr");
+    std::fs::write(&page_file, base64(&page_rec)).unwrap();
+    let (ticks, hash) = verify_natively(&page_file);
+    assert!(ticks > 300, "the page recorded its game: {ticks} ticks");
+    eprintln!("the page's recording: {ticks} ticks verify natively, final hash {hash}");
 }

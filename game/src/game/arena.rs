@@ -90,9 +90,9 @@ impl Game {
             if let Err(e) = self.link.net_mut().resend_world() {
                 self.say(format!("cannot reload the world: {e}"));
             }
-            if let Some(path) = self.recorder.path() {
+            if let Some(sink) = self.recorder.sink() {
                 // The recording names its arena at the start: start it again on this one.
-                if let Err(e) = self.record_to(&path) {
+                if let Err(e) = self.record_into(sink) {
                     self.say(format!("recording stopped: {e}"));
                 }
             }

@@ -24,7 +24,7 @@
 
 use crate::game::arena::Arrival;
 use crate::game::link::Link;
-use crate::game::recording::Recorder;
+use crate::game::recording::{Recorder, Sink};
 use crate::game::rules::Rules;
 use crate::game::standing::Standing;
 use crate::kinds::{self, Player, PlayerInput, PlayerParams};
@@ -62,6 +62,7 @@ pub use presentation::{
     BLAST_SECONDS, Blast, GRAPH_SAMPLES, GraphSample, POPUP_SECONDS, Popup, Presentation, Seen,
     Traffic,
 };
+pub use recording::RecordingBuffer;
 pub use text::{SILENT_AFTER, clean_line, count, link_text, silent_for, wrap};
 
 /// The game's UDP port when none is given.
@@ -298,9 +299,18 @@ impl Game {
     /// Records this peer's world from now on into `path` (see `lanyard::record`): the
     /// arena goes in the header, so the file replays on its own.
     pub fn record_to(&mut self, path: &std::path::Path) -> Result<(), String> {
+        self.record_into(Sink::File(path.to_owned()))
+    }
+
+    /// Records the game into `buf` (a page's recording, which has no file to go to).
+    pub fn record_to_buffer(&mut self, buf: RecordingBuffer) -> Result<(), String> {
+        self.record_into(Sink::Memory(buf))
+    }
+
+    fn record_into(&mut self, sink: Sink) -> Result<(), String> {
         let scene = toml::to_string(&self.scene).map_err(|e| e.to_string())?;
         let who = if self.is_server() { "server" } else { "client" };
-        self.recorder.start(&mut self.group, &scene, who, path)
+        self.recorder.start(&mut self.group, &scene, who, sink)
     }
 
     /// Writes out what the recording holds so far.

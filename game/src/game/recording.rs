@@ -1,41 +1,86 @@
-//! A game's recording to a file ([`Recorder`]): the world's recording (see
-//! `lanyard::record`) written out once a second, and started again on a new arena.
+//! A game's recording ([`Recorder`]): the world's recording (see `lanyard::record`)
+//! written out once a second to a file, or kept in memory ([`RecordingBuffer`], for a
+//! page, which has no files), and started again on a new arena.
 
 use lanyard::prelude::*;
+use std::cell::RefCell;
 use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::rc::Rc;
 
-/// Where the recording goes, and the file it goes to while it runs.
-#[derive(Debug, Default)]
+/// A recording kept in memory: a page's, which it writes to its console at the end.
+#[derive(Debug, Clone, Default)]
+pub struct RecordingBuffer(Rc<RefCell<Vec<u8>>>);
+
+impl RecordingBuffer {
+    /// An empty buffer.
+    pub fn new() -> RecordingBuffer {
+        RecordingBuffer::default()
+    }
+
+    /// The recording's bytes so far (all of it, once the game shut down).
+    pub fn bytes(&self) -> Vec<u8> {
+        self.0.borrow().clone()
+    }
+}
+
+impl Write for RecordingBuffer {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.borrow_mut().extend_from_slice(buf);
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// Where a recording goes.
+#[derive(Debug, Clone)]
+pub(super) enum Sink {
+    /// A file at this path.
+    File(PathBuf),
+    /// Memory.
+    Memory(RecordingBuffer),
+}
+
+/// Where the recording goes, and the writer it goes to while it runs.
+#[derive(Default)]
 pub(super) struct Recorder {
     /// Where the recording goes, to start it again when the arena changes.
-    path: Option<PathBuf>,
-    out: Option<std::io::BufWriter<std::fs::File>>,
+    sink: Option<Sink>,
+    out: Option<Box<dyn Write>>,
 }
 
 impl Recorder {
-    /// Records `group` from now on into `path`; `scene` (the arena as TOML) goes in the
-    /// header with `who` recorded, so the file replays on its own.
+    /// Records `group` from now on into `sink` (a file made anew, or a buffer emptied);
+    /// `scene` (the arena as TOML) goes in the header with `who` recorded, so the
+    /// recording replays on its own.
     pub(super) fn start(
         &mut self,
         group: &mut EntityGroup,
         scene: &str,
         who: &str,
-        path: &Path,
+        sink: Sink,
     ) -> Result<(), String> {
         group
             .start_recording(scene, who)
             .map_err(|e| e.to_string())?;
-        let file = std::fs::File::create(path)
-            .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
-        self.out = Some(std::io::BufWriter::new(file));
-        self.path = Some(path.to_owned());
+        let out: Box<dyn Write> = match &sink {
+            Sink::File(path) => Box::new(std::io::BufWriter::new(create(path)?)),
+            Sink::Memory(buf) => {
+                buf.0.borrow_mut().clear();
+                Box::new(buf.clone())
+            }
+        };
+        self.out = Some(out);
+        self.sink = Some(sink);
         self.flush(group)
     }
 
     /// Where the recording goes, if one was started.
-    pub(super) fn path(&self) -> Option<PathBuf> {
-        self.path.clone()
+    pub(super) fn sink(&self) -> Option<Sink> {
+        self.sink.clone()
     }
 
     /// Writes what `group` recorded since the last flush. On an error the recording
@@ -54,7 +99,7 @@ impl Recorder {
         written
     }
 
-    /// Stops: the file ends with a body frame of the world as it is.
+    /// Stops: the recording ends with a body frame of the world as it is.
     pub(super) fn stop(&mut self, group: &mut EntityGroup) {
         if let Some(mut w) = self.out.take() {
             if let Ok(bytes) = group.stop_recording() {
@@ -63,4 +108,8 @@ impl Recorder {
             let _ = w.flush();
         }
     }
+}
+
+fn create(path: &Path) -> Result<std::fs::File, String> {
+    std::fs::File::create(path).map_err(|e| format!("cannot write {}: {e}", path.display()))
 }

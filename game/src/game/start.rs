@@ -149,8 +149,8 @@ impl Game {
         self.arena = Default::default();
         self.received = TakenPoses::default();
         self.sent_log = SentLog::default();
-        if let Some(path) = self.recorder.path()
-            && let Err(e) = self.record_to(&path)
+        if let Some(sink) = self.recorder.sink()
+            && let Err(e) = self.record_into(sink)
         {
             self.say(format!("recording stopped: {e}"));
         }

@@ -5,7 +5,7 @@
 
 use lanyard::interp::Smoother;
 use lanyard_game::bot::Bot;
-use lanyard_game::game::{Game, Options};
+use lanyard_game::game::{Game, Options, RecordingBuffer};
 use lanyard_net::Addrs;
 use macroquad::prelude as mq;
 use macroquad::prelude::{Color, vec3};
@@ -80,6 +80,9 @@ struct Plan {
     /// A scripted player instead of the keyboard (a page's `?bot=SEED`): its report is
     /// printed when the window closes.
     bot: Option<Bot>,
+    /// A recording kept in memory (a page's `?record=1`): written to the page's console,
+    /// base64, when the window closes.
+    recording: Option<RecordingBuffer>,
 }
 
 enum Screen {
@@ -105,6 +108,7 @@ pub fn replay(file: &std::path::Path, window: WindowOpts) -> Result<(), String> 
         stop: None,
         menu: None,
         bot: None,
+        recording: None,
     };
     open("Tumbleyard replay", Screen::Replaying(Box::new(view)), plan)
 }
@@ -143,6 +147,7 @@ pub fn host(
             stop: Some(stop),
             menu: None,
             bot: None,
+            recording: None,
         },
     )
 }
@@ -182,6 +187,7 @@ pub fn join(
         stop: None,
         menu,
         bot: None,
+        recording: None,
     };
     open("Tumbleyard", screen, plan)
 }
@@ -202,6 +208,7 @@ pub fn menu(
         stop: None,
         menu: Some((options.clone(), discovery, true)),
         bot: None,
+        recording: None,
     };
     open(
         "Tumbleyard",

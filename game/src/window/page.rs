@@ -6,7 +6,7 @@
 use super::{Plan, Screen, Target, WindowOpts};
 use crate::window::input::InputScript;
 use lanyard_game::bot::Bot;
-use lanyard_game::game::{Game, Options, entropy};
+use lanyard_game::game::{Game, Options, RecordingBuffer, entropy};
 use lanyard_game::page::{self, PageChannel, PageQuery};
 use lanyard_game::scene::Scene;
 use lanyard_net::Addrs;
@@ -160,6 +160,7 @@ pub(crate) fn page() {
         stop: None,
         menu: Some((options.clone(), Addrs::from(page_server()), false)),
         bot: None,
+        recording: query.record.then(RecordingBuffer::new),
     };
     let screen = match query.bot {
         Some(seed) => {
@@ -168,7 +169,13 @@ pub(crate) fn page() {
             }
             plan.bot = Some(Bot::new(seed, query.seconds));
             plan.menu = None;
-            match join(options) {
+            let joined = join(options).and_then(|mut g| {
+                if let Some(buf) = &plan.recording {
+                    g.record_to_buffer(buf.clone())?;
+                }
+                Ok(g)
+            });
+            match joined {
                 Ok(g) => Screen::Playing(Box::new(g)),
                 Err(e) => Screen::Ended(e),
             }

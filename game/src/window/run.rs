@@ -159,11 +159,18 @@ fn finish(mut screen: Screen, plan: &Plan) -> Result<(), String> {
         if let Some(path) = &plan.summary {
             game.write_summary(path)?;
         }
+        let ended = game.end_reason().unwrap_or("time up").to_owned();
+        game.shutdown();
+        if let Some(buf) = &plan.recording {
+            let bytes = buf.bytes();
+            report(&format!(
+                "lanyard-recording {}",
+                lanyard_game::page::base64(&bytes)
+            ));
+        }
         if plan.bot.is_some() {
-            let ended = game.end_reason().unwrap_or("time up").to_owned();
             report(&format!("lanyard-report {}", game.bot_report_json(&ended)));
         }
-        game.shutdown();
     }
     if let Screen::Replaying(r) = &screen {
         println!(

@@ -291,12 +291,16 @@ impl Captured {
     /// Waits until either stream holds `needle` (true), or both ended or `limit` passed
     /// without it (false).
     fn wait_for(&self, needle: &str, limit: Duration) -> bool {
+        self.wait_until(|text| text.contains(needle), limit)
+    }
+
+    /// Waits until `holds` is true of either stream's text (true), or both ended or
+    /// `limit` passed first (false).
+    fn wait_until(&self, holds: impl Fn(&str) -> bool, limit: Duration) -> bool {
         let end = Instant::now() + limit;
         let mut t = self.streams.lock().unwrap();
         loop {
-            if t.iter()
-                .any(|(b, _)| String::from_utf8_lossy(b).contains(needle))
-            {
+            if t.iter().any(|(b, _)| holds(&String::from_utf8_lossy(b))) {
                 return true;
             }
             let left = end.saturating_duration_since(Instant::now());
@@ -371,6 +375,14 @@ impl Running {
     pub fn wait_for(&self, needle: &str, limit: Duration) {
         if !self.output.wait_for(needle, limit) {
             panic!("no '{needle}' within {limit:?}:\n{}", self.output.so_far());
+        }
+    }
+
+    /// Waits until `holds` is true of its standard output or error, failing the test if
+    /// it is not within `limit` (or the process ends first); `what` says what was awaited.
+    pub fn wait_until(&self, what: &str, holds: impl Fn(&str) -> bool, limit: Duration) {
+        if !self.output.wait_until(holds, limit) {
+            panic!("no {what} within {limit:?}:\n{}", self.output.so_far());
         }
     }
 
