@@ -40,6 +40,13 @@ pub trait Transport {
     fn wait(&mut self, timeout: std::time::Duration) {
         let _ = timeout;
     }
+    /// Whether the peer at `peer`, heard through this transport, could host a game (take
+    /// it over if its host went): true for a socket's peers; false for a page behind a
+    /// data channel, which only its host can reach.
+    fn can_host(&self, peer: SocketAddr) -> bool {
+        let _ = peer;
+        true
+    }
     /// What a [`Conditioned`] transport did to the datagrams it sent; `None` for others.
     fn conditioner_stats(&self) -> Option<ConditionerStats> {
         None
@@ -293,6 +300,10 @@ impl<T: Transport> Conditioned<T> {
 impl<T: Transport> Transport for Conditioned<T> {
     fn local_addr(&self) -> SocketAddr {
         self.inner.local_addr()
+    }
+
+    fn can_host(&self, peer: SocketAddr) -> bool {
+        self.inner.can_host(peer)
     }
 
     fn send(&mut self, to: SocketAddr, bytes: &[u8]) {

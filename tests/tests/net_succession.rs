@@ -79,3 +79,24 @@ fn every_client_is_told_the_succession_and_it_follows_players_who_come_and_go() 
     assert_eq!(names(&s.clients[3].net.succession()), ["ann", "cat"]);
     assert_eq!(names(&s.clients[2].net.succession()), ["ann", "cat"]);
 }
+
+#[test]
+fn a_player_that_cannot_host_is_no_successor_and_every_client_hears_so() {
+    let mut s = Scenario::new(NetConfig::default(), None, 60.0, |g| crates_and_balls(g, 4));
+    s.add_client(NetConfig::default(), "page", None);
+    s.join_within(2.0);
+    s.add_client(NetConfig::default(), "ann", None);
+    s.join_within(2.0);
+    assert!(s.run_until(2.0, all_told));
+    assert_eq!(names(&s.server.net.succession()), ["page", "ann"]);
+    // The edge hears that the first player is a page behind a data channel (as
+    // `WebTransport::can_host` tells the game): it is named no more, and the clients hear.
+    s.server.net.cannot_host(hub_addr(1));
+    assert_eq!(names(&s.server.net.succession()), ["ann"]);
+    assert!(
+        s.run_until(2.0, all_told),
+        "the clients were not told again"
+    );
+    assert_eq!(names(&s.clients[0].net.succession()), ["ann"]);
+    assert_eq!(names(&s.clients[1].net.succession()), ["ann"]);
+}

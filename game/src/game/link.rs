@@ -120,6 +120,9 @@ impl Link {
                 }
                 continue;
             }
+            if !self.socket.can_host(from) {
+                self.net.cannot_host(from);
+            }
             self.net.receive_aged(from, bytes, age);
         }
         for (to, bytes) in self.net.drain_outgoing() {

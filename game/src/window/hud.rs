@@ -242,9 +242,12 @@ fn net_line(game: &Game) -> String {
             game.loss() * 100.0
         ),
         None => format!(
-            "hosting on UDP port {}{}: {}  in {:.0} kbit/s  out {:.0} kbit/s",
+            "hosting on UDP port {}{}{}: {}  in {:.0} kbit/s  out {:.0} kbit/s",
             game.local_addr().port(),
             if game.is_locked() { ", locked" } else { "" },
+            game.web_port()
+                .map(|p| format!(", browsers join at http://THIS-MACHINE:{p}"))
+                .unwrap_or_default(),
             count(game.player_names().len(), "player"),
             game.presentation().traffic().kbps_in,
             game.presentation().traffic().kbps_out

@@ -504,7 +504,7 @@ impl Menu {
     fn draw_games(&self, mut y: f32, shown: usize) {
         for (i, g) in self.games.iter().enumerate().take(shown) {
             let line = format!(
-                "[{}] {}  {}/{} players  {} watching  {}  {:.0} ms  {}{}",
+                "[{}] {}  {}/{} players  {} watching  {}  {:.0} ms  {}{}{}",
                 i + 1,
                 g.info.name,
                 g.info.players,
@@ -513,6 +513,10 @@ impl Menu {
                 if g.info.password { "password" } else { "open" },
                 g.ping_ms,
                 g.addr,
+                g.info
+                    .web_port
+                    .map(|p| format!("  browsers: http://{}:{p}", g.addr.ip()))
+                    .unwrap_or_default(),
                 if g.compatible() {
                     ""
                 } else {

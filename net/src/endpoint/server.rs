@@ -74,6 +74,9 @@ pub(crate) struct ServerEndpoint {
     pub(crate) epoch: u64,
     /// The sessions kicked lately (a resume of one is refused as kicked).
     pub(crate) kicks: super::kicks::Kicks,
+    /// Addresses of peers that cannot host (a page behind a data channel): never named
+    /// in the succession.
+    pub(crate) cannot_host: BTreeSet<SocketAddr>,
 }
 
 impl ServerEndpoint {
@@ -90,6 +93,7 @@ impl ServerEndpoint {
             limiter: limit::HelloLimiter::default(),
             epoch: 0,
             kicks: Default::default(),
+            cannot_host: BTreeSet::new(),
         }
     }
 

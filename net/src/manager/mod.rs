@@ -333,6 +333,19 @@ impl NetManager {
         }
     }
 
+    /// Server: the peer at `addr` cannot host a game (a page behind a data channel, which
+    /// nobody else can reach): it is never named in the succession. The edge says so as
+    /// it hears from such a peer ([`Transport::can_host`](crate::Transport::can_host)).
+    /// Clients ignore it.
+    pub fn cannot_host(&mut self, addr: SocketAddr) {
+        if let Side::Server(s) = &mut self.side
+            && s.endpoint.cannot_host.insert(addr)
+        {
+            // The succession is told again.
+            s.endpoint.epoch += 1;
+        }
+    }
+
     /// Who takes the game over if the server goes, in order: on the server, the list it
     /// keeps its clients told of; on a client, the list the server last sent (empty until
     /// one came). Players only, the longest in the game first (see [`Successor`]).

@@ -5,8 +5,9 @@
 //! successor's manager becomes a server here ([`NetManager::promote`]); the other clients
 //! follow it (`endpoint/client.rs`).
 //!
-//! The order: players only (never a spectator, never a session kept for a resume but
-//! those a new host took over and still awaits), the longest in the game first (a resumed
+//! The order: players only (never a spectator, never a player that cannot host, such as
+//! a page behind a data channel: [`NetManager::cannot_host`], never a session kept for a
+//! resume but those a new host took over and still awaits), the longest in the game first (a resumed
 //! session keeps its place, and a new host keeps the old order), ties by the lower client
 //! id. It changes only when sessions come and go, so it costs a reliable message then, and
 //! nothing otherwise.
@@ -39,6 +40,7 @@ impl Server {
         let mut players: Vec<(u64, ClientId, &ClientSession)> = live
             .chain(self.endpoint.awaited())
             .filter(|(_, p)| !p.spectator)
+            .filter(|(_, p)| !self.endpoint.cannot_host.contains(&p.conn.addr))
             .map(|(id, p)| (p.joined, *id, p))
             .collect();
         players.sort_by_key(|(joined, id, _)| (*joined, *id));

@@ -242,6 +242,10 @@ impl Transport for WebTransport {
         self.inner.advance(dt);
     }
 
+    fn can_host(&self, peer: SocketAddr) -> bool {
+        !self.host.is_page(peer) && self.inner.can_host(peer)
+    }
+
     fn wait(&mut self, timeout: Duration) {
         self.pump();
         if self.received.is_empty() {
