@@ -88,7 +88,7 @@ pub fn base64(bytes: &[u8]) -> String {
 #[cfg(target_arch = "wasm32")]
 mod js;
 #[cfg(target_arch = "wasm32")]
-pub use js::{PageChannel, console, host, query, random, shot};
+pub use js::{PageChannel, console, host, now_ms, query, random, shot};
 
 #[cfg(test)]
 mod tests {

@@ -70,8 +70,8 @@ pub fn shot(width: u32, height: u32, rgba: &[u8]) {
     unsafe { lanyard_shot(width, height, rgba.as_ptr(), rgba.len() as u32) };
 }
 
-/// Milliseconds on the page's clock (`performance.now()`).
-fn now_ms() -> f64 {
+/// Milliseconds on the page's clock (`performance.now()`: since the page was opened).
+pub fn now_ms() -> f64 {
     // SAFETY: no arguments.
     unsafe { lanyard_now() }
 }

@@ -110,6 +110,9 @@ pub(crate) async fn run(mut screen: Screen, mut plan: Plan) -> Result<(), String
             l.view.smoother = Smoother::new(20.0);
         }
         l.frames += 1;
+        if l.frames == 1 {
+            first_frame();
+        }
         if let (Some(path), Some(n)) = (&plan.window.screenshot, plan.window.frames)
             && l.frames >= n
         {
@@ -312,6 +315,16 @@ fn report(line: &str) {
     lanyard_game::page::console(line);
     #[cfg(not(target_arch = "wasm32"))]
     println!("{line}");
+}
+
+/// In a browser, when the first frame was drawn, in milliseconds since the page was
+/// opened, to the page's console (`lanyard-first-frame MS`).
+fn first_frame() {
+    #[cfg(target_arch = "wasm32")]
+    lanyard_game::page::console(&format!(
+        "lanyard-first-frame {:.0}",
+        lanyard_game::page::now_ms()
+    ));
 }
 
 /// In a browser, the screen as a PNG, to the page's console (`lanyard-shot` and base64).

@@ -2,6 +2,8 @@
 
 #![allow(dead_code)] // Each test file uses its own subset.
 
+pub mod browser;
+
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::Read;
