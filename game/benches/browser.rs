@@ -48,8 +48,7 @@ fn first_frame() {
         .and_then(|r| r.parse().ok())
         .unwrap_or(5);
     let mut lab = Lab::new("bench-frame");
-    let server = lab.start(lab.game(&["server", "--port", "47810", "--web", "47811"]));
-    lab.children[server].wait_for("browsers join at", Duration::from_secs(30));
+    lab.server(&[]);
     let mut ms: Vec<f64> = (0..runs)
         .map(|i| {
             let page = lab.start(lab.chromium(&format!("frame{i}"), "http://127.0.0.1:47811/"));
@@ -76,10 +75,7 @@ fn first_frame() {
 fn downstream() {
     let mut lab = Lab::new("bench-cubes");
     let cubes = concat!(env!("CARGO_MANIFEST_DIR"), "/../assets/cubes.toml");
-    let server = lab.start(lab.game(&[
-        "server", "--port", "47810", "--web", "47811", "--scene", cubes,
-    ]));
-    lab.children[server].wait_for("browsers join at", Duration::from_secs(30));
+    lab.server(&["--scene", cubes]);
     let native = lab.start(lab.game(&["bot", "127.0.0.1:47810", "--seed", "4", "--seconds", "20"]));
     let page = lab.start(lab.chromium(
         "cubes",

@@ -1,7 +1,7 @@
 //! The page's edge, for the game built for a browser (wasm32): what the page's query asks
 //! ([`PageQuery`], read on every build so that it is tested natively), and in the browser
 //! the calls into the page's script (`game/web/lanyard.js`): its randomness, its console,
-//! its query, and [`PageChannel`], a [`Transport`](lanyard_net::Transport) over the data
+//! its query, and `PageChannel`, a [`Transport`](lanyard_net::Transport) over the data
 //! channel to the host that served the page.
 
 /// What the page's query string asks: `?bot=SEED&seconds=N&name=NAME&password=P`.

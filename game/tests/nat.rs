@@ -56,23 +56,6 @@ fn ip(args: &[&str]) {
     ok(Command::new("ip").args(args));
 }
 
-/// Deletes the namespaces a killed earlier run left behind (their process is gone).
-fn sweep_stale() {
-    let Ok(out) = Command::new("ip").args(["netns", "list"]).output() else {
-        return;
-    };
-    for line in String::from_utf8_lossy(&out.stdout).lines() {
-        let name = line.split_whitespace().next().unwrap_or("");
-        let Some(rest) = name.strip_prefix(PREFIX) else {
-            continue;
-        };
-        let pid = rest.split('-').next().unwrap_or("");
-        if !std::path::Path::new(&format!("/proc/{pid}")).exists() {
-            let _ = Command::new("ip").args(["netns", "del", name]).status();
-        }
-    }
-}
-
 /// Whether this machine lets the test build its lab; if not, says why (or fails where
 /// `LANYARD_REQUIRE_NETNS` is set).
 /// Runs `test` in a lab of two NATs tagged `tag` (symmetric ones if `symmetric`), if this
@@ -107,18 +90,7 @@ fn can_build(tag: &str) -> bool {
     let why = if Command::new("nft").arg("--version").output().is_err() {
         Some("nft (nftables) is not installed".to_owned())
     } else {
-        let probe = format!("{PREFIX}{}-{tag}-probe", std::process::id());
-        match Command::new("ip").args(["netns", "add", &probe]).output() {
-            Ok(o) if o.status.success() => {
-                let _ = Command::new("ip").args(["netns", "del", &probe]).status();
-                None
-            }
-            Ok(o) => Some(format!(
-                "cannot make a network namespace: {}",
-                String::from_utf8_lossy(&o.stderr).trim()
-            )),
-            Err(e) => Some(format!("ip (iproute2) is not installed: {e}")),
-        }
+        common::netns_refused(&format!("{PREFIX}{}-{tag}-probe", std::process::id()))
     };
     let Some(why) = why else {
         return true;
@@ -135,7 +107,7 @@ impl Lab {
     /// Builds the three homes, their routers and the public segment, the routers mapping
     /// ports as `nat` says.
     fn build(tag: &str, nat: Nat) -> Lab {
-        sweep_stale();
+        common::sweep_netns(PREFIX);
         let mut lab = Lab {
             prefix: format!("{PREFIX}{}-{tag}-", std::process::id()),
             made: Vec::new(),

@@ -11,11 +11,10 @@
 
 mod common;
 
-use common::browser::{Lab, base64, can_run, console_line, save_shot};
+use common::browser::{Lab, base64, built, can_run, console_line, save_shot};
 use common::{BIN, Running, assert_crates_agree, crates, strings};
 use serde_json::Value;
 use std::io::Write;
-use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -36,18 +35,7 @@ fn a_browser_joins_a_native_server_beside_a_native_bot_and_its_crates_agree() {
     let _one = common::one_at_a_time();
     let mut lab = Lab::new("play");
     let summary = lab.dir.join("summary.json");
-    let server = lab.start(lab.game(&[
-        "server",
-        "--port",
-        "47810",
-        "--web",
-        "47811",
-        "--seconds",
-        "120",
-        "--summary",
-        summary.to_str().unwrap(),
-    ]));
-    lab.children[server].wait_for("browsers join at", Duration::from_secs(30));
+    let server = lab.server(&["--summary", summary.to_str().unwrap()]);
     let _bot = lab.start(lab.game(&["bot", "127.0.0.1:47810", "--seed", "3", "--seconds", "40"]));
     let started = Instant::now();
     let page = lab.start(lab.chromium(
@@ -202,11 +190,11 @@ fn two_browsers_and_a_native_host_play_through_a_cut_link_and_a_kick() {
     );
 
     // Both pages' links cut for 5 s: the host finds them silent, and both resume.
-    std::thread::sleep(Duration::from_secs(3));
     cut(&lab, 47811, true);
     let cut_at = Instant::now();
     lab.children[host].wait_for("pagea went silent", Duration::from_secs(20));
     lab.children[host].wait_for("pageb went silent", Duration::from_secs(20));
+    // The one wait on the wall clock here: the cut is 5 s of a real link.
     std::thread::sleep(Duration::from_secs(5).saturating_sub(cut_at.elapsed()));
     cut(&lab, 47811, false);
     eprintln!(
@@ -240,18 +228,6 @@ fn two_browsers_and_a_native_host_play_through_a_cut_link_and_a_kick() {
     console.write_all(b"quit\n").unwrap();
 }
 
-/// The verifier built for WebAssembly (`lanyard-game-verify`), if it is there.
-fn verify_wasm() -> Option<PathBuf> {
-    let p = match std::env::var_os("LANYARD_VERIFY_WASM") {
-        Some(p) => PathBuf::from(p),
-        None => PathBuf::from(concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/../target/wasm32-unknown-unknown/web/lanyard_game_verify.wasm"
-        )),
-    };
-    p.is_file().then_some(p)
-}
-
 /// `lanyard-game replay FILE` natively: the number of ticks and the final hash it prints.
 fn verify_natively(file: &std::path::Path) -> (u64, String) {
     let out = Command::new(BIN).arg("replay").arg(file).output().unwrap();
@@ -283,7 +259,8 @@ fn a_server_s_recording_verifies_in_webassembly_and_a_page_s_natively() {
         return;
     }
     let node = Command::new("node").arg("--version").output().is_ok();
-    let (Some(verifier), true) = (verify_wasm(), node) else {
+    let verifier = built("LANYARD_VERIFY_WASM", "lanyard_game_verify.wasm");
+    let (Some(verifier), true) = (verifier, node) else {
         assert!(
             std::env::var_os("LANYARD_REQUIRE_BROWSER").is_none(),
             "node and the WebAssembly verifier are required here"
@@ -294,18 +271,7 @@ fn a_server_s_recording_verifies_in_webassembly_and_a_page_s_natively() {
     let _one = common::one_at_a_time();
     let mut lab = Lab::new("verify");
     let server_rec = lab.dir.join("server.lyr");
-    let server = lab.start(lab.game(&[
-        "server",
-        "--port",
-        "47810",
-        "--web",
-        "47811",
-        "--seconds",
-        "120",
-        "--record",
-        server_rec.to_str().unwrap(),
-    ]));
-    lab.children[server].wait_for("browsers join at", Duration::from_secs(30));
+    let server = lab.server(&["--record", server_rec.to_str().unwrap()]);
     let page = lab.start(lab.chromium(
         "verify",
         "http://127.0.0.1:47811/?bot=7&seconds=12&name=recorder&record=1",

@@ -251,6 +251,20 @@ pub(crate) fn ray_box(
     (enter <= leave).then_some(enter)
 }
 
+/// Types into `line`: the characters pressed this frame (and the script's), at most 64 in
+/// all; Backspace takes one back.
+pub(crate) fn type_into(line: &mut String, script: &InputScript, frame: u32) {
+    while let Some(c) = mq::get_char_pressed() {
+        if !c.is_control() && line.chars().count() < 64 {
+            line.push(c);
+        }
+    }
+    line.push_str(&script.text(frame));
+    if mq::is_key_pressed(KeyCode::Backspace) {
+        line.pop();
+    }
+}
+
 /// The keys 1 to 9, which pick the n-th game on the start screen and the n-th player in
 /// the host's list.
 pub(crate) const DIGITS: [KeyCode; 9] = [

@@ -1,8 +1,8 @@
 //! The start screen: your name, the games found on the LAN and at a rendezvous server,
 //! a typed address, the password prompt, and reaching a game on a thread.
 
-use super::Target;
-use crate::window::input::{DIGITS, InputScript};
+use super::{Target, draw_title};
+use crate::window::input::{DIGITS, InputScript, type_into};
 use lanyard_game::game::{Game, Options};
 use lanyard_net::Addrs;
 use lanyard_net::discovery;
@@ -254,15 +254,7 @@ impl Menu {
         frame: u32,
     ) -> Option<(Field, String)> {
         let (_, line) = self.editing.as_mut()?;
-        while let Some(c) = mq::get_char_pressed() {
-            if !c.is_control() && line.chars().count() < 64 {
-                line.push(c);
-            }
-        }
-        line.push_str(&script.text(frame));
-        if mq::is_key_pressed(KeyCode::Backspace) {
-            line.pop();
-        }
+        type_into(line, script, frame);
         if mq::is_key_pressed(KeyCode::Escape) {
             self.editing = None;
             return None;
@@ -418,21 +410,7 @@ impl Menu {
 
     /// Draws the menu: what it offers, the games listed, and the prompt being typed.
     pub(crate) fn draw(&self) {
-        mq::clear_background(Color::from_rgba(34, 40, 52, 255));
-        mq::draw_text(
-            "TUMBLEYARD",
-            40.0,
-            80.0,
-            64.0,
-            Color::from_rgba(240, 190, 80, 255),
-        );
-        mq::draw_text(
-            "knock the crates (and your friends) off the yard",
-            42.0,
-            112.0,
-            24.0,
-            mq::LIGHTGRAY,
-        );
+        draw_title();
         let (y, shown) = self.draw_offers();
         self.draw_games(y, shown);
         if let Some((field, text)) = &self.editing {

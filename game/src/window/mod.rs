@@ -48,6 +48,15 @@ fn color(c: [u8; 4]) -> Color {
     Color::from_rgba(c[0], c[1], c[2], c[3])
 }
 
+/// The start screen's background, title and line under it.
+fn draw_title() {
+    mq::clear_background(Color::from_rgba(34, 40, 52, 255));
+    let gold = Color::from_rgba(240, 190, 80, 255);
+    mq::draw_text("TUMBLEYARD", 40.0, 80.0, 64.0, gold);
+    let under = "knock the crates (and your friends) off the yard";
+    mq::draw_text(under, 42.0, 112.0, 24.0, mq::LIGHTGRAY);
+}
+
 /// What to do once the window is up.
 /// How a window runs: the frame cap, and what tests and screenshots ask for.
 #[derive(Debug, Clone, Default)]

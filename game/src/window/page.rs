@@ -3,8 +3,8 @@
 //! password, then the game of the host that served the page. It has the native start
 //! screen's shape (`Menu`), so the window's loop runs either.
 
-use super::{Plan, Screen, Target, WindowOpts};
-use crate::window::input::InputScript;
+use super::{Plan, Screen, Target, WindowOpts, draw_title};
+use crate::window::input::{InputScript, type_into};
 use lanyard_game::bot::Bot;
 use lanyard_game::game::{Game, Options, RecordingBuffer, entropy};
 use lanyard_game::page::{self, PageChannel, PageQuery};
@@ -61,15 +61,7 @@ impl Menu {
     ) -> Option<Result<Game, String>> {
         self.draw();
         if let Some((field, line)) = &mut self.editing {
-            while let Some(c) = mq::get_char_pressed() {
-                if !c.is_control() && line.chars().count() < 64 {
-                    line.push(c);
-                }
-            }
-            line.push_str(&script.text(frame));
-            if mq::is_key_pressed(KeyCode::Backspace) {
-                line.pop();
-            }
+            type_into(line, script, frame);
             if !(mq::is_key_pressed(KeyCode::Enter) || script.pressed(frame, KeyCode::Enter)) {
                 return None;
             }
@@ -95,16 +87,8 @@ impl Menu {
     }
 
     fn draw(&self) {
-        mq::clear_background(Color::from_rgba(34, 40, 52, 255));
+        draw_title();
         let gold = Color::from_rgba(240, 190, 80, 255);
-        mq::draw_text("TUMBLEYARD", 40.0, 80.0, 64.0, gold);
-        mq::draw_text(
-            "knock the crates (and your friends) off the yard",
-            42.0,
-            112.0,
-            24.0,
-            mq::LIGHTGRAY,
-        );
         let lines = match &self.editing {
             Some((Field::Name, line)) => vec![format!("your name: {line}_"), "[Enter] done".into()],
             Some((Field::Password, line)) => vec![

@@ -110,26 +110,11 @@ pub(crate) async fn run(mut screen: Screen, mut plan: Plan) -> Result<(), String
             l.view.smoother = Smoother::new(20.0);
         }
         l.frames += 1;
-        if l.frames == 1 {
-            first_frame();
-        }
-        if let (Some(path), Some(n)) = (&plan.window.screenshot, plan.window.frames)
-            && l.frames >= n
-        {
-            save_screenshot(path)?;
-            break;
-        }
-        // A bot's run ends with its game, as the native bot's does.
-        let bot_done = plan.bot.is_some() && matches!(screen, Screen::Ended(_));
-        if bot_done || plan.seconds.is_some_and(|s| l.elapsed >= s) {
+        if l.frame_drawn(&screen, &mut plan)? {
             break;
         }
         if let (Some(cap), Some(drawn)) = (cap, drawn) {
             std::thread::sleep(cap.saturating_sub(drawn.elapsed()));
-        }
-        if plan.window.shot_after.is_some_and(|s| l.elapsed >= s) {
-            plan.window.shot_after = None;
-            page_shot();
         }
         mq::next_frame().await;
     }
@@ -196,6 +181,27 @@ fn finish(mut screen: Screen, plan: &Plan) -> Result<(), String> {
 }
 
 impl Looping {
+    /// What follows a drawn frame: the page's first-frame line and screenshot, a test's
+    /// screenshot. Whether the window closes now (a screenshot taken, the time up, or a
+    /// bot's game over, as the native bot's run ends with its game).
+    fn frame_drawn(&self, screen: &Screen, plan: &mut Plan) -> Result<bool, String> {
+        if self.frames == 1 {
+            first_frame();
+        }
+        if plan.window.shot_after.is_some_and(|s| self.elapsed >= s) {
+            plan.window.shot_after = None;
+            page_shot();
+        }
+        if let (Some(path), Some(n)) = (&plan.window.screenshot, plan.window.frames)
+            && self.frames >= n
+        {
+            save_screenshot(path)?;
+            return Ok(true);
+        }
+        let bot_done = plan.bot.is_some() && matches!(screen, Screen::Ended(_));
+        Ok(bot_done || plan.seconds.is_some_and(|s| self.elapsed >= s))
+    }
+
     /// Whether the window closes now: an Esc (confirmed, for a host with players in its
     /// game), or the plan's stop.
     fn leaves(&mut self, screen: &Screen, plan: &Plan) -> bool {

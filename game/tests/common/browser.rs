@@ -15,16 +15,23 @@ use std::time::Duration;
 /// Every namespace of these tests is named so, then the test process's id.
 const PREFIX: &str = "lanyard-web-";
 
-/// The browser build, if it is there.
-pub fn wasm() -> Option<PathBuf> {
-    let p = match std::env::var_os("LANYARD_WEB_WASM") {
+/// A module of the browser build, if it is there: at `$var` if set, else `file` where
+/// the README's build command writes it.
+pub fn built(var: &str, file: &str) -> Option<PathBuf> {
+    let p = match std::env::var_os(var) {
         Some(p) => PathBuf::from(p),
         None => PathBuf::from(concat!(
             env!("CARGO_MANIFEST_DIR"),
-            "/../target/wasm32-unknown-unknown/web/lanyard-game.wasm"
-        )),
+            "/../target/wasm32-unknown-unknown/web/"
+        ))
+        .join(file),
     };
     p.is_file().then_some(p)
+}
+
+/// The browser build of the game, if it is there.
+pub fn wasm() -> Option<PathBuf> {
+    built("LANYARD_WEB_WASM", "lanyard-game.wasm")
 }
 
 /// Whether this machine can run the browser tests; if not, says why (or fails, where
@@ -35,18 +42,7 @@ pub fn can_run() -> bool {
     } else if wasm().is_none() {
         Some("the browser build is not there (see the README)".to_owned())
     } else {
-        let probe = format!("{PREFIX}{}-probe", std::process::id());
-        match Command::new("ip").args(["netns", "add", &probe]).output() {
-            Ok(o) if o.status.success() => {
-                let _ = Command::new("ip").args(["netns", "del", &probe]).status();
-                None
-            }
-            Ok(o) => Some(format!(
-                "cannot make a network namespace: {}",
-                String::from_utf8_lossy(&o.stderr).trim()
-            )),
-            Err(e) => Some(format!("cannot run ip: {e}")),
-        }
+        super::netns_refused(&format!("{PREFIX}{}-probe", std::process::id()))
     };
     match why {
         None => true,
@@ -61,23 +57,6 @@ pub fn can_run() -> bool {
     }
 }
 
-/// Deletes the namespaces a killed earlier run left behind (their process is gone).
-fn sweep_stale() {
-    let Ok(out) = Command::new("ip").args(["netns", "list"]).output() else {
-        return;
-    };
-    for line in String::from_utf8_lossy(&out.stdout).lines() {
-        let name = line.split_whitespace().next().unwrap_or("");
-        let Some(rest) = name.strip_prefix(PREFIX) else {
-            continue;
-        };
-        let pid = rest.split('-').next().unwrap_or("");
-        if !std::path::Path::new(&format!("/proc/{pid}")).exists() {
-            let _ = Command::new("ip").args(["netns", "del", name]).status();
-        }
-    }
-}
-
 /// A network namespace holding only its loopback, and the processes started in it
 /// (killed, then the namespace deleted, when it is dropped).
 pub struct Lab {
@@ -88,7 +67,7 @@ pub struct Lab {
 
 impl Lab {
     pub fn new(tag: &str) -> Lab {
-        sweep_stale();
+        super::sweep_netns(PREFIX);
         let ns = format!("{PREFIX}{}-{tag}", std::process::id());
         let _ = Command::new("ip")
             .args(["netns", "del", &ns])
@@ -177,6 +156,24 @@ impl Lab {
     pub fn start(&mut self, cmd: Command) -> usize {
         self.children.push(Running::start(cmd));
         self.children.len() - 1
+    }
+
+    /// `lanyard-game server` in the namespace on UDP 47810, its page on 47811, with the
+    /// flags `more` (two minutes at most), once it serves; its index in `children`.
+    pub fn server(&mut self, more: &[&str]) -> usize {
+        let mut args = vec![
+            "server",
+            "--port",
+            "47810",
+            "--web",
+            "47811",
+            "--seconds",
+            "120",
+        ];
+        args.extend_from_slice(more);
+        let server = self.start(self.game(&args));
+        self.children[server].wait_for("browsers join at", Duration::from_secs(30));
+        server
     }
 }
 

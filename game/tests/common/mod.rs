@@ -146,6 +146,40 @@ fn pick_port(free: impl Fn(u16) -> bool) -> Option<u16> {
         .find(|&p| free(p))
 }
 
+/// Whether a network namespace can be made here (`probe` is its name, deleted at once):
+/// `None`, or why not.
+pub fn netns_refused(probe: &str) -> Option<String> {
+    match Command::new("ip").args(["netns", "add", probe]).output() {
+        Ok(o) if o.status.success() => {
+            let _ = Command::new("ip").args(["netns", "del", probe]).status();
+            None
+        }
+        Ok(o) => Some(format!(
+            "cannot make a network namespace: {}",
+            String::from_utf8_lossy(&o.stderr).trim()
+        )),
+        Err(e) => Some(format!("ip (iproute2) is not installed: {e}")),
+    }
+}
+
+/// Deletes the namespaces named `prefix` then a process id that a killed earlier run left
+/// behind (their process is gone).
+pub fn sweep_netns(prefix: &str) {
+    let Ok(out) = Command::new("ip").args(["netns", "list"]).output() else {
+        return;
+    };
+    for line in String::from_utf8_lossy(&out.stdout).lines() {
+        let name = line.split_whitespace().next().unwrap_or("");
+        let Some(rest) = name.strip_prefix(prefix) else {
+            continue;
+        };
+        let pid = rest.split('-').next().unwrap_or("");
+        if !std::path::Path::new(&format!("/proc/{pid}")).exists() {
+            let _ = Command::new("ip").args(["netns", "del", name]).status();
+        }
+    }
+}
+
 /// The loopback broadcast address on `port`: discovery never leaves this machine.
 pub fn discovery(port: u16) -> String {
     format!("127.255.255.255:{port}")

@@ -115,13 +115,29 @@ fn run(
     received
 }
 
-#[test]
-fn a_page_opens_its_channel_and_datagrams_cross_both_ways() {
+/// A host and a page whose channel opened (two seconds of virtual time).
+fn opened(port: u16) -> (Instant, RtcHost, Page) {
     let mut now = Instant::now();
     let mut host = RtcHost::new(HOST_PORT, RtcLimits::default());
-    let mut page = Page::offer(&mut host, now, 50001).unwrap();
+    let mut page = Page::offer(&mut host, now, port).unwrap();
     run(&mut host, &mut [&mut page], &mut now, 2000);
     assert!(page.open, "the page's channel opened");
+    (now, host, page)
+}
+
+/// An offer's SDP with one channel, from a peer nobody answers.
+fn bare_offer(now: Instant) -> String {
+    let mut rtc = Rtc::builder()
+        .set_crypto_provider(Arc::new(str0m::crypto::from_feature_flags()))
+        .build(now);
+    let mut change = rtc.sdp_api();
+    change.add_channel("lanyard".into());
+    change.apply().unwrap().0.to_sdp_string()
+}
+
+#[test]
+fn a_page_opens_its_channel_and_datagrams_cross_both_ways() {
+    let (mut now, mut host, mut page) = opened(50001);
     assert_eq!(
         host.pages(),
         [page.addr],
@@ -144,11 +160,7 @@ fn a_page_opens_its_channel_and_datagrams_cross_both_ways() {
 
 #[test]
 fn a_quiet_link_keeps_its_channel_and_a_page_silent_a_minute_is_dropped() {
-    let mut now = Instant::now();
-    let mut host = RtcHost::new(HOST_PORT, RtcLimits::default());
-    let mut page = Page::offer(&mut host, now, 50002).unwrap();
-    run(&mut host, &mut [&mut page], &mut now, 2000);
-    assert!(page.open);
+    let (mut now, mut host, mut page) = opened(50002);
     // Ten seconds with nothing crossing (the page's link cut).
     now += Duration::from_secs(10);
     host.poll(now);
@@ -183,15 +195,7 @@ fn offers_are_capped_in_all_and_per_address_and_unopened_ones_go() {
     ));
     // Another machine may still offer, until every place is taken.
     let other = IpAddr::V4(Ipv4Addr::new(127, 0, 0, 2));
-    let sdp = |host: &mut RtcHost| {
-        let mut rtc = Rtc::builder()
-            .set_crypto_provider(Arc::new(str0m::crypto::from_feature_flags()))
-            .build(now);
-        let mut change = rtc.sdp_api();
-        change.add_channel("lanyard".into());
-        let (offer, _) = change.apply().unwrap();
-        host.offer(now, other, LOOPBACK, offer.to_sdp_string().as_bytes())
-    };
+    let sdp = |host: &mut RtcHost| host.offer(now, other, LOOPBACK, bare_offer(now).as_bytes());
     assert!(sdp(&mut host).is_ok());
     assert!(sdp(&mut host).is_ok());
     assert_eq!(sdp(&mut host), Err(WebError::Full(6)));
@@ -204,13 +208,7 @@ fn offers_are_capped_in_all_and_per_address_and_unopened_ones_go() {
 fn cut_offers_and_junk_datagrams_are_refused_and_the_channel_still_works() {
     let mut now = Instant::now();
     let mut host = RtcHost::new(HOST_PORT, RtcLimits::default());
-    let mut rtc = Rtc::builder()
-        .set_crypto_provider(Arc::new(str0m::crypto::from_feature_flags()))
-        .build(now);
-    let mut change = rtc.sdp_api();
-    change.add_channel("lanyard".into());
-    let (offer, _) = change.apply().unwrap();
-    let whole = offer.to_sdp_string().into_bytes();
+    let whole = bare_offer(now).into_bytes();
     for cut in (0..whole.len()).step_by(7) {
         // Whatever a cut offer gives, it is not a panic; most are refused.
         let _ = host.offer(now, LOOPBACK, LOOPBACK, &whole[..cut]);
@@ -225,7 +223,7 @@ fn cut_offers_and_junk_datagrams_are_refused_and_the_channel_still_works() {
 
     let mut page = Page::offer(&mut host, now, 50003).unwrap();
     run(&mut host, &mut [&mut page], &mut now, 2000);
-    assert!(page.open);
+    assert!(page.open, "the page's channel opened");
     let mut seed = 7u32;
     for n in 0..400 {
         let len = (seed % 300) as usize;
