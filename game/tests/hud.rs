@@ -80,3 +80,32 @@ fn a_silent_server_and_a_frozen_client_show_as_silent_not_as_loss() {
     let row = host.players_table().join("\n");
     assert!(!row.contains("silent"), "{row}");
 }
+
+#[test]
+fn a_body_a_player_holds_is_tinted_with_that_player_s_own_colour() {
+    use lanyard::{KindId, Owner};
+    let hub = lanyard_net::Hub::new();
+    let (mut host, mut clients) = hub_games(&hub, "hostess", &["ada", "bob"]);
+    let (mut ada, mut bob) = (clients.remove(0), clients.remove(0));
+    tick_together(&mut [&mut host, &mut ada, &mut bob], 2.0);
+    let player = KindId::of_name(lanyard_game::kinds::PLAYER);
+    for who in [&ada, &bob] {
+        let id = who.net().client_id().expect("joined");
+        // The colour of the player body this client owns, as every peer sees it.
+        let body = host
+            .group()
+            .iter()
+            .find(|e| e.kind() == player && e.owner() == Owner::Client(id))
+            .map(|e| e.visual.color)
+            .expect("its player is in the host's world");
+        for seen_by in [&host, &ada, &bob] {
+            assert_eq!(
+                lanyard_game::kinds::player_color_of(seen_by.group(), id),
+                Some(body),
+                "the tint of {:?}'s bodies on {:?}'s screen",
+                who.my_name(),
+                seen_by.my_name()
+            );
+        }
+    }
+}

@@ -62,7 +62,10 @@ fn a_killed_host_hands_its_game_to_the_first_bot_and_the_other_follows() {
     signal(&host, "-KILL");
     let out = host.finish(Duration::from_secs(10));
     assert!(!out.status.success(), "the host was killed");
-    bob.wait_for("ada left; you are now hosting ada", Duration::from_secs(20));
+    bob.wait_for(
+        "ada left; you host the game now ('ada')",
+        Duration::from_secs(20),
+    );
     cat.wait_for("ada left; bob is now hosting", Duration::from_secs(20));
 
     // The new host answers LAN discovery under the game's name, from its own port.

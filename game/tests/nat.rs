@@ -495,7 +495,10 @@ fn a_killed_host_behind_a_nat_hands_its_game_to_a_player_behind_another() {
         drop(host);
         // bob, behind router B, takes over; cat, behind router C, reaches it through both
         // NATs at the address the old host saw (the two knock at each other).
-        bob.wait_for("ada left; you are now hosting ada", Duration::from_secs(20));
+        bob.wait_for(
+            "ada left; you host the game now ('ada')",
+            Duration::from_secs(20),
+        );
         cat.wait_for("ada left; bob is now hosting", Duration::from_secs(20));
         // Once the old host's registration runs out, bob registers the game again.
         bob.wait_for(

@@ -326,3 +326,23 @@ fn the_crate_check_allows_only_what_came_or_left_near_the_bots_newest_state() {
         "1": held(1.0, Some(99)), "2": held(2.0, Some(99)), "3": held(3.0, Some(99)),
     }))));
 }
+
+#[test]
+fn a_bot_no_server_answers_says_it_never_joined_and_fails() {
+    let addr = format!("127.0.0.1:{}", free_port());
+    let out = game(&["bot", &addr, "--seed", "1", "--seconds", "3"])
+        .output()
+        .unwrap();
+    assert!(
+        !out.status.success(),
+        "a bot that never got in did not run its time"
+    );
+    let report = last_json(&out);
+    assert!(
+        report["ended"]
+            .as_str()
+            .unwrap_or("")
+            .starts_with("never joined"),
+        "{report}"
+    );
+}

@@ -1,6 +1,6 @@
 //! The score table is everyone's: a spectator who joins after the players has it at once,
-//! and a player who left scores no more (no row comes back under a made-up name); in one
-//! process on the in-memory hub.
+//! and a player who left keeps the points she had but scores no more (her row stays, and
+//! no row comes under a made-up name); in one process on the in-memory hub.
 
 mod common;
 
@@ -31,16 +31,8 @@ fn knock_off(host: &mut Game, by: Owner) {
     host.group_mut().set_body_state(id, &below).expect("placed");
 }
 
-fn names(g: &Game) -> Vec<&str> {
-    g.presentation()
-        .scores()
-        .iter()
-        .map(|(n, _)| n.as_str())
-        .collect()
-}
-
 #[test]
-fn a_late_spectator_has_the_table_and_a_departed_player_scores_no_more() {
+fn a_late_spectator_has_the_table_and_a_departed_player_keeps_her_points_but_scores_no_more() {
     let hub = lanyard_net::Hub::new();
     let (mut host, mut clients) = hub_games(&hub, "hostess", &["ada"]);
     let mut ada = clients.remove(0);
@@ -78,8 +70,21 @@ fn a_late_spectator_has_the_table_and_a_departed_player_scores_no_more() {
     tick_together(&mut [&mut host, &mut eve], 1.0);
     knock_off(&mut host, ada_owner);
     tick_together(&mut [&mut host, &mut eve], 1.0);
-    assert_eq!(names(&host), ["hostess"], "no row for a player who left");
-    assert_eq!(names(&eve), ["hostess"]);
+    let table = [("ada".to_owned(), 1), ("hostess".to_owned(), 0)];
+    assert_eq!(
+        host.presentation().scores(),
+        table,
+        "ada keeps her point, and no more"
+    );
+    assert_eq!(
+        eve.presentation().scores(),
+        table,
+        "the spectator still shows it"
+    );
+    assert!(
+        !eve.players_here().contains("ada") && eve.players_here().contains("hostess"),
+        "ada's row is shown greyed: no player of hers is in the game"
+    );
 }
 
 #[test]

@@ -53,7 +53,7 @@ pub(crate) fn bot(
     );
     // However the run ended, the report is printed; the exit status says whether the bot
     // ran its full time.
-    let ended = game.end_reason().unwrap_or("time up").to_owned();
+    let ended = game.run_outcome();
     let report = game.bot_report_json(&ended);
     game.shutdown();
     println!("{report}");

@@ -93,6 +93,7 @@ fn serve(
     let mut player = bot.map(|seed| lanyard_game::bot::Bot::new(seed, c.seconds));
     if let Some(r) = &c.record {
         game.record_to(r)?;
+        println!("recording the game to {}", r.display());
     }
     println!("{}", serving_line(c, &game, (&name, bot), flags));
     let (mut agones, metrics) = orchestration(metrics)?;
@@ -146,6 +147,14 @@ fn serve(
     // The summary is the world as it ended, before the players' sessions are closed.
     let written = summary.map_or(Ok(()), |p| game.write_summary(p));
     game.shutdown();
+    if let Some(r) = &c.record {
+        let size = std::fs::metadata(r).map(|m| m.len()).unwrap_or(0);
+        println!(
+            "the recording is in {} ({size} bytes): replay it with `lanyard-game replay {}`",
+            r.display(),
+            r.display()
+        );
+    }
     if let Some(a) = &mut agones
         && let Err(e) = a.shutdown()
     {

@@ -42,6 +42,7 @@ use std::time::Duration;
 mod address;
 mod arena;
 mod console;
+pub mod fuse;
 mod link;
 mod net_events;
 mod presentation;
@@ -59,8 +60,8 @@ mod yard;
 
 pub use address::{rendezvous_addr, server_addr};
 pub use presentation::{
-    BLAST_SECONDS, Blast, GRAPH_SAMPLES, GraphSample, POPUP_SECONDS, Popup, Presentation, Seen,
-    Traffic,
+    BLAST_SECONDS, Blast, GRAPH_SAMPLES, GraphSample, NOTICE_FADE, NOTICE_SECONDS, POPUP_SECONDS,
+    Popup, Presentation, Seen, Traffic, popup_rows,
 };
 pub use recording::RecordingBuffer;
 pub use text::{SILENT_AFTER, clean_line, count, link_text, silent_for, wrap};
@@ -419,17 +420,7 @@ impl Game {
     /// Every player's name: the host's and the connected clients' (on a server), or the
     /// players seen (on a client).
     pub fn player_names(&self) -> Vec<String> {
-        let player = KindId::of_name(kinds::PLAYER);
-        let mut names: BTreeSet<String> = self
-            .group
-            .iter()
-            .filter(|e| e.kind() == player)
-            .filter_map(|e| {
-                self.group
-                    .controller::<Player>(e.id())
-                    .map(|p| p.name.clone())
-            })
-            .collect();
+        let mut names = self.players_here();
         if self.is_server() {
             names.extend(self.host_name().map(str::to_owned));
             names.extend(self.playing());
@@ -551,6 +542,21 @@ impl Game {
         }
     }
 
+    /// Whether this client gave the server a password.
+    pub fn gave_password(&self) -> bool {
+        self.options.password.is_some()
+    }
+
+    /// The names of the players in the game now (each one's player body is in the world).
+    pub fn players_here(&self) -> BTreeSet<String> {
+        let player = KindId::of_name(kinds::PLAYER);
+        let names = self.group.iter().filter(|e| e.kind() == player);
+        names
+            .filter_map(|e| self.group.controller::<Player>(e.id()))
+            .map(|p| p.name.clone())
+            .collect()
+    }
+
     /// The port the game's page is served on, for players in a browser (`--web`).
     pub fn web_port(&self) -> Option<u16> {
         self.options.web
@@ -577,6 +583,9 @@ impl Game {
             .is_some_and(|e| e.body().translation().y < self.scene.kill_y);
         if fallen {
             input.respawn = true;
+        }
+        if self.standing.fell(fallen) {
+            self.say("you fell off the yard: back at your spawn point".into());
         }
         // Through the group, so a recording keeps it.
         if let Err(e) = self.group.send_input(id, &input.to_input()) {

@@ -51,7 +51,10 @@ impl Game {
                 server_name,
                 name,
             } => self.on_joined(client, server_name, name),
-            NetEvent::Rejected { reason } => self.standing.refuse(reason),
+            NetEvent::Rejected { reason } => {
+                let gave = self.options.password.is_some();
+                self.standing.refuse(reason, gave)
+            }
             NetEvent::ConnectFailed => {
                 let server = self
                     .net()
@@ -190,8 +193,9 @@ impl Game {
         }
     }
 
-    /// A client left (`reason`): its score goes, and a session lost is counted unless it
-    /// left on purpose or was sent away.
+    /// A client left (`reason`): its row stays in the table with its points (every screen
+    /// shows it greyed while no player of that name is in the game; it scores no more),
+    /// and a session lost is counted unless it left on purpose or was sent away.
     fn on_client_left(&mut self, name: String, reason: &DisconnectReason) {
         self.say(format!("{name} left ({reason})"));
         if !matches!(
@@ -204,9 +208,6 @@ impl Game {
         {
             s.session_lost();
         }
-        self.scores_changed(|scores| {
-            scores.remove(&name);
-        });
     }
 
     /// One of the game's own events from the server.
@@ -274,7 +275,7 @@ impl Game {
         // on the LAN answers discovery.
         self.link
             .host(self.options.discovery, self.options.rendezvous);
-        let line = format!("{} left; you are now hosting {game}", who(left));
+        let line = format!("{} left; you host the game now ('{game}')", who(left));
         tracing::info!("{line}");
         self.say(line);
     }

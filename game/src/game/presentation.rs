@@ -21,6 +21,11 @@ pub struct Blast {
 pub const BLAST_SECONDS: f32 = 1.5;
 /// How long a score popup is drawn, seconds.
 pub const POPUP_SECONDS: f32 = 2.0;
+/// How long a notice (a join, a leave, a chat line) stays on the screen, in seconds; it
+/// fades out over the last [`NOTICE_FADE`] of them.
+pub const NOTICE_SECONDS: f32 = 10.0;
+/// How long a notice takes to fade out, in seconds.
+pub const NOTICE_FADE: f32 = 2.0;
 
 /// How many explosions and points this peer has seen since it started: a sound (or any
 /// other one-off reaction) plays when a count goes up, however many frames are drawn.
@@ -84,8 +89,25 @@ pub struct Presentation {
     scores: Vec<(String, u32)>,
     /// Lines for the screen or the log: joins, leaves, refusals, chat.
     messages: Vec<String>,
+    /// The same lines as the screen shows them, each with its age: gone after
+    /// [`NOTICE_SECONDS`].
+    notices: Vec<(String, f32)>,
     traffic: Traffic,
     graph: VecDeque<GraphSample>,
+}
+
+/// The row each popup is drawn on over its spot: 0, or one above every earlier popup
+/// within a metre of it, so that two points scored at one spot ("+1 ada" twice) are read
+/// one over the other instead of on top of each other.
+pub fn popup_rows(popups: &[Popup]) -> Vec<usize> {
+    popups
+        .iter()
+        .enumerate()
+        .map(|(i, p)| {
+            let near = |q: &&Popup| (q.at - p.at).length() < 1.0;
+            popups[..i].iter().filter(near).count()
+        })
+        .collect()
 }
 
 impl Presentation {
@@ -119,6 +141,15 @@ impl Presentation {
         &self.messages
     }
 
+    /// The lines the screen shows now, newest last, each with how opaque it is (1, then
+    /// down to 0 over its last [`NOTICE_FADE`] seconds).
+    pub fn notices(&self) -> impl DoubleEndedIterator<Item = (&str, f32)> {
+        self.notices.iter().map(|(line, age)| {
+            let left = NOTICE_SECONDS - age;
+            (line.as_str(), (left / NOTICE_FADE).clamp(0.0, 1.0))
+        })
+    }
+
     /// Byte rates.
     pub fn traffic(&self) -> Traffic {
         self.traffic
@@ -131,6 +162,7 @@ impl Presentation {
 
     /// A line to show.
     pub(super) fn say(&mut self, line: String) {
+        self.notices.push((line.clone(), 0.0));
         self.messages.push(line);
     }
 
@@ -188,6 +220,10 @@ impl Presentation {
             p.age += dt;
         }
         self.popups.retain(|p| p.age < POPUP_SECONDS);
+        for n in &mut self.notices {
+            n.1 += dt;
+        }
+        self.notices.retain(|n| n.1 < NOTICE_SECONDS);
     }
 
     /// `dt` seconds went by with `bytes` (in, out) counted so far, `ping_ms` and `loss`:
@@ -215,5 +251,40 @@ impl Presentation {
             self.graph.pop_front();
         }
         self.graph.push_back(sample);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{NOTICE_FADE, NOTICE_SECONDS, Popup, Presentation, popup_rows};
+    use lanyard::Vec3;
+
+    #[test]
+    fn two_points_at_one_spot_stack_and_points_apart_do_not() {
+        let at = |x: f32, name: &str| Popup {
+            at: Vec3::new(x, 0.0, 0.0),
+            name: name.into(),
+            age: 0.0,
+        };
+        let popups = [
+            at(0.0, "ada"),
+            at(0.3, "ada"),
+            at(5.0, "bob"),
+            at(0.1, "cat"),
+        ];
+        assert_eq!(popup_rows(&popups), [0, 1, 0, 2]);
+    }
+
+    #[test]
+    fn a_notice_fades_out_and_goes_while_the_log_keeps_it() {
+        let mut p = Presentation::default();
+        p.say("ada joined".into());
+        assert_eq!(p.notices().collect::<Vec<_>>(), [("ada joined", 1.0)]);
+        p.age(NOTICE_SECONDS - NOTICE_FADE / 2.0);
+        let (_, alpha) = p.notices().next().expect("still shown");
+        assert!((alpha - 0.5).abs() < 1e-3, "half faded: {alpha}");
+        p.age(NOTICE_FADE);
+        assert_eq!(p.notices().count(), 0, "gone from the screen");
+        assert_eq!(p.messages(), ["ada joined"], "the log keeps it");
     }
 }

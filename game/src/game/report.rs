@@ -141,6 +141,17 @@ impl Game {
         })
     }
 
+    /// How a timed run ended, for a bot's report: why the game ended if it did, "time
+    /// up" if it played its time, or "never joined" if its time ran out before the
+    /// server let it in (no server answered, or it kept it waiting).
+    pub fn run_outcome(&self) -> String {
+        match self.end_reason() {
+            Some(why) => why.to_owned(),
+            None if self.is_joined() => "time up".to_owned(),
+            None => "never joined: no server answered in time".to_owned(),
+        }
+    }
+
     /// The report a bot prints at exit; `ended` says why the run ended (`"time up"`, or
     /// [`end_reason`](Self::end_reason)).
     pub fn bot_report_json(&self, ended: &str) -> serde_json::Value {
@@ -160,6 +171,7 @@ impl Game {
             "client_id": self.standing.client_id().map(|c| c.0),
             "remote_players": self.standing.remote_players().iter().collect::<Vec<_>>(),
             "explosions_seen": self.presentation.explosions_by_others(),
+            "explosions": self.presentation.seen().blasts,
             "entities": self.entities_json(),
             "bytes_in": bytes_in,
             "bytes_out": bytes_out,

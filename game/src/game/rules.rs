@@ -23,6 +23,9 @@ pub(super) struct Rules {
     /// Who last blew each crate about (it scores if the crate goes off the yard).
     crate_hits: HashMap<NetId, Owner>,
     fallen: BTreeSet<NetId>,
+    /// The tick each grenade first touched the floor or a block (its short fuse runs
+    /// from then: see `fuse`).
+    landed: BTreeMap<NetId, u64>,
     /// The table changed since it last went out.
     scores_dirty: bool,
     /// Sessions that ended without the player leaving or being sent away.
@@ -82,6 +85,18 @@ impl Rules {
             self.scores.iter().map(|(n, p)| (n.clone(), *p)).collect();
         table.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
         Some(table)
+    }
+
+    /// The grenade `net` lies on the floor or a block at `tick`: whether its short fuse
+    /// (`ticks` from when it first did) has burnt down.
+    pub(super) fn landed(&mut self, net: NetId, tick: u64, ticks: u64) -> bool {
+        let since = *self.landed.entry(net).or_insert(tick);
+        tick >= since + ticks
+    }
+
+    /// The grenade `net` went off: forgotten.
+    pub(super) fn grenade_gone(&mut self, net: NetId) {
+        self.landed.remove(&net);
     }
 
     /// Whether a chat line from `client` at `now` (seconds) is within the rate limit; one

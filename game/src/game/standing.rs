@@ -27,6 +27,8 @@ pub(super) struct Standing {
     host_changes: Vec<(String, String)>,
     /// Every other player this peer has seen.
     remote_players: BTreeSet<String>,
+    /// Whether our player was below the yard at the last tick (it respawns).
+    fallen: bool,
 }
 
 impl Standing {
@@ -55,6 +57,14 @@ impl Standing {
     pub(super) fn back(&mut self, client: ClientId) {
         self.joined = true;
         self.client_id = Some(client);
+    }
+
+    /// Our player is below the yard (`fallen`) or not: true when it has just fallen, for
+    /// one word on the screen per fall.
+    pub(super) fn fell(&mut self, fallen: bool) -> bool {
+        let news = fallen && !self.fallen;
+        self.fallen = fallen;
+        news
     }
 
     pub(super) fn my_name(&self) -> Option<&str> {
@@ -124,12 +134,16 @@ impl Standing {
         self.end_reason = Some(key);
     }
 
-    /// The server refused us.
-    pub(super) fn refuse(&mut self, reason: RejectReason) {
-        self.end(
-            format!("the server refused us: {reason}"),
-            format!("refused: {reason}"),
-        );
+    /// The server refused us (`gave_password`: whether we gave one; a game that wants
+    /// one and was given none says so, not that it was wrong).
+    pub(super) fn refuse(&mut self, reason: RejectReason, gave_password: bool) {
+        let sentence = match reason {
+            RejectReason::BadPassword if !gave_password => {
+                "this game is locked: it wants a password".to_owned()
+            }
+            _ => format!("the server refused us: {reason}"),
+        };
+        self.end(sentence, format!("refused: {reason}"));
         self.refused = Some(reason);
     }
 

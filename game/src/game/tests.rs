@@ -159,3 +159,87 @@ fn a_rendezvous_server_is_named_by_one_address_or_one_of_each_family_ipv6_first(
     assert!(rendezvous_addr("127.0.0.1,").is_err(), "an empty part");
     assert!(rendezvous_addr("127.0.0.1,[::1]:x").is_err());
 }
+
+#[test]
+fn a_player_who_walks_off_the_edge_is_told_once_that_they_are_back_at_their_spawn() {
+    let mut g = host();
+    g.tick(1.0 / TICK_HZ);
+    let id = g.my_player().expect("the host plays");
+    let below = BodyState {
+        pos: [0.0, g.scene.kill_y - 1.0, 0.0],
+        rot: [0.0, 0.0, 0.0, 1.0],
+        linvel: [0.0; 3],
+        angvel: [0.0; 3],
+    };
+    g.group.set_body_state(id, &below).unwrap();
+    for _ in 0..10 {
+        g.tick(1.0 / TICK_HZ);
+    }
+    let told: Vec<&String> = g
+        .presentation()
+        .messages()
+        .iter()
+        .filter(|m| m.contains("fell off the yard"))
+        .collect();
+    assert_eq!(told.len(), 1, "{:?}", g.presentation().messages());
+    let y = g.group.get(id).unwrap().body().translation().y;
+    assert!(y > g.scene.kill_y, "back on the yard");
+}
+
+/// The crates of the stack whose base is nearest `base` (x, z), by id, with where each is.
+fn stack_at(g: &Game, base: [f32; 2]) -> Vec<(EntityId, Vec3)> {
+    let k = KindId::of_name(kinds::CRATE);
+    g.group
+        .iter()
+        .filter(|e| e.kind() == k)
+        .map(|e| (e.id(), e.body().translation()))
+        .filter(|(_, p)| (p.x - base[0]).abs() < 2.0 && (p.z - base[1]).abs() < 2.0)
+        .collect()
+}
+
+#[test]
+fn a_grenade_aimed_at_a_stack_s_top_crate_knocks_the_stack_about() {
+    let mut g = host();
+    for _ in 0..30 {
+        g.tick(1.0 / TICK_HZ);
+    }
+    let me = g.my_player().expect("the host plays");
+    let from = g.group.get(me).unwrap().body().translation();
+    // The stack nearest the host's spawn, and its top crate, where the window's cursor ray
+    // meets it: the middle of its top face.
+    let stacks = g.scene.stacks.clone();
+    let nearest = stacks
+        .iter()
+        .min_by(|a, b| {
+            let d = |s: &crate::scene::Stack| (s.base[0] - from.x).hypot(s.base[1] - from.z);
+            d(a).total_cmp(&d(b))
+        })
+        .expect("the yard has stacks");
+    let before = stack_at(&g, nearest.base);
+    assert!(before.len() >= 6, "{} crates", before.len());
+    let top = before
+        .iter()
+        .map(|(_, p)| *p)
+        .max_by(|a, b| a.y.total_cmp(&b.y))
+        .unwrap();
+    let target = top + Vec3::Y * nearest.size / 2.0;
+    let gravity = -g.group.config().gravity.y;
+    let throw = crate::aim::aim(from, target, &g.scene.tuning, gravity);
+    g.set_input(PlayerInput {
+        throw: Some(throw),
+        ..PlayerInput::default()
+    });
+    for _ in 0..(4.0 * TICK_HZ) as usize {
+        g.tick(1.0 / TICK_HZ);
+    }
+    assert_eq!(g.presentation().seen().blasts, 1, "the grenade went off");
+    let moved = before
+        .iter()
+        .filter_map(|(id, p)| Some((g.group.get(*id)?.body().translation() - *p).length()))
+        .fold(0.0f32, f32::max);
+    eprintln!("aimed at the top crate: the stack's crates moved up to {moved:.2} m");
+    assert!(
+        moved > 0.5,
+        "aimed at the top crate, the stack moved {moved:.2} m at most"
+    );
+}

@@ -1,7 +1,7 @@
 //! Tumbleyard's rules on the world, run on the server: fuses and blasts, crates off the
 //! yard coming home, points and the score table (kept by [`Rules`](super::rules::Rules)).
 
-use super::Game;
+use super::{Game, fuse};
 use crate::events::GameEvent;
 use crate::kinds;
 use crate::kinds::{Crate, Grenade, PlayerInput};
@@ -57,23 +57,68 @@ impl Game {
         Some(dir * t.blast_impulse * (1.0 - dist / t.blast_radius))
     }
 
-    pub(super) fn server_rules(&mut self) {
-        let now = self.link.net().now();
+    /// The grenades that go off now (see `fuse`): their fuse burnt down, they touch a
+    /// crate or a player other than their thrower's, or they have lain on the floor or a
+    /// block for their short fuse.
+    fn grenades_due(&mut self) -> Vec<(EntityId, NetId, Vec3, Owner)> {
         let grenade = KindId::of_name(kinds::GRENADE);
         let crate_kind = KindId::of_name(kinds::CRATE);
         let player = KindId::of_name(kinds::PLAYER);
-        // Grenades whose fuse has burnt down go off.
-        let due: Vec<(EntityId, NetId, Vec3, Owner)> = self
-            .group
-            .iter()
-            .filter(|e| e.kind() == grenade)
-            .filter_map(|e| {
-                let g = self.group.controller::<Grenade>(e.id())?;
-                (g.fuse() == 0).then(|| (e.id(), e.net_id(), e.body().translation(), g.thrower))
+        let tick = self.group.tick();
+        let landed_ticks = (fuse::LANDED_FUSE / self.group.config().dt).ceil() as u64;
+        let mut due = Vec::new();
+        for e in self.group.iter().filter(|e| e.kind() == grenade) {
+            let Some(g) = self.group.controller::<Grenade>(e.id()) else {
+                continue;
+            };
+            let at = e.body().translation();
+            let radius = match e.visual.shape {
+                Shape::Ball { radius } => radius,
+                _ => 0.0,
+            };
+            let touched = self.group.iter().any(|b| {
+                let own_player = b.kind() == player && b.owner() == g.thrower;
+                (b.kind() == crate_kind || b.kind() == player)
+                    && !own_player
+                    && fuse::touches(at, radius, &b)
+            });
+            let on_ground = self.on_scenery(at, radius);
+            let lay = on_ground
+                && self
+                    .rules
+                    .as_mut()
+                    .is_some_and(|r| r.landed(e.net_id(), tick, landed_ticks));
+            if g.fuse() == 0 || touched || lay {
+                due.push((e.id(), e.net_id(), at, g.thrower));
+            }
+        }
+        due
+    }
+
+    /// Whether a ball of `radius` at `at` touches the floor or a block.
+    fn on_scenery(&self, at: Vec3, radius: f32) -> bool {
+        let touch = radius + fuse::TOUCH;
+        // The floor is a box whose top is at y = 0, centred under the yard's middle.
+        let floor = &self.scene.floor;
+        let on_floor = at.y < touch
+            && at.x.abs() <= floor.half_extents[0]
+            && at.z.abs() <= floor.half_extents[2];
+        on_floor
+            || self.scene.blocks.iter().any(|b| {
+                let half = Vec3::from(b.half_extents);
+                fuse::box_distance(at, Vec3::from(b.center), lanyard::Quat::IDENTITY, half) < touch
             })
-            .collect();
-        for (id, net, at, thrower) in due {
+    }
+
+    pub(super) fn server_rules(&mut self) {
+        let now = self.link.net().now();
+        let crate_kind = KindId::of_name(kinds::CRATE);
+        let player = KindId::of_name(kinds::PLAYER);
+        for (id, net, at, thrower) in self.grenades_due() {
             let _ = self.group.despawn(id);
+            if let Some(r) = &mut self.rules {
+                r.grenade_gone(net);
+            }
             self.explode(at, thrower, net, now);
         }
         let kill_y = self.scene.kill_y;

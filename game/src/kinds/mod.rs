@@ -234,6 +234,16 @@ pub fn registry() -> KindRegistry {
     r
 }
 
+/// The colour of the player client `c` plays, if `group` holds it: what the window tints
+/// the bodies that client holds (hand-off) with, so that they show whose they are.
+pub fn player_color_of(group: &EntityGroup, c: ClientId) -> Option<[u8; 4]> {
+    let player = KindId::of_name(PLAYER);
+    group
+        .iter()
+        .find(|e| e.kind() == player && e.owner() == Owner::Client(c))
+        .map(|e| e.visual.color)
+}
+
 /// A registry with Tumbleyard's kinds whose client spawns a server judges by `scene`: a
 /// client's player must be built from the scene's tuning, under the client's own name, at
 /// its own spawn point, and be its only one; a grenade must be thrown by the client that

@@ -2,8 +2,8 @@
 
 use super::{Viewer, color, mq3};
 use lanyard::{EntityGroup, EntityRef, Owner, Shape};
-use lanyard_game::game::{Blast, Game, POPUP_SECONDS, Popup};
-use lanyard_game::kinds::Player;
+use lanyard_game::game::{Blast, Game, POPUP_SECONDS, Popup, popup_rows};
+use lanyard_game::kinds::{self, Player};
 use lanyard_game::scene::Scene;
 use macroquad::prelude as mq;
 use macroquad::prelude::{Color, KeyCode, Mesh, Vertex, vec2, vec3, vec4};
@@ -365,9 +365,13 @@ fn draw_entity(
     (pos, rot): (mq::Vec3, mq::Quat),
     tint_holders: bool,
 ) -> Option<(mq::Vec3, String)> {
-    let base = match e.owner() {
-        Owner::Client(c) if tint_holders && holds(group, e) => tint(color(e.visual.color), c),
-        _ => color(e.visual.color),
+    let holder = match e.owner() {
+        Owner::Client(c) if tint_holders && holds(group, e) => kinds::player_color_of(group, c),
+        _ => None,
+    };
+    let base = match holder {
+        Some(h) => tint(color(e.visual.color), color(h)),
+        None => color(e.visual.color),
     };
     match e.visual.shape {
         Shape::Cuboid { half_extents } => draw_box(
@@ -423,9 +427,10 @@ fn draw_labels(camera: &mq::Camera3D, labels: Vec<(mq::Vec3, String)>, popups: &
             mq::draw_text(&name, at.x - w / 2.0, at.y, 22.0, mq::WHITE);
         }
     }
-    for p in popups {
+    for (p, row) in popups.iter().zip(popup_rows(popups)) {
         let k = (p.age / POPUP_SECONDS).clamp(0.0, 1.0);
-        if let Some(at) = on_screen(mq3(p.at) + vec3(0.0, 0.5 + 2.0 * k, 0.0)) {
+        if let Some(mut at) = on_screen(mq3(p.at) + vec3(0.0, 0.5 + 2.0 * k, 0.0)) {
+            at.y -= 36.0 * row as f32;
             let text = format!("+1 {}", p.name);
             let w = mq::measure_text(&text, None, 34, 1.0).width;
             let outline = Color::new(0.1, 0.05, 0.0, 1.0 - k);
@@ -479,22 +484,12 @@ fn holds(group: &EntityGroup, e: &EntityRef<'_>) -> bool {
         .is_some_and(|o| o.hand_off)
 }
 
-/// `base` halfway to the hue of client `c` (spread around the colour wheel by its id).
-fn tint(base: Color, c: lanyard::ClientId) -> Color {
-    let hue = (c.0 as f32 * 0.618_034).fract() * 6.0;
-    let x = 1.0 - (hue % 2.0 - 1.0).abs();
-    let (r, g, b) = match hue as u32 {
-        0 => (1.0, x, 0.0),
-        1 => (x, 1.0, 0.0),
-        2 => (0.0, 1.0, x),
-        3 => (0.0, x, 1.0),
-        4 => (x, 0.0, 1.0),
-        _ => (1.0, 0.0, x),
-    };
+/// `base` halfway to `holder`'s colour: the colour of the player who holds the body.
+fn tint(base: Color, holder: Color) -> Color {
     Color::new(
-        (base.r + r) / 2.0,
-        (base.g + g) / 2.0,
-        (base.b + b) / 2.0,
+        (base.r + holder.r) / 2.0,
+        (base.g + holder.g) / 2.0,
+        (base.b + holder.b) / 2.0,
         1.0,
     )
 }

@@ -175,8 +175,14 @@ pub(crate) fn draw_hud(game: &Game) {
     if game.presentation().scores().is_empty() {
         mq::draw_text("no scores yet", 20.0, y, 22.0, mq::WHITE);
     }
+    // A player who left keeps the row and the points, greyed.
+    let here = game.players_here();
     for (name, points) in game.presentation().scores() {
-        mq::draw_text(format!("{points:>3}  {name}"), 20.0, y, 22.0, mq::WHITE);
+        let (c, note) = match here.contains(name) {
+            true => (mq::WHITE, ""),
+            false => (mq::GRAY, "  (left)"),
+        };
+        mq::draw_text(format!("{points:>3}  {name}{note}"), 20.0, y, 22.0, c);
         y += 24.0;
     }
     let help = if game.is_spectator() {
@@ -201,24 +207,35 @@ pub(crate) fn draw_hud(game: &Game) {
     let x = mq::screen_width() - 360.0;
     let width = ((mq::screen_width() - x - 10.0) / mq::measure_text("m", None, 20, 1.0).width)
         .max(8.0) as usize;
+    // A notice stays NOTICE_SECONDS, fading out at the end (see `Presentation::notices`).
     let lines = game
         .presentation()
-        .messages()
-        .iter()
+        .notices()
         .rev()
         .take(4)
-        .flat_map(|m| wrap(m, width));
-    for (i, line) in lines.take(8).enumerate() {
-        mq::draw_text(&line, x, 30.0 + i as f32 * 22.0, 20.0, mq::WHITE);
+        .flat_map(|(m, alpha)| wrap(m, width).into_iter().map(move |l| (l, alpha)));
+    for (i, (line, alpha)) in lines.take(8).enumerate() {
+        let c = Color::new(1.0, 1.0, 1.0, alpha);
+        mq::draw_text(&line, x, 30.0 + i as f32 * 22.0, 20.0, c);
     }
     // Throwing waits for its cooldown: say so, or a press in it looks lost.
     if let Some(wait) = game.throw_cooldown() {
         let (text, colour) = if wait > 0.0 {
-            (format!("next grenade in {wait:.1} s"), mq::GRAY)
+            (format!("next grenade in {wait:.1} s"), mq::LIGHTGRAY)
         } else {
             ("grenade ready".to_owned(), mq::WHITE)
         };
-        mq::draw_text(&text, 14.0, mq::screen_height() - 40.0, 20.0, colour);
+        // On a dark backing: over crates, grey text alone was hard to read.
+        let y = mq::screen_height() - 40.0;
+        let w = mq::measure_text(&text, None, 20, 1.0).width;
+        mq::draw_rectangle(
+            8.0,
+            y - 17.0,
+            w + 12.0,
+            23.0,
+            Color::new(0.0, 0.0, 0.0, 0.55),
+        );
+        mq::draw_text(&text, 14.0, y, 20.0, colour);
     }
 }
 

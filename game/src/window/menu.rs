@@ -39,6 +39,8 @@ pub(crate) struct Menu {
     pub(crate) listed_once: bool,
     /// The line being typed, and what it is for.
     pub(crate) editing: Option<(Field, String)>,
+    /// How many passwords the game being asked for refused in a row.
+    pub(crate) wrong_passwords: u32,
 }
 
 /// What a line typed on the start screen is for.
@@ -107,8 +109,10 @@ impl Menu {
         m
     }
 
-    /// Opens the password prompt for the game at `target`, shown as `name`.
-    pub(crate) fn ask_password(&mut self, target: Target, name: String) {
+    /// Opens the password prompt for the game at `target`, shown as `name`, after
+    /// `wrong` wrong tries (the prompt says so).
+    pub(crate) fn ask_password(&mut self, target: Target, name: String, wrong: u32) {
+        self.wrong_passwords = wrong;
         self.editing = Some((Field::Password(target, name), String::new()));
         while mq::get_char_pressed().is_some() {}
     }
@@ -144,6 +148,7 @@ impl Menu {
             last_end: None,
             listed_once: false,
             editing: None,
+            wrong_passwords: 0,
         };
         m.refresh();
         m
@@ -398,7 +403,7 @@ impl Menu {
                     continue;
                 }
                 if info.password && self.options.password.is_none() {
-                    self.ask_password(target, info.name);
+                    self.ask_password(target, info.name, 0);
                     return None;
                 }
                 let password = self.options.password.clone();
@@ -541,20 +546,23 @@ impl Menu {
                 text.to_owned(),
             ),
             Field::Password(target, name) => (
-                match target {
-                    Target::Addr(addr) => format!("password for {name} ({addr})"),
-                    Target::Named(rv, _) => format!("password for {name} (via {rv})"),
+                match (target, self.wrong_passwords) {
+                    (Target::Addr(addr), 0) => format!("password for {name} ({addr})"),
+                    (Target::Named(rv, _), 0) => format!("password for {name} (via {rv})"),
+                    (_, 1) => format!("that password was wrong: try again for {name}"),
+                    (_, n) => format!("{n} wrong passwords so far: try again for {name}"),
                 },
                 "*".repeat(text.chars().count()),
             ),
             Field::Address => ("server address (HOST[:PORT])".to_owned(), text.to_owned()),
         };
         let (w, h) = (mq::screen_width(), mq::screen_height());
+        // Tall enough for the hint under the line, its descenders included.
         mq::draw_rectangle(
             0.0,
             h / 2.0 - 70.0,
             w,
-            120.0,
+            136.0,
             Color::new(0.0, 0.0, 0.0, 0.75),
         );
         mq::draw_text(&label, 60.0, h / 2.0 - 30.0, 26.0, mq::LIGHTGRAY);

@@ -49,7 +49,7 @@ impl Menu {
     }
 
     /// Asks for the password of the game (refused for it).
-    pub(crate) fn ask_password(&mut self, _: Target, _: String) {
+    pub(crate) fn ask_password(&mut self, _: Target, _: String, _: u32) {
         self.editing = Some((Field::Password, String::new()));
     }
 

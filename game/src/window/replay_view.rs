@@ -276,17 +276,29 @@ impl ReplayView {
             .map(|e| e.body().translation())
     }
 
+    /// The name of the player `owner` plays, as the recording has it (else who it is).
+    fn player_name(&self, owner: Owner) -> String {
+        let player = lanyard::KindId::of_name(kinds::PLAYER);
+        let group = self.replay.group();
+        group
+            .iter()
+            .find(|e| e.kind() == player && e.owner() == owner)
+            .and_then(|e| group.controller::<kinds::Player>(e.id()))
+            .map(|p| p.name.clone())
+            .unwrap_or_else(|| format!("player {}", owner_label(owner)))
+    }
+
     fn draw_text(&self) {
         let gold = Color::from_rgba(240, 190, 80, 255);
         mq::draw_text("REPLAY", 20.0, 36.0, 30.0, gold);
         let (start, end) = self.span();
-        let state = if self.controls.paused {
-            "paused".to_owned()
-        } else {
-            format!("{}x", self.controls.speed())
+        // Paused, the speed still shows: Up and Down change it while paused too.
+        let state = match self.controls.paused {
+            true => format!("paused ({}x on play)", self.controls.speed()),
+            false => format!("{}x", self.controls.speed()),
         };
         let follow = match self.follow {
-            Some(owner) => format!("  following player {}", owner_label(owner)),
+            Some(owner) => format!("  following {}", self.player_name(owner)),
             None => String::new(),
         };
         let head = format!(

@@ -35,6 +35,8 @@ struct Looping {
     net_graph: bool,
     sounds: Sounds,
     quit: QuitAsk,
+    /// How many passwords in a row the game refused.
+    wrong_passwords: u32,
 }
 
 /// A host's Esc with players in its game, waiting for the second that confirms it.
@@ -74,6 +76,7 @@ pub(crate) async fn run(mut screen: Screen, mut plan: Plan) -> Result<(), String
         net_graph: false,
         sounds: Sounds::load().await,
         quit: QuitAsk::default(),
+        wrong_passwords: 0,
     };
     // A screenshot advances one tick per frame, so the picture does not depend on how fast
     // the machine draws.
@@ -147,7 +150,7 @@ fn finish(mut screen: Screen, plan: &Plan) -> Result<(), String> {
         if let Some(path) = &plan.summary {
             game.write_summary(path)?;
         }
-        let ended = game.end_reason().unwrap_or("time up").to_owned();
+        let ended = game.run_outcome();
         game.shutdown();
         if let Some(buf) = &plan.recording {
             let bytes = buf.bytes();
@@ -268,13 +271,20 @@ impl Looping {
         self.overlays(game, plan, typing);
         let why = game.ended()?.to_owned();
         Some(match &plan.menu {
-            Some((o, d, host)) => {
+            Some((o, d, _)) => {
                 game.shutdown();
-                let mut menu = Menu::with_note(o.clone(), *d, *host, &why);
+                // Back at the start screen, whatever the game ended with (a refusal, no
+                // server answering, a shutdown), hosting one is among the choices.
+                let mut menu = Menu::with_note(o.clone(), *d, true, &why);
                 // Refused for the password (joined by address, where no list said the
                 // game is locked): ask for it, and try again.
+                // The prompt says how many passwords in a row were wrong.
+                self.wrong_passwords = match game.wants_password() {
+                    Some(_) if game.gave_password() => self.wrong_passwords + 1,
+                    _ => 0,
+                };
                 if let Some(addr) = game.wants_password() {
-                    menu.ask_password(Target::Addr(addr), "the game".into());
+                    menu.ask_password(Target::Addr(addr), "the game".into(), self.wrong_passwords);
                 }
                 Screen::Menu(Box::new(menu))
             }
@@ -307,7 +317,8 @@ impl Looping {
             draw_banner("reconnecting...");
         }
         if let Some(line) = &self.chat {
-            let y = mq::screen_height() - 44.0;
+            // Above the grenade's line ("grenade ready"), not over it.
+            let y = mq::screen_height() - 76.0;
             mq::draw_rectangle(10.0, y - 22.0, 620.0, 30.0, Color::new(0.0, 0.0, 0.0, 0.6));
             mq::draw_text(format!("say: {line}_"), 18.0, y, 22.0, mq::WHITE);
         }

@@ -341,7 +341,12 @@ impl FrameDriver for ClientFrame<'_> {
             if let Some(s) = c.repl.succession.take() {
                 if s.list != c.endpoint.succession.list {
                     let names: Vec<&str> = s.list.iter().map(|x| x.name.as_str()).collect();
-                    tracing::info!("the succession: {}", names.join(", "));
+                    match names.is_empty() {
+                        true => {
+                            tracing::info!("the succession: nobody (no player could take over)")
+                        }
+                        false => tracing::info!("the succession: {}", names.join(", ")),
+                    }
                 }
                 c.endpoint.succession = s;
             }

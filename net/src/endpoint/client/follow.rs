@@ -190,7 +190,12 @@ impl ClientEndpoint {
             }
             return true;
         }
-        tracing::info!("{host} went: {} ({}) takes over", to.name, to.addr);
+        // The first rung is the news the game hears (`NetEvent::HostLeft`) and says; a
+        // later one says whom the ladder tries now.
+        match !f.again && f.next == 1 {
+            true => tracing::debug!("{host} went: {} ({}) takes over", to.name, to.addr),
+            false => tracing::info!("{host} went: trying {} ({}) now", to.name, to.addr),
+        }
         if !f.again {
             core.events.push_back(NetEvent::HostLeft {
                 host: left.clone(),
