@@ -174,12 +174,13 @@ fn two_browsers_and_a_native_host_play_through_a_cut_link_and_a_kick() {
         "b",
         "http://127.0.0.1:47811/?bot=2&seconds=60&name=pageb&password=open+sesame",
     ));
+    lab.children[host].wait_for("pagea joined", Duration::from_secs(60));
+    lab.children[host].wait_for("pageb joined", Duration::from_secs(60));
+    // (One page at a time on two cores: each draws in software.)
     let wrong = lab.start(lab.chromium(
         "wrong",
         "http://127.0.0.1:47811/?bot=3&seconds=20&name=pagec&password=nope",
     ));
-    lab.children[host].wait_for("pagea joined", Duration::from_secs(60));
-    lab.children[host].wait_for("pageb joined", Duration::from_secs(60));
     let refused = report(&lab.children[wrong], Duration::from_secs(60));
     assert!(
         refused["ended"]

@@ -147,20 +147,24 @@ fn serve(
     // The summary is the world as it ended, before the players' sessions are closed.
     let written = summary.map_or(Ok(()), |p| game.write_summary(p));
     game.shutdown();
-    if let Some(r) = &c.record {
-        let size = std::fs::metadata(r).map(|m| m.len()).unwrap_or(0);
-        println!(
-            "the recording is in {} ({size} bytes): replay it with `lanyard-game replay {}`",
-            r.display(),
-            r.display()
-        );
-    }
+    recorded(c.record.as_deref());
     if let Some(a) = &mut agones
         && let Err(e) = a.shutdown()
     {
         eprintln!("lanyard-game: {e}");
     }
     written
+}
+
+/// Says where the recording went (if one was made), and how to replay it.
+fn recorded(path: Option<&Path>) {
+    if let Some(r) = path {
+        let size = std::fs::metadata(r).map(|m| m.len()).unwrap_or(0);
+        let r = r.display();
+        println!(
+            "the recording is in {r} ({size} bytes): replay it with `lanyard-game replay {r}`"
+        );
+    }
 }
 
 /// What watches a server from outside: the Agones SDK (if the environment names one),

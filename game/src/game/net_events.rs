@@ -51,10 +51,9 @@ impl Game {
                 server_name,
                 name,
             } => self.on_joined(client, server_name, name),
-            NetEvent::Rejected { reason } => {
-                let gave = self.options.password.is_some();
-                self.standing.refuse(reason, gave)
-            }
+            NetEvent::Rejected { reason } => self
+                .standing
+                .refuse(reason, self.options.password.is_some()),
             NetEvent::ConnectFailed => {
                 let server = self
                     .net()

@@ -78,11 +78,16 @@ pub fn now_ms() -> f64 {
 
 /// How long a channel may take to open before a fresh one is asked for, in milliseconds.
 const OPEN_WITHIN_MS: f64 = 3000.0;
-/// How long an open channel may carry nothing in before a fresh one is asked for: the
-/// host's heartbeats come much more often. A channel whose link was cut stays "open" to
-/// the page for many seconds, and the host keeps its end; a fresh one comes up at once
-/// when the link is back, and the session resumes over it.
-const QUIET_MS: f64 = 1500.0;
+/// How long a channel that carried the host's datagrams may then carry nothing before a
+/// fresh one is asked for: the host's heartbeats come much more often. A channel whose
+/// link was cut stays "open" to the page for many seconds, and the host keeps its end; a
+/// fresh one comes up at once when the link is back, and the session resumes over it.
+///
+/// Only a channel that carried something is replaced for being quiet: a fresh one hears
+/// nothing until the session resumes over it (the host does not know its address yet),
+/// and replacing it then would replace every channel before a resume could finish on it
+/// (seen in CI: a page stalled by load churned channels and never resumed).
+const QUIET_MS: f64 = 2500.0;
 
 /// The data channel to the host that served the page, as a [`Transport`]: every datagram
 /// goes to the host, and every one comes from it (at `server`).
@@ -113,7 +118,8 @@ impl PageChannel {
         // SAFETY: no arguments.
         let state = unsafe { lanyard_rtc_state() };
         let stuck = state == 0 && now - self.opened_at > OPEN_WITHIN_MS;
-        let quiet = state == 1 && now - self.heard_at.max(self.opened_at) > QUIET_MS;
+        let carried = self.heard_at > self.opened_at;
+        let quiet = state == 1 && carried && now - self.heard_at > QUIET_MS;
         if state == 2 || stuck || quiet {
             // SAFETY: no arguments.
             unsafe { lanyard_rtc_open() };

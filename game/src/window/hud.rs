@@ -156,6 +156,24 @@ pub(crate) fn roster(game: &mut Game, r: &mut Roster, typing: bool) {
     }
 }
 
+/// The score table under the HUD's title; a player who left keeps the row and the
+/// points, greyed.
+fn draw_scores(game: &Game) {
+    let mut y = 86.0;
+    if game.presentation().scores().is_empty() {
+        mq::draw_text("no scores yet", 20.0, y, 22.0, mq::WHITE);
+    }
+    let here = game.players_here();
+    for (name, points) in game.presentation().scores() {
+        let (c, note) = match here.contains(name) {
+            true => (mq::WHITE, ""),
+            false => (mq::GRAY, "  (left)"),
+        };
+        mq::draw_text(format!("{points:>3}  {name}{note}"), 20.0, y, 22.0, c);
+        y += 24.0;
+    }
+}
+
 pub(crate) fn draw_hud(game: &Game) {
     let panel = Color::new(0.0, 0.0, 0.0, 0.45);
     let rows = game.presentation().scores().len().max(1) as f32;
@@ -171,20 +189,7 @@ pub(crate) fn draw_hud(game: &Game) {
         Color::from_rgba(240, 190, 80, 255),
     );
     mq::draw_text(&net, 20.0, 60.0, 18.0, mq::LIGHTGRAY);
-    let mut y = 86.0;
-    if game.presentation().scores().is_empty() {
-        mq::draw_text("no scores yet", 20.0, y, 22.0, mq::WHITE);
-    }
-    // A player who left keeps the row and the points, greyed.
-    let here = game.players_here();
-    for (name, points) in game.presentation().scores() {
-        let (c, note) = match here.contains(name) {
-            true => (mq::WHITE, ""),
-            false => (mq::GRAY, "  (left)"),
-        };
-        mq::draw_text(format!("{points:>3}  {name}{note}"), 20.0, y, 22.0, c);
-        y += 24.0;
-    }
+    draw_scores(game);
     let help = if game.is_spectator() {
         "watching  Q/E turn  C overview  N net graph  Enter chat  Esc quit"
     } else if game.is_server() {

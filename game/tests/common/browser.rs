@@ -42,7 +42,11 @@ pub fn can_run() -> bool {
     } else if wasm().is_none() {
         Some("the browser build is not there (see the README)".to_owned())
     } else {
-        super::netns_refused(&format!("{PREFIX}{}-probe", std::process::id()))
+        // One probe name per call: the tests of a file ask at once.
+        use std::sync::atomic::{AtomicU32, Ordering};
+        static PROBES: AtomicU32 = AtomicU32::new(0);
+        let n = PROBES.fetch_add(1, Ordering::Relaxed);
+        super::netns_refused(&format!("{PREFIX}{}-probe{n}", std::process::id()))
     };
     match why {
         None => true,
