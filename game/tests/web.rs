@@ -149,21 +149,8 @@ fn two_browsers_and_a_native_host_play_through_a_cut_link_and_a_kick() {
     }
     let _one = common::one_at_a_time();
     let mut lab = Lab::new("two");
-    let host = lab.start(lab.game(&[
-        "host",
-        "--headless",
-        "--name",
-        "hosty",
-        "--password",
-        "open sesame",
-        "--port",
-        "47810",
-        "--web",
-        "47811",
-        "--seconds",
-        "120",
-    ]));
-    lab.children[host].wait_for("browsers join at", Duration::from_secs(30));
+    let locked = ["--name", "hosty", "--password", "open sesame"];
+    let host = lab.serve(&["host", "--headless"], &locked);
     // The game is locked: the pages give the password in their query (`%20` and `+`
     // both a space), and a page with the wrong one is refused.
     let a = lab.start(lab.chromium(

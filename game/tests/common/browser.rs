@@ -165,15 +165,14 @@ impl Lab {
     /// `lanyard-game server` in the namespace on UDP 47810, its page on 47811, with the
     /// flags `more` (two minutes at most), once it serves; its index in `children`.
     pub fn server(&mut self, more: &[&str]) -> usize {
-        let mut args = vec![
-            "server",
-            "--port",
-            "47810",
-            "--web",
-            "47811",
-            "--seconds",
-            "120",
-        ];
+        self.serve(&["server"], more)
+    }
+
+    /// `lanyard-game` with the command (and its flags) `command`, serving as
+    /// [`server`](Self::server) does, with the flags `more`.
+    pub fn serve(&mut self, command: &[&str], more: &[&str]) -> usize {
+        let mut args = command.to_vec();
+        args.extend(["--port", "47810", "--web", "47811", "--seconds", "120"]);
         args.extend_from_slice(more);
         let server = self.start(self.game(&args));
         self.children[server].wait_for("browsers join at", Duration::from_secs(30));

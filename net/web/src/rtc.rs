@@ -86,6 +86,9 @@ pub struct RtcHost {
     port: u16,
     limits: RtcLimits,
     pages: Vec<Page>,
+    /// What a page gave while it was sent to (see [`send`](Self::send)): its transmits,
+    /// until taken; anything else, until the next poll.
+    pending: Polled,
     provider: Arc<str0m::crypto::CryptoProvider>,
 }
 
@@ -96,6 +99,7 @@ impl RtcHost {
             port,
             limits,
             pages: Vec::new(),
+            pending: Polled::default(),
             provider: Arc::new(str0m::crypto::from_feature_flags()),
         }
     }
@@ -189,7 +193,7 @@ impl RtcHost {
 
     /// Lets time pass to `now` and gathers what every page has to give.
     pub fn poll(&mut self, now: Instant) -> Polled {
-        let mut out = Polled::default();
+        let mut out = std::mem::take(&mut self.pending);
         for page in &mut self.pages {
             if page.rtc.handle_input(Input::Timeout(now)).is_err() {
                 page.rtc.disconnect();
@@ -201,18 +205,30 @@ impl RtcHost {
     }
 
     /// Sends `bytes` to the page at `to` over its channel. Returns whether there was an
-    /// open channel to send on.
+    /// open channel to send on. The datagrams that carry it wait in
+    /// [`take_transmit`](Self::take_transmit) (only this page is asked: a broadcast to
+    /// every page does not poll every page once per page).
     pub fn send(&mut self, to: SocketAddr, bytes: &[u8]) -> bool {
-        let Some(page) = self.page_mut(to) else {
+        let Some(i) = self.pages.iter().position(|p| p.remote == Some(to)) else {
             return false;
         };
+        let page = &mut self.pages[i];
         let Some(id) = page.channel else {
             return false;
         };
-        match page.rtc.channel(id) {
+        let written = match page.rtc.channel(id) {
             Some(mut ch) => ch.write(true, bytes).unwrap_or(false),
             None => false,
+        };
+        if written {
+            drain(page, &mut self.pending);
         }
+        written
+    }
+
+    /// The datagrams for the WebRTC UDP port that sends made since this was last asked.
+    pub fn take_transmit(&mut self) -> Vec<(SocketAddr, Vec<u8>)> {
+        std::mem::take(&mut self.pending.transmit)
     }
 
     /// Whether `addr` is a page's (its channel open), so that datagrams to it go over
@@ -240,10 +256,6 @@ impl RtcHost {
     /// Whether there are none.
     pub fn is_empty(&self) -> bool {
         self.pages.is_empty()
-    }
-
-    fn page_mut(&mut self, addr: SocketAddr) -> Option<&mut Page> {
-        self.pages.iter_mut().find(|p| p.remote == Some(addr))
     }
 
     /// Drops the pages that died, never opened in time, or fell silent too long.

@@ -215,8 +215,9 @@ impl Transport for WebTransport {
 
     fn send(&mut self, to: SocketAddr, bytes: &[u8]) {
         if self.host.is_page(to) {
-            if self.host.send(to, bytes) {
-                self.flush(Instant::now());
+            self.host.send(to, bytes);
+            for (to, bytes) in self.host.take_transmit() {
+                let _ = self.udp.send_to(&bytes, to);
             }
         } else {
             self.inner.send(to, bytes);
