@@ -36,7 +36,7 @@ pub fn run(
                 return;
             }
             let t = Instant::now();
-            game.tick(dt + std::mem::take(&mut stalled));
+            game.tick_live(dt + std::mem::take(&mut stalled));
             busy += t.elapsed();
             ticks += 1;
         }

@@ -68,7 +68,8 @@ fn a_killed_host_hands_its_game_to_the_first_bot_and_the_other_follows() {
     );
     cat.wait_for("ada left; bob is now hosting", Duration::from_secs(20));
 
-    // The new host answers LAN discovery under the game's name, from its own port.
+    // The new host answers LAN discovery under the game's name, from its own port (the
+    // one its players already reach it at).
     let browse = game(&["browse", "--discovery-addr", &disc, "--wait", "1"])
         .output()
         .expect("browse runs");
@@ -173,10 +174,14 @@ fn on_the_hub_the_players_and_the_scores_go_on_at_the_first_successor() {
         }
     }
     assert!(bob.is_server());
-    // The players who stayed keep their scores, on every screen.
-    let kept: Vec<(String, u32)> = scores.into_iter().filter(|(n, _)| n != "ada").collect();
-    assert_eq!(bob.presentation().scores(), kept);
-    assert_eq!(cat.presentation().scores(), kept);
+    // Every score is kept, on every screen: the players who stayed, and the old host's
+    // (its row greyed, as any player's who left).
+    assert_eq!(bob.presentation().scores(), scores);
+    assert_eq!(cat.presentation().scores(), scores);
+    assert!(
+        !bob.players_here().contains("ada"),
+        "ada's row is shown greyed"
+    );
     let cat_id = cat.net().client_id().expect("cat plays on");
     let stats = bob.net().peer_stats(cat_id).expect("bob serves cat");
     assert!(stats.state_age_p95_ms < 500.0, "{stats:?}");
@@ -193,6 +198,19 @@ fn on_the_hub_the_players_and_the_scores_go_on_at_the_first_successor() {
         most < lanyard_game::kinds::MAX_DRIFT,
         "cat's player jumped {most} m in one tick: {stats:?}"
     );
+    // A newcomer after the migration sees the new host's player and cat's.
+    let mut dan = Game::client_on(
+        local_options("dan"),
+        hub.endpoint(hub_addr(9)),
+        bob.local_addr(),
+        [9; 32],
+    )
+    .expect("a client");
+    let mut b3 = Bot::new(9, None);
+    play(&mut [(bob, b1), (cat, b2), (&mut dan, &mut b3)], 4.0);
+    assert!(dan.is_joined());
+    let seen: Vec<String> = dan.players_here().into_iter().collect();
+    assert_eq!(seen, ["bob", "cat", "dan"], "what dan sees");
 }
 
 /// A player in a window (under Xvfb) whose host is killed: its screen says who left and

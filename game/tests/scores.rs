@@ -4,32 +4,9 @@
 
 mod common;
 
-use common::{hub_addr, hub_games, local_options, tick_together};
-use lanyard::KindId;
-use lanyard::pose::BodyState;
+use common::{hub_addr, hub_games, knock_off, local_options, tick_together};
 use lanyard::prelude::*;
 use lanyard_game::game::Game;
-use lanyard_game::kinds::CRATE;
-
-/// Puts one of the host's crates below the yard, last pushed by `by`: the next tick's
-/// rules score it.
-fn knock_off(host: &mut Game, by: Owner) {
-    let kind = KindId::of_name(CRATE);
-    let (id, net) = host
-        .group()
-        .iter()
-        .find(|e| e.kind() == kind)
-        .map(|e| (e.id(), e.net_id()))
-        .expect("a crate");
-    host.note_crate_hit(net, by);
-    let below = BodyState {
-        pos: [0.0, host.scene().kill_y - 1.0, 0.0],
-        rot: [0.0, 0.0, 0.0, 1.0],
-        linvel: [0.0; 3],
-        angvel: [0.0; 3],
-    };
-    host.group_mut().set_body_state(id, &below).expect("placed");
-}
 
 #[test]
 fn a_late_spectator_has_the_table_and_a_departed_player_keeps_her_points_but_scores_no_more() {

@@ -34,8 +34,10 @@
 /// 22: a resume of a session the server kicked is refused as kicked
 /// (`RejectReason::Kicked`), not as expired. Version 23: discovery's answer (and a
 /// rendezvous listing) says where the game's page is served, for players in a browser
-/// (`ServerInfo::web_port`).
-pub const PROTOCOL_VERSION: u16 = 23;
+/// (`ServerInfo::web_port`). Version 24: a resume may come from a new process that holds
+/// only the session's claim (`SessionClaim`, kept on disk by the game): it says so, and
+/// gets the world and a reliable channel afresh under its old id, with its entities.
+pub const PROTOCOL_VERSION: u16 = 24;
 
 /// How a [`NetManager`](crate::NetManager) behaves. The defaults suit a LAN game.
 #[derive(Debug, Clone, PartialEq)]

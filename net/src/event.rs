@@ -31,6 +31,10 @@ pub enum NetEvent {
         client: ClientId,
         /// Its player name.
         name: String,
+        /// Whether it resumed from a new process (its game started again): it holds
+        /// nothing of the game, and gets the world as a newcomer does. Send it what the
+        /// game sends a newcomer.
+        restarted: bool,
     },
     /// Server: a client is gone; its entities were handled as their kinds say.
     ClientLeft {
@@ -59,6 +63,10 @@ pub enum NetEvent {
         /// The name we play under: the one we asked for, or, if another session had it,
         /// the one the server offered instead ("ada (2)").
         name: String,
+        /// Whether this took up the session of an earlier process
+        /// ([`NetManager::client_claiming`](crate::NetManager::client_claiming)): the
+        /// same id, and the entities it owned are still ours (the world brings them).
+        resumed: bool,
     },
     /// Client: the server refused us.
     Rejected {

@@ -279,6 +279,29 @@ impl Scenario {
         password: Option<&str>,
     ) -> usize {
         let i = self.clients.len() + 1;
+        let net = NetManager::client(config, hub_addr(0), name, password, entropy(i as u64));
+        self.push_client(registry, net)
+    }
+
+    /// Adds a client that takes up the session `claim` holds (another client's, whose
+    /// process died: mark it not `alive`), as `name`, from an address of its own; returns
+    /// its index.
+    pub fn add_client_claiming(
+        &mut self,
+        config: NetConfig,
+        claim: &crate::SessionClaim,
+        name: &str,
+    ) -> usize {
+        let i = self.clients.len() + 1;
+        let net = NetManager::client_claiming(config, claim, name, None, entropy(i as u64));
+        let registry = self.registry.clone();
+        self.push_client(registry, net)
+    }
+
+    /// Adds a client peer on the next address, with a world of `registry`'s kinds and the
+    /// scenery, driven by `net`.
+    fn push_client(&mut self, registry: Arc<KindRegistry>, net: NetManager) -> usize {
+        let i = self.clients.len() + 1;
         let mut group = EntityGroup::new(
             registry,
             GroupConfig {
@@ -290,7 +313,7 @@ impl Scenario {
         group.set_strict(true);
         (self.scenery)(&mut group);
         self.clients.push(Peer {
-            net: NetManager::client(config, hub_addr(0), name, password, entropy(i as u64)),
+            net,
             group,
             transport: transport(&self.hub, hub_addr(i), self.conditions, i as u64),
             events: Vec::new(),

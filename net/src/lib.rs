@@ -48,6 +48,7 @@
 #![warn(missing_docs)]
 
 pub mod addrs;
+mod claim;
 mod config;
 mod connection;
 mod core;
@@ -73,6 +74,7 @@ pub mod udp;
 mod wire;
 
 pub use addrs::Addrs;
+pub use claim::SessionClaim;
 pub use config::{Entropy, NetConfig};
 pub use error::{DisconnectReason, NetError, RejectReason};
 pub use event::NetEvent;

@@ -69,6 +69,9 @@ pub struct PeerStats {
     /// datagram given with its age ([`NetManager::receive_aged`](crate::NetManager::receive_aged))
     /// is timed from its arrival, so neither side's wait for its next frame counts.
     pub ping_ms: f32,
+    /// Whether a clock stamp came back yet: until one has, `ping_ms` is 0 for want of a
+    /// measure; after, a 0 is a round trip under a millisecond (loopback).
+    pub pinged: bool,
     /// Milliseconds since a datagram from the peer was last taken (filled in when the
     /// stats are read).
     pub silence_ms: f32,

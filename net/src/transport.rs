@@ -51,6 +51,15 @@ pub trait Transport {
     fn conditioner_stats(&self) -> Option<ConditionerStats> {
         None
     }
+    /// The transport's own clock now, on which [`recv_aged`](Self::recv_aged)'s ages are
+    /// measured: a real socket's (time since some instant); `None` for transports whose
+    /// time is only what [`advance`](Self::advance) lets pass (the hub, a conditioner).
+    /// A game gives the network this clock's steps
+    /// ([`NetManager::update`](crate::NetManager::update)'s `dt`), so that what it stamps
+    /// on the wire is when datagrams really leave and arrive.
+    fn wall_clock(&self) -> Option<Duration> {
+        None
+    }
 }
 
 #[derive(Default)]

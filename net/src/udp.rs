@@ -12,17 +12,62 @@ use message_io::network::{
 use std::collections::VecDeque;
 use std::io;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Condvar, Mutex};
+use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-/// A UDP socket bound to one address, used both to receive and to send to any peer. It is
-/// polled, never blocks, and runs no thread.
+/// A UDP socket bound to one address, used both to receive and to send to any peer. A
+/// thread of its own takes datagrams off the socket the moment they arrive and stamps
+/// them, so [`recv_aged`](Transport::recv_aged) knows how long each waited however seldom
+/// its owner looks (a window that draws for 30 ms between ticks); the owner never blocks
+/// but in [`wait`](Transport::wait).
 pub struct UdpTransport {
     controller: NetworkController,
-    processor: NetworkProcessor,
     listener: ResourceId,
     local: SocketAddr,
-    /// What arrived, with when it was taken off the socket.
-    queue: VecDeque<(SocketAddr, Vec<u8>, Instant)>,
+    inbox: Arc<Inbox>,
+    receiver: Option<JoinHandle<()>>,
+}
+
+/// What the receiving thread took off the socket, for the owner to take.
+#[derive(Default)]
+struct Inbox {
+    /// Each datagram, with when it came off the socket.
+    queue: Mutex<VecDeque<(SocketAddr, Vec<u8>, Instant)>>,
+    arrived: Condvar,
+    stop: AtomicBool,
+}
+
+/// At most this many datagrams wait for the owner (a flood while it stalls costs no more
+/// memory than this); more are dropped, as a full socket buffer drops them.
+const INBOX_LIMIT: usize = 4096;
+
+/// How often the receiving thread looks whether its transport was dropped.
+const POLL: Duration = Duration::from_millis(10);
+
+/// The instant every socket's clock counts from.
+fn epoch() -> Instant {
+    static EPOCH: std::sync::OnceLock<Instant> = std::sync::OnceLock::new();
+    *EPOCH.get_or_init(Instant::now)
+}
+
+impl Inbox {
+    /// Takes datagrams off `processor`'s socket until the transport is dropped.
+    fn receive(&self, mut processor: NetworkProcessor) {
+        while !self.stop.load(Ordering::Relaxed) {
+            processor.process_poll_event(Some(POLL), |e| {
+                if let NetEvent::Message(ep, data) = e {
+                    let at = Instant::now();
+                    let mut q = self.queue.lock().unwrap_or_else(|p| p.into_inner());
+                    if q.len() < INBOX_LIMIT {
+                        q.push_back((canonical(ep.addr()), data.to_vec(), at));
+                    }
+                    self.arrived.notify_all();
+                }
+            });
+        }
+    }
 }
 
 /// 32 bytes from the operating system's random source: the [`Entropy`] a [`NetManager`]
@@ -100,25 +145,41 @@ impl UdpTransport {
     fn bind_config(addr: SocketAddr, config: UdpListenConfig) -> io::Result<Self> {
         let (controller, processor) = network::split();
         let (listener, local) = controller.listen_with(TransportListen::Udp(config), addr)?;
+        let inbox = Arc::new(Inbox::default());
+        let theirs = Arc::clone(&inbox);
+        let receiver = std::thread::Builder::new()
+            .name(format!("udp {local}"))
+            .spawn(move || theirs.receive(processor))?;
+        epoch();
         Ok(UdpTransport {
             controller,
-            processor,
             listener,
             local,
-            queue: VecDeque::new(),
+            inbox,
+            receiver: Some(receiver),
         })
     }
 
-    /// Waits up to `timeout` for datagrams to arrive (for loops with nothing else to do).
-    /// Each is stamped with the moment it was taken off the socket: a loop that waits here
-    /// between its ticks learns when its datagrams came, not only which tick took them.
+    /// Waits up to `timeout` for a datagram (returns at once if one is waiting).
     pub fn wait(&mut self, timeout: Duration) {
-        let queue = &mut self.queue;
-        self.processor.process_poll_event(Some(timeout), |e| {
-            if let NetEvent::Message(ep, data) = e {
-                queue.push_back((canonical(ep.addr()), data.to_vec(), Instant::now()));
-            }
-        });
+        let q = self.inbox.queue.lock().unwrap_or_else(|p| p.into_inner());
+        if q.is_empty() && !timeout.is_zero() {
+            let waited = self
+                .inbox
+                .arrived
+                .wait_timeout_while(q, timeout, |q| q.is_empty());
+            drop(waited);
+        }
+    }
+}
+
+impl Drop for UdpTransport {
+    /// The receiving thread ends (within 10 ms) and closes the socket with it.
+    fn drop(&mut self) {
+        self.inbox.stop.store(true, Ordering::Relaxed);
+        if let Some(r) = self.receiver.take() {
+            let _ = r.join();
+        }
     }
 }
 
@@ -150,11 +211,13 @@ impl Transport for UdpTransport {
     }
 
     fn recv_aged(&mut self) -> Option<(SocketAddr, Vec<u8>, Duration)> {
-        if self.queue.is_empty() {
-            self.wait(Duration::ZERO);
-        }
-        let (from, bytes, at) = self.queue.pop_front()?;
+        let mut q = self.inbox.queue.lock().unwrap_or_else(|p| p.into_inner());
+        let (from, bytes, at) = q.pop_front()?;
         Some((from, bytes, at.elapsed()))
+    }
+
+    fn wall_clock(&self) -> Option<Duration> {
+        Some(epoch().elapsed())
     }
 }
 

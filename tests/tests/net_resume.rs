@@ -139,7 +139,8 @@ fn a_link_cut_shorter_than_the_grace_window_resumes_the_same_session_and_world()
     );
     assert!(s.server.events.contains(&NetEvent::ClientResumed {
         client: ann,
-        name: "ann".into()
+        name: "ann".into(),
+        restarted: false,
     }));
     assert_eq!(left_reason(&s.server.events, ann), None);
     assert_eq!(s.clients[0].net.client_id(), Some(ann), "same client id");

@@ -207,11 +207,13 @@ pub(crate) fn main() -> ExitCode {
                     None
                 }
             };
+            // Ctrl-C leaves the game as Esc does, saying goodbye: no ghost stays behind.
+            let stop = stop_flag()?;
             window::join(
                 o,
                 target,
                 c.discovery(),
-                shot.window()?,
+                (shot.window()?, stop),
                 c.record.clone(),
                 first_run,
             )
@@ -223,7 +225,8 @@ pub(crate) fn main() -> ExitCode {
             c.rendezvous = cli.meet.addr()?;
             let mut o = options(&c, "player")?;
             let first_run = remembered(&mut o, &cli.ident);
-            window::menu(o, c.discovery(), cli.shot.window()?, first_run)
+            let stop = stop_flag()?;
+            window::menu(o, c.discovery(), (cli.shot.window()?, stop), first_run)
         })(),
         #[cfg(not(feature = "client"))]
         Some(Command::Host { .. }) | Some(Command::Join { .. }) | None => {

@@ -46,6 +46,7 @@ pub(crate) fn options(c: &Common, default_name: &str) -> Result<Options, String>
         discovery: Some(c.discovery_addr),
         rendezvous: c.rendezvous,
         web: c.web,
+        sessions: lanyard_game::game::claims::sessions_dir(),
         ..Options::new(scene)
     })
 }
@@ -127,9 +128,7 @@ fn serve(
             true
         },
         |g, ms| {
-            for m in g.take_messages() {
-                println!("{m}");
-            }
+            print_messages(g);
             if let Some(m) = &metrics {
                 m.set(g, ms);
             }
@@ -140,6 +139,8 @@ fn serve(
             }
         },
     );
+    // What happened since the last second's lines (a player who left just now).
+    print_messages(&mut game);
     println!(
         "shutting down ({why}): telling {}",
         count(game.net().sessions().len(), "client")
@@ -154,6 +155,13 @@ fn serve(
         eprintln!("lanyard-game: {e}");
     }
     written
+}
+
+/// Prints what the game has to say to its operator.
+fn print_messages(game: &mut Game) {
+    for m in game.take_messages() {
+        println!("{m}");
+    }
 }
 
 /// Says where the recording went (if one was made), and how to replay it.

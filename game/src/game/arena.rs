@@ -97,7 +97,8 @@ impl Game {
                 }
             }
         }
-        if !self.options.spectate {
+        // An earlier run's session (taken up again) brings our player with the world.
+        if !self.options.spectate && !self.standing.restored() {
             let name = self.standing.my_name().unwrap_or_default().to_owned();
             if let Err(e) = self.spawn_my_player(u32::from(client.0), &name, Owner::Client(client))
             {

@@ -24,6 +24,8 @@ pub(super) struct Link {
     /// The peers reached through the rendezvous server's relay (punching found no path),
     /// until a direct path opens.
     routes: Routes,
+    /// The socket's clock at the last tick of a real-time loop ([`net_dt`](Self::net_dt)).
+    wall: Option<Duration>,
 }
 
 /// A registration at `rv` under a fresh owner secret.
@@ -48,6 +50,22 @@ impl Link {
             responder,
             registrar: rendezvous.map(registrar),
             routes: Routes::new(),
+            wall: None,
+        }
+    }
+
+    /// The time the network's clock takes at a tick of a loop that runs in real time: what
+    /// the socket's clock says passed since the last such tick, or `dt` on a transport
+    /// with no clock of its own (the hub). A window's ticks come in bursts between drawn
+    /// frames, all at one instant: what they stamp on the wire leaves together, and a round
+    /// trip measured on a clock that stepped a tick between them would be a tick off.
+    pub(super) fn net_dt(&mut self, dt: f32) -> f32 {
+        let Some(now) = self.socket.wall_clock() else {
+            return dt;
+        };
+        match self.wall.replace(now) {
+            Some(then) => now.saturating_sub(then).as_secs_f32(),
+            None => dt,
         }
     }
 

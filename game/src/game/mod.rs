@@ -41,6 +41,8 @@ use std::time::Duration;
 
 mod address;
 mod arena;
+#[cfg(not(target_arch = "wasm32"))]
+pub mod claims;
 mod console;
 pub mod fuse;
 mod link;
@@ -101,6 +103,10 @@ pub struct Options {
     /// Server: the port to serve the game's page on (TCP) and the pages' channels (UDP),
     /// for players in a browser (none: no page).
     pub web: Option<u16>,
+    /// Client: the folder where a joined game keeps its session's claim, so that the game
+    /// started again after a crash plays on as the same player (none: kept nowhere; see
+    /// `claims`).
+    pub sessions: Option<std::path::PathBuf>,
 }
 
 impl Options {
@@ -119,6 +125,7 @@ impl Options {
             spectate: false,
             rendezvous: None,
             web: None,
+            sessions: None,
         }
     }
 }
@@ -155,6 +162,9 @@ pub struct Game {
     sent_log: SentLog,
     /// Client: the newest pose it took of each entity, by broadcast (for the report).
     received: TakenPoses,
+    /// Client: the slot on disk where its session's claim is kept for a restart.
+    #[cfg(not(target_arch = "wasm32"))]
+    claim_slot: Option<claims::ClaimSlot>,
 }
 
 /// The longest chat line, in characters.
@@ -470,12 +480,28 @@ impl Game {
     /// network's clock takes all of it (more than a tick after a stall, see
     /// [`FixedStep::take_stall`](crate::runner::FixedStep::take_stall)).
     pub fn tick(&mut self, dt: f32) {
+        self.tick_with(dt, dt);
+    }
+
+    /// One tick of a loop that runs in real time (a window, the headless modes): as
+    /// [`tick`](Self::tick), but the network's clock takes what the socket's clock says
+    /// passed since the last such tick (a stall included), so a burst of ticks between
+    /// two drawn frames stamps the wire with when its datagrams really leave. On a
+    /// transport with no clock of its own it takes `dt`.
+    pub fn tick_live(&mut self, dt: f32) {
+        let net_dt = self.link.net_dt(dt);
+        self.tick_with(dt, net_dt);
+    }
+
+    /// One tick, the network's clock taking `net_dt` seconds.
+    fn tick_with(&mut self, dt: f32, net_dt: f32) {
         self.link.advance(dt);
         self.pump();
         self.feed_my_player();
-        let sent = self.link.net_mut().update(&mut self.group, dt).sent;
+        let sent = self.link.net_mut().update(&mut self.group, net_dt).sent;
         self.note_witness(sent);
         self.handle_events();
+        self.keep_claim();
         if self.is_server() {
             self.server_rules();
         }
@@ -593,8 +619,28 @@ impl Game {
         }
     }
 
+    /// Keeps the session's newest claim in its slot on disk, for the game started again
+    /// after a crash; empties the slot once the session is over or this peer hosts.
+    fn keep_claim(&mut self) {
+        #[cfg(not(target_arch = "wasm32"))]
+        if let Some(slot) = &mut self.claim_slot {
+            match self.link.net().session_claim() {
+                _ if self.standing.ended().is_some() || self.link.net().is_server() => {
+                    slot.forget()
+                }
+                Some(claim) => slot.keep(claim),
+                None => {}
+            }
+        }
+    }
+
     /// Says goodbye (a client) or shuts down (a server), and sends it.
     pub fn shutdown(&mut self) {
+        #[cfg(not(target_arch = "wasm32"))]
+        if let Some(slot) = &mut self.claim_slot {
+            // Left on purpose: nothing to take up again.
+            slot.forget();
+        }
         let now = self.clock();
         self.link.shutdown(&mut self.group, now);
         // Stopping (not only taking) ends the file with a body frame of the world as it is.

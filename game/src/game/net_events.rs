@@ -50,7 +50,8 @@ impl Game {
                 client,
                 server_name,
                 name,
-            } => self.on_joined(client, server_name, name),
+                resumed,
+            } => self.on_joined(client, server_name, name, resumed),
             NetEvent::Rejected { reason } => self
                 .standing
                 .refuse(reason, self.options.password.is_some()),
@@ -103,12 +104,11 @@ impl Game {
                 "{name} went silent: keeping the session {:.0} s for a resume",
                 self.options.grace
             )),
-            NetEvent::ClientResumed { name, .. } => {
-                self.say(format!("{name} resumed the session"));
-                // It may have missed the table meanwhile (or it comes from the host this
-                // one took the game over from).
-                self.scores_changed(|_| {});
-            }
+            NetEvent::ClientResumed {
+                name,
+                restarted,
+                client,
+            } => self.on_client_resumed(client, &name, restarted),
             NetEvent::ClientLeft { name, reason, .. } => self.on_client_left(name, &reason),
             NetEvent::Event {
                 from: Owner::Server,
@@ -134,11 +134,17 @@ impl Game {
     }
 
     /// The server took us in, as `name` (maybe not the one we asked for).
-    fn on_joined(&mut self, client: ClientId, server_name: String, name: String) {
-        if let Some(line) = self.standing.joined(client, server_name.clone(), name) {
+    fn on_joined(&mut self, client: ClientId, server_name: String, name: String, resumed: bool) {
+        let names = (server_name.clone(), name.clone());
+        if let Some(line) = self.standing.joined(client, names, resumed) {
             self.say(line);
         }
-        if self.options.spectate {
+        if resumed {
+            // An earlier run's session: the same player, its score, its place in the yard.
+            self.say(format!(
+                "back in {server_name} as {name}, where you left off"
+            ));
+        } else if self.options.spectate {
             self.say(format!("watching {server_name}"));
         } else {
             self.say(format!("joined {server_name} as player {}", client.0));
@@ -190,6 +196,20 @@ impl Game {
                 scores.entry(name).or_insert(0);
             });
         }
+    }
+
+    /// A client resumed its session; `restarted`: from a new process (its game started
+    /// again), which has nothing of ours yet.
+    fn on_client_resumed(&mut self, client: ClientId, name: &str, restarted: bool) {
+        if restarted {
+            self.say(format!("{name} is back (its game started again)"));
+            self.send_arena(client);
+        } else {
+            self.say(format!("{name} resumed the session"));
+        }
+        // It may have missed the table meanwhile (or it comes from the host this one took
+        // the game over from).
+        self.scores_changed(|_| {});
     }
 
     /// A client left (`reason`): its row stays in the table with its points (every screen
@@ -253,13 +273,9 @@ impl Game {
     /// and our group plays the server's role; the rules run here from now on.
     fn promoted(&mut self, left: &str) {
         let name = self.standing.my_name().map(str::to_owned);
-        let mut scores: BTreeMap<String, u32> = self
-            .presentation
-            .scores()
-            .iter()
-            .filter(|(n, _)| n != left)
-            .cloned()
-            .collect();
+        // The old host's row stays, greyed, as any player's who left.
+        let mut scores: BTreeMap<String, u32> =
+            self.presentation.scores().iter().cloned().collect();
         if let Some(n) = &name {
             scores.entry(n.clone()).or_insert(0);
         }

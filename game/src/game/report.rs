@@ -17,10 +17,11 @@ impl Game {
 
     /// Round trip to the server (clients), milliseconds: from clock stamps echoed on the
     /// wire, so it leaves out the time the server waits for its next send (the ack round
-    /// trip stands in until the first echo).
+    /// trip, which counts that wait, stands in until the first echo; a ping of 0 on
+    /// loopback is a ping).
     pub fn ping_ms(&self) -> Option<f32> {
         let s = self.net().server_stats()?;
-        Some(if s.ping_ms > 0.0 { s.ping_ms } else { s.rtt_ms })
+        Some(if s.pinged { s.ping_ms } else { s.rtt_ms })
     }
 
     /// Whether datagrams to `peer` go through the rendezvous server's relay now (punching
@@ -169,6 +170,14 @@ impl Game {
             "spectator": self.options.spectate,
             "arena": self.scene.name,
             "client_id": self.standing.client_id().map(|c| c.0),
+            "name": self.standing.my_name(),
+            "restarted_session": self.standing.restored(),
+            "scores": self
+                .presentation
+                .scores()
+                .iter()
+                .map(|(name, points)| (name.clone(), *points))
+                .collect::<std::collections::BTreeMap<String, u32>>(),
             "remote_players": self.standing.remote_players().iter().collect::<Vec<_>>(),
             "explosions_seen": self.presentation.explosions_by_others(),
             "explosions": self.presentation.seen().blasts,

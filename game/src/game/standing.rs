@@ -29,6 +29,8 @@ pub(super) struct Standing {
     remote_players: BTreeSet<String>,
     /// Whether our player was below the yard at the last tick (it respawns).
     fallen: bool,
+    /// Client: we took up an earlier run's session (our player is still in the world).
+    restored: bool,
 }
 
 impl Standing {
@@ -65,6 +67,11 @@ impl Standing {
         let news = fallen && !self.fallen;
         self.fallen = fallen;
         news
+    }
+
+    /// Whether we took up an earlier run's session: our player came with the world.
+    pub(super) fn restored(&self) -> bool {
+        self.restored
     }
 
     pub(super) fn my_name(&self) -> Option<&str> {
@@ -112,10 +119,11 @@ impl Standing {
     pub(super) fn joined(
         &mut self,
         client: ClientId,
-        server_name: String,
-        name: String,
+        (server_name, name): (String, String),
+        restored: bool,
     ) -> Option<String> {
         self.joined = true;
+        self.restored = restored;
         self.client_id = Some(client);
         self.server_name = Some(server_name);
         match &self.my_name {

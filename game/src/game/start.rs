@@ -11,7 +11,7 @@ use crate::scene::Scene;
 use crate::witness::{SentLog, TakenPoses};
 use lanyard::prelude::*;
 use lanyard_net::discovery::Responder;
-use lanyard_net::{Entropy, NetConfig, NetManager, Transport};
+use lanyard_net::{Entropy, NetConfig, NetManager, SessionClaim, Transport};
 use lanyard_rendezvous::Path;
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
@@ -119,17 +119,27 @@ impl Game {
         server: SocketAddr,
         entropy: Entropy,
     ) -> Result<Game, String> {
+        Self::client_claiming_on(options, socket, (server, None), entropy)
+    }
+
+    /// A client of the server at `server` on `socket` that takes up the session `claim`
+    /// holds, if it has one (an earlier run's, that crashed or was killed): it plays on as
+    /// that player, or joins anew if the server no longer keeps the session.
+    pub fn client_claiming_on(
+        options: Options,
+        socket: impl Transport + 'static,
+        (server, claim): (SocketAddr, Option<&SessionClaim>),
+        entropy: Entropy,
+    ) -> Result<Game, String> {
         let group = Self::world(&options.scene, Role::Client(ClientId(0)));
         let mut config = Self::net_config(&options);
         // Should it take the game over (host migration), it plays too, and counts.
         config.max_clients = config.max_clients.saturating_sub(1);
-        let net = NetManager::client(
-            config,
-            server,
-            &options.name,
-            options.password.as_deref(),
-            entropy,
-        );
+        let (name, password) = (&options.name, options.password.as_deref());
+        let net = match claim.filter(|c| c.server() == server) {
+            Some(claim) => NetManager::client_claiming(config, claim, name, password, entropy),
+            None => NetManager::client(config, server, name, password, entropy),
+        };
         let link = Link::new(net, Box::new(socket), None, None);
         let standing = Standing::new(Some(options.name.clone()), None);
         Ok(Self::assemble(options, group, link, None, standing))
@@ -180,6 +190,8 @@ impl Game {
             input: PlayerInput::default(),
             sent_log: SentLog::default(),
             received: TakenPoses::default(),
+            #[cfg(not(target_arch = "wasm32"))]
+            claim_slot: None,
         }
     }
 }

@@ -1,6 +1,7 @@
 //! Starting a game on a real UDP socket: a server on its port, a client by address, by
 //! name through a rendezvous server (not in a browser, whose page has a data channel).
 
+use super::claims::ClaimSlot;
 use super::{Game, Options, entropy};
 use lanyard_net::Entropy;
 use lanyard_net::udp::UdpTransport;
@@ -27,9 +28,28 @@ impl Game {
     }
 
     /// A client of the server at `server`, playing as `options.name`.
+    /// If `options.sessions` names a folder, the game keeps its session's claim there
+    /// ([`claims`](crate::game::claims)), and takes up the claim an earlier run kept for
+    /// `server`, if one did.
     pub fn client(options: Options, server: SocketAddr, entropy: Entropy) -> Result<Game, String> {
         let socket = Self::client_socket(server)?;
-        Self::client_on(options, socket, server, entropy)
+        let slot = options
+            .sessions
+            .as_deref()
+            .and_then(|dir| ClaimSlot::take(dir, server));
+        let Some((slot, claim)) = slot else {
+            return Self::client_on(options, socket, server, entropy);
+        };
+        if claim.is_some() {
+            tracing::info!(
+                "taking up the session an earlier run kept in {}",
+                slot.path().display()
+            );
+        }
+        let mut game =
+            Self::client_claiming_on(options, socket, (server, claim.as_ref()), entropy)?;
+        game.claim_slot = Some(slot);
+        Ok(game)
     }
 
     /// A socket for a client talking to `toward`: a game, or a rendezvous server (over

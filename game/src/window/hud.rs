@@ -158,38 +158,62 @@ pub(crate) fn roster(game: &mut Game, r: &mut Roster, typing: bool) {
 
 /// The score table under the HUD's title; a player who left keeps the row and the
 /// points, greyed.
-fn draw_scores(game: &Game) {
-    let mut y = 86.0;
+/// The score table's rows: each with its colour (a player who left is greyed).
+fn score_rows(game: &Game) -> Vec<(String, Color)> {
     if game.presentation().scores().is_empty() {
-        mq::draw_text("no scores yet", 20.0, y, 22.0, mq::WHITE);
+        return vec![("no scores yet".to_owned(), mq::WHITE)];
     }
     let here = game.players_here();
-    for (name, points) in game.presentation().scores() {
-        let (c, note) = match here.contains(name) {
-            true => (mq::WHITE, ""),
-            false => (mq::GRAY, "  (left)"),
-        };
-        mq::draw_text(format!("{points:>3}  {name}{note}"), 20.0, y, 22.0, c);
-        y += 24.0;
-    }
+    let rows = game.presentation().scores().iter();
+    rows.map(|(name, points)| match here.contains(name) {
+        true => (format!("{points:>3}  {name}"), mq::WHITE),
+        false => (format!("{points:>3}  {name}  (left)"), mq::GRAY),
+    })
+    .collect()
 }
 
-pub(crate) fn draw_hud(game: &Game) {
+/// The title and the scores, top left, on a panel no larger than they are: it covers as
+/// little of the yard (its far corner, from a player's view) as it can.
+fn draw_score_panel(game: &Game) {
+    let title = format!("TUMBLEYARD  {}", game.scene().name);
+    let rows = score_rows(game);
+    let widest = rows
+        .iter()
+        .map(|(r, _)| mq::measure_text(r, None, 22, 1.0).width)
+        .fold(mq::measure_text(&title, None, 26, 1.0).width, f32::max);
+    let height = 40.0 + rows.len() as f32 * 24.0;
     let panel = Color::new(0.0, 0.0, 0.0, 0.45);
-    let rows = game.presentation().scores().len().max(1) as f32;
-    let net = net_line(game);
-    // As wide as the link's line needs, and never narrower than the title's.
-    let width = (mq::measure_text(&net, None, 18, 1.0).width + 30.0).max(420.0);
-    mq::draw_rectangle(10.0, 10.0, width, 78.0 + rows * 24.0, panel);
+    mq::draw_rectangle(10.0, 10.0, widest + 20.0, height, panel);
     mq::draw_text(
-        format!("TUMBLEYARD  {}", game.scene().name),
+        &title,
         20.0,
         36.0,
         26.0,
         Color::from_rgba(240, 190, 80, 255),
     );
-    mq::draw_text(&net, 20.0, 60.0, 18.0, mq::LIGHTGRAY);
-    draw_scores(game);
+    for (i, (row, c)) in rows.iter().enumerate() {
+        mq::draw_text(row, 20.0, 62.0 + i as f32 * 24.0, 22.0, *c);
+    }
+}
+
+/// The link's line, bottom right above the keys' line, on a dark backing.
+fn draw_net_line(game: &Game) {
+    let net = net_line(game);
+    let w = mq::measure_text(&net, None, 18, 1.0).width;
+    let (x, y) = (mq::screen_width() - w - 14.0, mq::screen_height() - 40.0);
+    mq::draw_rectangle(
+        x - 6.0,
+        y - 15.0,
+        w + 12.0,
+        21.0,
+        Color::new(0.0, 0.0, 0.0, 0.45),
+    );
+    mq::draw_text(&net, x, y, 18.0, mq::LIGHTGRAY);
+}
+
+pub(crate) fn draw_hud(game: &Game) {
+    draw_score_panel(game);
+    draw_net_line(game);
     let help = if game.is_spectator() {
         "watching  Q/E turn  C overview  N net graph  Enter chat  Esc quit"
     } else if game.is_server() {

@@ -57,13 +57,10 @@ pub(crate) enum Field {
 /// How often the start screen asks the LAN again, in seconds.
 pub(crate) const BROWSE_EVERY: f64 = 3.0;
 
-/// Where the player's name is remembered: `$XDG_CONFIG_HOME/tumbleyard/name`, or
-/// `$HOME/.config/tumbleyard/name`.
+/// Where the player's name is remembered: `name` in the configuration folder
+/// (`$XDG_CONFIG_HOME/tumbleyard`, or `$HOME/.config/tumbleyard`).
 pub(crate) fn name_file() -> Option<PathBuf> {
-    let base = std::env::var_os("XDG_CONFIG_HOME")
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".config")))?;
-    Some(base.join("tumbleyard").join("name"))
+    Some(lanyard_game::game::claims::config_dir()?.join("name"))
 }
 
 /// The name of the user running the program (`USER`, `LOGNAME` or `USERNAME`), cleaned

@@ -163,11 +163,13 @@ pub fn host(
 
 /// Join a game in a window (or pick one from the start screen first).
 #[cfg(not(target_arch = "wasm32"))]
+///
+/// `stop`, raised by SIGINT or SIGTERM, leaves the game as Esc does.
 pub fn join(
     options: Options,
     target: Option<Target>,
     discovery: Addrs,
-    window: WindowOpts,
+    (window, stop): (WindowOpts, Arc<AtomicBool>),
     record: Option<PathBuf>,
     first_run: bool,
 ) -> Result<(), String> {
@@ -193,7 +195,7 @@ pub fn join(
         seconds: None,
         summary: None,
         window,
-        stop: None,
+        stop: Some(stop),
         menu,
         bot: None,
         recording: None,
@@ -202,19 +204,19 @@ pub fn join(
 }
 
 /// The start screen: host a game or join one. On a `first_run` it asks for the player's
+/// name before anything else. `stop`, raised by SIGINT or SIGTERM, leaves as Esc does.
 #[cfg(not(target_arch = "wasm32"))]
-/// name before anything else.
 pub fn menu(
     options: Options,
     discovery: Addrs,
-    window: WindowOpts,
+    (window, stop): (WindowOpts, Arc<AtomicBool>),
     first_run: bool,
 ) -> Result<(), String> {
     let plan = Plan {
         seconds: None,
         summary: None,
         window,
-        stop: None,
+        stop: Some(stop),
         menu: Some((options.clone(), discovery, true)),
         bot: None,
         recording: None,

@@ -37,6 +37,9 @@ struct Looping {
     quit: QuitAsk,
     /// How many passwords in a row the game refused.
     wrong_passwords: u32,
+    /// Whether the frames take the time they really take (the network's clock follows the
+    /// socket's; see `Game::tick_live`), not a fixed time each (a screenshot's).
+    live: bool,
 }
 
 /// A host's Esc with players in its game, waiting for the second that confirms it.
@@ -77,6 +80,7 @@ pub(crate) async fn run(mut screen: Screen, mut plan: Plan) -> Result<(), String
         sounds: Sounds::load().await,
         quit: QuitAsk::default(),
         wrong_passwords: 0,
+        live: plan.window.screenshot.is_none() && plan.window.frame_time.is_none(),
     };
     // A screenshot advances one tick per frame, so the picture does not depend on how fast
     // the machine draws.
@@ -151,6 +155,10 @@ fn finish(mut screen: Screen, plan: &Plan) -> Result<(), String> {
             game.write_summary(path)?;
         }
         let ended = game.run_outcome();
+        if let (false, Some(ping)) = (game.is_server(), game.ping_ms()) {
+            // What the HUD read last, for a player who asks the terminal.
+            tracing::info!("the last ping to the server: {ping:.1} ms");
+        }
         game.shutdown();
         if let Some(buf) = &plan.recording {
             let bytes = buf.bytes();
@@ -256,7 +264,12 @@ impl Looping {
         let mut stalled = self.steps.take_stall();
         for _ in 0..ticks {
             game.set_input(self.latch.for_tick());
-            game.tick(self.dt + std::mem::take(&mut stalled));
+            let dt = self.dt + std::mem::take(&mut stalled);
+            if self.live {
+                game.tick_live(dt);
+            } else {
+                game.tick(dt);
+            }
             self.view.smoother.after_frame_relayed(
                 game.group(),
                 game.net().remote_time(),

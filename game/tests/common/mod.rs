@@ -99,6 +99,26 @@ pub fn hub_games(
     (host, clients)
 }
 
+/// Puts one of the host's crates below the yard, last pushed by `by`: the next tick's
+/// rules score it.
+pub fn knock_off(host: &mut lanyard_game::game::Game, by: lanyard::Owner) {
+    let kind = lanyard::KindId::of_name(lanyard_game::kinds::CRATE);
+    let (id, net) = host
+        .group()
+        .iter()
+        .find(|e| e.kind() == kind)
+        .map(|e| (e.id(), e.net_id()))
+        .expect("a crate");
+    host.note_crate_hit(net, by);
+    let below = lanyard::pose::BodyState {
+        pos: [0.0, host.scene().kill_y - 1.0, 0.0],
+        rot: [0.0, 0.0, 0.0, 1.0],
+        linvel: [0.0; 3],
+        angvel: [0.0; 3],
+    };
+    host.group_mut().set_body_state(id, &below).expect("placed");
+}
+
 /// The binary under test.
 pub const BIN: &str = env!("CARGO_BIN_EXE_lanyard-game");
 

@@ -444,6 +444,29 @@ impl Connection {
         Ok((incoming, messages))
     }
 
+    /// The peer echoed our stamp `echo`, having held it `held` ms, in a datagram that
+    /// arrived at `arrived` (µs): a sample of the ping.
+    fn echoed(&mut self, echo: u16, held: u16, arrived: u64) {
+        // Our clock when it came, less what we stamped, less what the peer held it: the
+        // wire's round trip (wrapping milliseconds; a stale or absurd one is ignored).
+        let sample = ((arrived / 1000) as u16)
+            .wrapping_sub(echo)
+            .wrapping_sub(held);
+        // Stamps in whole milliseconds make a round trip under one read a millisecond
+        // either side: one a hair below zero is a zero (dropped, the short ones would be
+        // missing from the average, which would read long on a fast link).
+        let sample = match sample {
+            s if s > u16::MAX - 2 => 0,
+            s if s < 10_000 => s,
+            _ => return,
+        };
+        let s = f32::from(sample);
+        self.ping_ms = Some(self.ping_ms.map_or(s, |p| 0.8 * p + 0.2 * s));
+        self.least_ping_ms = Some(self.least_ping_ms.map_or(s, |p| p.min(s)));
+        self.stats.ping_ms = self.ping_ms.unwrap_or(0.0);
+        self.stats.pinged = true;
+    }
+
     /// Takes in an opened DATA body (`len` bytes on the wire) at `now`, which arrived at
     /// `arrived` (no later than `now`: a frame takes in what came since the last one): the
     /// replay window first, then acks, the reliable channel and the broadcast number.
@@ -478,17 +501,7 @@ impl Connection {
             self.peer_time = Some((header.time, arrived));
         }
         if header.held != wire::NO_ECHO {
-            // Our clock when it came, less what we stamped, less what the peer held it: the
-            // wire's round trip (wrapping milliseconds; a stale or absurd one is ignored).
-            let sample = ((arrived / 1000) as u16)
-                .wrapping_sub(header.echo)
-                .wrapping_sub(header.held);
-            if sample < 10_000 {
-                let s = f32::from(sample);
-                self.ping_ms = Some(self.ping_ms.map_or(s, |p| 0.8 * p + 0.2 * s));
-                self.least_ping_ms = Some(self.least_ping_ms.map_or(s, |p| p.min(s)));
-                self.stats.ping_ms = self.ping_ms.unwrap_or(0.0);
-            }
+            self.echoed(header.echo, header.held, arrived);
         }
         self.stats.packets_in += 1;
         self.stats.bytes_in += len as u64;

@@ -105,10 +105,13 @@ impl Connection {
             self.seq_wraps += 1;
         }
         let mut d = wire::begin(DatagramKind::Data, version);
+        // The time held, rounded to the millisecond: cut off, it would read half a
+        // millisecond short on average, and the peer's round trip half a millisecond long.
         let (echo, held) = match self.peer_time {
             Some((t, at)) => (
                 t,
-                (now.saturating_sub(at) / 1000).min(u64::from(wire::NO_ECHO) - 1) as u16,
+                (now.saturating_sub(at).saturating_add(500) / 1000)
+                    .min(u64::from(wire::NO_ECHO) - 1) as u16,
             ),
             None => (0, wire::NO_ECHO),
         };

@@ -232,3 +232,24 @@ fn the_ping_is_the_wire_round_trip_not_the_waits_for_the_next_frame() {
     deliver_late(&mut a, &back, (32_000, 90_000));
     assert_eq!(a.link().ping_ms, 32.0);
 }
+
+#[test]
+fn a_round_trip_under_a_millisecond_is_measured_as_under_one() {
+    // Loopback: the wire takes 0.1 ms each way; b holds each datagram 0.7 ms. The stamps
+    // are whole milliseconds: a sends at whole milliseconds, so each of its stamps is
+    // exact, and the answer comes back within the same millisecond; b's held time rounds
+    // to 1 ms. Every sample is a hair below zero: each counts as a zero, none is dropped
+    // (dropped, the link would have no ping at all, and the game would show the ack
+    // round trip, which counts the waits for the next frame).
+    let (mut a, mut b) = pair();
+    assert!(!a.stats.pinged);
+    for round in 0..50u64 {
+        let t = round * 17_000;
+        let out = a.build_data(t, PROTOCOL_VERSION, &[]);
+        deliver_late(&mut b, &out, (t + 100, t + 100));
+        let back = b.build_data(t + 800, PROTOCOL_VERSION, &[]);
+        deliver_late(&mut a, &back, (t + 900, t + 900));
+    }
+    assert!(a.stats.pinged, "a zero is a measure: {:?}", a.stats);
+    assert_eq!(a.stats.ping_ms, 0.0, "0.2 ms, in whole milliseconds");
+}

@@ -6,11 +6,48 @@ use crate::error::NetError;
 use crate::transport::Transport;
 use crate::udp::UdpTransport;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-/// Answers discovery requests on a shared port.
+/// Answers discovery requests on a shared port, from a thread of its own: a request is
+/// answered the moment it comes, with what the game last said of itself
+/// ([`poll`](Self::poll)), so the round trip a browser measures is the network's, not the
+/// time until the game's next tick.
 pub struct Responder {
-    socket: UdpTransport,
+    shared: Arc<Answering>,
+    thread: Option<JoinHandle<()>>,
+}
+
+/// What the responder's thread answers with, and what it did.
+#[derive(Default)]
+struct Answering {
+    /// The game as it last said (none yet: nothing is answered).
+    info: Mutex<Option<ServerInfo>>,
+    /// Requests answered since the last poll.
+    answered: AtomicUsize,
+    stop: AtomicBool,
+}
+
+/// How often the responder's thread looks whether it was dropped.
+const STOP_POLL: Duration = Duration::from_millis(20);
+
+impl Answering {
+    /// Answers requests on `socket` until the responder is dropped.
+    fn run(&self, mut socket: UdpTransport) {
+        while !self.stop.load(Ordering::Relaxed) {
+            socket.wait(STOP_POLL);
+            while let Some((from, bytes)) = socket.recv() {
+                let info = self.info.lock().unwrap_or_else(|p| p.into_inner());
+                if let Some(a) = info.as_ref().and_then(|i| answer_to(&bytes, i)) {
+                    drop(info);
+                    socket.send(from, &a);
+                    self.answered.fetch_add(1, Ordering::Relaxed);
+                }
+            }
+        }
+    }
 }
 
 impl Responder {
@@ -18,7 +55,7 @@ impl Responder {
     /// where the system allows one socket both (`[::]`, dual-stack; else `0.0.0.0`):
     /// requests arrive as IPv4 broadcasts, or over IPv6 (to a multicast group the
     /// interface is in, such as all-nodes `ff02::1`, or unicast). Several responders may
-    /// share the port.
+    /// share the port. Nothing is answered before the first [`poll`](Self::poll).
     pub fn bind(discovery: SocketAddr) -> Result<Self, NetError> {
         let any6 = SocketAddr::new(IpAddr::V6(Ipv6Addr::UNSPECIFIED), discovery.port());
         let any4 = SocketAddr::new(IpAddr::V4(Ipv4Addr::UNSPECIFIED), discovery.port());
@@ -26,19 +63,37 @@ impl Responder {
             Ok(s) => s,
             Err(_) => UdpTransport::bind_shared(any4)?,
         };
-        Ok(Responder { socket })
+        let shared = Arc::new(Answering::default());
+        let theirs = Arc::clone(&shared);
+        let thread = std::thread::Builder::new()
+            .name("discovery".into())
+            .spawn(move || theirs.run(socket))
+            .map_err(|e| NetError::Io(format!("cannot start the discovery responder: {e}")))?;
+        Ok(Responder {
+            shared,
+            thread: Some(thread),
+        })
     }
 
-    /// Answers every pending request with `info`. Returns how many it answered.
+    /// Answers from now on with `info`. Returns how many requests were answered since the
+    /// last poll.
     pub fn poll(&mut self, info: &ServerInfo) -> usize {
-        let mut n = 0;
-        while let Some((from, bytes)) = self.socket.recv() {
-            if let Some(a) = answer_to(&bytes, info) {
-                self.socket.send(from, &a);
-                n += 1;
-            }
+        let mut now = self.shared.info.lock().unwrap_or_else(|p| p.into_inner());
+        if now.as_ref() != Some(info) {
+            *now = Some(info.clone());
         }
-        n
+        drop(now);
+        self.shared.answered.swap(0, Ordering::Relaxed)
+    }
+}
+
+impl Drop for Responder {
+    /// Its thread ends (within a few tens of milliseconds), closing the socket.
+    fn drop(&mut self) {
+        self.shared.stop.store(true, Ordering::Relaxed);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
     }
 }
 
@@ -52,21 +107,23 @@ pub fn browse(discovery: SocketAddr, wait: Duration) -> Result<Vec<Found>, NetEr
 /// from a socket of each one's family. A server that answers over both families is listed
 /// at both of its addresses.
 pub fn browse_each(discovery: impl Into<Addrs>, wait: Duration) -> Result<Vec<Found>, NetError> {
-    let sent = Instant::now();
+    let began = Instant::now();
     let mut sockets = Vec::new();
     for d in discovery.into().iter() {
         let mut socket = UdpTransport::bind_broadcast(local_for(d))?;
+        // Each request's round trip counts from when it left.
+        let sent = Instant::now();
         socket.send(d, &request());
-        sockets.push(socket);
+        sockets.push((socket, sent));
     }
     let mut found: Vec<Found> = Vec::new();
-    while sent.elapsed() < wait {
-        let Some((first, rest)) = sockets.split_first_mut() else {
+    while began.elapsed() < wait {
+        let Some((first, _)) = sockets.first_mut() else {
             break;
         };
         first.wait(Duration::from_millis(10));
-        for socket in std::iter::once(first).chain(rest) {
-            collect(socket, sent, &mut found);
+        for (socket, sent) in &mut sockets {
+            collect(socket, *sent, &mut found);
         }
     }
     found.sort_by(|a, b| a.info.name.cmp(&b.info.name).then(a.addr.cmp(&b.addr)));
@@ -75,7 +132,7 @@ pub fn browse_each(discovery: impl Into<Addrs>, wait: Duration) -> Result<Vec<Fo
 
 /// The answers waiting on `socket`, into `found` (once per address).
 fn collect(socket: &mut UdpTransport, sent: Instant, found: &mut Vec<Found>) {
-    while let Some((from, bytes)) = socket.recv() {
+    while let Some((from, bytes, age)) = socket.recv_aged() {
         let Ok(info) = parse_answer(&bytes) else {
             continue;
         };
@@ -86,7 +143,8 @@ fn collect(socket: &mut UdpTransport, sent: Instant, found: &mut Vec<Found>) {
         found.push(Found {
             addr,
             info,
-            ping_ms: sent.elapsed().as_secs_f32() * 1000.0,
+            // Timed to when the answer came, not to when this loop looked.
+            ping_ms: sent.elapsed().saturating_sub(age).as_secs_f32() * 1000.0,
         });
     }
 }
@@ -102,8 +160,6 @@ mod tests {
 
     #[test]
     fn a_responder_answers_the_loopback_broadcast_and_ipv6_loopback_alike() {
-        use std::sync::Arc;
-        use std::sync::atomic::{AtomicBool, Ordering};
         let port = std::net::UdpSocket::bind("127.0.0.1:0")
             .and_then(|s| s.local_addr())
             .unwrap()
@@ -122,24 +178,10 @@ mod tests {
             game_port: 4000,
             web_port: None,
         };
-        let done = Arc::new(AtomicBool::new(false));
-        let stop = done.clone();
-        let answering = std::thread::spawn(move || {
-            let mut answered = 0;
-            while !stop.load(Ordering::Relaxed) {
-                responder.socket.wait(Duration::from_millis(10));
-                answered += responder.poll(&info);
-            }
-            answered
-        });
+        assert_eq!(responder.poll(&info), 0, "nothing asked yet");
         let both = Addrs::new([v4, v6]).unwrap();
         let found = browse_each(both, Duration::from_millis(500)).unwrap();
-        done.store(true, Ordering::Relaxed);
-        assert_eq!(
-            answering.join().unwrap(),
-            2,
-            "one socket heard both families"
-        );
+        assert_eq!(responder.poll(&info), 2, "one socket heard both families");
         let addrs: Vec<String> = found.iter().map(|f| f.addr.to_string()).collect();
         assert_eq!(addrs, ["127.0.0.1:4000", "[::1]:4000"]);
     }

@@ -1,8 +1,48 @@
-//! What admitting a client decides beside the limits: the name it plays under when the one
-//! it asked for is taken, and the kind that differs when its world's kinds are not the
-//! server's.
+//! What admitting a client decides beside the limits: whether a new session may start, the
+//! name it plays under when the one it asked for is taken, and the kind that differs when
+//! its world's kinds are not the server's.
 
+use crate::core::Core;
+use crate::crypto;
 use crate::error::RejectReason;
+use crate::wire::Request;
+use std::collections::BTreeSet;
+
+/// Whether a new session may start for `request` (under session key `key`), on a server
+/// that bans the names in `banned` and has `counts` sessions (playing, watching): the
+/// password, the kinds, the name, a free place, in that order.
+pub(crate) fn admissible(
+    core: &Core,
+    request: &Request,
+    key: &crypto::Key,
+    (banned, (playing, watching)): (&BTreeSet<String>, (usize, usize)),
+) -> Result<(), RejectReason> {
+    if let Some(pw) = &core.config.password {
+        let want = crypto::password_proof(pw, key);
+        if !request.proof.is_some_and(|p| crypto::same(&p, &want)) {
+            return Err(RejectReason::BadPassword);
+        }
+    }
+    if request.kinds != core.kinds {
+        return Err(kind_mismatch(&core.kinds, &request.kinds));
+    }
+    let name = request.name.trim();
+    if name.is_empty() || name.chars().count() > 32 {
+        return Err(RejectReason::BadName);
+    }
+    if banned.contains(&name.to_lowercase()) {
+        return Err(RejectReason::Banned);
+    }
+    if request.spectator && watching >= usize::from(core.config.max_spectators) {
+        let max = core.config.max_spectators;
+        return Err(RejectReason::SpectatorsFull { max });
+    }
+    if !request.spectator && playing >= usize::from(core.config.max_clients) {
+        let max = core.config.max_clients;
+        return Err(RejectReason::ServerFull { max });
+    }
+    Ok(())
+}
 
 /// `name` if no name in `taken` is it (ignoring ASCII case), else the first free
 /// "name (N)" from N = 2, the name shortened to keep it within the 32 characters a name

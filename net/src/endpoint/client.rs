@@ -8,7 +8,7 @@ use crate::crypto::{Direction, Key, Nonce};
 use crate::error::{DisconnectReason, RejectReason};
 use crate::event::NetEvent;
 use crate::wire::{Bye, DatagramKind, Physics, RejectBody, Request, Resume, Welcome};
-use crate::{crypto, wire};
+use crate::{SessionClaim, crypto, wire};
 use lanyard::ClientId;
 use std::net::SocketAddr;
 
@@ -100,6 +100,9 @@ pub(crate) struct ClientEndpoint {
     /// We hosted the game and stepped down, claiming the session we had: if it is gone,
     /// we join anew ([`go_back`](Self::go_back)).
     stepped_down: bool,
+    /// This process claims a session another one had (a [`SessionClaim`] from disk)
+    /// until the server welcomes or refuses it: if it is gone, we join anew.
+    restoring: bool,
 }
 
 impl ClientEndpoint {
@@ -129,9 +132,45 @@ impl ClientEndpoint {
             physics: None,
             questions: Default::default(),
             stepped_down: false,
+            restoring: false,
         };
         e.conn = e.handshake(core, server);
         e
+    }
+
+    /// A client that claims the session `claim` holds, which another process had (one
+    /// that crashed or was killed): it resumes under the same id, with the world and a
+    /// reliable channel afresh, or joins anew if the server no longer keeps the session.
+    pub(crate) fn restore(
+        core: &Core,
+        claim: &SessionClaim,
+        name: &str,
+        password: Option<&str>,
+        entropy: [u8; 32],
+    ) -> Self {
+        let mut e = Self::new(core, claim.server, name, password, entropy);
+        e.id = Some(claim.client);
+        e.session = Some(Session {
+            token: claim.token,
+            grace: u64::from(claim.grace_ms) * 1000,
+        });
+        e.restoring = true;
+        e
+    }
+
+    /// What another process needs to take this session up again (see [`SessionClaim`]):
+    /// once welcomed, and while reconnecting.
+    pub(crate) fn claim(&self) -> Option<SessionClaim> {
+        if self.restoring || !(self.conn.is_connected() || self.reconnecting()) {
+            return None;
+        }
+        let session = self.session.as_ref()?;
+        Some(SessionClaim {
+            server: self.conn.addr,
+            client: self.id?,
+            token: session.token,
+            grace_ms: u32::try_from(session.grace / 1000).unwrap_or(u32::MAX),
+        })
     }
 
     /// The next hello's number, and its nonce (derived under `label`).
@@ -269,24 +308,7 @@ impl ClientEndpoint {
             core.events.push_back(NetEvent::ConnectionLost { reason });
             return;
         }
-        if r.reason == RejectReason::SessionExpired
-            && let (Some(f), Some(session)) = (self.follow.as_mut(), self.session.as_mut())
-            && f.missed < follow::MISSED_MIGRATIONS
-        {
-            // We may have missed a migration: the token one hash on.
-            f.missed += 1;
-            session.token = crypto::migration_token(&session.token);
-            tracing::info!(
-                "{} does not know our session: trying it as one migration on",
-                self.conn.addr
-            );
-            self.ladder_to(core, self.conn.addr, core.config.migration_wait);
-            return;
-        }
-        if r.reason == RejectReason::SessionExpired && std::mem::take(&mut self.stepped_down) {
-            // We hosted the game a while, and the session we had there is gone: we join.
-            tracing::info!("{} keeps no session of ours: joining it", self.conn.addr);
-            self.join_anew(core, self.conn.addr);
+        if r.reason == RejectReason::SessionExpired && self.try_again_expired(core) {
             return;
         }
         if self.follow.is_some() {
@@ -315,6 +337,34 @@ impl ClientEndpoint {
         core.events.push_back(event);
     }
 
+    /// The server keeps no session of the one we claimed: true if we try again, as one
+    /// migration on (we may have missed one), or as a new session (our claim came from an
+    /// earlier process, too late; or we hosted the game a while and ours is gone).
+    fn try_again_expired(&mut self, core: &mut Core) -> bool {
+        if let (Some(f), Some(session)) = (self.follow.as_mut(), self.session.as_mut())
+            && f.missed < follow::MISSED_MIGRATIONS
+        {
+            f.missed += 1;
+            session.token = crypto::migration_token(&session.token);
+            tracing::info!(
+                "{} does not know our session: trying it as one migration on",
+                self.conn.addr
+            );
+            self.ladder_to(core, self.conn.addr, core.config.migration_wait);
+            return true;
+        }
+        let why = if std::mem::take(&mut self.restoring) {
+            "of our claim"
+        } else if std::mem::take(&mut self.stepped_down) {
+            "of ours"
+        } else {
+            return false;
+        };
+        tracing::info!("{} keeps no session {why}: joining it", self.conn.addr);
+        self.join_anew(core, self.conn.addr);
+        true
+    }
+
     /// The server's challenge (`body` after the header): we answer it with our request,
     /// sealed under the session key.
     fn on_challenge(&mut self, core: &mut Core, version: u16, body: &[u8]) {
@@ -325,8 +375,9 @@ impl ClientEndpoint {
         let (name, password) = (self.name.clone(), self.password.clone());
         let kinds = core.kinds.clone();
         let spectator = self.spectator;
-        let claim = match (&self.ladder, &self.session, self.id) {
-            (Some(_), Some(s), Some(id)) => Some((id, s.token)),
+        let restarted = self.restoring;
+        let claim = match (self.ladder.is_some() || restarted, &self.session, self.id) {
+            (true, Some(s), Some(id)) => Some((id, s.token)),
             _ => None,
         };
         let connect = |hello: wire::Hello, key: &crypto::Key| {
@@ -337,6 +388,7 @@ impl ClientEndpoint {
                 resume: claim.map(|(client, token)| Resume {
                     client,
                     proof: crypto::resume_proof(&token, key),
+                    restarted,
                 }),
                 kinds,
             };
@@ -387,6 +439,7 @@ impl ClientEndpoint {
         self.conn.established(core.now);
         self.physics = Some(w.physics);
         self.stepped_down = false;
+        let restored = std::mem::take(&mut self.restoring) && w.resumed;
         if self.ladder.take().is_some() && w.resumed && self.id == Some(w.client) {
             // The host was alive: the game goes on there.
             self.standby = None;
@@ -405,10 +458,14 @@ impl ClientEndpoint {
             self.name.clone_from(&w.name);
         }
         self.server_name.clone_from(&w.server_name);
+        if restored {
+            tracing::info!("took up the session of an earlier run as {}", w.client);
+        }
         core.events.push_back(NetEvent::Joined {
             client: w.client,
             server_name: w.server_name,
             name: w.name,
+            resumed: restored,
         });
         ClientArrival::Done
     }

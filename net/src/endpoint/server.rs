@@ -1,7 +1,7 @@
 //! The server's endpoint: addresses to client ids, the stateless challenge, admission
 //! (version, password proof, name, room, bans), suspended sessions and resumes.
 
-use super::admit::{free_name, kind_mismatch};
+use super::admit::{admissible, free_name};
 use super::{COOKIE_EPOCH_US, answer, limit, log_refusal};
 use crate::connection::Connection;
 use crate::core::Core;
@@ -491,7 +491,7 @@ impl ServerEndpoint {
             // The same address started a new session (the client restarted).
             return Arrival::Left(id, DisconnectReason::Replaced);
         }
-        if let Err(reason) = self.admissible(core, &request, &key) {
+        if let Err(reason) = admissible(core, &request, &key, (&self.banned, self.counts())) {
             return refuser.refuse(core, reason);
         }
         self.join(core, from, (hello, key), &request)
@@ -588,11 +588,17 @@ impl ServerEndpoint {
             return self.displace(core, other, claim.client, old);
         }
         let mut conn = Connection::accepted(from, key, core.now, core.timing());
-        // Both halves of the reliable channel go on: what the client sends again is
-        // delivered once, and what we had not got acknowledged (and the game's events
-        // while it was silent) goes again under the same numbers.
-        conn.carry_reliable_in(&mut old.conn);
-        conn.carry_reliable_out(&mut old.conn);
+        if claim.restarted {
+            // A new process: it has nothing of the session but its claim, and gets what a
+            // newcomer gets, under its old id and with its entities.
+            old.restarted();
+        } else {
+            // Both halves of the reliable channel go on: what the client sends again is
+            // delivered once, and what we had not got acknowledged (and the game's events
+            // while it was silent) goes again under the same numbers.
+            conn.carry_reliable_in(&mut old.conn);
+            conn.carry_reliable_out(&mut old.conn);
+        }
         let id = claim.client;
         let name = old.name.clone();
         self.admit(
@@ -607,46 +613,23 @@ impl ServerEndpoint {
             },
         );
         self.welcome(core, id);
-        tracing::info!("{name} ({id}) resumed its session from {from}");
-        core.events
-            .push_back(NetEvent::ClientResumed { client: id, name });
-        Arrival::Resumed(id)
-    }
-
-    /// Whether a new session may start for `request` (under session key `key`): the
-    /// password, the kinds, the name, a free place, in that order.
-    fn admissible(
-        &self,
-        core: &Core,
-        request: &Request,
-        key: &crypto::Key,
-    ) -> Result<(), RejectReason> {
-        if let Some(pw) = &core.config.password {
-            let want = crypto::password_proof(pw, key);
-            if !request.proof.is_some_and(|p| crypto::same(&p, &want)) {
-                return Err(RejectReason::BadPassword);
-            }
+        let restarted = claim.restarted;
+        let again = if restarted {
+            " (its game started again)"
+        } else {
+            ""
+        };
+        tracing::info!("{name} ({id}) resumed its session from {from}{again}");
+        core.events.push_back(NetEvent::ClientResumed {
+            client: id,
+            name,
+            restarted,
+        });
+        match restarted {
+            // Sent the world as a newcomer is: it holds none of it.
+            true => Arrival::Joined(id),
+            false => Arrival::Resumed(id),
         }
-        if request.kinds != core.kinds {
-            return Err(kind_mismatch(&core.kinds, &request.kinds));
-        }
-        let name = request.name.trim();
-        if name.is_empty() || name.chars().count() > 32 {
-            return Err(RejectReason::BadName);
-        }
-        if self.banned.contains(&name.to_lowercase()) {
-            return Err(RejectReason::Banned);
-        }
-        let (playing, watching) = self.counts();
-        if request.spectator && watching >= usize::from(core.config.max_spectators) {
-            let max = core.config.max_spectators;
-            return Err(RejectReason::SpectatorsFull { max });
-        }
-        if !request.spectator && playing >= usize::from(core.config.max_clients) {
-            let max = core.config.max_clients;
-            return Err(RejectReason::ServerFull { max });
-        }
-        Ok(())
     }
 
     /// A new session for an admissible `request` from `from`, under a name of its own.

@@ -131,11 +131,46 @@ impl NetManager {
     ) -> Self {
         let core = Core::new(config);
         let endpoint = ClientEndpoint::new(&core, server, name, password, entropy);
+        Self::client_of(core, endpoint)
+    }
+
+    /// A client of `core` on `endpoint`.
+    fn client_of(core: Core, endpoint: ClientEndpoint) -> Self {
         NetManager {
             core,
             side: Side::Client(Box::new(Client::new(endpoint))),
             inbox: VecDeque::new(),
             group_tick: None,
+        }
+    }
+
+    /// A client that takes up the session `claim` holds, which an earlier process had (a
+    /// game that crashed or was killed, started again within the server's grace window):
+    /// it says hello to `claim.server()` as `name`, and resumes there under the same
+    /// client id with the entities it owned ([`NetEvent::Joined`] says `resumed`). The
+    /// world and the reliable channel start afresh. If the server keeps no such session
+    /// any more, it joins anew. Keep the claim of a running session with
+    /// [`session_claim`](Self::session_claim).
+    pub fn client_claiming(
+        config: NetConfig,
+        claim: &crate::SessionClaim,
+        name: &str,
+        password: Option<&str>,
+        entropy: Entropy,
+    ) -> Self {
+        let core = Core::new(config);
+        let endpoint = ClientEndpoint::restore(&core, claim, name, password, entropy);
+        Self::client_of(core, endpoint)
+    }
+
+    /// Client: what a new process needs to take this session up again
+    /// ([`client_claiming`](Self::client_claiming)), once the server welcomed us and
+    /// while we reconnect; `None` before, after the session ended, and on a server. It
+    /// changes when the game follows a new host: keep the newest.
+    pub fn session_claim(&self) -> Option<crate::SessionClaim> {
+        match &self.side {
+            Side::Client(c) => c.endpoint.claim(),
+            Side::Server(_) => None,
         }
     }
 

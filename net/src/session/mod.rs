@@ -108,6 +108,19 @@ impl ClientSession {
         }
     }
 
+    /// Its client started again and claims the session from a new process: what the old
+    /// process knew (its copy of the world, its spawn requests, its clock) is gone with it.
+    pub(crate) fn restarted(&mut self) {
+        self.view = None;
+        self.spawned.clear();
+        self.gone_spawns.clear();
+        self.refused_spawns.clear();
+        self.corrections.clear();
+        self.world_resent = None;
+        self.stale_warned = None;
+        self.clock = PeerClock::default();
+    }
+
     /// A session just admitted, on connection `conn`.
     pub(crate) fn new(
         conn: Connection,

@@ -44,6 +44,10 @@ pub(crate) struct Request {
 pub(crate) struct Resume {
     pub(crate) client: ClientId,
     pub(crate) proof: [u8; 32],
+    /// Whether the claim comes from a new process (the game started again with the
+    /// session's claim from disk): it has no reliable channel and no world to carry on,
+    /// and gets both afresh.
+    pub(crate) restarted: bool,
 }
 
 /// The client's answer to the challenge.

@@ -472,6 +472,7 @@ mod tests {
                 resume: Some(Resume {
                     client: ClientId(3),
                     proof: [6; 32],
+                    restarted: true,
                 }),
                 kinds: vec!["demo.crate".into(), "player".into()],
             },

@@ -243,6 +243,10 @@ impl Transport for WebTransport {
         self.inner.advance(dt);
     }
 
+    fn wall_clock(&self) -> Option<Duration> {
+        self.inner.wall_clock()
+    }
+
     fn can_host(&self, peer: SocketAddr) -> bool {
         !self.host.is_page(peer) && self.inner.can_host(peer)
     }
