@@ -1,7 +1,8 @@
 //! Real key presses: X key events sent by `xdotool` to a host's window under Xvfb (not the
 //! game's own input script, which never reaches the keyboard state the camera reads).
 //! Q and E held while a chat line is open are letters of it: the camera does not turn,
-//! and the line goes out. Held with no chat line open, they turn it.
+//! and the line goes out. Held with no chat line open, they turn it. Letters pressed
+//! while playing stay out of the next chat line.
 //!
 //! Needs `xvfb-run` and `xdotool` (Debian: xvfb, xdotool); skips without them unless
 //! `LANYARD_REQUIRE_XVFB` is set, as in CI.
@@ -91,4 +92,28 @@ fn q_and_e_typed_in_the_chat_line_are_letters_not_camera_turns() {
         "the keys never reached the window:\n{walking}"
     );
     assert!(!walking.contains("chat host:"));
+}
+
+#[test]
+fn letters_typed_while_playing_stay_out_of_the_next_chat_line() {
+    let Some((_turn, dir)) = window_test("real-keys-typed") else {
+        return;
+    };
+    if !xdotool_or_skip() {
+        return;
+    }
+    // Walking keys and C (the overview) first, frames before the chat line opens.
+    let log = host_pressing(
+        &dir,
+        "xdotool type --delay 80 wasdc\nxdotool sleep 0.5 key Return sleep 0.3\n\
+         xdotool type hi\nxdotool sleep 0.3 key Return",
+    );
+    let line = log
+        .lines()
+        .find_map(|l| l.split_once("chat host: ").map(|(_, text)| text.trim()))
+        .unwrap_or_else(|| panic!("no chat line went out:\n{log}"));
+    assert_eq!(
+        line, "hi",
+        "the keys pressed before the line opened went into it"
+    );
 }

@@ -72,6 +72,9 @@ impl InputScript {
 pub(crate) fn chat_line(game: &mut Game, chat: &mut Option<String>) -> bool {
     let opening = chat.is_none();
     if opening && !mq::is_key_pressed(KeyCode::Enter) {
+        // Letters pressed while playing (WASD, Q, E, C...) are keys, not text: macroquad
+        // keeps every character until it is taken, and they would all open the next line.
+        while mq::get_char_pressed().is_some() {}
         return false;
     }
     let line = chat.get_or_insert_with(String::new);

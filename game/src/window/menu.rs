@@ -554,13 +554,14 @@ impl Menu {
             Field::Address => ("server address (HOST[:PORT])".to_owned(), text.to_owned()),
         };
         let (w, h) = (mq::screen_width(), mq::screen_height());
-        // Tall enough for the hint under the line, its descenders included.
+        // Tall enough for the hint under the line, its descenders included; nearly
+        // opaque, so the start screen's lines behind it do not show through its edge.
         mq::draw_rectangle(
             0.0,
             h / 2.0 - 70.0,
             w,
             136.0,
-            Color::new(0.0, 0.0, 0.0, 0.75),
+            Color::new(0.05, 0.05, 0.07, 0.94),
         );
         mq::draw_text(&label, 60.0, h / 2.0 - 30.0, 26.0, mq::LIGHTGRAY);
         mq::draw_text(format!("{shown}_"), 60.0, h / 2.0 + 10.0, 34.0, mq::WHITE);
