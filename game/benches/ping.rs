@@ -1,6 +1,7 @@
 //! The ping each place shows, on loopback (`cargo bench -p lanyard-game --bench ping`): a
-//! dedicated server, a bot (its report's `ping_ms`), a window under Xvfb (the HUD's last
-//! value, which it logs when it closes), and `browse` (discovery's round trip), all on
+//! dedicated server, a bot (its report's `ping_ms` and `ping_median_ms`), a window under
+//! Xvfb (the HUD's last value and its median over the last 10 s, which it logs when it
+//! closes), and `browse` (discovery's round trip), all on
 //! 127.0.0.1 with discovery on the loopback broadcast. On an idle machine the three
 //! should agree within 2 ms. Run it on an idle machine: a busy one delays every side's
 //! threads. `LANYARD_BENCH_RUNS` sets how many rounds (3).
@@ -11,9 +12,13 @@ mod common;
 use common::{Running, discovery, free_port, game, last_json, windowed, xvfb_or_skip};
 use std::time::Duration;
 
+/// A ping's last reading and its median over the last 10 s, milliseconds.
+type LastAndMedian = (f64, f64);
+
 /// One round: a server, a bot and a window play 20 s; `browse` asks five times. The
-/// bot's ping, the window's last ping and the browse pings, milliseconds.
-fn round() -> (f64, Option<f64>, Vec<f64>) {
+/// bot's ping (its last and its median over the last 10 s), the window's (the same), and
+/// the browse pings, milliseconds.
+fn round() -> (LastAndMedian, Option<LastAndMedian>, Vec<f64>) {
     let port = free_port();
     let disc = discovery(free_port());
     let addr = format!("127.0.0.1:{port}");
@@ -61,14 +66,16 @@ fn round() -> (f64, Option<f64>, Vec<f64>) {
         log.lines()
             .find_map(|l| {
                 let (_, tail) = l.split_once("the last ping to the server: ")?;
-                tail.trim_end_matches(" ms").trim().parse::<f64>().ok()
+                let (last, rest) = tail.split_once(" ms (the median of the last 10 s: ")?;
+                let median = rest.trim_end().trim_end_matches(" ms)");
+                Some((last.parse::<f64>().ok()?, median.parse::<f64>().ok()?))
             })
             .expect("the window logs its last ping")
     });
     let report = last_json(&bot.finish(Duration::from_secs(60)));
     drop(server);
-    let bot_ms = report["ping_ms"].as_f64().expect("the bot measured a ping");
-    (bot_ms, hud, browsed)
+    let ms = |key: &str| report[key].as_f64().expect("the bot measured a ping");
+    ((ms("ping_ms"), ms("ping_median_ms")), hud, browsed)
 }
 
 fn main() {
@@ -76,14 +83,16 @@ fn main() {
         .ok()
         .and_then(|r| r.parse().ok())
         .unwrap_or(3);
-    println!("| round | bot | window's HUD | browse (5 asks) |");
+    println!("| round | bot: last, median | window's HUD: last, median | browse (5 asks) |");
     println!("|---|---:|---:|---|");
     for i in 0..runs {
-        let (bot, hud, browsed) = round();
-        let hud = hud.map_or("(no Xvfb)".to_owned(), |h| format!("{h:.1} ms"));
+        let ((bot, bot_median), hud, browsed) = round();
+        let hud = hud.map_or("(no Xvfb)".to_owned(), |(h, m)| {
+            format!("{h:.1}, {m:.1} ms")
+        });
         let browsed: Vec<String> = browsed.iter().map(|b| format!("{b:.0}")).collect();
         println!(
-            "| {} | {bot:.1} ms | {hud} | {} ms |",
+            "| {} | {bot:.1}, {bot_median:.1} ms | {hud} | {} ms |",
             i + 1,
             browsed.join(", ")
         );

@@ -160,6 +160,13 @@ impl Presentation {
         &self.graph
     }
 
+    /// The median ping of the net graph's points (the last ten seconds), if it has any.
+    pub fn ping_median(&self) -> Option<f32> {
+        let mut points: Vec<f32> = self.graph.iter().map(|s| s.ping_ms).collect();
+        points.sort_by(f32::total_cmp);
+        points.get(points.len() / 2).copied()
+    }
+
     /// A line to show.
     pub(super) fn say(&mut self, line: String) {
         self.notices.push((line.clone(), 0.0));
@@ -258,6 +265,16 @@ impl Presentation {
 mod tests {
     use super::{NOTICE_FADE, NOTICE_SECONDS, Popup, Presentation, popup_rows};
     use lanyard::Vec3;
+
+    #[test]
+    fn the_ping_s_median_is_the_graph_s_middle_point_and_a_spike_moves_it_not() {
+        let mut p = Presentation::default();
+        assert_eq!(p.ping_median(), None);
+        for ping in [1.0, 9.0, 1.0, 1.0, 0.5] {
+            p.measure(0.25, (0, 0), ping, 0.0);
+        }
+        assert_eq!(p.ping_median(), Some(1.0));
+    }
 
     #[test]
     fn two_points_at_one_spot_stack_and_points_apart_do_not() {

@@ -24,6 +24,13 @@ impl Game {
         Some(if s.pinged { s.ping_ms } else { s.rtt_ms })
     }
 
+    /// The median of the ping shown over the last ten seconds (the net graph's points,
+    /// four a second), milliseconds: one figure for a run, steadier than the last reading,
+    /// which one late datagram moves by a few milliseconds for a second.
+    pub fn ping_median_ms(&self) -> Option<f32> {
+        self.presentation.ping_median()
+    }
+
     /// Whether datagrams to `peer` go through the rendezvous server's relay now (punching
     /// found no direct path yet).
     pub fn relayed_to(&self, peer: SocketAddr) -> bool {
@@ -186,6 +193,7 @@ impl Game {
             "bytes_out": bytes_out,
             "loss": self.loss(),
             "ping_ms": self.ping_ms(),
+            "ping_median_ms": self.ping_median_ms(),
             "relayed": self.relayed(),
             "network": self.network_json(),
         });

@@ -156,8 +156,11 @@ fn finish(mut screen: Screen, plan: &Plan) -> Result<(), String> {
         }
         let ended = game.run_outcome();
         if let (false, Some(ping)) = (game.is_server(), game.ping_ms()) {
-            // What the HUD read last, for a player who asks the terminal.
-            tracing::info!("the last ping to the server: {ping:.1} ms");
+            // What the HUD read, for a player who asks the terminal.
+            let median = game.ping_median_ms().unwrap_or(ping);
+            tracing::info!(
+                "the last ping to the server: {ping:.1} ms (the median of the last 10 s: {median:.1} ms)"
+            );
         }
         game.shutdown();
         if let Some(buf) = &plan.recording {
