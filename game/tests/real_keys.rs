@@ -29,9 +29,10 @@ fn xdotool_or_skip() -> bool {
 /// then quits. Returns the host's log.
 fn host_pressing(dir: &std::path::Path, keys: &str) -> String {
     let port = free_port();
-    // The host's window and the key presses share one virtual display.
+    // The host's window and the key presses share one virtual display. A host that never
+    // saw the Esc ends after a minute: a failure, not a test that hangs.
     let script = format!(
-        "'{BIN}' host --port {port} --name host --discovery-addr {disc} & game=$!\n\
+        "timeout 60 '{BIN}' host --port {port} --name host --discovery-addr {disc} & game=$!\n\
          xdotool search --sync --name Tumbleyard >/dev/null\n\
          {keys}\n\
          xdotool key Escape\n\

@@ -37,6 +37,9 @@ struct Looping {
     quit: QuitAsk,
     /// How many passwords in a row the game refused.
     wrong_passwords: u32,
+    /// An Esc pressed in the frame whose Enter sent the chat line: it quits at the next
+    /// frame (the line was still open when this frame looked for an Esc).
+    esc_after_chat: bool,
     /// Whether the frames take the time they really take (the network's clock follows the
     /// socket's; see `Game::tick_live`), not a fixed time each (a screenshot's).
     live: bool,
@@ -81,6 +84,7 @@ pub(crate) async fn run(mut screen: Screen, mut plan: Plan) -> Result<(), String
         quit: QuitAsk::default(),
         wrong_passwords: 0,
         live: plan.window.screenshot.is_none() && plan.window.frame_time.is_none(),
+        esc_after_chat: false,
     };
     // A screenshot advances one tick per frame, so the picture does not depend on how fast
     // the machine draws.
@@ -220,10 +224,11 @@ impl Looping {
     /// game), or the plan's stop.
     fn leaves(&mut self, screen: &Screen, plan: &Plan) -> bool {
         let typing_in_menu = matches!(screen, Screen::Menu(m) if m.editing.is_some());
-        let esc = (mq::is_key_pressed(KeyCode::Escape)
+        let esc = ((mq::is_key_pressed(KeyCode::Escape)
             || plan.window.script.pressed(self.frames, KeyCode::Escape))
             && self.chat.is_none()
-            && !typing_in_menu;
+            && !typing_in_menu)
+            || std::mem::take(&mut self.esc_after_chat);
         // A host with players in the game leaves it to them (it goes on at the first
         // successor's) or, with only spectators, ends it: Esc asks first, and a second Esc
         // within a few seconds confirms.
@@ -250,7 +255,13 @@ impl Looping {
     /// screen that follows, once the game ended.
     fn play(&mut self, game: &mut Game, plan: &mut Plan, frame_time: f32) -> Option<Screen> {
         let ticks = self.steps.advance(frame_time);
+        let chatting = self.chat.is_some();
         let typing = chat_line(game, &mut self.chat);
+        // Enter sent the line and Esc came in the same (slow) frame: the Esc is for after.
+        self.esc_after_chat = chatting
+            && self.chat.is_none()
+            && mq::is_key_pressed(KeyCode::Enter)
+            && mq::is_key_pressed(KeyCode::Escape);
         // The keyboard is read once per drawn frame; a press waits in the latch for the
         // next tick, and only that tick gets it. While a chat line is open the keys type
         // into it instead.
