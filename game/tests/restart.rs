@@ -111,7 +111,9 @@ fn a_bot_killed_and_started_again_plays_on_as_the_same_player_and_a_second_one_i
     let other = ada(&addr, &dir, "6");
     let other = other.finish(Duration::from_secs(60));
     let again = again.finish(Duration::from_secs(60));
-    // Done: SIGTERM ends the server gracefully, with its log whole.
+    // Done once the server took the goodbye (a SIGTERM first would stop it with the
+    // goodbye unread): SIGTERM then ends it gracefully, with its log whole.
+    server.wait_for("ada left (left the game)", Duration::from_secs(20));
     signal(&server, "-TERM");
     let server = server.finish(Duration::from_secs(60));
     assert!(
