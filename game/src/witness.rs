@@ -30,6 +30,10 @@ struct Broadcast {
 pub struct SentLog {
     /// Every entity's pose as of the broadcast `base_number` (before the kept ones).
     base: BTreeMap<NetId, [f32; 3]>,
+    /// For each entity in `base`, the broadcast that logged that pose: the entity was
+    /// there from that broadcast on, so the log answers for it further back than
+    /// `base_number` (a crate at rest since before the log's reach).
+    base_since: BTreeMap<NetId, u32>,
     base_number: u32,
     kept: VecDeque<Broadcast>,
     /// The newest pose logged of each entity.
@@ -96,19 +100,25 @@ impl SentLog {
             let Some(old) = self.kept.pop_front() else {
                 break;
             };
-            self.base.extend(old.moved);
+            for (net, pos) in old.moved {
+                self.base.insert(net, pos);
+                self.base_since.insert(net, old.number);
+            }
             for n in &old.gone {
                 self.base.remove(n);
+                self.base_since.remove(n);
             }
             self.base_number = old.number;
         }
     }
 
     /// The pose of `net` as of broadcast `number`, if the log reaches back that far and
-    /// the world held it then.
+    /// the world held it then (before `base_number`, only for an entity that has not moved
+    /// since).
     pub fn pose_at(&self, net: NetId, number: u32) -> Option<[f32; 3]> {
         if number < self.base_number {
-            return None;
+            let since = *self.base_since.get(&net)?;
+            return (since <= number).then(|| self.base[&net]);
         }
         let mut pose = self.base.get(&net).copied();
         for b in self.kept.iter().take_while(|b| b.number <= number) {
@@ -123,7 +133,9 @@ impl SentLog {
     }
 
     /// The log in a summary's shape: `base_number` and `base` (net id -> position as of
-    /// that broadcast, of every entity in the world then), then `broadcasts`, oldest first,
+    /// that broadcast, of every entity in the world then), `base_since` (net id -> the
+    /// broadcast that logged that position: the entity stayed there from then until
+    /// `base_number`), then `broadcasts`, oldest first,
     /// each with its `number`, `tick`, the positions of the entities that `moved` (or came)
     /// since, and the net ids of those `gone` since.
     pub fn to_json(&self) -> serde_json::Value {
@@ -148,6 +160,11 @@ impl SentLog {
         serde_json::json!({
             "base_number": self.base_number,
             "base": poses(&mut self.base.iter()),
+            "base_since": self
+                .base_since
+                .iter()
+                .map(|(n, b)| (n.0.to_string(), serde_json::json!(b)))
+                .collect::<serde_json::Map<String, serde_json::Value>>(),
             "broadcasts": broadcasts,
         })
     }

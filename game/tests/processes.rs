@@ -288,6 +288,7 @@ fn the_crate_check_allows_only_what_came_or_left_near_the_bots_newest_state() {
         "broadcasts": {
             "base_number": 100,
             "base": { "1": [1.0, 0.5, 0.0], "2": [2.0, 0.5, 0.0], "3": [3.0, 0.5, 0.0] },
+            "base_since": { "1": 90, "2": 100, "3": 97 },
             "broadcasts": broadcasts,
         },
     });
@@ -320,6 +321,18 @@ fn the_crate_check_allows_only_what_came_or_left_near_the_bots_newest_state() {
     }))));
     assert!(fails(report(serde_json::json!({
         "1": held(1.0, Some(103)), "2": held(2.05, Some(101)), "3": held(3.0, Some(102)),
+    }))));
+    // A crate's state from before the log's reach is judged if the crate has not moved
+    // since (crate 1 rests where it was at broadcast 90), and fails if it has.
+    assert_crates_agree(
+        "bot",
+        &report(serde_json::json!({
+            "1": held(1.0, Some(95)), "2": held(2.0, Some(101)), "3": held(3.0, Some(102)),
+        })),
+        &summary,
+    );
+    assert!(fails(report(serde_json::json!({
+        "1": held(1.0, Some(103)), "2": held(2.0, Some(95)), "3": held(3.0, Some(102)),
     }))));
     // A bot whose newest state is older than the server's log cannot be judged.
     assert!(fails(report(serde_json::json!({

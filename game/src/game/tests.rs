@@ -243,3 +243,36 @@ fn a_grenade_aimed_at_a_stack_s_top_crate_knocks_the_stack_about() {
         "aimed at the top crate, the stack moved {moved:.2} m at most"
     );
 }
+
+#[test]
+fn the_sent_log_answers_for_a_crate_at_rest_since_before_its_reach_and_not_for_one_moved() {
+    let mut g = host();
+    let (id, net, _) = first_crate(&g);
+    // Let the yard settle, then note a broadcast while everything rests.
+    for _ in 0..TICK_HZ as usize {
+        g.tick(1.0 / TICK_HZ);
+    }
+    let number = |g: &Game| g.link.net().broadcast_number().unwrap();
+    let early = number(&g);
+    let resting = g.sent_log.pose_at(net, early).expect("logged at rest");
+    // Past the log's reach: the early broadcast is older than the log, the crate is not.
+    for _ in 0..=SentLog::KEEP_TICKS {
+        g.tick(1.0 / TICK_HZ);
+    }
+    assert_eq!(g.sent_log.pose_at(net, early), Some(resting));
+    // Moved after that broadcast: the log still says where it was then while it keeps
+    // the move, and no longer once the move passed out of its reach.
+    let mut moved = BodyState::of(g.group.get(id).unwrap().body());
+    moved.pos[0] += 2.0;
+    g.group.set_body_state(id, &moved).unwrap();
+    for _ in 0..TICK_HZ as usize {
+        g.tick(1.0 / TICK_HZ);
+    }
+    assert_eq!(g.sent_log.pose_at(net, early), Some(resting));
+    for _ in 0..=SentLog::KEEP_TICKS {
+        g.tick(1.0 / TICK_HZ);
+    }
+    assert_eq!(g.sent_log.pose_at(net, early), None);
+    let now = g.sent_log.pose_at(net, number(&g)).unwrap();
+    assert!((now[0] - resting[0] - 2.0).abs() < 0.01, "{now:?}");
+}

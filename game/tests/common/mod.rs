@@ -563,6 +563,8 @@ fn gap(p: [f64; 3], q: [f64; 3]) -> f64 {
 pub struct SentLog {
     base_number: u64,
     base: BTreeMap<String, [f64; 3]>,
+    /// For each entity in `base`, the broadcast from which it held that position.
+    base_since: BTreeMap<String, u64>,
     broadcasts: Vec<Logged>,
 }
 
@@ -589,6 +591,12 @@ impl SentLog {
                 .as_u64()
                 .expect("the summary logs broadcasts"),
             base: poses(&log["base"]),
+            base_since: log["base_since"]
+                .as_object()
+                .expect("the log says since when each base position held")
+                .iter()
+                .map(|(id, n)| (id.clone(), n.as_u64().expect("a broadcast number")))
+                .collect(),
             broadcasts: log["broadcasts"]
                 .as_array()
                 .expect("a list of broadcasts")
@@ -607,11 +615,12 @@ impl SentLog {
         }
     }
 
-    /// Where broadcast `n` had entity `id`: `None` if `n` is older than the log or the
-    /// entity was not in the world then.
+    /// Where broadcast `n` had entity `id`: `None` if the entity was not in the world
+    /// then, or `n` is older than the log and the entity moved since.
     pub fn at(&self, id: &str, n: u64) -> Option<[f64; 3]> {
         if n < self.base_number {
-            return None;
+            let since = *self.base_since.get(id)?;
+            return (since <= n).then(|| self.base[id]);
         }
         let mut at = self.base.get(id).copied();
         for b in self.broadcasts.iter().take_while(|b| b.number <= n) {
@@ -752,8 +761,8 @@ pub fn assert_crates_agree(who: &str, r: &Value, summary: &Value) {
         );
         let q = sent.at(id, n).unwrap_or_else(|| {
             panic!(
-                "{who}: crate {id}'s state is from broadcast {n}, before the server's log \
-                 or when its world held no such entity"
+                "{who}: crate {id}'s state is from broadcast {n}, when the server's world held \
+                 no such entity, or before its log and the crate moved since"
             )
         });
         let d = gap(xyz(&e["received"]), q);
