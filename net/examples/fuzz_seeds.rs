@@ -5,7 +5,7 @@
 //! `cargo run -p lanyard-net --features fuzzing --example fuzz_seeds -- net/fuzz/corpus`
 
 use lanyard_net::discovery;
-use lanyard_net::fuzzing::{Fixture, demo_recording, fragment_input, server_info};
+use lanyard_net::fuzzing::{Fixture, fragment_input, server_info};
 use std::path::Path;
 
 fn write(dir: &Path, target: &str, seeds: &[Vec<u8>]) -> std::io::Result<()> {
@@ -31,7 +31,7 @@ fn main() -> std::io::Result<()> {
         .nth(1)
         .unwrap_or_else(|| "net/fuzz/corpus".into());
     let dir = Path::new(&dir);
-    let fx = Fixture::new();
+    let fx = Fixture::new(&lanyard_demo::fuzz_world());
     let to_server = spread(fx.seeds_to_server.clone(), 24);
     let to_client = spread(fx.seeds_to_client.clone(), 24);
     write(dir, "from_client", &to_server)?;
@@ -47,7 +47,7 @@ fn main() -> std::io::Result<()> {
     // A rendezvous header: its magic and protocol version (`lanyard_rendezvous::VERSION`,
     // a crate that depends on this one).
     write(dir, "rendezvous", &[b"LYRV\x02".to_vec()])?;
-    write(dir, "recording", &[demo_recording(90)])?;
+    write(dir, "recording", &[lanyard_demo::mixed_recording(90)])?;
     write(dir, "fragments", &fragment_seeds())?;
     Ok(())
 }

@@ -7,6 +7,10 @@
 //! modified code would: [`from_client`] against the server, [`from_server`] against the
 //! client, [`handshake`] for both sides' handshakes. Each function panics only if the code
 //! under test does, or breaks a promise it checks.
+//!
+//! The crate has no kinds of its own: a session is built from a [`World`] its caller
+//! gives (the fuzz targets and the tests give `lanyard_demo::fuzz_world()`), so the
+//! feature adds no dependency.
 
 use crate::connection::ReliableReceiver;
 use crate::crypto::{Cipher, Direction, Nonce};
@@ -16,7 +20,6 @@ use crate::{NetConfig, NetManager};
 use lanyard::{
     ClientId, EntityGroup, FrameDriver, FramePass, GroupConfig, KindRegistry, Owner, Role,
 };
-use lanyard_demo as demo;
 use std::net::SocketAddr;
 use std::sync::Arc;
 
@@ -38,16 +41,18 @@ pub const SERVER: SocketAddr = SocketAddr::new(
 
 const DT: f32 = 1.0 / 60.0;
 
-/// The demo kinds.
-pub fn registry() -> Arc<KindRegistry> {
-    let mut r = KindRegistry::new();
-    demo::register(&mut r).expect("demo kinds");
-    Arc::new(r)
-}
+/// What a fuzzing session plays with: its kinds, what the server spawns before the client
+/// comes (a few bodies), and what the client then asks for (a body of its own, with
+/// [`EntityGroup::request_spawn`]).
+pub type World = (
+    Arc<KindRegistry>,
+    fn(&mut EntityGroup),
+    fn(&mut EntityGroup),
+);
 
-fn client_group() -> EntityGroup {
+fn client_group(registry: &Arc<KindRegistry>) -> EntityGroup {
     EntityGroup::new(
-        registry(),
+        registry.clone(),
         GroupConfig {
             role: Role::Client(ClientId(0)),
             ..GroupConfig::default()
@@ -74,21 +79,13 @@ fn exchange(
     }
 }
 
-/// A server with a few demo entities and one client admitted through the real handshake
-/// at [`CLIENT`]; also returns the client, connected.
-pub fn server_and_client() -> (NetManager, EntityGroup, NetManager, EntityGroup) {
-    let mut group = EntityGroup::new(registry(), GroupConfig::default());
-    for i in 0..3 {
-        let p = demo::CrateParams {
-            pos: [i as f32, 0.5, 0.0],
-            half_extents: [0.4; 3],
-            color: [0; 4],
-            can_sleep: true,
-        };
-        group.spawn(demo::CRATE, &p, Owner::Server).expect("spawn");
-    }
+/// A server with the bodies `world` spawns and one client admitted through the real
+/// handshake at [`CLIENT`]; also returns the client, connected.
+pub fn server_and_client(world: &World) -> (NetManager, EntityGroup, NetManager, EntityGroup) {
+    let mut group = EntityGroup::new(world.0.clone(), GroupConfig::default());
+    (world.1)(&mut group);
     let mut net = NetManager::server(NetConfig::default(), [1; 32]);
-    let mut cgroup = client_group();
+    let mut cgroup = client_group(&world.0);
     let mut client = NetManager::client(NetConfig::default(), SERVER, "fuzz", None, [2; 32]);
     for _ in 0..20 {
         exchange(
@@ -101,14 +98,14 @@ pub fn server_and_client() -> (NetManager, EntityGroup, NetManager, EntityGroup)
     (net, group, client, cgroup)
 }
 
-/// A server with a few demo entities and one admitted client at [`CLIENT`].
-pub fn server_with_client() -> (NetManager, EntityGroup) {
-    let (net, group, _, _) = server_and_client();
+/// A server with the bodies `world` spawns and one admitted client at [`CLIENT`].
+pub fn server_with_client(world: &World) -> (NetManager, EntityGroup) {
+    let (net, group, _, _) = server_and_client(world);
     (net, group)
 }
 
 /// A session built once, between frames: the server of [`server_and_client`] and its
-/// client, which owns a mover it asked for and has traded events with the server. Every
+/// client, which owns the body it asked for and has traded events with the server. Every
 /// input starts from a copy ([`server`](Self::server), [`client`](Self::client)): the
 /// NetManagers are cloned and the worlds restored from snapshots.
 pub struct Fixture {
@@ -127,13 +124,11 @@ pub struct Fixture {
 }
 
 impl Fixture {
-    /// Builds the session (about a second of play).
-    pub fn new() -> Self {
-        let (mut net, mut group, mut client, mut cgroup) = server_and_client();
+    /// Builds the session in `world` (about a second of play).
+    pub fn new(world: &World) -> Self {
+        let (mut net, mut group, mut client, mut cgroup) = server_and_client(world);
         let id = client.client_id().expect("admitted");
-        cgroup
-            .request_spawn(demo::MOVER, &demo::MoverParams::at([0.0, 0.6, 3.0]))
-            .expect("a mover is a registered kind");
+        (world.2)(&mut cgroup);
         net.send_event(b"from the server".to_vec()).expect("server");
         client
             .send_event(b"from the client".to_vec())
@@ -161,7 +156,7 @@ impl Fixture {
         }
         assert!(
             cgroup.iter().any(|e| e.owner() == Owner::Client(id)),
-            "the client got no mover"
+            "the client got no body of its own"
         );
         Fixture {
             server_world: group.snapshot().expect("snapshot"),
@@ -185,12 +180,6 @@ impl Fixture {
     pub fn client(&self) -> (NetManager, EntityGroup) {
         let g = EntityGroup::restore(self.registry.clone(), &self.client_world).expect("restore");
         (self.client.clone(), g)
-    }
-}
-
-impl Default for Fixture {
-    fn default() -> Self {
-        Self::new()
     }
 }
 
@@ -358,17 +347,18 @@ pub fn fragment_input(fragments: &[(u16, bool, u16)]) -> Vec<u8> {
 /// A handshake built once: a server with no client yet, a client that has said hello,
 /// and the same client once it has the server's challenge (it has sent its connect).
 pub struct Handshake {
+    registry: Arc<KindRegistry>,
     server: NetManager,
     hello: NetManager,
     connecting: NetManager,
 }
 
 impl Handshake {
-    /// Builds it.
-    pub fn new() -> Self {
+    /// Builds it, with the kinds of `world`.
+    pub fn new(world: &World) -> Self {
         let mut server = NetManager::server(NetConfig::default(), [1; 32]);
-        let mut group = EntityGroup::new(registry(), GroupConfig::default());
-        let mut cgroup = client_group();
+        let mut group = EntityGroup::new(world.0.clone(), GroupConfig::default());
+        let mut cgroup = client_group(&world.0);
         let mut client = NetManager::client(NetConfig::default(), SERVER, "fuzz", None, [2; 32]);
         client.update(&mut cgroup, DT);
         let hello = client.clone();
@@ -382,16 +372,11 @@ impl Handshake {
         client.update(&mut cgroup, DT);
         client.drain_outgoing().for_each(drop);
         Handshake {
+            registry: world.0.clone(),
             server,
             hello,
             connecting: client,
         }
-    }
-}
-
-impl Default for Handshake {
-    fn default() -> Self {
-        Self::new()
     }
 }
 
@@ -400,7 +385,7 @@ impl Default for Handshake {
 /// challenge; and as the request of a connect with a good cookie, sealed, to the server.
 pub fn handshake(hs: &Handshake, data: &[u8]) {
     let version = wire::PROTOCOL_VERSION;
-    let mut group = client_group();
+    let mut group = client_group(&hs.registry);
     for kind in [DatagramKind::Challenge, DatagramKind::Reject] {
         let mut client = hs.hello.clone();
         let mut d = wire::begin(kind, version);
@@ -433,7 +418,7 @@ pub fn handshake(hs: &Handshake, data: &[u8]) {
         while client.poll_event().is_some() {}
     }
     let mut server = hs.server.clone();
-    let mut sgroup = EntityGroup::new(registry(), GroupConfig::default());
+    let mut sgroup = EntityGroup::new(hs.registry.clone(), GroupConfig::default());
     let mut d = head;
     d.extend_from_slice(data);
     cipher.seal(
@@ -505,22 +490,12 @@ pub fn discovery(data: &[u8]) {
     let _ = discovery::parse_answer(data);
 }
 
-/// `data` as a recording of the demo kinds: opened, and replayed for up to two seconds.
-pub fn recording(data: &[u8]) {
-    let Ok(mut replay) = lanyard::replay::Replay::open(data, registry()) else {
+/// `data` as a recording of the kinds of `registry`: opened, and replayed for up to two
+/// seconds.
+pub fn recording(data: &[u8], registry: Arc<KindRegistry>) {
+    let Ok(mut replay) = lanyard::replay::Replay::open(data, registry) else {
         return;
     };
     let end = replay.end_tick().min(replay.tick() + 120);
     let _ = replay.run_to(end);
-}
-
-/// A recording of the demo kinds for a seed: a mixed scene for `ticks` ticks.
-pub fn demo_recording(ticks: u32) -> Vec<u8> {
-    let mut g = demo::mixed_scene(registry(), 6, 3).expect("scene");
-    g.start_recording("fuzz seed", "lanyard-net fuzzing")
-        .expect("recording");
-    for _ in 0..ticks {
-        g.frame();
-    }
-    g.stop_recording().expect("recording")
 }

@@ -14,9 +14,7 @@ pub mod scenario;
 
 /// A registry with the demo kinds.
 pub fn demo_registry() -> Arc<KindRegistry> {
-    let mut r = KindRegistry::new();
-    demo::register(&mut r).expect("demo kinds register once");
-    Arc::new(r)
+    demo::registry()
 }
 
 /// The determinism scene: `n` bodies of the demo kinds in a pit ([`demo::mixed_scene`]).

@@ -1,6 +1,7 @@
 //! Bad input at the packet entry point: arbitrary datagrams never panic the server, and a
 //! stranger's garbage costs legitimate clients nothing.
 
+use lanyard_demo::fuzz_world;
 use lanyard_net::MAX_FRAGMENT;
 use lanyard_net::fuzzing::{self, CLIENT, Fixture, Handshake, server_with_client, throw_at_server};
 use lanyard_net::{NetConfig, Transport};
@@ -12,7 +13,7 @@ proptest! {
 
     #[test]
     fn arbitrary_datagrams_never_panic_the_server(data in prop::collection::vec(any::<u8>(), 0..1500)) {
-        let (mut net, mut group) = server_with_client();
+        let (mut net, mut group) = server_with_client(&fuzz_world());
         throw_at_server(&mut net, &mut group, &data);
         // And it still runs frames afterwards.
         for _ in 0..3 {
@@ -70,7 +71,7 @@ proptest! {
 fn the_fuzz_harness_admits_its_client() {
     // The harness the fuzz target uses must really reach a session, or fuzzing the client
     // path would test nothing.
-    let (net, _) = server_with_client();
+    let (net, _) = server_with_client(&fuzz_world());
     assert_eq!(net.clients().len(), 1);
     assert!(net.peer_stats(lanyard::ClientId(1)).is_some());
     let _ = CLIENT;
@@ -108,7 +109,7 @@ fn run_target(target: &str, data: &[u8], fx: &Fixture, hs: &Handshake) {
         "handshake" => fuzzing::handshake(hs, data),
         "sections" => fuzzing::sections(fx, data),
         "discovery" => fuzzing::discovery(data),
-        "recording" => fuzzing::recording(data),
+        "recording" => fuzzing::recording(data, lanyard_demo::registry()),
         "fragments" => {
             fuzzing::fragments(data);
         }
@@ -122,7 +123,7 @@ fn run_target(target: &str, data: &[u8], fx: &Fixture, hs: &Handshake) {
 /// keeps working, so `cargo fuzz` finds it working too.
 #[test]
 fn fuzz_regressions_and_seeds_run_clean() {
-    let (fx, hs) = (Fixture::new(), Handshake::new());
+    let (fx, hs) = (Fixture::new(&fuzz_world()), Handshake::new(&fuzz_world()));
     let regressions = fuzz_inputs("regressions");
     assert!(!regressions.is_empty());
     for (target, data) in regressions.iter().chain(&fuzz_inputs("corpus")) {
@@ -134,12 +135,12 @@ fn fuzz_regressions_and_seeds_run_clean() {
 /// trying to allocate them (the first crash the `recording` fuzz target found).
 #[test]
 fn a_recording_header_that_claims_too_much_is_refused() {
-    let mut r = fuzzing::demo_recording(10);
+    let mut r = lanyard_demo::mixed_recording(10);
     // The header starts after magic, version and its length: its first field is the scene
     // name, a varint length (251 = the next u64 is the length) and bytes.
     let at = 12;
     r.splice(at..at + 1, [253u8, 0, 0, 0, 0, 0, 1, 0, 0]);
-    let err = lanyard::replay::Replay::open(&r, fuzzing::registry()).err();
+    let err = lanyard::replay::Replay::open(&r, lanyard_demo::registry()).err();
     assert!(
         matches!(
             err,
@@ -156,7 +157,7 @@ fn a_recording_header_that_claims_too_much_is_refused() {
 /// reads no further, instead of walking 2^28 ids (the fuzzer's input took 51 s and 1.7 GB).
 #[test]
 fn a_run_longer_than_the_world_is_refused_as_malformed() {
-    let fx = Fixture::new();
+    let fx = Fixture::new(&fuzz_world());
     let before = fx.client().0.server_stats().unwrap().bad_datagrams;
     let slow = std::fs::read(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(
         "../net/fuzz/regressions/from_server/slow-unit-097561aaf3d5fbb7dc6151dc3f7f5725a2513dd7",

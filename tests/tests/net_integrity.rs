@@ -51,7 +51,7 @@ fn exchange(
 
 #[test]
 fn forged_copies_from_another_address_change_nothing_and_a_replay_is_refused() {
-    let (mut server, mut sg, mut client, mut cg) = server_and_client();
+    let (mut server, mut sg, mut client, mut cg) = server_and_client(&lanyard_demo::fuzz_world());
     let id = server.clients()[0].0;
     // Without entities of its own the client sends acks and heartbeats only.
     let sent = exchange(&mut server, &mut sg, &mut client, &mut cg, 240);

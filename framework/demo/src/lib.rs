@@ -50,6 +50,18 @@ pub struct CrateParams {
     pub can_sleep: bool,
 }
 
+impl CrateParams {
+    /// A wooden box 0.9 m wide at `pos`, that may sleep.
+    pub fn at(pos: [f32; 3]) -> Self {
+        CrateParams {
+            pos,
+            half_extents: [0.45; 3],
+            color: [200, 160, 90, 255],
+            can_sleep: true,
+        }
+    }
+}
+
 /// Spawn parameters of a [`BALL`].
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct BallParams {
@@ -418,6 +430,57 @@ pub fn mixed_scene(registry: Arc<KindRegistry>, n: usize, seed: u64) -> Result<E
         r?;
     }
     Ok(g)
+}
+
+/// The demo kinds, registered.
+pub fn registry() -> Arc<KindRegistry> {
+    let mut r = KindRegistry::new();
+    register(&mut r).expect("the demo kinds register once");
+    Arc::new(r)
+}
+
+/// A world to build sessions in: kinds, what a server spawns, what a client asks for (the
+/// shape of `lanyard_net::fuzzing::World`, a crate this one does not depend on).
+pub type SessionWorld = (
+    Arc<KindRegistry>,
+    fn(&mut EntityGroup),
+    fn(&mut EntityGroup),
+);
+
+/// The world `lanyard_net::fuzzing` builds its sessions in: the demo kinds, three crates in
+/// a row on the server, and a mover the client asks for.
+pub fn fuzz_world() -> SessionWorld {
+    fn crates(group: &mut EntityGroup) {
+        for i in 0..3 {
+            let p = CrateParams {
+                pos: [i as f32, 0.5, 0.0],
+                half_extents: [0.4; 3],
+                color: [0; 4],
+                can_sleep: true,
+            };
+            group
+                .spawn(CRATE, &p, Owner::Server)
+                .expect("a crate spawns");
+        }
+    }
+    fn mover(group: &mut EntityGroup) {
+        group
+            .request_spawn(MOVER, &MoverParams::at([0.0, 0.6, 3.0]))
+            .expect("a mover is a registered kind");
+    }
+    (registry(), crates, mover)
+}
+
+/// A recording of [`mixed_scene`] (six bodies) for `ticks` ticks: a seed for fuzzing
+/// recordings.
+pub fn mixed_recording(ticks: u32) -> Vec<u8> {
+    let mut g = mixed_scene(registry(), 6, 3).expect("the demo scene spawns");
+    g.start_recording("fuzz seed", "lanyard-demo")
+        .expect("recording starts");
+    for _ in 0..ticks {
+        g.frame();
+    }
+    g.stop_recording().expect("recording stops")
 }
 
 fn dynamic_at(pos: [f32; 3]) -> RigidBodyBuilder {

@@ -6,7 +6,7 @@ use lanyard_net::fuzzing::{Fixture, from_client};
 use libfuzzer_sys::fuzz_target;
 
 thread_local! {
-    static FIXTURE: Fixture = Fixture::new();
+    static FIXTURE: Fixture = Fixture::new(&lanyard_demo::fuzz_world());
 }
 
 fuzz_target!(|data: &[u8]| {

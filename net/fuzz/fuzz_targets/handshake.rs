@@ -7,7 +7,7 @@ use lanyard_net::fuzzing::{Handshake, handshake};
 use libfuzzer_sys::fuzz_target;
 
 thread_local! {
-    static HANDSHAKE: Handshake = Handshake::new();
+    static HANDSHAKE: Handshake = Handshake::new(&lanyard_demo::fuzz_world());
 }
 
 fuzz_target!(|data: &[u8]| {

@@ -3,4 +3,4 @@
 
 use libfuzzer_sys::fuzz_target;
 
-fuzz_target!(|data: &[u8]| lanyard_net::fuzzing::recording(data));
+fuzz_target!(|data: &[u8]| lanyard_net::fuzzing::recording(data, lanyard_demo::registry()));
