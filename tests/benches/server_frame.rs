@@ -1,24 +1,30 @@
-//! The server frame with 1000 entities and 64 clients on the in-memory hub.
+//! Criterion benchmark of the server frame with 1000 entities and 64 clients on the
+//! in-memory hub.
 //!
-//! Run with `cargo bench -p lanyard-tests --bench server_frame` (`LANYARD_BENCH_CLIENTS=N`
-//! for another client count). The server's world is 1000 crates that cannot sleep (every
-//! one is awake and sends a section every broadcast). The clients join and receive the world; then the server runs 600 frames at 60 Hz (10 s,
-//! 200 broadcasts at the default 20 per second) while the clients keep up (their time is not
-//! counted). Reported: the server's `NetManager::update` per frame, the same world's bare
-//! `EntityGroup::frame` for comparison, and the bytes each broadcast sends each client.
+//! ```sh
+//! cargo bench -p lanyard-tests --bench server_frame -- --save-baseline main
+//! cargo bench -p lanyard-tests --bench server_frame -- --baseline main
+//! ```
+//!
+//! `LANYARD_BENCH_CLIENTS=N` for another client count. The server's world is 1000 crates
+//! that cannot sleep. The clients join and receive the world; then each measured frame is
+//! the server's `NetManager::update` at 60 Hz (a broadcast every third frame at the default
+//! 20 per second) while the clients keep up (their time is not counted), against the same
+//! world's bare `EntityGroup::frame`. Before measuring, it prints the bytes each broadcast
+//! sends each client.
 //!
 //! A crate at rest is predicted by every client, so the world as it is sends almost nothing.
 //! `LANYARD_BENCH_STIR=N` throws `N` crates (chosen by a seeded generator) up and sideways
 //! every second of the run, so that the broadcast carries what changed.
 
+use criterion::{Criterion, criterion_group, criterion_main};
 use lanyard::prelude::*;
 use lanyard_demo::{self as demo, CrateParams};
 use lanyard_net::NetConfig;
 use lanyard_tests::scenario::{DemoScenario, Scenario, add_scenery};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 const ENTITIES: usize = 1000;
-const FRAMES: usize = 600;
 
 fn world(g: &mut EntityGroup) {
     add_scenery(g);
@@ -55,20 +61,39 @@ fn stir(g: &mut EntityGroup, n: usize, seed: &mut u64) {
     }
 }
 
-fn median(v: &mut [f64]) -> f64 {
-    v.sort_by(f64::total_cmp);
-    v[v.len() / 2]
+fn env(name: &str, default: usize) -> usize {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
 }
 
-fn main() {
-    let clients: usize = std::env::var("LANYARD_BENCH_CLIENTS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(64);
-    let stirred: usize = std::env::var("LANYARD_BENCH_STIR")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(0);
+/// One frame of the session: the server's update (timed, returned), then its datagrams
+/// out, the virtual clock on, and every client's step.
+fn server_frame(s: &mut Scenario, stirred: usize, seed: &mut u64, frame: &mut u64) -> Duration {
+    if frame.is_multiple_of(60) {
+        stir(&mut s.server.group, stirred, seed);
+    }
+    *frame += 1;
+    let dt = s.dt;
+    lanyard_net::pump(&mut s.server.net, s.server.transport.as_mut());
+    let t = Instant::now();
+    let f = s.server.net.update(&mut s.server.group, dt);
+    let took = t.elapsed();
+    std::hint::black_box(f);
+    for (to, d) in s.server.net.drain_outgoing().collect::<Vec<_>>() {
+        s.server.transport.send(to, &d);
+    }
+    s.server.transport.advance(dt);
+    for c in &mut s.clients {
+        c.step(dt);
+    }
+    took
+}
+
+fn bench(c: &mut Criterion) {
+    let clients = env("LANYARD_BENCH_CLIENTS", 64);
+    let stirred = env("LANYARD_BENCH_STIR", 0);
     let mut seed = 0x5eed_u64;
     let config = NetConfig {
         max_clients: clients as u16,
@@ -91,113 +116,39 @@ fn main() {
         stir(&mut s.server.group, stirred, &mut seed);
         s.run_for(1.0);
     }
-
-    let mut on_broadcast = Vec::new();
-    let mut quiet = Vec::new();
-    let mut broadcast_bytes = Vec::new();
-    let dt = s.dt;
-    let first_client = lanyard_tests::scenario::hub_addr(1);
-    for frame in 0..FRAMES {
-        if frame % 60 == 0 {
-            stir(&mut s.server.group, stirred, &mut seed);
-        }
-        lanyard_net::pump(&mut s.server.net, s.server.transport.as_mut());
-        let t = Instant::now();
-        let f = s.server.net.update(&mut s.server.group, dt);
-        let ns = t.elapsed().as_nanos() as f64;
-        let out: Vec<_> = s.server.net.drain_outgoing().collect();
-        if f.sent {
-            on_broadcast.push(ns);
-            broadcast_bytes.push(
-                out.iter()
-                    .filter(|(to, _)| *to == first_client)
-                    .map(|(_, d)| d.len())
-                    .sum::<usize>(),
-            );
-        } else {
-            quiet.push(ns);
-        }
-        for (to, d) in out {
-            s.server.transport.send(to, &d);
-        }
-        s.server.transport.advance(dt);
-        for c in &mut s.clients {
-            c.step(dt);
-        }
-    }
-    let all_connected = s.server.net.clients().len() == clients;
-    let resends = s
-        .server
-        .net
-        .clients()
-        .first()
-        .and_then(|(id, _)| s.server.net.peer_stats(*id))
-        .map_or(0, |p| p.resends);
-    // The same group's bare frame, under the same conditions (the clients stepping their
-    // worlds in between), for 4 s: less than the clients' timeout.
-    let mut bare: Vec<f64> = (0..240)
-        .map(|_| {
-            let t = Instant::now();
-            s.server.group.frame();
-            let ns = t.elapsed().as_nanos() as f64;
-            for c in &mut s.clients {
-                c.step(dt);
-            }
-            ns
-        })
-        .collect();
-    let awake = s
-        .server
-        .group
-        .iter()
-        .filter(|e| !e.body().is_sleeping())
-        .count();
-    let per_broadcast =
-        broadcast_bytes.iter().sum::<usize>() as f64 / broadcast_bytes.len().max(1) as f64;
-    let g = median(&mut bare);
-    let b = median(&mut on_broadcast);
-    let q = median(&mut quiet);
-    let mean = (b * on_broadcast.len() as f64 + q * quiet.len() as f64) / FRAMES as f64;
-    println!(
-        "entities: {ENTITIES} ({awake} awake, {stirred} thrown a second), clients: {clients}, all connected: {all_connected}"
-    );
-    println!(
-        "broadcasts: {} in {FRAMES} frames at 60 Hz; reliable resends to the first client: {resends}",
-        on_broadcast.len()
-    );
-    println!(
-        "bare EntityGroup::frame:              {:>8.1} us (median)",
-        g / 1e3
-    );
-    println!(
-        "server update, frames that broadcast: {:>8.1} us (median), +{:.1} us",
-        b / 1e3,
-        (b - g) / 1e3
-    );
-    println!(
-        "server update, other frames:          {:>8.1} us (median), +{:.1} us",
-        q / 1e3,
-        (q - g) / 1e3
-    );
-    println!(
-        "networking on top, averaged per frame: {:>7.1} us ({:.2}x the bare frame)",
-        (mean - g) / 1e3,
-        mean / g
-    );
-    println!(
-        "bytes per broadcast per client: {per_broadcast:.0} ({:.1} datagrams of at most 1200)",
-        per_broadcast / 1200.0
-    );
-    println!(
-        "bytes per entity per broadcast: {:.2}",
+    let first = s.server.net.clients()[0].0;
+    let before = s.server.net.peer_stats(first).expect("connected").bytes_out;
+    let broadcasts = s.server.net.counters().broadcasts;
+    s.run_for(1.0);
+    let bytes = s.server.net.peer_stats(first).expect("connected").bytes_out - before;
+    let per_broadcast = bytes as f64 / (s.server.net.counters().broadcasts - broadcasts) as f64;
+    eprintln!(
+        "{ENTITIES} entities ({stirred} thrown a second), {clients} clients: {per_broadcast:.0} \
+         bytes per broadcast per client ({:.2} per entity)",
         per_broadcast / ENTITIES as f64
     );
-    println!(
-        "downstream per client at 20 broadcasts/s: {:.0} kbit/s",
-        per_broadcast * 20.0 * 8.0 / 1000.0
+
+    let mut g = c.benchmark_group("server frame");
+    g.sample_size(20);
+    let mut frame = 0;
+    g.bench_function(format!("NetManager::update, {clients} clients"), |b| {
+        b.iter_custom(|iters| {
+            (0..iters)
+                .map(|_| server_frame(&mut s, stirred, &mut seed, &mut frame))
+                .sum()
+        })
+    });
+    assert_eq!(
+        s.server.net.clients().len(),
+        clients,
+        "a client fell behind: the session measured was not the one asked for"
     );
-    println!(
-        "server upstream to {clients} clients at 20 broadcasts/s: {:.1} Mbit/s",
-        per_broadcast * clients as f64 * 20.0 * 8.0 / 1e6
-    );
+    // The same group's bare frame (its clients time out meanwhile: nothing is sent).
+    g.bench_function("bare EntityGroup::frame", |b| {
+        b.iter(|| std::hint::black_box(s.server.group.frame()))
+    });
+    g.finish();
 }
+
+criterion_group!(benches, bench);
+criterion_main!(benches);

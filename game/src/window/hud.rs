@@ -271,15 +271,16 @@ pub(crate) fn draw_hud(game: &Game) {
 /// The HUD's line about the link: the ping, the rates and the loss; or that the server is
 /// silent, or that this peer hosts.
 fn net_line(game: &Game) -> String {
-    match game.ping_ms() {
-        None if game.net().is_reconnecting() => "reconnecting to the server...".to_owned(),
-        None if !game.is_server() => "connecting...".to_owned(),
-        Some(_) if let Some(secs) = game.silence() => format!(
+    // (An `if let` guard would read better; it needs Rust 1.94, and the MSRV is 1.89.)
+    match (game.ping_ms(), game.silence()) {
+        (None, _) if game.net().is_reconnecting() => "reconnecting to the server...".to_owned(),
+        (None, _) if !game.is_server() => "connecting...".to_owned(),
+        (Some(_), Some(secs)) => format!(
             "no data for {secs:.0} s  in {:.0} kbit/s  out {:.0} kbit/s",
             game.presentation().traffic().kbps_in,
             game.presentation().traffic().kbps_out
         ),
-        Some(p) => format!(
+        (Some(p), None) => format!(
             "ping {:.0} ms{}  in {:.0} kbit/s  out {:.0} kbit/s  loss {:.0}%",
             p,
             if game.relayed() { " (relayed)" } else { "" },
@@ -287,7 +288,7 @@ fn net_line(game: &Game) -> String {
             game.presentation().traffic().kbps_out,
             game.loss() * 100.0
         ),
-        None => format!(
+        (None, _) => format!(
             "hosting on UDP port {}{}{}: {}  in {:.0} kbit/s  out {:.0} kbit/s",
             game.local_addr().port(),
             if game.is_locked() { ", locked" } else { "" },
