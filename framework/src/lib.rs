@@ -54,7 +54,7 @@
 //! ```
 //!
 //! The `lanyard-demo` crate (in `framework/demo/`) has complete kinds with factories, and the
-//! README a walkthrough.
+//! book (`docs/`) a walkthrough, from the smallest kind to prediction and hand-off.
 #![warn(missing_docs)]
 
 pub mod codec;

@@ -3,7 +3,7 @@
 //! a browser player's downstream on the cube field beside a native player's.
 //!
 //! Needs what the browser tests need (Chromium, root for `ip netns`, the browser build:
-//! see the README); Chromium runs in a namespace holding only its loopback.
+//! see docs/src/playing.md); Chromium runs in a namespace holding only its loopback.
 //! `LANYARD_BENCH_RUNS` sets how many pages are opened for the first frame (5).
 
 #[path = "../tests/common/mod.rs"]

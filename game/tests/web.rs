@@ -253,7 +253,7 @@ fn a_server_s_recording_verifies_in_webassembly_and_a_page_s_natively() {
             std::env::var_os("LANYARD_REQUIRE_BROWSER").is_none(),
             "node and the WebAssembly verifier are required here"
         );
-        eprintln!("skipped: node or the WebAssembly verifier is missing (see the README)");
+        eprintln!("skipped: node or the WebAssembly verifier is missing (see docs/src/playing.md)");
         return;
     };
     let _one = common::one_at_a_time();

@@ -48,3 +48,31 @@ pub fn hello_of(version: u16, server: std::net::SocketAddr) -> Vec<u8> {
         .expect("a client says hello first")
         .1
 }
+
+/// The book's chapters (`docs/src/`), whose Rust code runs as this crate's doctests: the
+/// book's code is compiled and run by `cargo test --workspace` against the crates as they
+/// are (this crate sees `lanyard`, `lanyard-net` with its harness, `lanyard-demo` and
+/// `serde`). Its longer programs are the examples, included whole and built as examples.
+#[cfg(doctest)]
+pub mod book {
+    #[doc = include_str!("../../docs/src/introduction.md")]
+    pub struct Introduction;
+    #[doc = include_str!("../../docs/src/playing.md")]
+    pub struct Playing;
+    #[doc = include_str!("../../docs/src/examples.md")]
+    pub struct Examples;
+    #[doc = include_str!("../../docs/src/kinds.md")]
+    pub struct Kinds;
+    #[doc = include_str!("../../docs/src/prediction.md")]
+    pub struct Prediction;
+    #[doc = include_str!("../../docs/src/hand-off.md")]
+    pub struct HandOff;
+    #[doc = include_str!("../../docs/src/replay.md")]
+    pub struct Replay;
+    #[doc = include_str!("../../docs/src/how-it-works.md")]
+    pub struct HowItWorks;
+    #[doc = include_str!("../../docs/src/protocol.md")]
+    pub struct Protocol;
+    #[doc = include_str!("../../docs/src/tests.md")]
+    pub struct Tests;
+}

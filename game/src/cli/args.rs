@@ -109,7 +109,7 @@ pub(crate) struct Serve {
     pub(crate) meet: Meet,
     /// Also serve the game's page on this TCP port (and the pages' WebRTC channels on this
     /// UDP port), so that a browser on the LAN plays at http://HOST:PORT. Needs the browser
-    /// build (see the README).
+    /// build (see the book: docs/src/playing.md).
     #[arg(long, env = "LANYARD_WEB")]
     pub(crate) web: Option<u16>,
 }

@@ -16,7 +16,7 @@ use std::time::Duration;
 const PREFIX: &str = "lanyard-web-";
 
 /// A module of the browser build, if it is there: at `$var` if set, else `file` where
-/// the README's build command writes it.
+/// the build command in docs/src/playing.md writes it.
 pub fn built(var: &str, file: &str) -> Option<PathBuf> {
     let p = match std::env::var_os(var) {
         Some(p) => PathBuf::from(p),
@@ -40,7 +40,7 @@ pub fn can_run() -> bool {
     let why = if Command::new("chromium").arg("--version").output().is_err() {
         Some("chromium is not installed".to_owned())
     } else if wasm().is_none() {
-        Some("the browser build is not there (see the README)".to_owned())
+        Some("the browser build is not there (see docs/src/playing.md)".to_owned())
     } else {
         // One probe name per call: the tests of a file ask at once.
         use std::sync::atomic::{AtomicU32, Ordering};
