@@ -84,7 +84,34 @@ fn a_killed_host_hands_its_game_to_the_first_bot_and_the_other_follows() {
     );
     assert!(game_line.contains("2/8 players"), "{game_line}");
 
-    let reports = bot_reports(vec![cat, bob]);
+    let outs: Vec<std::process::Output> = [cat, bob]
+        .into_iter()
+        .map(|b| b.finish(Duration::from_secs(60)))
+        .collect();
+    // Each says a thing once: cat that bob takes over, and each the succession it is told
+    // when it changes, never an empty one.
+    for (name, out) in ["cat", "bob"].iter().zip(&outs) {
+        let log = String::from_utf8_lossy(&out.stderr);
+        let lines = |s: &str| log.lines().filter(|l| l.contains(s)).count();
+        let takes_over = if *name == "cat" { 1 } else { 0 };
+        assert_eq!(
+            lines("ada left: bob takes over"),
+            takes_over,
+            "{name}: {log}"
+        );
+        assert!(
+            !log.lines()
+                .any(|l| l.trim_end().ends_with("the succession:")),
+            "{name} logged an empty succession: {log}"
+        );
+    }
+    let reports: Vec<serde_json::Value> = outs
+        .iter()
+        .map(|out| {
+            succeeded(out, "a bot");
+            last_json(out)
+        })
+        .collect();
     let (cat, bob) = (&reports[0], &reports[1]);
     let change = serde_json::json!([{ "left": "ada", "host": "bob" }]);
     for r in [cat, bob] {
@@ -174,6 +201,19 @@ fn on_the_hub_the_players_and_the_scores_go_on_at_the_first_successor() {
         }
     }
     assert!(bob.is_server());
+    // Each screen says who left and who hosts now, the new host's in its own words (the
+    // game keeps its name).
+    let says = |g: &Game, line: &str| g.presentation().notices().any(|(l, _)| l == line);
+    assert!(
+        says(bob, "ada left; you host the game now ('yard')"),
+        "bob's notices: {:?}",
+        bob.presentation().notices().collect::<Vec<_>>()
+    );
+    assert!(
+        says(cat, "ada left; bob is now hosting"),
+        "cat's notices: {:?}",
+        cat.presentation().notices().collect::<Vec<_>>()
+    );
     // Every score is kept, on every screen: the players who stayed, and the old host's
     // (its row greyed, as any player's who left).
     assert_eq!(bob.presentation().scores(), scores);

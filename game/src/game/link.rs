@@ -205,7 +205,6 @@ impl Link {
                     )
                 }
             };
-            tracing::info!("{line}");
             lines.push(line);
         }
         lines

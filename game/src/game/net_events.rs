@@ -78,12 +78,15 @@ impl Game {
             // A developer's matter: the network layer logs it as a warning.
             NetEvent::Mispredicted { .. } => {}
             NetEvent::HostLeft { host, next } => {
-                tracing::info!("{} left: {} takes over", who(&host), player(&next));
+                // The successor hears it too, just before it takes the game over and says
+                // so in its own words.
+                if self.standing.my_name() != Some(next.as_str()) {
+                    tracing::info!("{} left: {} takes over", who(&host), player(&next));
+                }
                 self.standing.follow();
             }
             NetEvent::NewHost { left, host, client } => {
                 let line = format!("{} left; {} is now hosting", who(&left), player(&host));
-                tracing::info!("{line}");
                 self.say(line);
                 self.back(client);
                 self.standing.new_host(left, host);
@@ -291,7 +294,6 @@ impl Game {
         self.link
             .host(self.options.discovery, self.options.rendezvous);
         let line = format!("{} left; you host the game now ('{game}')", who(left));
-        tracing::info!("{line}");
         self.say(line);
     }
 }

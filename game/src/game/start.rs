@@ -105,7 +105,6 @@ impl Game {
                 "no direct path to {}: the rendezvous server {relay} relays the game (still looking for one)",
                 path.peer
             );
-            tracing::info!("{line}");
             game.say(line);
         }
         Ok(game)
@@ -165,7 +164,6 @@ impl Game {
             self.say(format!("recording stopped: {e}"));
         }
         let line = format!("the game went on at {host} while this machine was away: joining it");
-        tracing::info!("{line}");
         self.say(line);
     }
 

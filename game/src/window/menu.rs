@@ -543,12 +543,7 @@ impl Menu {
                 text.to_owned(),
             ),
             Field::Password(target, name) => (
-                match (target, self.wrong_passwords) {
-                    (Target::Addr(addr), 0) => format!("password for {name} ({addr})"),
-                    (Target::Named(rv, _), 0) => format!("password for {name} (via {rv})"),
-                    (_, 1) => format!("that password was wrong: try again for {name}"),
-                    (_, n) => format!("{n} wrong passwords so far: try again for {name}"),
-                },
+                password_label(target, name, self.wrong_passwords),
                 "*".repeat(text.chars().count()),
             ),
             Field::Address => ("server address (HOST[:PORT])".to_owned(), text.to_owned()),
@@ -571,6 +566,42 @@ impl Menu {
             h / 2.0 + 38.0,
             20.0,
             mq::GRAY,
+        );
+    }
+}
+
+/// The password prompt's line for the game `name` at `target`, after `wrong` refused
+/// tries: each names the game and where it is, and a refused try says so, counted.
+fn password_label(target: &Target, name: &str, wrong: u32) -> String {
+    let place = match target {
+        Target::Addr(addr) => format!("{name} ({addr})"),
+        Target::Named(rv, _) => format!("{name} (via {rv})"),
+    };
+    match wrong {
+        0 => format!("password for {place}"),
+        1 => format!("wrong password for {place}: try again"),
+        n => format!("{n} wrong passwords for {place}: try again"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Target, password_label};
+
+    #[test]
+    fn the_password_prompt_names_the_game_and_counts_the_refused_tries() {
+        let at = Target::Addr("127.0.0.1:47912".parse().unwrap());
+        assert_eq!(
+            password_label(&at, "the game", 0),
+            "password for the game (127.0.0.1:47912)"
+        );
+        assert_eq!(
+            password_label(&at, "the game", 1),
+            "wrong password for the game (127.0.0.1:47912): try again"
+        );
+        assert_eq!(
+            password_label(&at, "ada's yard", 3),
+            "3 wrong passwords for ada's yard (127.0.0.1:47912): try again"
         );
     }
 }

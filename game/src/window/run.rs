@@ -290,6 +290,11 @@ impl Looping {
                 game.net().relayed_times(),
             );
         }
+        // What the game said goes on the screen (`notices`) and, once, to the log: a
+        // server prints it, a bot writes it to standard error.
+        for line in game.take_messages() {
+            tracing::info!("{line}");
+        }
         self.view.alpha = self.steps.alpha();
         self.sounds.frame(game, typing);
         camera_keys(&mut self.view, typing);

@@ -177,7 +177,8 @@ impl NetManager {
         group.replica().set_role(Role::Server);
         // A server's sections describe the present: nothing is brought forward.
         group.replica().set_lead(0);
-        tracing::info!(
+        // The game says it in its own words (`NetEvent::Promoted`).
+        tracing::debug!(
             "{} left: {} ({me}) is now hosting {}",
             if left.is_empty() { "the host" } else { &left },
             e.name,
