@@ -84,6 +84,11 @@ fn a_server_and_two_bots_play_together_for_twenty_seconds() {
             r["explosions_seen"].as_u64().unwrap() >= 1,
             "bot {i} saw none of {other}'s explosions"
         );
+        // `explosions` counts every one it saw, its own grenades' too.
+        assert!(
+            r["explosions"].as_u64().unwrap() > r["explosions_seen"].as_u64().unwrap(),
+            "bot {i} counted none of its own grenades: {r}"
+        );
         assert!(r["bytes_in"].as_u64().unwrap() > 10_000);
         assert_crates_agree(&format!("bot {i}"), r, &summary);
     }

@@ -172,6 +172,14 @@ fn sigterm_ends_the_server_gracefully_and_every_bot_hears_it() {
     let out = server.finish(Duration::from_secs(20));
     assert_eq!(out.status.code(), Some(0), "server: {}", stderr(&out));
     assert!(stdout(&out).contains("shutting down (a signal)"));
+    // It says where the recording went, and how to replay it.
+    let r = record.display();
+    assert!(
+        stdout(&out).contains(&format!("the recording is in {r} (",))
+            && stdout(&out).contains(&format!("replay it with `lanyard-game replay {r}`")),
+        "{}",
+        stdout(&out)
+    );
     let text = std::fs::read_to_string(&summary).expect("the summary is written");
     let v: Value = serde_json::from_str(&text).unwrap();
     assert_eq!(v["players"].as_array().unwrap().len(), 2);

@@ -107,6 +107,15 @@ impl Controls {
         self.owed = (self.owed - due as f32).max(0.0);
         due.min(MAX_TICKS_PER_FRAME)
     }
+
+    /// What the head line says of playing: the speed, and while paused the speed it plays
+    /// at once unpaused (Up and Down change it while paused too).
+    pub(crate) fn state(&self) -> String {
+        match self.paused {
+            true => format!("paused ({}x on play)", self.speed()),
+            false => format!("{}x", self.speed()),
+        }
+    }
 }
 
 /// A recording being watched.
@@ -292,11 +301,7 @@ impl ReplayView {
         let gold = Color::from_rgba(240, 190, 80, 255);
         mq::draw_text("REPLAY", 20.0, 36.0, 30.0, gold);
         let (start, end) = self.span();
-        // Paused, the speed still shows: Up and Down change it while paused too.
-        let state = match self.controls.paused {
-            true => format!("paused ({}x on play)", self.controls.speed()),
-            false => format!("{}x", self.controls.speed()),
-        };
+        let state = self.controls.state();
         let follow = match self.follow {
             Some(owner) => format!("  following {}", self.player_name(owner)),
             None => String::new(),
@@ -382,5 +387,19 @@ mod tests {
         // A long stall does not become hundreds of ticks in one frame.
         c.press(Control::Faster, 0, (0, 10), DT);
         assert_eq!(c.ticks(60.0, DT), MAX_TICKS_PER_FRAME);
+    }
+
+    #[test]
+    fn paused_the_head_line_shows_the_speed_up_and_down_set() {
+        let mut c = Controls::default();
+        assert_eq!(c.state(), "1x");
+        c.press(Control::Pause, 0, (0, 10), DT);
+        c.press(Control::Faster, 0, (0, 10), DT);
+        assert_eq!(c.state(), "paused (2x on play)");
+        c.press(Control::Slower, 0, (0, 10), DT);
+        c.press(Control::Slower, 0, (0, 10), DT);
+        assert_eq!(c.state(), "paused (0.5x on play)");
+        c.press(Control::Pause, 0, (0, 10), DT);
+        assert_eq!(c.state(), "0.5x");
     }
 }
