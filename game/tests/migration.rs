@@ -222,6 +222,11 @@ fn on_the_hub_the_players_and_the_scores_go_on_at_the_first_successor() {
         !bob.players_here().contains("ada"),
         "ada's row is shown greyed"
     );
+    // The players who stayed are in every world, their own rows not greyed.
+    for g in [&*bob, &*cat] {
+        let here: Vec<String> = g.players_here().into_iter().collect();
+        assert_eq!(here, ["bob", "cat"], "who is here");
+    }
     let cat_id = cat.net().client_id().expect("cat plays on");
     let stats = bob.net().peer_stats(cat_id).expect("bob serves cat");
     assert!(stats.state_age_p95_ms < 500.0, "{stats:?}");
