@@ -77,14 +77,7 @@ impl Game {
             }
             // A developer's matter: the network layer logs it as a warning.
             NetEvent::Mispredicted { .. } => {}
-            NetEvent::HostLeft { host, next } => {
-                // The successor hears it too, just before it takes the game over and says
-                // so in its own words.
-                if self.standing.my_name() != Some(next.as_str()) {
-                    tracing::info!("{} left: {} takes over", who(&host), player(&next));
-                }
-                self.standing.follow();
-            }
+            NetEvent::HostLeft { host, next } => self.on_host_left(&host, &next),
             NetEvent::NewHost { left, host, client } => {
                 let line = format!("{} left; {} is now hosting", who(&left), player(&host));
                 self.say(line);
@@ -134,6 +127,16 @@ impl Game {
         if !self.standing.is_joined() && self.standing.ended().is_none() {
             self.standing.back(client);
         }
+    }
+
+    /// The host went (`host`: the name it played under) and `next` is tried in its place.
+    fn on_host_left(&mut self, host: &str, next: &str) {
+        // The successor hears it too, just before it takes the game over and says so in
+        // its own words.
+        if self.standing.my_name() != Some(next) {
+            tracing::info!("{} left: {} takes over", who(host), player(next));
+        }
+        self.standing.follow();
     }
 
     /// The server took us in, as `name` (maybe not the one we asked for).
