@@ -56,6 +56,7 @@ mod start;
 #[cfg(not(target_arch = "wasm32"))]
 mod start_udp;
 mod text;
+mod throwing;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod web;
 mod yard;

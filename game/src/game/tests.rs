@@ -197,50 +197,104 @@ fn stack_at(g: &Game, base: [f32; 2]) -> Vec<(EntityId, Vec3)> {
         .collect()
 }
 
-#[test]
-fn a_grenade_aimed_at_a_stack_s_top_crate_knocks_the_stack_about() {
+/// A stack's crates where they stand, and where the window's cursor ray meets its top
+/// crate: the middle of its top face.
+fn stack_and_top(g: &Game, stack: &crate::scene::Stack) -> (Vec<(EntityId, Vec3)>, Vec3) {
+    let crates = stack_at(g, stack.base);
+    assert!(crates.len() >= 6, "{} crates", crates.len());
+    let top = crates
+        .iter()
+        .map(|(_, p)| *p)
+        .max_by(|a, b| a.y.total_cmp(&b.y))
+        .unwrap();
+    (crates, top + Vec3::Y * stack.size / 2.0)
+}
+
+/// How far the farthest moved of `crates` is from where it stood.
+fn moved_most(g: &Game, crates: &[(EntityId, Vec3)]) -> f32 {
+    crates
+        .iter()
+        .filter_map(|(id, p)| Some((g.group.get(*id)?.body().translation() - *p).length()))
+        .fold(0.0f32, f32::max)
+}
+
+/// Throws `throw` from the host's player and lets the grenade fly and go off: where it
+/// went off.
+fn throw_and_wait(g: &mut Game, throw: Vec3) -> Vec3 {
+    g.set_input(PlayerInput {
+        throw: Some(throw),
+        ..PlayerInput::default()
+    });
+    let mut at = None;
+    for _ in 0..(4.0 * TICK_HZ) as usize {
+        g.tick(1.0 / TICK_HZ);
+        at = at.or_else(|| g.presentation().blasts().first().map(|b| b.at));
+    }
+    assert_eq!(g.presentation().seen().blasts, 1, "one grenade went off");
+    at.expect("the grenade went off")
+}
+
+/// The host, settled, where it stands, and the yard's stacks nearest first.
+fn settled_host() -> (Game, Vec3, Vec<crate::scene::Stack>) {
     let mut g = host();
     for _ in 0..30 {
         g.tick(1.0 / TICK_HZ);
     }
     let me = g.my_player().expect("the host plays");
     let from = g.group.get(me).unwrap().body().translation();
-    // The stack nearest the host's spawn, and its top crate, where the window's cursor ray
-    // meets it: the middle of its top face.
-    let stacks = g.scene.stacks.clone();
-    let nearest = stacks
-        .iter()
-        .min_by(|a, b| {
-            let d = |s: &crate::scene::Stack| (s.base[0] - from.x).hypot(s.base[1] - from.z);
-            d(a).total_cmp(&d(b))
-        })
-        .expect("the yard has stacks");
-    let before = stack_at(&g, nearest.base);
-    assert!(before.len() >= 6, "{} crates", before.len());
-    let top = before
-        .iter()
-        .map(|(_, p)| *p)
-        .max_by(|a, b| a.y.total_cmp(&b.y))
-        .unwrap();
-    let target = top + Vec3::Y * nearest.size / 2.0;
-    let gravity = -g.group.config().gravity.y;
-    let throw = crate::aim::aim(from, target, &g.scene.tuning, gravity);
-    g.set_input(PlayerInput {
-        throw: Some(throw),
-        ..PlayerInput::default()
-    });
-    for _ in 0..(4.0 * TICK_HZ) as usize {
-        g.tick(1.0 / TICK_HZ);
-    }
-    assert_eq!(g.presentation().seen().blasts, 1, "the grenade went off");
-    let moved = before
-        .iter()
-        .filter_map(|(id, p)| Some((g.group.get(*id)?.body().translation() - *p).length()))
-        .fold(0.0f32, f32::max);
+    let mut stacks = g.scene.stacks.clone();
+    let d = |s: &crate::scene::Stack| (s.base[0] - from.x).hypot(s.base[1] - from.z);
+    stacks.sort_by(|a, b| d(a).total_cmp(&d(b)));
+    (g, from, stacks)
+}
+
+#[test]
+fn a_grenade_aimed_at_a_stack_s_top_crate_knocks_the_stack_about() {
+    let (mut g, _, stacks) = settled_host();
+    let (before, target) = stack_and_top(&g, &stacks[0]);
+    // Its top is higher than a flat throw rises: a lob lands on it.
+    let throw = g.throw_at(target).expect("the host plays");
+    assert!(throw.y > 0.0, "a lob: {throw}");
+    let at = throw_and_wait(&mut g, throw);
+    assert!(
+        (at - target).length() < 1.0,
+        "aimed at {target}, went off at {at}"
+    );
+    let moved = moved_most(&g, &before);
     eprintln!("aimed at the top crate: the stack's crates moved up to {moved:.2} m");
     assert!(
         moved > 0.5,
         "aimed at the top crate, the stack moved {moved:.2} m at most"
+    );
+}
+
+#[test]
+fn a_grenade_aimed_behind_a_stack_is_lobbed_over_it_and_goes_off_where_aimed() {
+    let (mut g, from, stacks) = settled_host();
+    let near = &stacks[0];
+    // The ground 3 m beyond the nearest stack, on the line from the host through it: in
+    // reach, and a flat throw at it goes off on the stack (it rises 0.5 m above the hand,
+    // the stack stands 2.7 m).
+    let centre = Vec3::new(near.base[0], 0.0, near.base[1]);
+    let target = centre + (centre - Vec3::new(from.x, 0.0, from.z)).normalize() * 3.0;
+    let gravity = -g.group.config().gravity.y;
+    let flat = crate::aim::aim(from, target, &g.scene.tuning, gravity);
+    assert!(flat.length() < 1.0, "in reach of a flat throw: {flat}");
+    let throw = g.throw_at(target).expect("the host plays");
+    assert!(throw.y > 0.0, "a lob: {throw}");
+    let at = throw_and_wait(&mut g, throw);
+    eprintln!("aimed at {target}, the lob went off at {at}");
+    assert!(
+        (at - target).length() < 1.0,
+        "aimed at {target}, went off at {at}"
+    );
+    // The flat throw at it, for comparison, goes off on the stack.
+    let (mut g, _, _) = settled_host();
+    let at = throw_and_wait(&mut g, flat);
+    eprintln!("the flat throw went off at {at}");
+    assert!(
+        (at - target).length() > 2.0,
+        "the flat throw reached {at}: nothing was in its way"
     );
 }
 

@@ -103,11 +103,16 @@ impl Game {
         let on_floor = at.y < touch
             && at.x.abs() <= floor.half_extents[0]
             && at.z.abs() <= floor.half_extents[2];
-        on_floor
-            || self.scene.blocks.iter().any(|b| {
-                let half = Vec3::from(b.half_extents);
-                fuse::box_distance(at, Vec3::from(b.center), lanyard::Quat::IDENTITY, half) < touch
-            })
+        on_floor || self.on_block(at, radius)
+    }
+
+    /// Whether a ball of `radius` at `at` touches a block.
+    pub(super) fn on_block(&self, at: Vec3, radius: f32) -> bool {
+        let touch = radius + fuse::TOUCH;
+        self.scene.blocks.iter().any(|b| {
+            let half = Vec3::from(b.half_extents);
+            fuse::box_distance(at, Vec3::from(b.center), lanyard::Quat::IDENTITY, half) < touch
+        })
     }
 
     pub(super) fn server_rules(&mut self) {

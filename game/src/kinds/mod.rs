@@ -23,6 +23,8 @@ pub const CRATE: &str = "crate";
 pub const PLAYER: &str = "player";
 /// Kind name of grenades.
 pub const GRENADE: &str = "grenade";
+/// A grenade's radius, m.
+pub const GRENADE_RADIUS: f32 = 0.18;
 
 /// How far a peer's body may drift from its authority's before it is corrected (2 mm).
 pub use lanyard::pose::CORRECTION_TOLERANCE as CORRECTION;
@@ -358,13 +360,15 @@ fn grenade_blueprint(p: &GrenadeParams) -> Blueprint {
             .ccd_enabled(true)
             .build(),
         colliders: vec![
-            ColliderBuilder::ball(0.18)
+            ColliderBuilder::ball(GRENADE_RADIUS)
                 .restitution(0.4)
                 .density(3.0)
                 .build(),
         ],
         visual: Visual {
-            shape: Shape::Ball { radius: 0.18 },
+            shape: Shape::Ball {
+                radius: GRENADE_RADIUS,
+            },
             color: [40, 50, 40, 255],
         },
         controller: Box::new(Grenade {

@@ -34,8 +34,9 @@ pub struct PlayerInput {
     /// Jump (if on the ground).
     pub jump: bool,
     /// Throw a grenade (if the cooldown allows): the direction on the ground is where to,
-    /// the length (0 to 1) the share of the full throw speed. [`crate::aim::aim`] gives
-    /// the throw that lands on a point.
+    /// its length (0 to 1) the share of the full throw speed, and `y` the share added to
+    /// the lift (a lob; the two shares add up to at most 1). [`crate::aim::aim`] gives the
+    /// throw that lands on a point, [`crate::aim::aim_over`] one over what is in the way.
     pub throw: Option<Vec3>,
     /// A push to take (an explosion's impulse, per kg).
     pub push: Option<Vec3>,
@@ -335,7 +336,11 @@ impl Controller for Player {
         put_axis(out, input.walk[1]);
         out.u8(flags);
         if let Some(t) = throw {
-            out.vec3_bounded(Vec3::new(t.x, 0.0, t.z).clamp_length_max(1.0), 1.0);
+            // A lob takes its lift from the throw's speed: no throw is faster than the
+            // full one (a flat throw writes the same bytes as before lobs).
+            let flat = Vec3::new(t.x, 0.0, t.z).clamp_length_max(1.0);
+            let lob = t.y.clamp(0.0, (1.0 - flat.length()).max(0.0));
+            out.vec3_bounded(Vec3::new(flat.x, lob, flat.z), 1.0);
         }
         if let Some(p) = input.push {
             out.vec3_bounded(p, 64.0);

@@ -167,14 +167,7 @@ pub(crate) fn read_input(
             0.0,
             p.z - c * 5.0,
         ));
-        let gravity = -game.group().config().gravity.y;
-        let target = lanyard::Vec3::new(target.x, target.y, target.z);
-        input.throw = Some(lanyard_game::aim::aim(
-            p,
-            target,
-            &game.scene().tuning,
-            gravity,
-        ));
+        input.throw = game.throw_at(lanyard::Vec3::new(target.x, target.y, target.z));
     }
     input
 }
