@@ -17,13 +17,18 @@ if [ ${#targets[@]} -eq 0 ]; then
   mapfile -t targets < <(cargo +nightly fuzz list)
 fi
 sanitizer=${FUZZ_SANITIZER:-none}
+# FUZZ_TARGET_DIR: where the fuzzers are built (cargo-fuzz's own folder if unset).
+target_dir=()
+if [ -n "${FUZZ_TARGET_DIR:-}" ]; then
+  target_dir=(--target-dir "$FUZZ_TARGET_DIR")
+fi
 scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
-cargo +nightly fuzz build -s "$sanitizer"
+cargo +nightly fuzz build -s "$sanitizer" "${target_dir[@]}"
 for t in "${targets[@]}"; do
   mkdir -p "$scratch/$t"
   echo "== fuzz $t for ${seconds}s"
-  if ! cargo +nightly fuzz run -s "$sanitizer" "$t" "$scratch/$t" "corpus/$t" -- \
+  if ! cargo +nightly fuzz run -s "$sanitizer" "${target_dir[@]}" "$t" "$scratch/$t" "corpus/$t" -- \
       -max_total_time="$seconds" -print_final_stats=1 >"$scratch/$t.log" 2>&1; then
     tail -40 "$scratch/$t.log" >&2
     echo "fuzz target $t crashed: the input is in net/fuzz/artifacts/$t/" >&2
